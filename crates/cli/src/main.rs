@@ -1,0 +1,161 @@
+//! `cairn`: one binary for every role. Thin by design: it parses flags,
+//! loads the Hadoop-style configuration, sets up logging and calls the
+//! library entry points.
+
+mod dfs;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use cairn_common::config::Configuration;
+use cairn_common::keys;
+use clap::{Parser, Subcommand};
+use tokio_util::sync::CancellationToken;
+
+/// Cairn: a distributed file system that speaks HDFS's protocols.
+#[derive(Parser, Debug)]
+#[command(name = "cairn", version, about)]
+struct Cli {
+    /// Directory with core-site.xml / hdfs-site.xml (default: $HADOOP_CONF_DIR).
+    #[arg(long, global = true, value_name = "DIR")]
+    conf: Option<PathBuf>,
+    /// Override a configuration key (Hadoop's names), e.g. -D dfs.replication=2.
+    #[arg(short = 'D', global = true, value_name = "KEY=VALUE", action = clap::ArgAction::Append)]
+    define: Vec<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run a NameNode.
+    Namenode {
+        /// Directory for the NameNode's metadata.
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+        /// Address to serve RPC on (default: dfs.namenode.rpc-address,
+        /// else fs.defaultFS, else 127.0.0.1:8020). Port 0 picks a free port.
+        #[arg(long, value_name = "HOST:PORT")]
+        rpc_address: Option<String>,
+    },
+    /// A file shell in the spirit of `hdfs dfs` (run `cairn dfs -help`).
+    #[command(disable_help_flag = true)]
+    Dfs {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+}
+
+fn load_conf(cli: &Cli) -> anyhow::Result<Configuration> {
+    let mut conf = Configuration::load(cli.conf.as_deref()).context("loading configuration")?;
+    conf.apply_overrides(&cli.define)
+        .context("applying -D overrides")?;
+    Ok(conf)
+}
+
+fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Cancels the token on SIGINT or SIGTERM.
+fn shutdown_on_signals(token: CancellationToken) {
+    tokio::spawn(async move {
+        use tokio::signal::unix::{signal, SignalKind};
+        let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) else {
+            return;
+        };
+        tokio::select! {
+            _ = term.recv() => {},
+            _ = int.recv() => {},
+        }
+        tracing::info!("signal received, shutting down");
+        token.cancel();
+    });
+}
+
+async fn run_namenode(
+    conf: Configuration,
+    dir: PathBuf,
+    rpc_address: Option<String>,
+) -> anyhow::Result<()> {
+    let config = cairn_namenode::config::NameNodeConfig::from_conf(&conf)?;
+    let addr: SocketAddr = match rpc_address {
+        Some(a) => {
+            let mut c = Configuration::new();
+            c.set(keys::DFS_NAMENODE_RPC_ADDRESS, &a);
+            c.get_socket_addr(keys::DFS_NAMENODE_RPC_ADDRESS, "127.0.0.1:8020")
+                .context("--rpc-address")?
+        }
+        None if conf.get(keys::DFS_NAMENODE_RPC_ADDRESS).is_some()
+            || conf
+                .get(keys::FS_DEFAULT_FS)
+                .is_some_and(|v| v.starts_with("hdfs://")) =>
+        {
+            conf.namenode_rpc_address()?
+                .resolve()
+                .context("resolving the NameNode address")?
+        }
+        None => SocketAddr::from(([127, 0, 0, 1], 8020)),
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("binding {addr}"))?;
+    let local = listener.local_addr()?;
+    // The one line scripts and tests wait for.
+    println!("NameNode RPC listening on hdfs://{local}");
+    let token = CancellationToken::new();
+    shutdown_on_signals(token.clone());
+    cairn_namenode::run(config, listener, token).await?;
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("cairn: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match &cli.command {
+        Command::Dfs { args } => {
+            let conf = match load_conf(&cli) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("cairn: {e:#}");
+                    return ExitCode::from(255);
+                }
+            };
+            let code = runtime.block_on(dfs::run(conf, args.clone()));
+            ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
+        }
+        Command::Namenode { dir, rpc_address } => {
+            init_tracing();
+            let result = load_conf(&cli).and_then(|conf| {
+                runtime.block_on(run_namenode(conf, dir.clone(), rpc_address.clone()))
+            });
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("cairn namenode: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,6 @@
+//! Pieces shared by every Cairn server and tool: Hadoop-style configuration
+//! (`core-site.xml`/`hdfs-site.xml`, `-D key=value`, size and time suffixes)
+//! and the names of the Hadoop configuration keys we read.
+
+pub mod config;
+pub mod keys;

@@ -1,0 +1,240 @@
+//! The NameNode's settings, read once at start-up from Hadoop's keys and
+//! validated, so a bad value stops start-up with a message naming the key.
+
+use std::time::Duration;
+
+use cairn_common::config::{ConfigError, Configuration};
+use cairn_common::keys as k;
+
+use crate::namespace::Limits;
+
+/// Everything the NameNode reads from its configuration.
+#[derive(Debug, Clone)]
+pub struct NameNodeConfig {
+    /// RPC calls executing at once (`dfs.namenode.handler.count`).
+    pub handler_count: usize,
+    /// Largest request frame, bytes (`ipc.maximum.data.length`).
+    pub max_frame_bytes: usize,
+    /// Open client connections at once (`ipc.server.max.connections`).
+    pub max_connections: usize,
+    /// Idle client connections are closed after this long.
+    pub idle_timeout: Duration,
+    /// Server defaults handed to clients (`getServerDefaults`).
+    pub replication: u16,
+    pub block_size: u64,
+    pub bytes_per_checksum: u32,
+    pub write_packet_size: u32,
+    pub file_buffer_size: u32,
+    pub trash_interval_minutes: u64,
+    pub superuser_group: String,
+    pub permissions_enabled: bool,
+    /// Entries per getListing reply (`dfs.ls.limit`).
+    pub ls_limit: usize,
+    pub limits: Limits,
+}
+
+fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
+    // The value parsed, but is out of the range the NameNode can run with.
+    ConfigError::InvalidValue {
+        key: key.to_string(),
+        value: value.to_string(),
+        origin: cairn_common::config::Origin::Programmatic,
+        reason: reason.to_string(),
+    }
+}
+
+impl NameNodeConfig {
+    /// Reads and validates the NameNode's keys.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the first key whose value is malformed or out
+    /// of range.
+    pub fn from_conf(conf: &Configuration) -> Result<Self, ConfigError> {
+        let handler_count = conf.get_u32(
+            k::DFS_NAMENODE_HANDLER_COUNT,
+            k::DFS_NAMENODE_HANDLER_COUNT_DEFAULT,
+        )?;
+        if handler_count == 0 {
+            return Err(invalid(
+                k::DFS_NAMENODE_HANDLER_COUNT,
+                handler_count,
+                "must be at least 1",
+            ));
+        }
+        let max_frame = conf.get_bytes(
+            k::IPC_MAXIMUM_DATA_LENGTH,
+            k::IPC_MAXIMUM_DATA_LENGTH_DEFAULT,
+        )?;
+        if max_frame < 1024 || max_frame > i32::MAX as u64 {
+            return Err(invalid(
+                k::IPC_MAXIMUM_DATA_LENGTH,
+                max_frame,
+                "must be between 1 KiB and 2 GiB - 1",
+            ));
+        }
+        let mut max_connections = conf.get_u32(
+            k::IPC_SERVER_MAX_CONNECTIONS,
+            k::IPC_SERVER_MAX_CONNECTIONS_DEFAULT,
+        )?;
+        if max_connections == 0 {
+            max_connections = k::IPC_SERVER_MAX_CONNECTIONS_DEFAULT;
+        }
+        let idle_timeout = conf.get_duration(
+            k::CAIRN_IPC_SERVER_IDLE_TIMEOUT,
+            k::CAIRN_IPC_SERVER_IDLE_TIMEOUT_UNIT,
+            k::CAIRN_IPC_SERVER_IDLE_TIMEOUT_DEFAULT,
+        )?;
+        if idle_timeout < Duration::from_millis(100) {
+            return Err(invalid(
+                k::CAIRN_IPC_SERVER_IDLE_TIMEOUT,
+                format!("{idle_timeout:?}"),
+                "must be at least 100ms",
+            ));
+        }
+        let min_replication = conf.get_u32(
+            k::DFS_NAMENODE_REPLICATION_MIN,
+            k::DFS_NAMENODE_REPLICATION_MIN_DEFAULT,
+        )?;
+        let max_replication =
+            conf.get_u32(k::DFS_REPLICATION_MAX, k::DFS_REPLICATION_MAX_DEFAULT)?;
+        if min_replication == 0
+            || min_replication > max_replication
+            || max_replication > u32::from(u16::MAX)
+        {
+            return Err(invalid(
+                k::DFS_NAMENODE_REPLICATION_MIN,
+                min_replication,
+                &format!(
+                    "must be between 1 and {} ({})",
+                    max_replication,
+                    k::DFS_REPLICATION_MAX
+                ),
+            ));
+        }
+        let replication = conf.get_u32(k::DFS_REPLICATION, k::DFS_REPLICATION_DEFAULT)?;
+        if replication < min_replication || replication > max_replication {
+            return Err(invalid(
+                k::DFS_REPLICATION,
+                replication,
+                &format!("must be between {min_replication} and {max_replication}"),
+            ));
+        }
+        let bytes_per_checksum =
+            conf.get_u32(k::DFS_BYTES_PER_CHECKSUM, k::DFS_BYTES_PER_CHECKSUM_DEFAULT)?;
+        if bytes_per_checksum == 0 {
+            return Err(invalid(k::DFS_BYTES_PER_CHECKSUM, 0, "must be positive"));
+        }
+        let block_size = conf.get_bytes(k::DFS_BLOCKSIZE, k::DFS_BLOCKSIZE_DEFAULT)?;
+        if block_size == 0 || block_size % u64::from(bytes_per_checksum) != 0 {
+            return Err(invalid(
+                k::DFS_BLOCKSIZE,
+                block_size,
+                &format!(
+                    "must be a positive multiple of {} ({bytes_per_checksum})",
+                    k::DFS_BYTES_PER_CHECKSUM
+                ),
+            ));
+        }
+        let write_packet_size = u32::try_from(conf.get_bytes(
+            k::DFS_CLIENT_WRITE_PACKET_SIZE,
+            u64::from(k::DFS_CLIENT_WRITE_PACKET_SIZE_DEFAULT),
+        )?)
+        .map_err(|_| invalid(k::DFS_CLIENT_WRITE_PACKET_SIZE, "", "too large"))?;
+        let file_buffer_size = u32::try_from(conf.get_bytes(
+            k::IO_FILE_BUFFER_SIZE,
+            u64::from(k::IO_FILE_BUFFER_SIZE_DEFAULT),
+        )?)
+        .map_err(|_| invalid(k::IO_FILE_BUFFER_SIZE, "", "too large"))?;
+        let trash = conf.get_duration(
+            k::FS_TRASH_INTERVAL,
+            k::FS_TRASH_INTERVAL_UNIT,
+            k::FS_TRASH_INTERVAL_DEFAULT,
+        )?;
+        let ls_limit = conf.get_u32(k::DFS_LS_LIMIT, k::DFS_LS_LIMIT_DEFAULT)?;
+        let max_component_len = conf.get_u32(
+            k::DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH,
+            k::DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH_DEFAULT,
+        )?;
+        let max_directory_items = conf.get_u32(
+            k::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS,
+            k::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_DEFAULT,
+        )?;
+        if max_directory_items == 0 {
+            return Err(invalid(
+                k::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS,
+                0,
+                "must be positive",
+            ));
+        }
+        Ok(Self {
+            handler_count: handler_count as usize,
+            max_frame_bytes: max_frame as usize,
+            max_connections: max_connections as usize,
+            idle_timeout,
+            replication: replication as u16,
+            block_size,
+            bytes_per_checksum,
+            write_packet_size,
+            file_buffer_size,
+            trash_interval_minutes: trash.as_secs() / 60,
+            superuser_group: conf
+                .get_str_or(
+                    k::DFS_PERMISSIONS_SUPERUSERGROUP,
+                    k::DFS_PERMISSIONS_SUPERUSERGROUP_DEFAULT,
+                )?
+                .to_string(),
+            permissions_enabled: conf.get_bool(
+                k::DFS_PERMISSIONS_ENABLED,
+                k::DFS_PERMISSIONS_ENABLED_DEFAULT,
+            )?,
+            ls_limit: ls_limit.max(1) as usize,
+            limits: Limits {
+                // 0 means "no limit" in Hadoop.
+                max_component_len: if max_component_len == 0 {
+                    usize::MAX
+                } else {
+                    max_component_len as usize
+                },
+                max_directory_items: max_directory_items as usize,
+                min_replication: min_replication as u16,
+                max_replication: max_replication as u16,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_hdfs_defaults() {
+        let c = NameNodeConfig::from_conf(&Configuration::new()).expect("defaults");
+        assert_eq!(c.handler_count, 10);
+        assert_eq!(c.block_size, 128 * 1024 * 1024);
+        assert_eq!(c.replication, 3);
+        assert_eq!(c.max_frame_bytes, 128 * 1024 * 1024);
+    }
+
+    #[test]
+    fn bad_values_name_their_key() {
+        for (key, value) in [
+            (k::DFS_REPLICATION, "0"),
+            (k::DFS_REPLICATION, "lots"),
+            (k::DFS_BLOCKSIZE, "1000"),
+            (k::DFS_NAMENODE_HANDLER_COUNT, "0"),
+            (k::IPC_MAXIMUM_DATA_LENGTH, "3g"),
+        ] {
+            let mut conf = Configuration::new();
+            conf.set(key, value);
+            let err = NameNodeConfig::from_conf(&conf).expect_err("must fail");
+            assert!(err.to_string().contains(key), "{key}={value}: {err}");
+        }
+        let mut conf = Configuration::new();
+        conf.set(k::DFS_BLOCKSIZE, "64m");
+        assert_eq!(
+            NameNodeConfig::from_conf(&conf).expect("ok").block_size,
+            64 << 20
+        );
+    }
+}

@@ -1,0 +1,456 @@
+//! Unit tests of the namespace state machine: HDFS semantics, permission
+//! checks, and replaying edits into an identical tree.
+
+use super::permission::Caller;
+use super::*;
+
+const NOW: u64 = 1_700_000_000_000;
+
+fn ns() -> Namespace {
+    Namespace::new("hdfs", "supergroup", NOW, Limits::default())
+}
+
+fn root() -> Caller {
+    Caller::superuser("hdfs")
+}
+
+fn user(name: &str, groups: &[&str]) -> Caller {
+    Caller {
+        user: name.to_string(),
+        groups: groups.iter().map(|g| g.to_string()).collect(),
+        is_superuser: false,
+    }
+}
+
+fn stat(ns: &Namespace, p: &str) -> FileStatus {
+    ns.get_file_info(&root(), p)
+        .expect("valid")
+        .unwrap_or_else(|| panic!("{p} missing"))
+}
+
+/// Applies every edit of `log` to a fresh namespace and compares listings.
+fn assert_replays(ns: &Namespace, log: &[Edit]) {
+    let mut copy = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    for e in log {
+        copy.apply(e).expect("replay");
+    }
+    let dump = |n: &Namespace| {
+        let mut out = Vec::new();
+        let mut stack = vec!["/".to_string()];
+        while let Some(p) = stack.pop() {
+            let s = n.get_file_info(&root(), &p).expect("ok").expect("exists");
+            out.push((
+                p.clone(),
+                s.is_dir,
+                s.permission,
+                s.owner.clone(),
+                s.mtime_ms,
+                s.length,
+            ));
+            if s.is_dir {
+                let l = n
+                    .get_listing(&root(), &p, "", 10_000)
+                    .expect("ok")
+                    .expect("dir");
+                for e in l.entries {
+                    stack.push(if p == "/" {
+                        format!("/{}", e.name)
+                    } else {
+                        format!("{p}/{}", e.name)
+                    });
+                }
+            }
+        }
+        out
+    };
+    assert_eq!(dump(ns), dump(&copy));
+}
+
+#[test]
+fn mkdirs_creates_parents_and_is_idempotent() {
+    let mut ns = ns();
+    let edits = ns
+        .mkdirs(&root(), "/a/b/c", 0o750, true, NOW + 1)
+        .expect("mkdirs");
+    assert_eq!(edits.len(), 3);
+    assert_eq!(stat(&ns, "/a/b/c").permission, 0o750);
+    // Implicit parents get u+wx.
+    assert_eq!(stat(&ns, "/a").permission, 0o750 | 0o300);
+    assert_eq!(stat(&ns, "/a").id, INodeId(16386));
+    assert!(ns
+        .mkdirs(&root(), "/a/b/c", 0o700, true, NOW)
+        .expect("again")
+        .is_empty());
+    assert!(matches!(
+        ns.mkdirs(&root(), "/x/y", 0o755, false, NOW),
+        Err(FsError::FileNotFound(_))
+    ));
+}
+
+#[test]
+fn files_and_directories_conflict_as_in_hdfs() {
+    let mut ns = ns();
+    ns.create(
+        &root(),
+        "/f",
+        0o644,
+        "c1",
+        "m",
+        false,
+        true,
+        3,
+        1 << 27,
+        NOW,
+    )
+    .expect("create");
+    assert!(matches!(
+        ns.mkdirs(&root(), "/f", 0o755, true, NOW),
+        Err(FsError::AlreadyExists(_))
+    ));
+    assert!(matches!(
+        ns.mkdirs(&root(), "/f/g", 0o755, true, NOW),
+        Err(FsError::ParentNotDirectory(_))
+    ));
+    // Open by c1: another client cannot replace it.
+    assert!(matches!(
+        ns.create(&root(), "/f", 0o644, "c2", "m", true, true, 3, 1 << 27, NOW),
+        Err(FsError::AlreadyBeingCreated(_))
+    ));
+    ns.complete("/f", 0, "c1", 0, NOW + 5).expect("complete");
+    assert!(matches!(
+        ns.create(
+            &root(),
+            "/f",
+            0o644,
+            "c2",
+            "m",
+            false,
+            true,
+            3,
+            1 << 27,
+            NOW
+        ),
+        Err(FsError::AlreadyExists(_))
+    ));
+    let old = stat(&ns, "/f").id;
+    ns.create(&root(), "/f", 0o644, "c2", "m", true, true, 3, 1 << 27, NOW)
+        .expect("overwrite");
+    assert_ne!(stat(&ns, "/f").id, old, "overwrite makes a new inode");
+    ns.mkdirs(&root(), "/d", 0o755, true, NOW).expect("mkdir");
+    assert!(matches!(
+        ns.create(&root(), "/d", 0o644, "c2", "m", true, true, 3, 1 << 27, NOW),
+        Err(FsError::AlreadyExists(_))
+    ));
+}
+
+#[test]
+fn listing_pages_in_name_order() {
+    let mut ns = ns();
+    for name in ["b", "a", "d", "c", "e"] {
+        ns.mkdirs(&root(), &format!("/dir/{name}"), 0o755, true, NOW)
+            .expect("mkdir");
+    }
+    let page = ns
+        .get_listing(&root(), "/dir", "", 2)
+        .expect("ok")
+        .expect("dir");
+    let names: Vec<_> = page.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(page.remaining, 3);
+    let page = ns
+        .get_listing(&root(), "/dir", "b", 2)
+        .expect("ok")
+        .expect("dir");
+    let names: Vec<_> = page.entries.iter().map(|e| e.name.as_str()).collect();
+    assert_eq!(names, ["c", "d"]);
+    assert_eq!(page.remaining, 1);
+    let page = ns
+        .get_listing(&root(), "/dir", "d", 2)
+        .expect("ok")
+        .expect("dir");
+    assert_eq!(page.entries.len(), 1);
+    assert_eq!(page.remaining, 0);
+    assert!(ns
+        .get_listing(&root(), "/nope", "", 2)
+        .expect("ok")
+        .is_none());
+}
+
+#[test]
+fn delete_rules() {
+    let mut ns = ns();
+    ns.mkdirs(&root(), "/t/u", 0o755, true, NOW).expect("mkdir");
+    assert!(matches!(
+        ns.delete(&root(), "/t", false, NOW),
+        Err(FsError::NotEmptyDirectory(_))
+    ));
+    assert!(ns
+        .delete(&root(), "/missing", true, NOW)
+        .expect("ok")
+        .is_none());
+    assert!(ns.delete(&root(), "/", true, NOW).expect("ok").is_none());
+    assert!(ns
+        .delete(&root(), "/t", true, NOW + 9)
+        .expect("ok")
+        .is_some());
+    assert!(ns.get_file_info(&root(), "/t/u").expect("ok").is_none());
+    assert_eq!(stat(&ns, "/").mtime_ms, NOW + 9);
+}
+
+#[test]
+fn old_rename_moves_into_directories_and_returns_false() {
+    let mut ns = ns();
+    ns.mkdirs(&root(), "/a", 0o755, true, NOW).expect("mkdir");
+    ns.mkdirs(&root(), "/b", 0o755, true, NOW).expect("mkdir");
+    assert!(ns.rename(&root(), "/a", "/b", NOW).expect("ok").0);
+    assert!(stat(&ns, "/b/a").is_dir);
+    assert!(!ns.rename(&root(), "/missing", "/c", NOW).expect("ok").0);
+    assert!(
+        !ns.rename(&root(), "/b", "/b/a/x", NOW).expect("ok").0,
+        "into itself"
+    );
+    assert!(
+        !ns.rename(&root(), "/b", "/nope/x", NOW).expect("ok").0,
+        "no parent"
+    );
+    assert!(
+        ns.rename(&root(), "/b", "/b", NOW).expect("ok").0,
+        "same path"
+    );
+}
+
+#[test]
+fn rename2_throws_and_overwrites() {
+    let mut ns = ns();
+    for f in ["/s", "/d"] {
+        ns.create(&root(), f, 0o644, "c", "m", false, true, 1, 1024, NOW)
+            .expect("create");
+        ns.complete(f, 0, "c", 0, NOW).expect("complete");
+    }
+    assert!(matches!(
+        ns.rename2(&root(), "/s", "/d", false, NOW),
+        Err(FsError::AlreadyExists(_))
+    ));
+    assert!(matches!(
+        ns.rename2(&root(), "/s", "/s", true, NOW),
+        Err(FsError::AlreadyExists(_))
+    ));
+    assert!(matches!(
+        ns.rename2(&root(), "/x", "/y", true, NOW),
+        Err(FsError::FileNotFound(_))
+    ));
+    let sid = stat(&ns, "/s").id;
+    let (_, removed) = ns
+        .rename2(&root(), "/s", "/d", true, NOW)
+        .expect("overwrite");
+    assert_eq!(removed.len(), 1);
+    assert_eq!(stat(&ns, "/d").id, sid);
+    ns.mkdirs(&root(), "/dir", 0o755, true, NOW).expect("mkdir");
+    assert!(matches!(
+        ns.rename2(&root(), "/d", "/dir", true, NOW),
+        Err(FsError::Io(_))
+    ));
+    assert!(matches!(
+        ns.rename2(&root(), "/d", "/d/x", true, NOW),
+        Err(FsError::ParentNotDirectory(_)) | Err(FsError::Io(_))
+    ));
+}
+
+#[test]
+fn permissions_for_non_superusers() {
+    let mut ns = ns();
+    let alice = user("alice", &["staff"]);
+    let bob = user("bob", &["other"]);
+    ns.mkdirs(&root(), "/private", 0o700, true, NOW)
+        .expect("mkdir");
+    let err = ns
+        .mkdirs(&alice, "/private/x", 0o755, true, NOW)
+        .expect_err("denied");
+    assert_eq!(
+        err,
+        FsError::AccessControl(
+            "Permission denied: user=alice, access=EXECUTE, inode=\"/private\":hdfs:supergroup:drwx------".into()
+        )
+    );
+    let err = ns
+        .mkdirs(&alice, "/x", 0o755, true, NOW)
+        .expect_err("denied");
+    assert!(matches!(err, FsError::AccessControl(m) if m.contains("access=WRITE, inode=\"/\"")));
+    // Group bits apply to members.
+    ns.mkdirs(&root(), "/shared", 0o775, true, NOW)
+        .expect("mkdir");
+    ns.set_owner(&root(), "/shared", None, Some("staff"))
+        .expect("chgrp");
+    ns.mkdirs(&alice, "/shared/a", 0o755, true, NOW)
+        .expect("group write");
+    assert!(ns.mkdirs(&bob, "/shared/b", 0o755, true, NOW).is_err());
+    // Only the superuser changes owners; owners change modes.
+    assert!(ns
+        .set_owner(&alice, "/shared/a", Some("bob"), None)
+        .is_err());
+    ns.set_owner(&alice, "/shared/a", None, Some("staff"))
+        .expect("own group");
+    assert!(ns
+        .set_owner(&alice, "/shared/a", None, Some("other"))
+        .is_err());
+    ns.set_permission(&alice, "/shared/a", 0o700)
+        .expect("owner chmod");
+    assert!(ns.set_permission(&bob, "/shared/a", 0o777).is_err());
+    // Deleting a tree needs full access below.
+    ns.mkdirs(&alice, "/shared/a/locked", 0o755, true, NOW)
+        .expect("mkdir");
+    ns.mkdirs(&alice, "/shared/a/locked/in", 0o755, true, NOW)
+        .expect("mkdir");
+    ns.set_permission(&alice, "/shared/a/locked", 0o555)
+        .expect("chmod");
+    assert!(ns.delete(&alice, "/shared/a", true, NOW).is_err());
+}
+
+#[test]
+fn sticky_bit_protects_other_users_entries() {
+    let mut ns = ns();
+    let alice = user("alice", &[]);
+    let bob = user("bob", &[]);
+    ns.mkdirs(&root(), "/tmp", 0o1777, true, NOW)
+        .expect("mkdir");
+    ns.create(
+        &alice, "/tmp/f", 0o644, "ca", "m", false, true, 1, 1024, NOW,
+    )
+    .expect("create");
+    ns.complete("/tmp/f", 0, "ca", 0, NOW).expect("close");
+    let err = ns.delete(&bob, "/tmp/f", false, NOW).expect_err("sticky");
+    assert!(
+        matches!(&err, FsError::AccessControl(m) if m.starts_with("Permission denied by sticky bit: user=bob")),
+        "{err:?}"
+    );
+    assert!(ns.rename(&bob, "/tmp/f", "/tmp/g", NOW).is_err());
+    assert!(ns
+        .delete(&alice, "/tmp/f", false, NOW)
+        .expect("owner")
+        .is_some());
+}
+
+#[test]
+fn content_summary_counts() {
+    let mut ns = ns();
+    ns.mkdirs(&root(), "/c/d", 0o755, true, NOW).expect("mkdir");
+    ns.create(
+        &root(),
+        "/c/d/f",
+        0o644,
+        "c",
+        "m",
+        false,
+        true,
+        3,
+        1024,
+        NOW,
+    )
+    .expect("create");
+    ns.complete("/c/d/f", 0, "c", 0, NOW).expect("close");
+    let s = ns.content_summary(&root(), "/c").expect("summary");
+    assert_eq!((s.directory_count, s.file_count, s.length), (2, 1, 0));
+    assert!(matches!(
+        ns.content_summary(&root(), "/zz"),
+        Err(FsError::FileNotFound(_))
+    ));
+}
+
+#[test]
+fn setters_and_replication_limits() {
+    let mut ns = ns();
+    ns.create(&root(), "/f", 0o644, "c", "m", false, true, 3, 1024, NOW)
+        .expect("create");
+    ns.set_times(&root(), "/f", Some(5), None).expect("times");
+    assert_eq!(stat(&ns, "/f").mtime_ms, 5);
+    assert_eq!(stat(&ns, "/f").atime_ms, NOW);
+    assert!(ns.set_replication(&root(), "/f", 2).expect("ok").is_some());
+    assert_eq!(stat(&ns, "/f").replication, 2);
+    assert!(ns.set_replication(&root(), "/", 2).expect("ok").is_none());
+    assert!(ns.set_replication(&root(), "/f", 0).is_err());
+    assert!(ns.set_replication(&root(), "/f", 513).is_err());
+    assert!(matches!(
+        ns.set_times(&root(), "/zz", Some(1), None),
+        Err(FsError::FileNotFound(_))
+    ));
+    assert!(matches!(
+        ns.set_permission(&root(), "/zz", 0o1),
+        Err(FsError::FileNotFound(_))
+    ));
+}
+
+#[test]
+fn limits_on_names_and_directory_items() {
+    let mut ns = Namespace::new(
+        "hdfs",
+        "supergroup",
+        NOW,
+        Limits {
+            max_directory_items: 2,
+            ..Limits::default()
+        },
+    );
+    let long = "x".repeat(256);
+    assert!(matches!(
+        ns.mkdirs(&root(), &format!("/{long}"), 0o755, true, NOW),
+        Err(FsError::PathComponentTooLong(_))
+    ));
+    ns.mkdirs(&root(), "/a", 0o755, true, NOW).expect("1");
+    ns.mkdirs(&root(), "/b", 0o755, true, NOW).expect("2");
+    assert!(matches!(
+        ns.mkdirs(&root(), "/c", 0o755, true, NOW),
+        Err(FsError::MaxDirectoryItems(_))
+    ));
+    assert!(matches!(
+        ns.get_file_info(&root(), "a/b"),
+        Err(FsError::InvalidPath(_))
+    ));
+}
+
+#[test]
+fn edits_replay_to_the_same_tree() {
+    let mut ns = ns();
+    let mut log = Vec::new();
+    let c = root();
+    log.extend(ns.mkdirs(&c, "/a/b", 0o755, true, NOW + 1).expect("mkdir"));
+    let (_, e) = ns
+        .create(
+            &c,
+            "/a/b/f",
+            0o640,
+            "cl",
+            "m",
+            false,
+            true,
+            2,
+            4096,
+            NOW + 2,
+        )
+        .expect("create");
+    log.extend(e);
+    log.extend(ns.complete("/a/b/f", 0, "cl", 0, NOW + 3).expect("close").1);
+    log.push(
+        ns.set_owner(&c, "/a/b/f", Some("alice"), Some("g"))
+            .expect("chown"),
+    );
+    log.push(ns.set_permission(&c, "/a", 0o711).expect("chmod"));
+    log.extend(ns.rename(&c, "/a/b", "/z", NOW + 4).expect("rename").1);
+    log.push(
+        ns.rename2(&c, "/z/f", "/y", false, NOW + 5)
+            .expect("rename2")
+            .0,
+    );
+    log.extend(
+        ns.mkdirs(&c, "/gone/deep", 0o755, true, NOW + 6)
+            .expect("mkdir"),
+    );
+    log.push(
+        ns.delete(&c, "/gone", true, NOW + 7)
+            .expect("delete")
+            .expect("existed")
+            .0,
+    );
+    log.push(ns.set_times(&c, "/y", Some(77), Some(88)).expect("times"));
+    log.extend(ns.set_replication(&c, "/y", 5).expect("setrep"));
+    assert_replays(&ns, &log);
+}

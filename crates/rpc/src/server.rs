@@ -1,0 +1,714 @@
+//! The Hadoop IPC server: one task per connection reads frames, a bounded
+//! pool of handler permits runs calls, and a writer task per connection
+//! sends each response as soon as its call completes (out of order when
+//! calls finish out of order, as Hadoop does).
+//!
+//! Limits, all from [`ServerConfig`]: the largest frame accepted
+//! (`ipc.maximum.data.length`), the number of calls running at once
+//! (`dfs.namenode.handler.count`), the number of open connections, and how
+//! long a connection may sit idle — or half-way through a frame — before it
+//! is closed. A reader that cannot get a handler permit stops reading its
+//! socket, so a flood of calls turns into TCP back-pressure, not memory.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use cairn_proto::exceptions;
+use cairn_proto::hadoop::common::{
+    rpc_response_header_proto::RpcErrorCodeProto,
+    rpc_sasl_proto::{SaslAuth, SaslState},
+    IpcConnectionContextProto, RequestHeaderProto, RpcRequestHeaderProto, RpcSaslProto,
+};
+use futures::future::BoxFuture;
+use prost::Message;
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn, Instrument};
+
+use crate::error::CallError;
+use crate::frame::{self, FrameError};
+
+/// How many finished responses may wait for one connection's writer.
+const RESPONSE_QUEUE_LEN: usize = 128;
+/// Protocol version of every HDFS protocol.
+const PROTOCOL_VERSION: u64 = 1;
+
+/// Limits and sizes of an IPC server.
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// Largest request frame accepted, in bytes (`ipc.maximum.data.length`,
+    /// default 128 MiB).
+    pub max_frame_bytes: usize,
+    /// Calls executing at once (`dfs.namenode.handler.count`).
+    pub handler_count: usize,
+    /// Open connections at once; further clients wait in the listen backlog.
+    pub max_connections: usize,
+    /// A connection with no call outstanding that sends nothing for this
+    /// long is closed; so is one that stalls in the middle of a frame or of
+    /// its preamble.
+    pub idle_timeout: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            max_frame_bytes: 128 * 1024 * 1024,
+            handler_count: 10,
+            max_connections: 4096,
+            idle_timeout: Duration::from_secs(120),
+        }
+    }
+}
+
+/// Who is calling and how to answer them. The effective user comes from the
+/// connection context; with SIMPLE authentication it is taken on trust, as
+/// HDFS does.
+#[derive(Debug, Clone)]
+pub struct CallContext {
+    /// Effective user from the connection context.
+    pub user: Arc<str>,
+    /// Real user when the client acts on behalf of another (`doAs`).
+    pub real_user: Option<Arc<str>>,
+    /// The client's 16-byte id (Java: per process; hdfs-native: per connection).
+    pub client_id: Bytes,
+    pub call_id: i32,
+    pub retry_count: i32,
+    pub remote_addr: SocketAddr,
+}
+
+/// One RPC protocol (e.g. `org.apache.hadoop.hdfs.protocol.ClientProtocol`):
+/// decodes the request message of a method, runs it, encodes the response.
+pub trait Protocol: Send + Sync + 'static {
+    /// The protocol name clients put in `declaringClassProtocolName`.
+    fn name(&self) -> &str;
+
+    /// Runs `method` with the encoded `request` and returns the encoded
+    /// response message (without its length prefix).
+    ///
+    /// # Errors
+    /// A [`CallError`] that the server sends as an ERROR response.
+    fn call(
+        self: Arc<Self>,
+        ctx: CallContext,
+        method: String,
+        request: Bytes,
+    ) -> BoxFuture<'static, Result<Bytes, CallError>>;
+}
+
+struct Shared {
+    protocols: HashMap<String, Arc<dyn Protocol>>,
+    config: ServerConfig,
+    handlers: Arc<Semaphore>,
+}
+
+/// Serves IPC on `listener` until `shutdown` is cancelled.
+///
+/// # Errors
+/// Only if accepting connections fails for a reason other than a transient
+/// per-connection error.
+///
+/// # Cancel safety
+/// Cancel through `shutdown`; dropping the future abandons open connections.
+pub async fn serve(
+    listener: TcpListener,
+    protocols: Vec<Arc<dyn Protocol>>,
+    config: ServerConfig,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let shared = Arc::new(Shared {
+        protocols: protocols
+            .into_iter()
+            .map(|p| (p.name().to_string(), p))
+            .collect(),
+        handlers: Arc::new(Semaphore::new(config.handler_count.max(1))),
+        config,
+    });
+    let connections = Arc::new(Semaphore::new(shared.config.max_connections.max(1)));
+    loop {
+        let permit = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            p = connections.clone().acquire_owned() => match p {
+                Ok(p) => p,
+                Err(_) => return Ok(()),
+            },
+        };
+        let (stream, addr) = tokio::select! {
+            _ = shutdown.cancelled() => return Ok(()),
+            r = listener.accept() => match r {
+                Ok(x) => x,
+                Err(e) => {
+                    // EMFILE and friends: back off instead of spinning.
+                    warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+        };
+        let shared = shared.clone();
+        let shutdown = shutdown.clone();
+        tokio::spawn(
+            async move {
+                let _permit = permit;
+                handle_connection(stream, addr, shared, shutdown).await;
+            }
+            .instrument(tracing::debug_span!("ipc", peer = %addr)),
+        );
+    }
+}
+
+async fn handle_connection(
+    stream: TcpStream,
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    shutdown: CancellationToken,
+) {
+    let _ = stream.set_nodelay(true);
+    let (rd, wr) = stream.into_split();
+    let (tx, rx) = mpsc::channel::<Bytes>(RESPONSE_QUEUE_LEN);
+    let writer = tokio::spawn(write_loop(wr, rx));
+    let mut conn = Connection {
+        reader: BufReader::with_capacity(64 * 1024, rd),
+        tx,
+        addr,
+        shared,
+        user: None,
+        real_user: None,
+        outstanding: Arc::new(AtomicUsize::new(0)),
+    };
+    tokio::select! {
+        r = conn.run() => match r {
+            Ok(()) => debug!("connection closed"),
+            Err(reason) => info!(%reason, "closing connection"),
+        },
+        _ = shutdown.cancelled() => debug!("server shutting down"),
+    }
+    drop(conn);
+    // The writer ends once every in-flight handler has sent its response
+    // (each holds a sender) and the queue is drained.
+    let _ = writer.await;
+}
+
+async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Bytes>) {
+    let mut wr = BufWriter::with_capacity(64 * 1024, wr);
+    while let Some(frame) = rx.recv().await {
+        if wr.write_all(&frame).await.is_err() {
+            return;
+        }
+        // Batch responses that are already waiting; flush when none are.
+        while let Ok(frame) = rx.try_recv() {
+            if wr.write_all(&frame).await.is_err() {
+                return;
+            }
+        }
+        if wr.flush().await.is_err() {
+            return;
+        }
+    }
+    let _ = wr.shutdown().await;
+}
+
+struct Connection {
+    reader: BufReader<OwnedReadHalf>,
+    tx: mpsc::Sender<Bytes>,
+    addr: SocketAddr,
+    shared: Arc<Shared>,
+    user: Option<Arc<str>>,
+    real_user: Option<Arc<str>>,
+    outstanding: Arc<AtomicUsize>,
+}
+
+/// Reason a connection is closed (logged, never sent).
+type Close = String;
+
+impl Connection {
+    async fn send(&self, frame: Bytes) -> Result<(), Close> {
+        self.tx
+            .send(frame)
+            .await
+            .map_err(|_| "response writer gone".to_string())
+    }
+
+    /// Sends a FATAL response and returns the reason to close.
+    async fn fatal(
+        &self,
+        call_id: i32,
+        class: &str,
+        message: &str,
+        detail: RpcErrorCodeProto,
+        client_id: &Bytes,
+        retry_count: i32,
+    ) -> Close {
+        let header = frame::error_header(
+            call_id,
+            true,
+            class,
+            message,
+            detail,
+            client_id,
+            retry_count,
+        );
+        let _ = self.send(frame::response_frame(&header, None)).await;
+        format!("fatal: {class}: {message}")
+    }
+
+    async fn run(&mut self) -> Result<(), Close> {
+        let auth = self.read_preamble().await?;
+        let mut sasl_pending = auth == frame::AUTH_SASL;
+        loop {
+            let Some(mut body) = self.read_frame().await? else {
+                return Ok(());
+            };
+            let header = match frame::take_request_header(&mut body) {
+                Ok(h) => h,
+                Err(msg) => {
+                    return Err(self
+                        .fatal(
+                            frame::CALL_ID_NONE,
+                            exceptions::RPC_SERVER_EXCEPTION,
+                            &msg,
+                            RpcErrorCodeProto::FatalDeserializingRequest,
+                            &Bytes::new(),
+                            -1,
+                        )
+                        .await)
+                }
+            };
+            if let Err(msg) = frame::check_header_kind(&header) {
+                return Err(self
+                    .fatal(
+                        header.call_id,
+                        exceptions::RPC_SERVER_EXCEPTION,
+                        &msg,
+                        RpcErrorCodeProto::FatalInvalidRpcHeader,
+                        &header.client_id,
+                        header.retry_count.unwrap_or(-1),
+                    )
+                    .await);
+            }
+            match header.call_id {
+                frame::CALL_ID_SASL => {
+                    sasl_pending = self.sasl(body).await?;
+                }
+                _ if sasl_pending => {
+                    return Err(self
+                        .fatal(
+                            frame::CALL_ID_NONE,
+                            exceptions::RPC_SERVER_EXCEPTION,
+                            "SASL negotiation not finished",
+                            RpcErrorCodeProto::FatalUnauthorized,
+                            &Bytes::new(),
+                            -1,
+                        )
+                        .await)
+                }
+                frame::CALL_ID_CONNECTION_CONTEXT => self.connection_context(&header, body).await?,
+                frame::CALL_ID_PING => {}
+                id if id >= 0 => self.dispatch(header, body).await?,
+                other => {
+                    return Err(self
+                        .fatal(
+                            other,
+                            exceptions::RPC_SERVER_EXCEPTION,
+                            &format!("Unknown special call id {other}"),
+                            RpcErrorCodeProto::FatalInvalidRpcHeader,
+                            &header.client_id,
+                            header.retry_count.unwrap_or(-1),
+                        )
+                        .await)
+                }
+            }
+        }
+    }
+
+    /// Reads the 7-byte preamble and returns the auth byte.
+    async fn read_preamble(&mut self) -> Result<u8, Close> {
+        let timeout = self.shared.config.idle_timeout;
+        let mut magic = [0u8; 4];
+        match tokio::time::timeout(timeout, self.reader.read_exact(&mut magic)).await {
+            Err(_) => return Err("no preamble within the idle timeout".into()),
+            Ok(Err(e)) => return Err(format!("reading preamble: {e}")),
+            Ok(Ok(_)) => {}
+        }
+        if &magic == b"GET " {
+            // An HTTP client on the IPC port: tell it so, as Hadoop does.
+            let text = "HTTP/1.1 404 Not Found\r\nContent-type: text/plain\r\n\r\n\
+                It looks like you are making an HTTP request to a Hadoop IPC port. \
+                This is not the port of the web interface of this daemon.\r\n";
+            self.send(Bytes::from_static(text.as_bytes())).await?;
+            return Err("HTTP request on the IPC port".into());
+        }
+        let mut rest = [0u8; 3];
+        match tokio::time::timeout(timeout, self.reader.read_exact(&mut rest)).await {
+            Err(_) => return Err("incomplete preamble within the idle timeout".into()),
+            Ok(Err(e)) => return Err(format!("reading preamble: {e}")),
+            Ok(Ok(_)) => {}
+        }
+        let [version, _service_class, auth] = rest;
+        if magic != frame::MAGIC || version != frame::IPC_VERSION {
+            let msg = format!(
+                "Server IPC version {} cannot communicate with client version {version}",
+                frame::IPC_VERSION
+            );
+            if magic == frame::MAGIC && (3..frame::IPC_VERSION).contains(&version) {
+                // Pre-protobuf clients read a bare (callId, status, class, message).
+                let mut old = Vec::new();
+                old.extend_from_slice(&(-1i32).to_be_bytes());
+                old.extend_from_slice(&(-1i32).to_be_bytes());
+                for s in [exceptions::RPC_VERSION_MISMATCH, msg.as_str()] {
+                    old.extend_from_slice(&(s.len() as u32).to_be_bytes());
+                    old.extend_from_slice(s.as_bytes());
+                }
+                self.send(Bytes::from(old)).await?;
+                return Err(msg);
+            }
+            return Err(self
+                .fatal(
+                    frame::CALL_ID_NONE,
+                    exceptions::RPC_VERSION_MISMATCH,
+                    &msg,
+                    RpcErrorCodeProto::FatalVersionMismatch,
+                    &Bytes::new(),
+                    -1,
+                )
+                .await);
+        }
+        if auth != frame::AUTH_NONE && auth != frame::AUTH_SASL {
+            return Err(self
+                .fatal(
+                    frame::CALL_ID_NONE,
+                    "org.apache.hadoop.ipc.IpcException",
+                    &format!("Unknown auth protocol:{}", auth as i8),
+                    RpcErrorCodeProto::FatalUnauthorized,
+                    &Bytes::new(),
+                    -1,
+                )
+                .await);
+        }
+        Ok(auth)
+    }
+
+    /// Reads the next frame, closing connections that idle with nothing
+    /// outstanding or stall inside a frame.
+    async fn read_frame(&mut self) -> Result<Option<Bytes>, Close> {
+        let timeout = self.shared.config.idle_timeout;
+        let max = self.shared.config.max_frame_bytes;
+        loop {
+            // Wait for the first byte of the next frame separately, so that a
+            // connection that is only waiting for its own slow calls is kept.
+            match tokio::time::timeout(timeout, self.reader.fill_buf_nonempty()).await {
+                Err(_) => {
+                    if self.outstanding.load(Ordering::Acquire) > 0 {
+                        continue;
+                    }
+                    return Err("idle timeout".into());
+                }
+                Ok(Err(e)) => return Err(format!("read error: {e}")),
+                Ok(Ok(false)) => return Ok(None),
+                Ok(Ok(true)) => break,
+            }
+        }
+        match tokio::time::timeout(timeout, frame::read_frame(&mut self.reader, max)).await {
+            Err(_) => Err("stalled in the middle of a frame".into()),
+            Ok(Ok(f)) => Ok(f),
+            Ok(Err(FrameError::BadLength { len, max })) => {
+                // Hadoop answers an oversized request with a FATAL and closes.
+                let msg = format!("RPC data length of {len} is out of range (1..={max})");
+                Err(self
+                    .fatal(
+                        frame::CALL_ID_NONE,
+                        exceptions::RPC_SERVER_EXCEPTION,
+                        &msg,
+                        RpcErrorCodeProto::FatalInvalidRpcHeader,
+                        &Bytes::new(),
+                        -1,
+                    )
+                    .await)
+            }
+            Ok(Err(e)) => Err(e.to_string()),
+        }
+    }
+
+    /// Handles one SASL frame; returns whether negotiation is still pending.
+    async fn sasl(&mut self, mut body: Bytes) -> Result<bool, Close> {
+        let msg: RpcSaslProto = match frame::take_delimited(&mut body) {
+            Ok(m) => m,
+            Err(e) => return Err(self.sasl_refused(format!("bad SASL message: {e}")).await),
+        };
+        match SaslState::try_from(msg.state) {
+            Ok(SaslState::Negotiate) => {
+                // We offer only SIMPLE; the client answers INITIATE(SIMPLE)
+                // and then, without waiting, its context and first call.
+                let reply = RpcSaslProto {
+                    state: SaslState::Negotiate as i32,
+                    auths: vec![SaslAuth {
+                        method: "SIMPLE".into(),
+                        mechanism: String::new(),
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                };
+                let payload = reply.encode_to_vec();
+                let h = frame::success_header(frame::CALL_ID_SASL, &Bytes::new(), -1);
+                self.send(frame::response_frame(&h, Some(&payload))).await?;
+                Ok(true)
+            }
+            Ok(SaslState::Initiate) if msg.auths.first().is_some_and(|a| a.method == "SIMPLE") => {
+                Ok(false)
+            }
+            _ => Err(self
+                .sasl_refused("only SIMPLE authentication is supported".into())
+                .await),
+        }
+    }
+
+    async fn sasl_refused(&self, msg: String) -> Close {
+        self.fatal(
+            frame::CALL_ID_SASL,
+            exceptions::RPC_SERVER_EXCEPTION,
+            &msg,
+            RpcErrorCodeProto::FatalUnauthorized,
+            &Bytes::new(),
+            -1,
+        )
+        .await
+    }
+
+    async fn connection_context(
+        &mut self,
+        header: &RpcRequestHeaderProto,
+        mut body: Bytes,
+    ) -> Result<(), Close> {
+        let ctx: IpcConnectionContextProto = match frame::take_delimited(&mut body) {
+            Ok(c) => c,
+            Err(e) => {
+                return Err(self
+                    .fatal(
+                        header.call_id,
+                        exceptions::RPC_SERVER_EXCEPTION,
+                        &format!("cannot read the connection context: {e}"),
+                        RpcErrorCodeProto::FatalDeserializingRequest,
+                        &Bytes::new(),
+                        -1,
+                    )
+                    .await)
+            }
+        };
+        let user = ctx
+            .user_info
+            .as_ref()
+            .and_then(|u| u.effective_user.clone())
+            .filter(|u| !u.is_empty());
+        let Some(user) = user else {
+            return Err(self
+                .fatal(
+                    header.call_id,
+                    exceptions::ACCESS_CONTROL,
+                    "Connection context names no user",
+                    RpcErrorCodeProto::FatalUnauthorized,
+                    &Bytes::new(),
+                    -1,
+                )
+                .await);
+        };
+        self.real_user = ctx
+            .user_info
+            .and_then(|u| u.real_user)
+            .filter(|u| !u.is_empty())
+            .map(Arc::from);
+        self.user = Some(Arc::from(user));
+        Ok(())
+    }
+
+    async fn error_reply(
+        &self,
+        header: &RpcRequestHeaderProto,
+        class: &str,
+        message: &str,
+        detail: RpcErrorCodeProto,
+    ) -> Result<(), Close> {
+        let h = frame::error_header(
+            header.call_id,
+            false,
+            class,
+            message,
+            detail,
+            &header.client_id,
+            header.retry_count.unwrap_or(-1),
+        );
+        self.send(frame::response_frame(&h, None)).await
+    }
+
+    async fn dispatch(
+        &mut self,
+        header: RpcRequestHeaderProto,
+        mut body: Bytes,
+    ) -> Result<(), Close> {
+        let Some(user) = self.user.clone() else {
+            return Err(self
+                .fatal(
+                    header.call_id,
+                    exceptions::RPC_SERVER_EXCEPTION,
+                    "Connection context not established",
+                    RpcErrorCodeProto::FatalInvalidRpcHeader,
+                    &Bytes::new(),
+                    0,
+                )
+                .await);
+        };
+        let request_header = frame::take_delimited_raw(&mut body).and_then(|raw| {
+            let tags = frame::present_fields(&raw)?;
+            if !(tags.contains(&1) && tags.contains(&2) && tags.contains(&3)) {
+                return Err(
+                    "Message missing required fields: methodName, declaringClassProtocolName, clientProtocolVersion"
+                        .to_string(),
+                );
+            }
+            RequestHeaderProto::decode(raw).map_err(|e| e.to_string())
+        });
+        let request_header = match request_header {
+            Ok(h) => h,
+            Err(e) => {
+                return self
+                    .error_reply(
+                        &header,
+                        exceptions::INVALID_PROTOCOL_BUFFER,
+                        &e.to_string(),
+                        RpcErrorCodeProto::ErrorApplication,
+                    )
+                    .await
+            }
+        };
+        let protocol_name = request_header.declaring_class_protocol_name;
+        let Some(protocol) = self.shared.protocols.get(&protocol_name).cloned() else {
+            return self
+                .error_reply(
+                    &header,
+                    exceptions::RPC_NO_SUCH_PROTOCOL,
+                    &format!("Unknown protocol: {protocol_name}"),
+                    RpcErrorCodeProto::ErrorNoSuchProtocol,
+                )
+                .await;
+        };
+        if request_header.client_protocol_version != PROTOCOL_VERSION {
+            let msg = format!(
+                "Protocol {protocol_name} version mismatch. (client = {}, server = {PROTOCOL_VERSION})",
+                request_header.client_protocol_version
+            );
+            return self
+                .error_reply(
+                    &header,
+                    exceptions::RPC_VERSION_MISMATCH,
+                    &msg,
+                    RpcErrorCodeProto::ErrorRpcVersionMismatch,
+                )
+                .await;
+        }
+        let request = match frame::take_delimited_raw(&mut body) {
+            Ok(r) => r,
+            Err(_) => {
+                return self
+                    .error_reply(
+                        &header,
+                        exceptions::INVALID_PROTOCOL_BUFFER,
+                        "While parsing a protocol message, the input ended unexpectedly in the middle of a field.",
+                        RpcErrorCodeProto::ErrorApplication,
+                    )
+                    .await
+            }
+        };
+        // Waiting here for a handler is the back-pressure: this connection
+        // stops reading until a call finishes somewhere.
+        let permit = self
+            .shared
+            .handlers
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| "handler pool closed".to_string())?;
+        let ctx = CallContext {
+            user,
+            real_user: self.real_user.clone(),
+            client_id: header.client_id.clone(),
+            call_id: header.call_id,
+            retry_count: header.retry_count.unwrap_or(-1),
+            remote_addr: self.addr,
+        };
+        let tx = self.tx.clone();
+        let outstanding = self.outstanding.clone();
+        outstanding.fetch_add(1, Ordering::AcqRel);
+        let method = request_header.method_name;
+        let span = tracing::debug_span!("call", method = %method, call_id = header.call_id, user = %ctx.user);
+        tokio::spawn(
+            async move {
+                let result = protocol.clone().call(ctx, method.clone(), request).await;
+                let frame = match result {
+                    Ok(payload) => frame::response_frame(
+                        &frame::success_header(
+                            header.call_id,
+                            &header.client_id,
+                            header.retry_count.unwrap_or(-1),
+                        ),
+                        Some(&payload),
+                    ),
+                    Err(err) => {
+                        let (class, message, detail) = match err {
+                            CallError::NoSuchMethod(m) => (
+                                exceptions::RPC_NO_SUCH_METHOD.to_string(),
+                                format!(
+                                    "Unknown method {m} called on {} protocol.",
+                                    protocol.name()
+                                ),
+                                RpcErrorCodeProto::ErrorNoSuchMethod,
+                            ),
+                            CallError::BadRequest(m) => (
+                                exceptions::INVALID_PROTOCOL_BUFFER.to_string(),
+                                m,
+                                RpcErrorCodeProto::ErrorApplication,
+                            ),
+                            CallError::Remote { class, message } => {
+                                (class, message, RpcErrorCodeProto::ErrorApplication)
+                            }
+                        };
+                        debug!(%class, %message, "call failed");
+                        frame::response_frame(
+                            &frame::error_header(
+                                header.call_id,
+                                false,
+                                &class,
+                                &message,
+                                detail,
+                                &header.client_id,
+                                header.retry_count.unwrap_or(-1),
+                            ),
+                            None,
+                        )
+                    }
+                };
+                drop(permit);
+                let _ = tx.send(frame).await;
+                outstanding.fetch_sub(1, Ordering::AcqRel);
+            }
+            .instrument(span),
+        );
+        Ok(())
+    }
+}
+
+/// `fill_buf` that reports whether any byte is available (false at EOF).
+trait FillNonEmpty {
+    async fn fill_buf_nonempty(&mut self) -> std::io::Result<bool>;
+}
+
+impl FillNonEmpty for BufReader<OwnedReadHalf> {
+    async fn fill_buf_nonempty(&mut self) -> std::io::Result<bool> {
+        use tokio::io::AsyncBufReadExt;
+        Ok(!self.fill_buf().await?.is_empty())
+    }
+}
