@@ -1,0 +1,290 @@
+//! ClientProtocol calls that stock clients make but hdfs-native's API does
+//! not expose (old rename, getServerDefaults, getFsStats, renewLease,
+//! getListing paging fields, safe mode, HA probes), sent with Cairn's own
+//! small IPC client to a real `cairn namenode` process.
+
+mod common;
+
+use cairn_proto::hadoop::hdfs as pb;
+use cairn_proto::protocols::CLIENT_PROTOCOL;
+use cairn_rpc::client::{Client, ClientError};
+use common::{current_user, NameNode};
+
+async fn connect(nn: &NameNode, user: &str) -> Client {
+    Client::connect(nn.addr, user, CLIENT_PROTOCOL).await.expect("connect")
+}
+
+fn class(e: &ClientError) -> &str {
+    e.class().unwrap_or("<none>")
+}
+
+async fn mkdirs(c: &Client, p: &str) {
+    let r: pb::MkdirsResponseProto = c
+        .call(
+            "mkdirs",
+            &pb::MkdirsRequestProto {
+                src: p.into(),
+                masked: pb::FsPermissionProto { perm: 0o755 },
+                create_parent: true,
+                unmasked: None,
+            },
+        )
+        .await
+        .expect("mkdirs");
+    assert!(r.result);
+}
+
+async fn touch(c: &Client, p: &str) {
+    let r: pb::CreateResponseProto = c
+        .call(
+            "create",
+            &pb::CreateRequestProto {
+                src: p.into(),
+                masked: pb::FsPermissionProto { perm: 0o644 },
+                client_name: "test-client".into(),
+                create_flag: 3,
+                create_parent: true,
+                replication: 1,
+                block_size: 1 << 20,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("create");
+    let fs = r.fs.expect("create returns the status");
+    let done: pb::CompleteResponseProto = c
+        .call(
+            "complete",
+            &pb::CompleteRequestProto {
+                src: p.into(),
+                client_name: "test-client".into(),
+                last: None,
+                file_id: fs.file_id,
+            },
+        )
+        .await
+        .expect("complete");
+    assert!(done.result);
+}
+
+async fn exists(c: &Client, p: &str) -> bool {
+    let r: pb::GetFileInfoResponseProto = c
+        .call("getFileInfo", &pb::GetFileInfoRequestProto { src: p.into() })
+        .await
+        .expect("getFileInfo");
+    r.fs.is_some()
+}
+
+#[tokio::test]
+async fn server_defaults_and_stats_match_configuration() {
+    // Goal: getServerDefaults carries the configured values with HDFS's
+    // fixed fields (CRC32C, no encryption, HOT policy), getFsStats answers.
+    let nn = NameNode::start(&["dfs.replication=2", "dfs.blocksize=64m", "fs.trash.interval=0"]);
+    let c = connect(&nn, &current_user()).await;
+    let r: pb::GetServerDefaultsResponseProto = c
+        .call("getServerDefaults", &pb::GetServerDefaultsRequestProto {})
+        .await
+        .expect("defaults");
+    let d = r.server_defaults;
+    assert_eq!(d.block_size, 64 << 20);
+    assert_eq!(d.replication, 2);
+    assert_eq!(d.bytes_per_checksum, 512);
+    assert_eq!(d.write_packet_size, 65536);
+    assert_eq!(d.file_buffer_size, 4096);
+    assert_eq!(d.encrypt_data_transfer, Some(false));
+    assert_eq!(d.trash_interval, Some(0));
+    assert_eq!(d.checksum_type, Some(pb::ChecksumTypeProto::ChecksumCrc32c as i32));
+    assert_eq!(d.policy_id, Some(7));
+
+    let s: pb::GetFsStatsResponseProto = c
+        .call("getFsStats", &pb::GetFsStatusRequestProto {})
+        .await
+        .expect("stats");
+    assert_eq!((s.capacity, s.used, s.remaining, s.missing_blocks), (0, 0, 0, 0));
+
+    let _: pb::MsyncResponseProto = c.call("msync", &pb::MsyncRequestProto {}).await.expect("msync");
+    let ha: pb::HaServiceStateResponseProto = c
+        .call("getHAServiceState", &pb::HaServiceStateRequestProto {})
+        .await
+        .expect("ha");
+    assert_eq!(ha.state, cairn_proto::hadoop::common::HaServiceStateProto::Active as i32);
+    let _: pb::RenewLeaseResponseProto = c
+        .call(
+            "renewLease",
+            &pb::RenewLeaseRequestProto {
+                client_name: "test-client".into(),
+                namespaces: vec![],
+            },
+        )
+        .await
+        .expect("renewLease");
+}
+
+#[tokio::test]
+async fn old_rename_moves_into_directories_and_returns_false() {
+    // Goal: the boolean rename the Java shell uses: moves into an existing
+    // directory, answers false (not an error) where HDFS does.
+    let nn = NameNode::start(&[]);
+    let c = connect(&nn, &current_user()).await;
+    mkdirs(&c, "/o/dir").await;
+    touch(&c, "/o/f").await;
+    let rename = |src: &'static str, dst: &'static str| {
+        let c = &c;
+        async move {
+            let r: pb::RenameResponseProto = c
+                .call("rename", &pb::RenameRequestProto { src: src.into(), dst: dst.into() })
+                .await
+                .expect("rename");
+            r.result
+        }
+    };
+    assert!(rename("/o/f", "/o/dir").await, "moves into the directory");
+    assert!(exists(&c, "/o/dir/f").await);
+    assert!(!rename("/o/missing", "/o/x").await, "missing source");
+    assert!(!rename("/o/dir", "/o/dir/f/x").await, "target parent is a file");
+    assert!(!rename("/o/dir", "/o/dir/sub").await, "into its own subtree");
+    assert!(!rename("/o/dir", "/nowhere/x").await, "missing target parent");
+    touch(&c, "/o/g").await;
+    assert!(!rename("/o/g", "/o/dir/f").await, "target exists");
+    assert!(rename("/o/g", "/o/h").await);
+    assert!(exists(&c, "/o/h").await && !exists(&c, "/o/g").await);
+}
+
+#[tokio::test]
+async fn listing_pages_report_remaining_entries() {
+    // Goal: getListing honours startAfter and reports remainingEntries
+    // exactly, with local names in `path` and childrenNum for directories.
+    let nn = NameNode::start(&["dfs.ls.limit=3"]);
+    let c = connect(&nn, &current_user()).await;
+    for n in ["e", "a", "d", "b", "c"] {
+        mkdirs(&c, &format!("/l/{n}")).await;
+    }
+    mkdirs(&c, "/l/a/x").await;
+    let page = |after: &'static str| {
+        let c = &c;
+        async move {
+            let r: pb::GetListingResponseProto = c
+                .call(
+                    "getListing",
+                    &pb::GetListingRequestProto {
+                        src: "/l".into(),
+                        start_after: after.as_bytes().to_vec().into(),
+                        need_location: false,
+                    },
+                )
+                .await
+                .expect("listing");
+            let l = r.dir_list.expect("a directory");
+            let names: Vec<String> = l
+                .partial_listing
+                .iter()
+                .map(|s| String::from_utf8_lossy(&s.path).into_owned())
+                .collect();
+            (names, l.remaining_entries, l.partial_listing)
+        }
+    };
+    let (names, remaining, entries) = page("").await;
+    assert_eq!(names, ["a", "b", "c"]);
+    assert_eq!(remaining, 2);
+    assert_eq!(entries[0].children_num, Some(1));
+    assert_eq!(entries[1].children_num, Some(0));
+    let (names, remaining, _) = page("c").await;
+    assert_eq!(names, ["d", "e"]);
+    assert_eq!(remaining, 0);
+    let (names, remaining, _) = page("bb").await;
+    assert_eq!(names, ["c", "d", "e"]);
+    assert_eq!(remaining, 0);
+    // A missing path answers without a listing, as HDFS does.
+    let r: pb::GetListingResponseProto = c
+        .call(
+            "getListing",
+            &pb::GetListingRequestProto {
+                src: "/none".into(),
+                start_after: Default::default(),
+                need_location: false,
+            },
+        )
+        .await
+        .expect("listing");
+    assert!(r.dir_list.is_none());
+}
+
+#[tokio::test]
+async fn rpc_layer_errors_and_invalid_paths() {
+    // Goal: unknown methods, undecodable requests and malformed paths get
+    // HDFS's exception classes and keep the connection usable.
+    let nn = NameNode::start(&[]);
+    let c = connect(&nn, &current_user()).await;
+    let err = c.call_raw("noSuchMethod", &[]).await.expect_err("unknown");
+    assert_eq!(class(&err), "org.apache.hadoop.ipc.RpcNoSuchMethodException");
+    assert!(err.to_string().contains(
+        "Unknown method noSuchMethod called on org.apache.hadoop.hdfs.protocol.ClientProtocol protocol."
+    ));
+    let err = c.call_raw("getFileInfo", &[0x0a, 0x20, 0x2f]).await.expect_err("bad proto");
+    assert_eq!(
+        class(&err),
+        "org.apache.hadoop.thirdparty.protobuf.InvalidProtocolBufferException"
+    );
+    for bad in ["relative", "/a/../b", "/a//b", "/a/./b", "/a:b"] {
+        let err = c
+            .call::<_, pb::GetFileInfoResponseProto>("getFileInfo", &pb::GetFileInfoRequestProto { src: bad.into() })
+            .await
+            .expect_err("invalid path");
+        assert_eq!(class(&err), "org.apache.hadoop.fs.InvalidPathException", "{bad}");
+    }
+    // The same connection still works.
+    assert!(exists(&c, "/").await);
+    // getBlockLocations on a directory or a missing path.
+    mkdirs(&c, "/dir").await;
+    for (p, msg) in [("/dir", "Path is not a file: /dir"), ("/gone", "File does not exist: /gone")] {
+        let err = c
+            .call::<_, pb::GetBlockLocationsResponseProto>(
+                "getBlockLocations",
+                &pb::GetBlockLocationsRequestProto { src: p.into(), offset: 0, length: 16 },
+            )
+            .await
+            .expect_err("not a file");
+        assert_eq!(class(&err), "java.io.FileNotFoundException");
+        assert!(err.to_string().contains(msg), "{err}");
+    }
+}
+
+async fn set(
+    c: &Client,
+    action: pb::SafeModeActionProto,
+) -> Result<pb::SetSafeModeResponseProto, ClientError> {
+    let req = pb::SetSafeModeRequestProto {
+        action: action as i32,
+        checked: Some(false),
+    };
+    c.call("setSafeMode", &req).await
+}
+
+#[tokio::test]
+async fn safe_mode_blocks_mutations_but_not_reads() {
+    // Goal: setSafeMode ENTER (superuser only) makes mutations fail with
+    // SafeModeException while reads go on; LEAVE restores them.
+    let nn = NameNode::start(&[]);
+    let su = connect(&nn, &current_user()).await;
+    let alice = connect(&nn, "alice").await;
+    let err = set(&alice, pb::SafeModeActionProto::SafemodeEnter).await.expect_err("not super");
+    assert_eq!(class(&err), "org.apache.hadoop.security.AccessControlException");
+    assert!(set(&su, pb::SafeModeActionProto::SafemodeEnter).await.expect("enter").result);
+    assert!(set(&alice, pb::SafeModeActionProto::SafemodeGet).await.expect("get").result);
+    let err = su
+        .call::<_, pb::MkdirsResponseProto>(
+            "mkdirs",
+            &pb::MkdirsRequestProto {
+                src: "/sm".into(),
+                masked: pb::FsPermissionProto { perm: 0o755 },
+                create_parent: true,
+                unmasked: None,
+            },
+        )
+        .await
+        .expect_err("safe mode");
+    assert_eq!(class(&err), "org.apache.hadoop.hdfs.server.namenode.SafeModeException");
+    assert!(exists(&su, "/").await, "reads still work");
+    assert!(!set(&su, pb::SafeModeActionProto::SafemodeLeave).await.expect("leave").result);
+    mkdirs(&su, "/sm").await;
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test gate, exactly as CI runs it: formatting, lints, then every
+# test (unit, and end-to-end tests that start real `cairn` processes and
+# drive them with hdfs-native and the Hadoop Java client).
+# Needs: a Rust toolchain (rustup), a JDK 17 and Maven (the Java client's
+# jars are fetched from Maven Central on first use by tests/java/run.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo test --workspace
