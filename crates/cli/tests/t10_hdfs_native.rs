@@ -42,9 +42,15 @@ async fn mkdirs_and_file_info_report_exact_attributes() {
     assert_eq!(p.permission, 0o755, "implicit parent gets u+wx");
     // Idempotent, like HDFS (mkdir -p relies on it).
     c.mkdirs("/t/p/q", 0o700, true).await.expect("again");
-    assert_eq!(c.get_file_info("/t/p/q").await.expect("q").permission, 0o555);
+    assert_eq!(
+        c.get_file_info("/t/p/q").await.expect("q").permission,
+        0o555
+    );
     // Without createParent a missing parent is an error.
-    let err = c.mkdirs("/t/none/x", 0o755, false).await.expect_err("no parent");
+    let err = c
+        .mkdirs("/t/none/x", 0o755, false)
+        .await
+        .expect_err("no parent");
     assert_eq!(rpc_class(&err), "java.io.FileNotFoundException");
     // A missing path is FileNotFound, reported by the client itself from an
     // empty getFileInfo answer.
@@ -65,7 +71,9 @@ async fn listing_is_sorted_and_pages_through_small_limits() {
     let c = nn.client(None);
     let mut names: Vec<String> = (0..23).map(|i| format!("d{:02}", (i * 7) % 23)).collect();
     for n in &names {
-        c.mkdirs(&format!("/many/{n}"), 0o755, true).await.expect("mkdir");
+        c.mkdirs(&format!("/many/{n}"), 0o755, true)
+            .await
+            .expect("mkdir");
     }
     names.sort();
     let listed = c.list_status("/many", false).await.expect("list");
@@ -96,7 +104,10 @@ async fn empty_files_setters_and_summaries() {
     let c = nn.client(None);
     c.mkdirs("/w", 0o755, true).await.expect("mkdir");
     let before = now_ms();
-    let mut w = c.create("/w/empty", WriteOptions::default()).await.expect("create");
+    let mut w = c
+        .create("/w/empty", WriteOptions::default())
+        .await
+        .expect("create");
     w.close().await.expect("close (complete)");
     let f = c.get_file_info("/w/empty").await.expect("stat");
     assert!(!f.isdir);
@@ -105,28 +116,50 @@ async fn empty_files_setters_and_summaries() {
     assert_eq!(f.owner, current_user());
     assert_eq!(f.group, "supergroup", "files take the parent's group");
     assert_eq!(f.replication, Some(2), "server default replication");
-    assert_eq!(f.blocksize, Some(64 * 1024 * 1024), "server default block size");
+    assert_eq!(
+        f.blocksize,
+        Some(64 * 1024 * 1024),
+        "server default block size"
+    );
     assert!(f.modification_time >= before);
 
-    c.set_times("/w/empty", 1_000_000, 2_000_000).await.expect("set_times");
+    c.set_times("/w/empty", 1_000_000, 2_000_000)
+        .await
+        .expect("set_times");
     let f = c.get_file_info("/w/empty").await.expect("stat");
     assert_eq!((f.modification_time, f.access_time), (1_000_000, 2_000_000));
 
     c.set_permission("/w/empty", 0o600).await.expect("chmod");
-    assert_eq!(c.get_file_info("/w/empty").await.expect("stat").permission, 0o600);
+    assert_eq!(
+        c.get_file_info("/w/empty").await.expect("stat").permission,
+        0o600
+    );
     c.set_permission("/w", 0o1777).await.expect("sticky");
-    assert_eq!(c.get_file_info("/w").await.expect("stat").permission, 0o1777);
+    assert_eq!(
+        c.get_file_info("/w").await.expect("stat").permission,
+        0o1777
+    );
 
-    c.set_owner("/w/empty", Some("alice"), Some("staff")).await.expect("chown");
+    c.set_owner("/w/empty", Some("alice"), Some("staff"))
+        .await
+        .expect("chown");
     let f = c.get_file_info("/w/empty").await.expect("stat");
     assert_eq!((f.owner.as_str(), f.group.as_str()), ("alice", "staff"));
-    c.set_owner("/w/empty", None, Some("other")).await.expect("chgrp");
+    c.set_owner("/w/empty", None, Some("other"))
+        .await
+        .expect("chgrp");
     let f = c.get_file_info("/w/empty").await.expect("stat");
     assert_eq!((f.owner.as_str(), f.group.as_str()), ("alice", "other"));
 
     assert!(c.set_replication("/w/empty", 5).await.expect("setrep"));
-    assert_eq!(c.get_file_info("/w/empty").await.expect("stat").replication, Some(5));
-    assert!(!c.set_replication("/w", 5).await.expect("dir setrep"), "false for directories");
+    assert_eq!(
+        c.get_file_info("/w/empty").await.expect("stat").replication,
+        Some(5)
+    );
+    assert!(
+        !c.set_replication("/w", 5).await.expect("dir setrep"),
+        "false for directories"
+    );
     let err = c.set_replication("/w/empty", 0).await.expect_err("too low");
     assert_eq!(rpc_class(&err), "java.io.IOException");
 
@@ -166,12 +199,20 @@ async fn rename_and_delete_follow_hdfs_rules() {
         c.get_file_info("/r/b").await.expect("b").modification_time,
         a_id_mtime
     );
-    let err = c.rename("/r/none", "/r/x", false).await.expect_err("missing");
+    let err = c
+        .rename("/r/none", "/r/x", false)
+        .await
+        .expect_err("missing");
     assert_eq!(rpc_class(&err), "java.io.FileNotFoundException");
     c.mkdirs("/r/dir/sub", 0o755, true).await.expect("mkdir");
-    c.rename("/r/dir", "/r/moved", false).await.expect("move dir");
+    c.rename("/r/dir", "/r/moved", false)
+        .await
+        .expect("move dir");
     assert!(c.get_file_info("/r/moved/sub").await.expect("sub").isdir);
-    let err = c.rename("/r/moved", "/r/moved/sub/x", false).await.expect_err("into itself");
+    let err = c
+        .rename("/r/moved", "/r/moved/sub/x", false)
+        .await
+        .expect_err("into itself");
     assert_eq!(rpc_class(&err), "java.io.IOException");
 
     let err = c.delete("/r/moved", false).await.expect_err("not empty");
@@ -199,31 +240,43 @@ async fn error_kinds_carry_hdfs_exception_classes() {
         .expect("close");
     let err = c.mkdirs("/e/f", 0o755, true).await.expect_err("file");
     assert!(matches!(err, HdfsError::AlreadyExists(_)), "{err:?}");
-    let err = c.mkdirs("/e/f/g", 0o755, true).await.expect_err("parent file");
-    assert_eq!(rpc_class(&err), "org.apache.hadoop.fs.ParentNotDirectoryException");
+    let err = c
+        .mkdirs("/e/f/g", 0o755, true)
+        .await
+        .expect_err("parent file");
+    assert_eq!(
+        rpc_class(&err),
+        "org.apache.hadoop.fs.ParentNotDirectoryException"
+    );
     assert_eq!(rpc_message(&err), "/e/f (is not a directory)");
     let err = c
         .create("/e/f", WriteOptions::default())
         .await
-        .err().expect("exists");
+        .err()
+        .expect("exists");
     assert!(matches!(err, HdfsError::AlreadyExists(_)), "{err:?}");
     c.mkdirs("/e/d", 0o755, true).await.expect("mkdir");
     let err = c
         .create("/e/d", WriteOptions::default().overwrite(true))
         .await
-        .err().expect("dir");
+        .err()
+        .expect("dir");
     assert!(
         matches!(&err, HdfsError::AlreadyExists(m) if m.contains("already exists as a directory")),
         "{err:?}"
     );
 
     // A file held open by one client cannot be created by another.
-    let mut writer = c.create("/e/open", WriteOptions::default()).await.expect("open");
+    let mut writer = c
+        .create("/e/open", WriteOptions::default())
+        .await
+        .expect("open");
     let other = nn.client(None);
     let err = other
         .create("/e/open", WriteOptions::default().overwrite(true))
         .await
-        .err().expect("lease held");
+        .err()
+        .expect("lease held");
     assert!(
         matches!(&err, HdfsError::AlreadyExists(m) if m.contains("lease is currently owned")),
         "{err:?}"
@@ -240,8 +293,14 @@ async fn error_kinds_carry_hdfs_exception_classes() {
     let err = c.mkdirs("/e/a:b", 0o755, true).await.expect_err("invalid");
     assert_eq!(rpc_class(&err), "org.apache.hadoop.fs.InvalidPathException");
     let long = "n".repeat(256);
-    let err = c.mkdirs(&format!("/e/{long}"), 0o755, true).await.expect_err("long");
-    assert!(rpc_class(&err).ends_with("PathComponentTooLongException"), "{err:?}");
+    let err = c
+        .mkdirs(&format!("/e/{long}"), 0o755, true)
+        .await
+        .expect_err("long");
+    assert!(
+        rpc_class(&err).ends_with("PathComponentTooLongException"),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]
@@ -257,28 +316,52 @@ async fn permissions_are_enforced_for_non_superusers() {
     admin.mkdirs("/p", 0o755, true).await.expect("mkdir");
 
     let err = alice.mkdirs("/p/x", 0o755, true).await.expect_err("denied");
-    assert_eq!(rpc_class(&err), "org.apache.hadoop.security.AccessControlException");
+    assert_eq!(
+        rpc_class(&err),
+        "org.apache.hadoop.security.AccessControlException"
+    );
     assert_eq!(
         rpc_message(&err),
-        format!("Permission denied: user=alice, access=WRITE, inode=\"/p\":{su}:supergroup:drwxr-xr-x")
+        format!(
+            "Permission denied: user=alice, access=WRITE, inode=\"/p\":{su}:supergroup:drwxr-xr-x"
+        )
     );
     let err = alice
         .create("/p/f", WriteOptions::default())
         .await
-        .err().expect("denied");
-    assert_eq!(rpc_class(&err), "org.apache.hadoop.security.AccessControlException");
+        .err()
+        .expect("denied");
+    assert_eq!(
+        rpc_class(&err),
+        "org.apache.hadoop.security.AccessControlException"
+    );
 
-    admin.mkdirs("/p/private", 0o700, true).await.expect("mkdir");
-    admin.mkdirs("/p/private/inner", 0o755, true).await.expect("mkdir");
-    let err = alice.get_file_info("/p/private/inner").await.expect_err("traverse");
+    admin
+        .mkdirs("/p/private", 0o700, true)
+        .await
+        .expect("mkdir");
+    admin
+        .mkdirs("/p/private/inner", 0o755, true)
+        .await
+        .expect("mkdir");
+    let err = alice
+        .get_file_info("/p/private/inner")
+        .await
+        .expect_err("traverse");
     assert_eq!(
         rpc_message(&err),
         format!("Permission denied: user=alice, access=EXECUTE, inode=\"/p/private\":{su}:supergroup:drwx------")
     );
-    let err = alice.list_status("/p/private", false).await.expect_err("list");
+    let err = alice
+        .list_status("/p/private", false)
+        .await
+        .expect_err("list");
     assert!(rpc_message(&err).contains("access=READ_EXECUTE"), "{err:?}");
     let err = alice.get_content_summary("/p").await.expect_err("summary");
-    assert!(rpc_message(&err).contains("inode=\"/p/private\""), "{err:?}");
+    assert!(
+        rpc_message(&err).contains("inode=\"/p/private\""),
+        "{err:?}"
+    );
 
     // A world-writable directory: alice creates, only she (or the
     // superuser) may chmod; nobody but the superuser may give files away.
@@ -291,13 +374,22 @@ async fn permissions_are_enforced_for_non_superusers() {
         .close()
         .await
         .expect("close");
-    assert_eq!(alice.get_file_info("/p/open/af").await.expect("stat").owner, "alice");
-    let err = bob.set_permission("/p/open/af", 0o777).await.expect_err("not owner");
+    assert_eq!(
+        alice.get_file_info("/p/open/af").await.expect("stat").owner,
+        "alice"
+    );
+    let err = bob
+        .set_permission("/p/open/af", 0o777)
+        .await
+        .expect_err("not owner");
     assert_eq!(
         rpc_message(&err),
         "Permission denied. user=bob is not the owner of inode=/p/open/af"
     );
-    alice.set_permission("/p/open/af", 0o600).await.expect("owner chmod");
+    alice
+        .set_permission("/p/open/af", 0o600)
+        .await
+        .expect("owner chmod");
     let err = alice
         .set_owner("/p/open/af", Some("bob"), None)
         .await
@@ -310,7 +402,10 @@ async fn permissions_are_enforced_for_non_superusers() {
         .set_owner("/p/open/af", None, Some("nosuchgroup"))
         .await
         .expect_err("chgrp");
-    assert_eq!(rpc_message(&err), "User alice does not belong to nosuchgroup");
+    assert_eq!(
+        rpc_message(&err),
+        "User alice does not belong to nosuchgroup"
+    );
     // Other bits: bob cannot write alice's 0600 file's times.
     let err = bob.set_times("/p/open/af", 1, 1).await.expect_err("write");
     assert!(rpc_message(&err).contains("access=WRITE"), "{err:?}");
@@ -325,18 +420,36 @@ async fn permissions_are_enforced_for_non_superusers() {
         .expect("close");
     assert!(bob.delete("/p/open/gone", false).await.expect("delete"));
     // With it he may not.
-    admin.set_permission("/p/open", 0o1777).await.expect("sticky");
+    admin
+        .set_permission("/p/open", 0o1777)
+        .await
+        .expect("sticky");
     let err = bob.delete("/p/open/af", false).await.expect_err("sticky");
     assert_eq!(
         rpc_message(&err),
         format!("Permission denied by sticky bit: user=bob, path=\"/p/open/af\":alice:supergroup:-rw-------, parent=\"/p/open\":{su}:supergroup:drwxrwxrwt")
     );
-    let err = bob.rename("/p/open/af", "/p/open/bf", false).await.expect_err("sticky");
+    let err = bob
+        .rename("/p/open/af", "/p/open/bf", false)
+        .await
+        .expect_err("sticky");
     assert!(rpc_message(&err).starts_with("Permission denied by sticky bit"));
-    assert!(alice.delete("/p/open/af", false).await.expect("owner deletes"));
+    assert!(alice
+        .delete("/p/open/af", false)
+        .await
+        .expect("owner deletes"));
 
     // The superuser bypasses every check.
-    admin.mkdirs("/p/private/inner/more", 0o755, true).await.expect("superuser");
-    admin.set_owner("/p/private", Some("alice"), Some("staff")).await.expect("chown");
-    alice.mkdirs("/p/private/mine", 0o755, true).await.expect("now alice owns it");
+    admin
+        .mkdirs("/p/private/inner/more", 0o755, true)
+        .await
+        .expect("superuser");
+    admin
+        .set_owner("/p/private", Some("alice"), Some("staff"))
+        .await
+        .expect("chown");
+    alice
+        .mkdirs("/p/private/mine", 0o755, true)
+        .await
+        .expect("now alice owns it");
 }

@@ -11,7 +11,9 @@ use cairn_rpc::client::{Client, ClientError};
 use common::{current_user, NameNode};
 
 async fn connect(nn: &NameNode, user: &str) -> Client {
-    Client::connect(nn.addr, user, CLIENT_PROTOCOL).await.expect("connect")
+    Client::connect(nn.addr, user, CLIENT_PROTOCOL)
+        .await
+        .expect("connect")
 }
 
 fn class(e: &ClientError) -> &str {
@@ -69,7 +71,10 @@ async fn touch(c: &Client, p: &str) {
 
 async fn exists(c: &Client, p: &str) -> bool {
     let r: pb::GetFileInfoResponseProto = c
-        .call("getFileInfo", &pb::GetFileInfoRequestProto { src: p.into() })
+        .call(
+            "getFileInfo",
+            &pb::GetFileInfoRequestProto { src: p.into() },
+        )
         .await
         .expect("getFileInfo");
     r.fs.is_some()
@@ -79,7 +84,11 @@ async fn exists(c: &Client, p: &str) -> bool {
 async fn server_defaults_and_stats_match_configuration() {
     // Goal: getServerDefaults carries the configured values with HDFS's
     // fixed fields (CRC32C, no encryption, HOT policy), getFsStats answers.
-    let nn = NameNode::start(&["dfs.replication=2", "dfs.blocksize=64m", "fs.trash.interval=0"]);
+    let nn = NameNode::start(&[
+        "dfs.replication=2",
+        "dfs.blocksize=64m",
+        "fs.trash.interval=0",
+    ]);
     let c = connect(&nn, &current_user()).await;
     let r: pb::GetServerDefaultsResponseProto = c
         .call("getServerDefaults", &pb::GetServerDefaultsRequestProto {})
@@ -93,21 +102,33 @@ async fn server_defaults_and_stats_match_configuration() {
     assert_eq!(d.file_buffer_size, 4096);
     assert_eq!(d.encrypt_data_transfer, Some(false));
     assert_eq!(d.trash_interval, Some(0));
-    assert_eq!(d.checksum_type, Some(pb::ChecksumTypeProto::ChecksumCrc32c as i32));
+    assert_eq!(
+        d.checksum_type,
+        Some(pb::ChecksumTypeProto::ChecksumCrc32c as i32)
+    );
     assert_eq!(d.policy_id, Some(7));
 
     let s: pb::GetFsStatsResponseProto = c
         .call("getFsStats", &pb::GetFsStatusRequestProto {})
         .await
         .expect("stats");
-    assert_eq!((s.capacity, s.used, s.remaining, s.missing_blocks), (0, 0, 0, 0));
+    assert_eq!(
+        (s.capacity, s.used, s.remaining, s.missing_blocks),
+        (0, 0, 0, 0)
+    );
 
-    let _: pb::MsyncResponseProto = c.call("msync", &pb::MsyncRequestProto {}).await.expect("msync");
+    let _: pb::MsyncResponseProto = c
+        .call("msync", &pb::MsyncRequestProto {})
+        .await
+        .expect("msync");
     let ha: pb::HaServiceStateResponseProto = c
         .call("getHAServiceState", &pb::HaServiceStateRequestProto {})
         .await
         .expect("ha");
-    assert_eq!(ha.state, cairn_proto::hadoop::common::HaServiceStateProto::Active as i32);
+    assert_eq!(
+        ha.state,
+        cairn_proto::hadoop::common::HaServiceStateProto::Active as i32
+    );
     let _: pb::RenewLeaseResponseProto = c
         .call(
             "renewLease",
@@ -132,7 +153,13 @@ async fn old_rename_moves_into_directories_and_returns_false() {
         let c = &c;
         async move {
             let r: pb::RenameResponseProto = c
-                .call("rename", &pb::RenameRequestProto { src: src.into(), dst: dst.into() })
+                .call(
+                    "rename",
+                    &pb::RenameRequestProto {
+                        src: src.into(),
+                        dst: dst.into(),
+                    },
+                )
                 .await
                 .expect("rename");
             r.result
@@ -141,9 +168,18 @@ async fn old_rename_moves_into_directories_and_returns_false() {
     assert!(rename("/o/f", "/o/dir").await, "moves into the directory");
     assert!(exists(&c, "/o/dir/f").await);
     assert!(!rename("/o/missing", "/o/x").await, "missing source");
-    assert!(!rename("/o/dir", "/o/dir/f/x").await, "target parent is a file");
-    assert!(!rename("/o/dir", "/o/dir/sub").await, "into its own subtree");
-    assert!(!rename("/o/dir", "/nowhere/x").await, "missing target parent");
+    assert!(
+        !rename("/o/dir", "/o/dir/f/x").await,
+        "target parent is a file"
+    );
+    assert!(
+        !rename("/o/dir", "/o/dir/sub").await,
+        "into its own subtree"
+    );
+    assert!(
+        !rename("/o/dir", "/nowhere/x").await,
+        "missing target parent"
+    );
     touch(&c, "/o/g").await;
     assert!(!rename("/o/g", "/o/dir/f").await, "target exists");
     assert!(rename("/o/g", "/o/h").await);
@@ -216,31 +252,51 @@ async fn rpc_layer_errors_and_invalid_paths() {
     let nn = NameNode::start(&[]);
     let c = connect(&nn, &current_user()).await;
     let err = c.call_raw("noSuchMethod", &[]).await.expect_err("unknown");
-    assert_eq!(class(&err), "org.apache.hadoop.ipc.RpcNoSuchMethodException");
+    assert_eq!(
+        class(&err),
+        "org.apache.hadoop.ipc.RpcNoSuchMethodException"
+    );
     assert!(err.to_string().contains(
         "Unknown method noSuchMethod called on org.apache.hadoop.hdfs.protocol.ClientProtocol protocol."
     ));
-    let err = c.call_raw("getFileInfo", &[0x0a, 0x20, 0x2f]).await.expect_err("bad proto");
+    let err = c
+        .call_raw("getFileInfo", &[0x0a, 0x20, 0x2f])
+        .await
+        .expect_err("bad proto");
     assert_eq!(
         class(&err),
         "org.apache.hadoop.thirdparty.protobuf.InvalidProtocolBufferException"
     );
     for bad in ["relative", "/a/../b", "/a//b", "/a/./b", "/a:b"] {
         let err = c
-            .call::<_, pb::GetFileInfoResponseProto>("getFileInfo", &pb::GetFileInfoRequestProto { src: bad.into() })
+            .call::<_, pb::GetFileInfoResponseProto>(
+                "getFileInfo",
+                &pb::GetFileInfoRequestProto { src: bad.into() },
+            )
             .await
             .expect_err("invalid path");
-        assert_eq!(class(&err), "org.apache.hadoop.fs.InvalidPathException", "{bad}");
+        assert_eq!(
+            class(&err),
+            "org.apache.hadoop.fs.InvalidPathException",
+            "{bad}"
+        );
     }
     // The same connection still works.
     assert!(exists(&c, "/").await);
     // getBlockLocations on a directory or a missing path.
     mkdirs(&c, "/dir").await;
-    for (p, msg) in [("/dir", "Path is not a file: /dir"), ("/gone", "File does not exist: /gone")] {
+    for (p, msg) in [
+        ("/dir", "Path is not a file: /dir"),
+        ("/gone", "File does not exist: /gone"),
+    ] {
         let err = c
             .call::<_, pb::GetBlockLocationsResponseProto>(
                 "getBlockLocations",
-                &pb::GetBlockLocationsRequestProto { src: p.into(), offset: 0, length: 16 },
+                &pb::GetBlockLocationsRequestProto {
+                    src: p.into(),
+                    offset: 0,
+                    length: 16,
+                },
             )
             .await
             .expect_err("not a file");
@@ -267,10 +323,25 @@ async fn safe_mode_blocks_mutations_but_not_reads() {
     let nn = NameNode::start(&[]);
     let su = connect(&nn, &current_user()).await;
     let alice = connect(&nn, "alice").await;
-    let err = set(&alice, pb::SafeModeActionProto::SafemodeEnter).await.expect_err("not super");
-    assert_eq!(class(&err), "org.apache.hadoop.security.AccessControlException");
-    assert!(set(&su, pb::SafeModeActionProto::SafemodeEnter).await.expect("enter").result);
-    assert!(set(&alice, pb::SafeModeActionProto::SafemodeGet).await.expect("get").result);
+    let err = set(&alice, pb::SafeModeActionProto::SafemodeEnter)
+        .await
+        .expect_err("not super");
+    assert_eq!(
+        class(&err),
+        "org.apache.hadoop.security.AccessControlException"
+    );
+    assert!(
+        set(&su, pb::SafeModeActionProto::SafemodeEnter)
+            .await
+            .expect("enter")
+            .result
+    );
+    assert!(
+        set(&alice, pb::SafeModeActionProto::SafemodeGet)
+            .await
+            .expect("get")
+            .result
+    );
     let err = su
         .call::<_, pb::MkdirsResponseProto>(
             "mkdirs",
@@ -283,8 +354,16 @@ async fn safe_mode_blocks_mutations_but_not_reads() {
         )
         .await
         .expect_err("safe mode");
-    assert_eq!(class(&err), "org.apache.hadoop.hdfs.server.namenode.SafeModeException");
+    assert_eq!(
+        class(&err),
+        "org.apache.hadoop.hdfs.server.namenode.SafeModeException"
+    );
     assert!(exists(&su, "/").await, "reads still work");
-    assert!(!set(&su, pb::SafeModeActionProto::SafemodeLeave).await.expect("leave").result);
+    assert!(
+        !set(&su, pb::SafeModeActionProto::SafemodeLeave)
+            .await
+            .expect("leave")
+            .result
+    );
     mkdirs(&su, "/sm").await;
 }

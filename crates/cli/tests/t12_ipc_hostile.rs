@@ -79,7 +79,13 @@ fn call_frame(call_id: i32, protocol: &str, version: u64, method: &str, req: &[u
 
 fn get_file_info(call_id: i32, path: &str) -> Vec<u8> {
     let req = pb::GetFileInfoRequestProto { src: path.into() }.encode_to_vec();
-    call_frame(call_id, "org.apache.hadoop.hdfs.protocol.ClientProtocol", 1, "getFileInfo", &req)
+    call_frame(
+        call_id,
+        "org.apache.hadoop.hdfs.protocol.ClientProtocol",
+        1,
+        "getFileInfo",
+        &req,
+    )
 }
 
 const PREAMBLE: &[u8] = b"hrpc\x09\x00\x00";
@@ -111,7 +117,10 @@ fn closed_within(s: &mut TcpStream, limit: Duration) -> bool {
         match s.read(&mut buf) {
             Ok(0) => return start.elapsed() <= limit,
             Ok(_) => continue,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock || e.kind() == std::io::ErrorKind::TimedOut => {
+            Err(e)
+                if e.kind() == std::io::ErrorKind::WouldBlock
+                    || e.kind() == std::io::ErrorKind::TimedOut =>
+            {
                 return false
             }
             Err(_) => return start.elapsed() <= limit,
@@ -145,12 +154,16 @@ fn malformed_preambles_are_refused_and_closed() {
     let mut nn = NameNode::start(&[IDLE]);
     let mut s = connect(&nn);
     s.write_all(b"\x00\x01garbage-garbage").expect("write");
-    assert_eq!(fatal_class(&mut s), "org.apache.hadoop.ipc.RPC$VersionMismatch");
+    assert_eq!(
+        fatal_class(&mut s),
+        "org.apache.hadoop.ipc.RPC$VersionMismatch"
+    );
     assert!(closed_within(&mut s, PATIENCE));
     assert_healthy(&mut nn);
 
     let mut s = connect(&nn);
-    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").expect("write");
+    s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        .expect("write");
     let mut text = String::new();
     s.read_to_string(&mut text).expect("read");
     assert!(text.starts_with("HTTP/1.1 404 Not Found"), "{text}");
@@ -206,7 +219,10 @@ fn bad_frames_close_only_their_connection() {
     s.write_all(PREAMBLE).expect("preamble");
     s.write_all(&100u32.to_be_bytes()).expect("length");
     s.write_all(&[1u8; 10]).expect("part");
-    assert!(closed_within(&mut s, PATIENCE), "stalled frame must be closed");
+    assert!(
+        closed_within(&mut s, PATIENCE),
+        "stalled frame must be closed"
+    );
 
     // Header missing callId and clientId.
     let mut s = connect(&nn);
@@ -225,7 +241,10 @@ fn bad_frames_close_only_their_connection() {
     f.push(raw.len() as u8);
     f.extend_from_slice(&raw);
     s.write_all(&f).expect("frame");
-    assert_eq!(fatal_class(&mut s), "org.apache.hadoop.ipc.RpcServerException");
+    assert_eq!(
+        fatal_class(&mut s),
+        "org.apache.hadoop.ipc.RpcServerException"
+    );
     assert!(closed_within(&mut s, PATIENCE));
 
     // A call before the connection context.
@@ -235,13 +254,17 @@ fn bad_frames_close_only_their_connection() {
     let (h, _) = read_response(&mut s).expect("fatal");
     assert_eq!(h.status, RpcStatusProto::Fatal as i32);
     assert_eq!(h.call_id, 5);
-    assert_eq!(h.error_msg.as_deref(), Some("Connection context not established"));
+    assert_eq!(
+        h.error_msg.as_deref(),
+        Some("Connection context not established")
+    );
     assert!(closed_within(&mut s, PATIENCE));
 
     // Garbage where the header should be.
     let mut s = connect(&nn);
     s.write_all(PREAMBLE).expect("preamble");
-    s.write_all(&[0, 0, 0, 6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]).expect("garbage");
+    s.write_all(&[0, 0, 0, 6, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff])
+        .expect("garbage");
     fatal_class(&mut s);
     assert!(closed_within(&mut s, PATIENCE));
 
@@ -264,7 +287,10 @@ fn silent_and_stalled_clients_are_closed_after_the_idle_timeout() {
     after_preamble.write_all(PREAMBLE).expect("preamble");
     assert!(closed_within(&mut silent, PATIENCE));
     assert!(closed_within(&mut after_preamble, PATIENCE));
-    assert!(start.elapsed() >= Duration::from_millis(1000), "closed too early");
+    assert!(
+        start.elapsed() >= Duration::from_millis(1000),
+        "closed too early"
+    );
     assert_healthy(&mut nn);
 }
 
@@ -277,12 +303,30 @@ fn protocol_errors_keep_the_connection_open() {
     let mut s = connect(&nn);
     s.write_all(PREAMBLE).expect("preamble");
     s.write_all(&context_frame("carol")).expect("context");
-    s.write_all(&call_frame(1, "org.example.NoSuchProtocol", 1, "getFileInfo", &[]))
-        .expect("call");
-    s.write_all(&call_frame(2, "org.apache.hadoop.hdfs.protocol.ClientProtocol", 1, "noSuchMethod", &[]))
-        .expect("call");
-    s.write_all(&call_frame(3, "org.apache.hadoop.hdfs.protocol.ClientProtocol", 2, "getFileInfo", &[]))
-        .expect("call");
+    s.write_all(&call_frame(
+        1,
+        "org.example.NoSuchProtocol",
+        1,
+        "getFileInfo",
+        &[],
+    ))
+    .expect("call");
+    s.write_all(&call_frame(
+        2,
+        "org.apache.hadoop.hdfs.protocol.ClientProtocol",
+        1,
+        "noSuchMethod",
+        &[],
+    ))
+    .expect("call");
+    s.write_all(&call_frame(
+        3,
+        "org.apache.hadoop.hdfs.protocol.ClientProtocol",
+        2,
+        "getFileInfo",
+        &[],
+    ))
+    .expect("call");
     // RequestHeaderProto without its required fields.
     let h = frame(&[&|b| delimited(&rpc_header(4), b), &|b| {
         b.put_slice(&[0x02, 0x0a, 0x00]);
@@ -292,9 +336,19 @@ fn protocol_errors_keep_the_connection_open() {
     for _ in 0..4 {
         let (h, _) = read_response(&mut s).expect("reply");
         assert_eq!(h.status, RpcStatusProto::Error as i32);
-        got.insert(h.call_id, (h.exception_class_name.unwrap_or_default(), h.error_msg.unwrap_or_default(), h.error_detail));
+        got.insert(
+            h.call_id,
+            (
+                h.exception_class_name.unwrap_or_default(),
+                h.error_msg.unwrap_or_default(),
+                h.error_detail,
+            ),
+        );
     }
-    assert_eq!(got[&1].0, "org.apache.hadoop.ipc.RpcNoSuchProtocolException");
+    assert_eq!(
+        got[&1].0,
+        "org.apache.hadoop.ipc.RpcNoSuchProtocolException"
+    );
     assert_eq!(got[&1].1, "Unknown protocol: org.example.NoSuchProtocol");
     assert_eq!(got[&1].2, Some(3));
     assert_eq!(got[&2].0, "org.apache.hadoop.ipc.RpcNoSuchMethodException");
@@ -304,7 +358,10 @@ fn protocol_errors_keep_the_connection_open() {
         got[&3].1,
         "Protocol org.apache.hadoop.hdfs.protocol.ClientProtocol version mismatch. (client = 2, server = 1)"
     );
-    assert_eq!(got[&4].0, "org.apache.hadoop.thirdparty.protobuf.InvalidProtocolBufferException");
+    assert_eq!(
+        got[&4].0,
+        "org.apache.hadoop.thirdparty.protobuf.InvalidProtocolBufferException"
+    );
 
     // 200 calls back to back, plus pings, on the same connection.
     let mut batch = Vec::new();
@@ -319,7 +376,11 @@ fn protocol_errors_keep_the_connection_open() {
     for _ in 10..210 {
         let (h, _) = read_response(&mut s).expect("reply");
         assert_eq!(h.status, RpcStatusProto::Success as i32);
-        assert_eq!(h.client_id.as_deref(), Some(&[7u8; 16][..]), "client id echoed");
+        assert_eq!(
+            h.client_id.as_deref(),
+            Some(&[7u8; 16][..]),
+            "client id echoed"
+        );
         ids.push(h.call_id);
     }
     ids.sort();
@@ -336,12 +397,18 @@ fn sasl_negotiation_falls_back_to_simple() {
     let mut s = connect(&nn);
     s.write_all(b"hrpc\x09\x00\xdf").expect("preamble");
     // The client's NEGOTIATE frame, as captured from Hadoop 3.4.1 clients.
-    s.write_all(&[0, 0, 0, 0x0e, 0x0a, 0x08, 0x02, 0x10, 0x00, 0x18, 0x41, 0x22, 0x00, 0x28, 0x01, 0x02, 0x10, 0x01])
-        .expect("negotiate");
+    s.write_all(&[
+        0, 0, 0, 0x0e, 0x0a, 0x08, 0x02, 0x10, 0x00, 0x18, 0x41, 0x22, 0x00, 0x28, 0x01, 0x02,
+        0x10, 0x01,
+    ])
+    .expect("negotiate");
     let mut reply = [0u8; 34];
     s.read_exact(&mut reply).expect("reply");
     let want: Vec<u8> = [
-        &[0u8, 0, 0, 0x1e, 0x0e, 0x08, 0xdf, 0xff, 0xff, 0xff, 0x0f, 0x10, 0x00, 0x18, 0x09, 0x3a, 0x00, 0x40, 0x01][..],
+        &[
+            0u8, 0, 0, 0x1e, 0x0e, 0x08, 0xdf, 0xff, 0xff, 0xff, 0x0f, 0x10, 0x00, 0x18, 0x09,
+            0x3a, 0x00, 0x40, 0x01,
+        ][..],
         &[0x0e, 0x10, 0x01, 0x22, 0x0a, 0x0a, 0x06],
         b"SIMPLE",
         &[0x12, 0x00],
@@ -359,8 +426,10 @@ fn sasl_negotiation_falls_back_to_simple() {
     };
     let mut sasl_header = rpc_header(-33);
     sasl_header.client_id = Default::default();
-    s.write_all(&frame(&[&|b| delimited(&sasl_header, b), &|b| delimited(&initiate, b)]))
-        .expect("initiate");
+    s.write_all(&frame(&[&|b| delimited(&sasl_header, b), &|b| {
+        delimited(&initiate, b)
+    }]))
+    .expect("initiate");
     s.write_all(&context_frame("dave")).expect("context");
     s.write_all(&get_file_info(0, "/")).expect("call");
     let (h, _) = read_response(&mut s).expect("reply");
@@ -372,8 +441,10 @@ fn sasl_negotiation_falls_back_to_simple() {
     s.write_all(b"hrpc\x09\x00\xdf").expect("preamble");
     let mut bad = initiate.clone();
     bad.auths[0].method = "KERBEROS".into();
-    s.write_all(&frame(&[&|b| delimited(&sasl_header, b), &|b| delimited(&bad, b)]))
-        .expect("initiate");
+    s.write_all(&frame(&[&|b| delimited(&sasl_header, b), &|b| {
+        delimited(&bad, b)
+    }]))
+    .expect("initiate");
     fatal_class(&mut s);
     assert!(closed_within(&mut s, PATIENCE));
     assert_healthy(&mut nn);
@@ -391,7 +462,9 @@ fn a_flood_of_garbage_connections_leaves_the_server_serving() {
         threads.push(std::thread::spawn(move || {
             let mut seed = 0x9e37_79b9u32.wrapping_mul(t + 1);
             for i in 0..40u32 {
-                let Ok(mut s) = TcpStream::connect(addr) else { continue };
+                let Ok(mut s) = TcpStream::connect(addr) else {
+                    continue;
+                };
                 let _ = s.set_read_timeout(Some(Duration::from_millis(200)));
                 let mut junk = vec![0u8; 64 + (i as usize % 7) * 100];
                 for b in junk.iter_mut() {
@@ -422,5 +495,9 @@ fn a_flood_of_garbage_connections_leaves_the_server_serving() {
         rss_after < rss_before + 64 * 1024,
         "memory grew from {rss_before} KiB to {rss_after} KiB"
     );
-    assert!(!nn.log().contains("panicked"), "a task panicked:\n{}", nn.log());
+    assert!(
+        !nn.log().contains("panicked"),
+        "a task panicked:\n{}",
+        nn.log()
+    );
 }

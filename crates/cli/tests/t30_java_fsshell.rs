@@ -45,7 +45,13 @@ fn fsshell_transcript_matches_apache_hdfs() {
             .enumerate()
             .find(|(_, (g, w))| g != w)
             .map(|(i, (g, w))| format!("line {}: got {g:?}, HDFS printed {w:?}", i + 1))
-            .unwrap_or_else(|| format!("lengths differ: {} vs {} lines", got.lines().count(), want.lines().count()));
+            .unwrap_or_else(|| {
+                format!(
+                    "lengths differ: {} vs {} lines",
+                    got.lines().count(),
+                    want.lines().count()
+                )
+            });
         panic!("transcript differs from Apache HDFS's: {first}\n--- got ---\n{got}");
     }
 }
