@@ -31,6 +31,9 @@ pub struct NameNodeConfig {
     /// Entries per getListing reply (`dfs.ls.limit`).
     pub ls_limit: usize,
     pub limits: Limits,
+    /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
+    /// heartbeat interval, as HDFS (10.5 min by default).
+    pub dead_after: Duration,
 }
 
 fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
@@ -166,7 +169,18 @@ impl NameNodeConfig {
                 "must be positive",
             ));
         }
+        let heartbeat = conf.get_duration(
+            k::DFS_HEARTBEAT_INTERVAL,
+            k::DFS_HEARTBEAT_INTERVAL_UNIT,
+            k::DFS_HEARTBEAT_INTERVAL_DEFAULT,
+        )?;
+        let recheck = conf.get_duration(
+            k::DFS_NAMENODE_HEARTBEAT_RECHECK_INTERVAL,
+            k::DFS_NAMENODE_HEARTBEAT_RECHECK_INTERVAL_UNIT,
+            k::DFS_NAMENODE_HEARTBEAT_RECHECK_INTERVAL_DEFAULT,
+        )?;
         Ok(Self {
+            dead_after: recheck * 2 + heartbeat * 10,
             handler_count: handler_count as usize,
             max_frame_bytes: max_frame as usize,
             max_connections: max_connections as usize,

@@ -5,7 +5,10 @@
 //! shutdown token is cancelled. Namespace changes go through the
 //! [`journal::EditLog`] interface; for now the namespace lives in memory.
 
+pub mod blocks;
 pub mod config;
+pub mod datanode_service;
+pub mod datanodes;
 pub mod journal;
 pub mod leases;
 pub mod namespace;
@@ -43,7 +46,16 @@ pub fn new_state(config: NameNodeConfig) -> Arc<NameNodeState> {
     );
     ns.set_permissions_enabled(config.permissions_enabled);
     let journal: Arc<dyn EditLog> = Arc::new(MemoryEditLog::default());
+    // Identity of this namespace; DataNodes store it with their replicas.
+    let nonce = u64::from(std::process::id()) ^ now.rotate_left(17);
+    let block_pool_id = format!("BP-{}-127.0.0.1-{now}", (nonce >> 1) as u32);
     Arc::new(NameNodeState {
+        blocks: Mutex::new(crate::blocks::BlockManager::default()),
+        datanodes: Mutex::new(crate::datanodes::DatanodeManager::new(config.dead_after)),
+        block_pool_id,
+        cluster_id: format!("CID-cairn-{:x}", nonce),
+        namespace_id: (nonce as u32) & 0x7fff_ffff,
+        placement_seed: std::sync::atomic::AtomicU64::new(nonce | 1),
         namespace: RwLock::new(ns),
         leases: Mutex::new(LeaseTable::default()),
         journal,
@@ -78,6 +90,18 @@ pub async fn run(
         handlers = server_config.handler_count,
         "NameNode serving ClientProtocol"
     );
-    let client = Arc::new(ClientProtocolService { state });
-    serve(listener, vec![client], server_config, shutdown).await
+    let client = Arc::new(ClientProtocolService {
+        state: state.clone(),
+    });
+    let datanode = Arc::new(crate::datanode_service::DatanodeProtocolService {
+        state: state.clone(),
+    });
+    let namenode = Arc::new(crate::datanode_service::NamenodeProtocolService { state });
+    serve(
+        listener,
+        vec![client, datanode, namenode],
+        server_config,
+        shutdown,
+    )
+    .await
 }

@@ -17,11 +17,13 @@ use futures::future::BoxFuture;
 use prost::Message;
 use tracing::debug;
 
+use crate::blocks::BlockManager;
 use crate::config::NameNodeConfig;
+use crate::datanodes::{DatanodeManager, DatanodeUuid, PlacementRequest};
 use crate::journal::{EditLog, TxId};
 use crate::leases::LeaseTable;
 use crate::namespace::permission::Caller;
-use crate::namespace::{Edit, FileStatus, FsError, Namespace};
+use crate::namespace::{BlockId, BlockRecord, Edit, FileStatus, FsError, Namespace, Removed};
 use crate::users::UserDirectory;
 
 /// Default storage policy id (HOT), as HDFS reports it.
@@ -54,10 +56,20 @@ pub fn to_call_error(e: FsError) -> CallError {
         }
         FsError::AlreadyBeingCreated(_) => ex::ALREADY_BEING_CREATED,
         FsError::LeaseExpired(_) => ex::LEASE_EXPIRED,
+        FsError::NotReplicatedYet(_) => ex::NOT_REPLICATED_YET,
         FsError::IllegalArgument(_) => ex::HADOOP_ILLEGAL_ARGUMENT,
         FsError::Io(_) => ex::IO,
     };
     CallError::remote(class, e.to_string())
+}
+
+/// The namespace's view of a block the client names.
+pub fn block_record(b: &pb::ExtendedBlockProto) -> BlockRecord {
+    BlockRecord {
+        id: BlockId(b.block_id),
+        gs: b.generation_stamp,
+        num_bytes: b.num_bytes.unwrap_or(0),
+    }
 }
 
 /// State shared by every handler of the NameNode.
@@ -69,7 +81,21 @@ pub struct NameNodeState {
     pub config: NameNodeConfig,
     /// Manual safe mode (`setSafeMode ENTER`): mutations are refused.
     pub safe_mode: AtomicBool,
+    /// Replica locations (lock after `namespace`).
+    pub blocks: Mutex<BlockManager>,
+    /// Registered DataNodes (lock after `blocks`).
+    pub datanodes: Mutex<DatanodeManager>,
+    /// Identity of this namespace, handed to DataNodes.
+    pub block_pool_id: String,
+    pub cluster_id: String,
+    pub namespace_id: u32,
+    /// Varies block placement between calls.
+    pub placement_seed: std::sync::atomic::AtomicU64,
 }
+
+/// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
+/// `dfs.block.invalidate.limit` default).
+pub const INVALIDATE_LIMIT: usize = 1000;
 
 type CallResult = Result<Bytes, CallError>;
 
@@ -123,6 +149,80 @@ fn status_proto(st: &FileStatus, with_name: bool) -> pb::HdfsFileStatusProto {
 }
 
 impl NameNodeState {
+    pub fn lock_blocks(&self) -> Result<std::sync::MutexGuard<'_, BlockManager>, CallError> {
+        self.blocks
+            .lock()
+            .map_err(|_| CallError::io("block manager lock poisoned"))
+    }
+
+    pub fn lock_datanodes(&self) -> Result<std::sync::MutexGuard<'_, DatanodeManager>, CallError> {
+        self.datanodes
+            .lock()
+            .map_err(|_| CallError::io("datanode manager lock poisoned"))
+    }
+
+    fn min_replication(&self) -> usize {
+        usize::from(self.config.limits.min_replication)
+    }
+
+    /// Drops leases and replicas of what a delete/overwrite removed.
+    fn forget_removed(&self, removed: &Removed) {
+        self.forget_leases(&removed.files);
+        if let Ok(mut b) = self.blocks.lock() {
+            b.remove_blocks(&removed.blocks);
+        }
+    }
+
+    fn extended_block(&self, b: &BlockRecord) -> pb::ExtendedBlockProto {
+        pb::ExtendedBlockProto {
+            pool_id: self.block_pool_id.clone(),
+            block_id: b.id.0,
+            generation_stamp: b.gs,
+            num_bytes: Some(b.num_bytes),
+        }
+    }
+
+    /// A LocatedBlockProto with one storage type, storage id and cached
+    /// flag per location, as both clients require.
+    fn located_block(
+        &self,
+        b: &BlockRecord,
+        offset: u64,
+        locations: &[(DatanodeUuid, Option<String>)],
+        datanodes: &DatanodeManager,
+        client_ip: Option<std::net::IpAddr>,
+    ) -> pb::LocatedBlockProto {
+        let now = std::time::Instant::now();
+        let mut locs: Vec<(pb::DatanodeInfoProto, String)> = locations
+            .iter()
+            .filter(|(dn, _)| datanodes.is_alive(dn, now))
+            .filter_map(|(dn, storage)| {
+                let info = datanodes.info_proto(dn, now)?;
+                let storage = storage
+                    .clone()
+                    .or_else(|| datanodes.get(dn).map(|d| d.storage_uuid.clone()))
+                    .unwrap_or_default();
+                Some((info, storage))
+            })
+            .collect();
+        if let Some(ip) = client_ip {
+            let ip = ip.to_string();
+            locs.sort_by_key(|(info, _)| info.id.ip_addr != ip);
+        }
+        let n = locs.len();
+        pb::LocatedBlockProto {
+            b: self.extended_block(b),
+            offset,
+            corrupt: false,
+            block_token: empty_token(),
+            is_cached: vec![false; n],
+            storage_types: vec![pb::StorageTypeProto::Disk as i32; n],
+            storage_ids: locs.iter().map(|(_, s)| s.clone()).collect(),
+            locs: locs.into_iter().map(|(i, _)| i).collect(),
+            ..Default::default()
+        }
+    }
+
     fn caller(&self, ctx: &CallContext) -> Caller {
         self.users.caller(&ctx.user)
     }
@@ -234,15 +334,50 @@ impl NameNodeState {
             }
             "getBlockLocations" => {
                 let r: pb::GetBlockLocationsRequestProto = decode(&req)?;
-                let st = self.read(|ns| ns.open_for_read(&caller, &r.src))?;
-                // No DataNodes yet, so files hold no blocks.
+                let (st, blocks) = self.read(|ns| {
+                    let st = ns.open_for_read(&caller, &r.src)?;
+                    Ok((st.clone(), ns.blocks_of(st.id).to_vec()))
+                })?;
+                let bm = self.lock_blocks()?;
+                let dns = self.lock_datanodes()?;
+                let client_ip = Some(ctx.remote_addr.ip());
+                let end = r.offset.saturating_add(r.length);
+                let mut located = Vec::new();
+                let mut pos = 0u64;
+                let n = blocks.len();
+                let mut last_located = None;
+                for (i, b) in blocks.iter().enumerate() {
+                    let is_last = i + 1 == n;
+                    let overlaps = pos < end
+                        && (pos + b.num_bytes > r.offset
+                            || (is_last && st.under_construction && pos >= r.offset));
+                    if overlaps || is_last {
+                        let lb = self.located_block(b, pos, &bm.locations(b.id), &dns, client_ip);
+                        if is_last {
+                            last_located = Some(lb.clone());
+                        }
+                        if overlaps && r.length > 0 {
+                            located.push(lb);
+                        }
+                    }
+                    pos += b.num_bytes;
+                }
+                // For a file being written, the length excludes the last block.
+                let file_length = if st.under_construction {
+                    blocks[..n.saturating_sub(1)]
+                        .iter()
+                        .map(|b| b.num_bytes)
+                        .sum()
+                } else {
+                    st.length
+                };
                 encode(&pb::GetBlockLocationsResponseProto {
                     locations: Some(pb::LocatedBlocksProto {
-                        file_length: st.length,
-                        blocks: Vec::new(),
+                        file_length,
+                        blocks: located,
                         under_construction: st.under_construction,
-                        last_block: None,
-                        is_last_block_complete: false,
+                        last_block: last_located,
+                        is_last_block_complete: !st.under_construction && n > 0,
                         ..Default::default()
                     }),
                 })
@@ -283,18 +418,42 @@ impl NameNodeState {
                     },
                 })
             }
-            "getFsStats" => encode(&pb::GetFsStatsResponseProto {
-                capacity: 0,
-                used: 0,
-                remaining: 0,
-                under_replicated: 0,
-                corrupt_blocks: 0,
-                missing_blocks: 0,
-                missing_repl_one_blocks: Some(0),
-                blocks_in_future: Some(0),
-                pending_deletion_blocks: Some(0),
-            }),
-            "getDatanodeReport" => encode(&pb::GetDatanodeReportResponseProto { di: Vec::new() }),
+            "getFsStats" => {
+                let pending = self.lock_blocks()?.pending_deletions() as u64;
+                let dns = self.lock_datanodes()?;
+                let live = dns.live(std::time::Instant::now());
+                encode(&pb::GetFsStatsResponseProto {
+                    capacity: live.iter().map(|d| d.capacity).sum(),
+                    used: live.iter().map(|d| d.dfs_used).sum(),
+                    remaining: live.iter().map(|d| d.remaining).sum(),
+                    under_replicated: 0,
+                    corrupt_blocks: 0,
+                    missing_blocks: 0,
+                    missing_repl_one_blocks: Some(0),
+                    blocks_in_future: Some(0),
+                    pending_deletion_blocks: Some(pending),
+                })
+            }
+            "getDatanodeReport" => {
+                let r: pb::GetDatanodeReportRequestProto = decode(&req)?;
+                let dns = self.lock_datanodes()?;
+                let now = std::time::Instant::now();
+                // ALL 1, LIVE 2, DEAD 3; the others are states Cairn has not yet.
+                let di = dns
+                    .all()
+                    .filter(|d| {
+                        let alive = dns.is_alive(&DatanodeUuid(d.id.datanode_uuid.clone()), now);
+                        match r.r#type {
+                            1 => true,
+                            2 => alive,
+                            3 => !alive,
+                            _ => false,
+                        }
+                    })
+                    .filter_map(|d| dns.info_proto(&DatanodeUuid(d.id.datanode_uuid.clone()), now))
+                    .collect();
+                encode(&pb::GetDatanodeReportResponseProto { di })
+            }
             "getDatanodeStorageReport" => encode(&pb::GetDatanodeStorageReportResponseProto {
                 datanode_storage_reports: Vec::new(),
             }),
@@ -415,17 +574,16 @@ impl NameNodeState {
             "delete" => {
                 let r: pb::DeleteRequestProto = decode(&req)?;
                 let now = now_ms();
-                let state = self.clone();
                 let removed = self
                     .mutate(&format!("delete {}", r.src), |ns| {
                         Ok(match ns.delete(&caller, &r.src, r.recursive, now)? {
-                            Some((edit, files)) => (Some(files), vec![edit]),
+                            Some((edit, removed)) => (Some(removed), vec![edit]),
                             None => (None, Vec::new()),
                         })
                     })
                     .await?;
-                if let Some(files) = &removed {
-                    state.forget_leases(files);
+                if let Some(removed) = &removed {
+                    self.forget_removed(removed);
                 }
                 encode(&pb::DeleteResponseProto {
                     result: removed.is_some(),
@@ -452,7 +610,7 @@ impl NameNodeState {
                         Ok((removed, vec![edit]))
                     })
                     .await?;
-                self.forget_leases(&removed);
+                self.forget_removed(&removed);
                 encode(&pb::Rename2ResponseProto {})
             }
             "setPermission" => {
@@ -503,9 +661,9 @@ impl NameNodeState {
                 let machine = ctx.remote_addr.ip().to_string();
                 let now = now_ms();
                 let client = r.client_name.clone();
-                let st = self
+                let (st, removed) = self
                     .mutate(&format!("create file{}", r.src), |ns| {
-                        ns.create(
+                        let (st, edits, removed) = ns.create(
                             &caller,
                             &r.src,
                             perm,
@@ -516,9 +674,11 @@ impl NameNodeState {
                             repl,
                             r.block_size,
                             now,
-                        )
+                        )?;
+                        Ok(((st, removed), edits))
                     })
                     .await?;
+                self.forget_removed(&removed);
                 if let Ok(mut leases) = self.leases.lock() {
                     leases.add(&r.client_name, st.id, std::time::Instant::now());
                 }
@@ -528,14 +688,22 @@ impl NameNodeState {
             }
             "complete" => {
                 let r: pb::CompleteRequestProto = decode(&req)?;
-                let length = r.last.as_ref().and_then(|b| b.num_bytes).unwrap_or(0);
+                let last = r.last.as_ref().map(block_record);
                 let now = now_ms();
                 let file_id = r.file_id.unwrap_or(0);
+                let min = self.min_replication();
+                let state = self.clone();
                 let (done, id) = self
                     .mutate(&format!("complete file {}", r.src), |ns| {
                         let (id, _) = ns.resolve_file(&r.src, file_id)?;
+                        let bm = state
+                            .blocks
+                            .lock()
+                            .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
                         let (done, edit) =
-                            ns.complete(&r.src, file_id, &r.client_name, length, now)?;
+                            ns.complete(&r.src, file_id, &r.client_name, last, now, &|b| {
+                                bm.is_complete(b, min)
+                            })?;
                         Ok(((done, id), edit.into_iter().collect()))
                     })
                     .await?;
@@ -557,65 +725,178 @@ impl NameNodeState {
             "recoverLease" => {
                 let r: pb::RecoverLeaseRequestProto = decode(&req)?;
                 let now = now_ms();
-                // Files have no blocks yet, so recovery closes at once.
-                let (closed, holder) = self
+                let state = self.clone();
+                // Simplified recovery: the last block keeps the shortest
+                // finalized replica's length, or is dropped when no replica
+                // finalized; then the file is closed.
+                let (closed, holder, dropped) = self
                     .mutate(&format!("recover the lease of {}", r.src), |ns| {
                         let st = ns.open_for_read(&caller, &r.src)?;
-                        let holder = ns.writer_of(st.id).map(|uc| uc.client_name.clone());
-                        match &holder {
-                            None => Ok(((true, None), Vec::new())),
-                            Some(h) => {
-                                let (done, edit) =
-                                    ns.complete(&r.src, st.id.0, h, st.length, now)?;
-                                Ok(((done, Some((h.clone(), st.id))), edit.into_iter().collect()))
+                        let Some(h) = ns.writer_of(st.id).map(|uc| uc.client_name.clone()) else {
+                            return Ok(((true, None, None), Vec::new()));
+                        };
+                        let bm = state
+                            .blocks
+                            .lock()
+                            .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+                        let mut edits = Vec::new();
+                        let mut dropped = None;
+                        let mut last = None;
+                        if let Some(b) = ns.blocks_of(st.id).last().copied() {
+                            match bm.finalized_lengths(b.id).into_iter().min() {
+                                Some(len) => {
+                                    last = Some(BlockRecord {
+                                        num_bytes: len,
+                                        ..b
+                                    })
+                                }
+                                None => {
+                                    edits.extend(ns.abandon_block(&r.src, st.id.0, &h, b.id)?);
+                                    dropped = Some(b.id);
+                                }
                             }
                         }
+                        let (done, edit) =
+                            ns.complete(&r.src, st.id.0, &h, last, now, &|_| true)?;
+                        edits.extend(edit);
+                        Ok(((done, Some((h, st.id)), dropped), edits))
                     })
                     .await?;
                 if let (Some((h, id)), Ok(mut leases)) = (holder, self.leases.lock()) {
                     leases.remove_file(&h, id);
                 }
+                if let Some(b) = dropped {
+                    self.lock_blocks()?.remove_blocks(&[b]);
+                }
                 encode(&pb::RecoverLeaseResponseProto { result: closed })
             }
             "fsync" => {
                 let r: pb::FsyncRequestProto = decode(&req)?;
-                self.read(|ns| {
-                    let (id, path) = ns.resolve_file(&r.src, r.file_id.unwrap_or(0))?;
-                    match ns.writer_of(id) {
-                        Some(uc) if uc.client_name == r.client => Ok(()),
-                        _ => Err(FsError::LeaseExpired(format!(
-                            "No lease on {path}: File is not open for writing."
-                        ))),
-                    }
-                })?;
+                let len = r.last_block_length.filter(|l| *l > 0).map(|l| l as u64);
+                let file_id = r.file_id.unwrap_or(0);
+                self.mutate(&format!("fsync {}", r.src), |ns| {
+                    Ok((
+                        (),
+                        ns.fsync(&r.src, file_id, &r.client, len)?
+                            .into_iter()
+                            .collect(),
+                    ))
+                })
+                .await?;
                 encode(&pb::FsyncResponseProto {})
             }
-            "addBlock" => {
-                let r: pb::AddBlockRequestProto = decode(&req)?;
-                self.check_not_safe_mode(&format!("add block to {}", r.src))?;
-                self.read(|ns| {
-                    let (id, path) = ns.resolve_file(&r.src, r.file_id.unwrap_or(0))?;
-                    match ns.writer_of(id) {
-                        Some(uc) if uc.client_name == r.client_name => Ok(()),
-                        _ => Err(FsError::LeaseExpired(format!(
-                            "No lease on {path}: File is not open for writing."
-                        ))),
-                    }
-                })?;
-                // Honest answer while no DataNode can register: exactly what
-                // HDFS says when it has none.
-                Err(CallError::io(format!(
-                    "File {} could only be written to 0 of the 1 minReplication nodes. There are 0 datanode(s) running and {} node(s) are excluded in this operation.",
-                    r.src,
-                    r.exclude_nodes.len()
-                )))
+            "abandonBlock" => {
+                let r: pb::AbandonBlockRequestProto = decode(&req)?;
+                let file_id = r.file_id.unwrap_or(0);
+                let block = BlockId(r.b.block_id);
+                let abandoned = self
+                    .mutate(&format!("abandon block of {}", r.src), |ns| {
+                        let e = ns.abandon_block(&r.src, file_id, &r.holder, block)?;
+                        Ok((e.is_some(), e.into_iter().collect()))
+                    })
+                    .await?;
+                if abandoned {
+                    self.lock_blocks()?.remove_blocks(&[block]);
+                }
+                encode(&pb::AbandonBlockResponseProto {})
             }
+            "addBlock" => self.add_block(&ctx, decode(&req)?).await,
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();
                 Err(CallError::NoSuchMethod(other.to_string()))
             }
         }
+    }
+
+    async fn add_block(
+        self: Arc<Self>,
+        ctx: &CallContext,
+        r: pb::AddBlockRequestProto,
+    ) -> CallResult {
+        let file_id = r.file_id.unwrap_or(0);
+        let previous = r.previous.as_ref().map(block_record);
+        let excluded: std::collections::HashSet<String> = r
+            .exclude_nodes
+            .iter()
+            .flat_map(|d| {
+                [
+                    format!("{}:{}", d.id.ip_addr, d.id.xfer_port),
+                    d.id.datanode_uuid.clone(),
+                ]
+            })
+            .collect();
+        let min = self.min_replication();
+        let seed = self
+            .placement_seed
+            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+        let writer_ip = Some(ctx.remote_addr.ip());
+        let state = self.clone();
+        let (alloc, targets) = self
+            .mutate(&format!("add block to {}", r.src), |ns| {
+                let mut bm = state
+                    .blocks
+                    .lock()
+                    .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+                let dns = state
+                    .datanodes
+                    .lock()
+                    .map_err(|_| FsError::Io("datanode manager lock poisoned".into()))?;
+                // Choose targets before allocating, so a cluster without room
+                // allocates nothing.
+                let (fid, _) = ns.resolve_file(&r.src, file_id)?;
+                let block_size = ns.inode(fid).and_then(|n| n.file()).map_or(0, |f| f.block_size);
+                let replication = ns
+                    .inode(fid)
+                    .and_then(|n| n.file())
+                    .map_or(1, |f| usize::from(f.replication));
+                let (alloc, edit) = ns.add_block(&r.src, file_id, &r.client_name, previous, &|b| {
+                    bm.is_complete(b, min)
+                })?;
+                if alloc.existing {
+                    let targets = bm.locations(alloc.block.id).into_iter().map(|(d, _)| d).collect();
+                    return Ok(((alloc, targets), Vec::new()));
+                }
+                let now = std::time::Instant::now();
+                let targets = dns.choose_targets(
+                    &PlacementRequest {
+                        want: replication,
+                        excluded: &excluded,
+                        favored: &r.favored_nodes,
+                        writer_ip,
+                        block_size,
+                        seed,
+                    },
+                    now,
+                );
+                if targets.len() < min {
+                    // Undo the allocation: nothing was logged yet.
+                    if let Some(Edit::AddBlock { path, block, .. }) = &edit {
+                        let undo = Edit::AbandonBlock {
+                            path: path.clone(),
+                            block: block.id,
+                        };
+                        let _ = ns.apply(&undo);
+                    }
+                    return Err(FsError::Io(format!(
+                        "File {} could only be written to {} of the {min} minReplication nodes. There are {} datanode(s) running and {} node(s) are excluded in this operation.",
+                        r.src,
+                        targets.len(),
+                        dns.live(now).len(),
+                        r.exclude_nodes.len()
+                    )));
+                }
+                bm.add_block(alloc.block.id, alloc.block.gs, alloc.file, targets.clone());
+                Ok(((alloc, targets), edit.into_iter().collect()))
+            })
+            .await?;
+        let dns = self.lock_datanodes()?;
+        let locs: Vec<(DatanodeUuid, Option<String>)> =
+            targets.into_iter().map(|d| (d, None)).collect();
+        // The pipeline keeps the order placement chose (writer's node first).
+        let mut lb = self.located_block(&alloc.block, alloc.offset, &locs, &dns, None);
+        lb.b.num_bytes = Some(0);
+        encode(&pb::AddBlockResponseProto { block: lb })
     }
 
     fn forget_leases(&self, files: &[crate::namespace::INodeId]) {

@@ -50,6 +50,8 @@ pub enum FsError {
     #[error("{0}")]
     LeaseExpired(String),
     #[error("{0}")]
+    NotReplicatedYet(String),
+    #[error("{0}")]
     IllegalArgument(String),
     #[error("{0}")]
     Io(String),
@@ -82,12 +84,66 @@ pub struct UnderConstruction {
     pub client_machine: String,
 }
 
+/// A block id. HDFS hands out positive ids from 2^30 + 1 upward (negative
+/// ids mark erasure-coded block groups, which Cairn never creates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(pub u64);
+
+impl std::fmt::Display for BlockId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// First block id of a fresh namespace (as HDFS: 2^30 + 1).
+pub const FIRST_BLOCK_ID: u64 = (1 << 30) + 1;
+/// First generation stamp of a fresh namespace (as HDFS).
+pub const FIRST_GENERATION_STAMP: u64 = 1001;
+
+/// A block of a file as the namespace records it: id, generation stamp and
+/// length (the committed length; for the last block of an open file, the
+/// length last reported by the writer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockRecord {
+    pub id: BlockId,
+    pub gs: u64,
+    pub num_bytes: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct FileNode {
     pub replication: u16,
     pub block_size: u64,
-    pub length: u64,
+    pub blocks: Vec<BlockRecord>,
     pub under_construction: Option<UnderConstruction>,
+}
+
+impl FileNode {
+    /// File length: the sum of its blocks' lengths.
+    pub fn length(&self) -> u64 {
+        self.blocks.iter().map(|b| b.num_bytes).sum()
+    }
+}
+
+/// What a delete or overwrite removed: the files (for their leases) and
+/// their blocks (for their replicas).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Removed {
+    pub files: Vec<INodeId>,
+    pub blocks: Vec<BlockId>,
+}
+
+/// The answer to addBlock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocatedBlock {
+    pub block: BlockRecord,
+    /// Offset of the block's first byte in the file.
+    pub offset: u64,
+    pub file: INodeId,
+    pub replication: u16,
+    /// True when this is a retried addBlock answered with the block that
+    /// was already allocated (no edit).
+    pub existing: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -209,7 +265,25 @@ pub enum Edit {
     CloseFile {
         path: String,
         mtime_ms: u64,
-        length: u64,
+        /// The last block as the writer committed it.
+        last: Option<BlockRecord>,
+    },
+    /// A new last block (committing the previous one as the client reported it).
+    AddBlock {
+        path: String,
+        previous: Option<BlockRecord>,
+        block: BlockRecord,
+    },
+    /// The writer gave up on the (empty) last block.
+    AbandonBlock {
+        path: String,
+        block: BlockId,
+    },
+    /// New length or generation stamp of a block of an open file (fsync,
+    /// pipeline recovery).
+    UpdateBlock {
+        path: String,
+        block: BlockRecord,
     },
     Delete {
         path: String,
@@ -288,6 +362,8 @@ impl Resolved {
 pub struct Namespace {
     inodes: HashMap<INodeId, INode>,
     last_inode_id: u64,
+    last_block_id: u64,
+    last_gs: u64,
     limits: Limits,
     permissions_enabled: bool,
 }
@@ -316,6 +392,8 @@ impl Namespace {
         Self {
             inodes: HashMap::from([(ROOT_INODE_ID, root)]),
             last_inode_id: ROOT_INODE_ID.0,
+            last_block_id: FIRST_BLOCK_ID - 1,
+            last_gs: FIRST_GENERATION_STAMP - 1,
             limits,
             permissions_enabled: true,
         }
@@ -525,7 +603,7 @@ impl Namespace {
                 false,
             ),
             INodeKind::File(f) => (
-                f.length,
+                f.length(),
                 f.replication,
                 f.block_size,
                 0,
@@ -636,8 +714,8 @@ impl Namespace {
                 }
                 INodeKind::File(f) => {
                     sum.file_count += 1;
-                    sum.length += f.length;
-                    sum.space_consumed += f.length * u64::from(f.replication);
+                    sum.length += f.length();
+                    sum.space_consumed += f.length() * u64::from(f.replication);
                 }
             }
         }
@@ -860,7 +938,7 @@ impl Namespace {
         replication: u16,
         block_size: u64,
         now_ms: u64,
-    ) -> Result<(FileStatus, Vec<Edit>), FsError> {
+    ) -> Result<(FileStatus, Vec<Edit>, Removed), FsError> {
         let res = self.resolve(src)?;
         let path = res.path();
         if res.components.is_empty() {
@@ -935,6 +1013,7 @@ impl Namespace {
         if existing.is_none() {
             self.check_dir_items(parent, &res.prefix(n - 2))?;
         }
+        let removed = existing.map(|id| self.files_under(id)).unwrap_or_default();
         let edit = Edit::AddFile {
             id: self.next_id(),
             path: path.clone(),
@@ -954,7 +1033,7 @@ impl Namespace {
             .resolve(&path)?
             .last()
             .ok_or_else(|| FsError::Io("file vanished".into()))?;
-        Ok((self.status(self.node(id)), edits))
+        Ok((self.status(self.node(id)), edits, removed))
     }
 
     fn check_replication(&self, replication: u16, path: &str) -> Result<(), FsError> {
@@ -973,40 +1052,217 @@ impl Namespace {
         Ok(())
     }
 
-    /// complete: closes a file held by `client_name`. Returns `true` when
-    /// closed (also when it already was).
+    fn writable_file(
+        &self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+    ) -> Result<(INodeId, String), FsError> {
+        let (id, path) = self.resolve_file(src, file_id)?;
+        match self.writer_of(id) {
+            Some(uc) if uc.client_name == client_name => Ok((id, path)),
+            Some(uc) => Err(FsError::LeaseExpired(format!(
+                "Client (={client_name}) is not the lease owner (={}) of {path}",
+                uc.client_name
+            ))),
+            None => Err(FsError::LeaseExpired(format!(
+                "No lease on {path} (inode {id}): File is not open for writing. Holder {client_name} does not have any open files."
+            ))),
+        }
+    }
+
+    /// The blocks of a file (empty for directories and missing ids).
+    pub fn blocks_of(&self, id: INodeId) -> &[BlockRecord] {
+        self.inodes
+            .get(&id)
+            .and_then(INode::file)
+            .map_or(&[], |f| f.blocks.as_slice())
+    }
+
+    /// addBlock: commits `previous` as the client reports it and allocates
+    /// the next block. A retry of an addBlock whose answer was lost gets the
+    /// block already allocated. `is_complete` says whether a block has
+    /// reached minimum replication (from the block manager).
     ///
     /// # Errors
-    /// FileNotFound, or LeaseExpired when another client holds the file.
+    /// LeaseExpired (not the writer), FileNotFound, NotReplicatedYet (the
+    /// block before `previous` is still short of replicas), Io (a
+    /// `previous` that is not the file's last block).
+    pub fn add_block(
+        &mut self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+        previous: Option<BlockRecord>,
+        is_complete: &dyn Fn(&BlockRecord) -> bool,
+    ) -> Result<(AllocatedBlock, Option<Edit>), FsError> {
+        let (id, path) = self.writable_file(src, file_id, client_name)?;
+        let f = self
+            .node(id)
+            .file()
+            .ok_or_else(|| FsError::FileNotFound(path.clone()))?;
+        let blocks = &f.blocks;
+        let n = blocks.len();
+        let retried = match previous {
+            Some(p) => n >= 2 && blocks[n - 2].id == p.id,
+            None => n == 1,
+        };
+        if retried {
+            let block = blocks[n - 1];
+            let offset = blocks[..n - 1].iter().map(|b| b.num_bytes).sum();
+            return Ok((
+                AllocatedBlock {
+                    block,
+                    offset,
+                    file: id,
+                    replication: f.replication,
+                    existing: true,
+                },
+                None,
+            ));
+        }
+        match (previous, blocks.last()) {
+            (Some(p), Some(last)) if p.id == last.id => {}
+            (None, None) => {}
+            (p, last) => {
+                return Err(FsError::Io(format!(
+                    "Cannot allocate a block for {path}: the previous block {:?} does not match the last block {:?}",
+                    p.map(|b| b.id.0),
+                    last.map(|b| b.id.0)
+                )))
+            }
+        }
+        if n >= 2 && !is_complete(&blocks[n - 2]) {
+            return Err(FsError::NotReplicatedYet(format!(
+                "Not replicated yet: {path}"
+            )));
+        }
+        let offset: u64 = blocks[..n.saturating_sub(1)]
+            .iter()
+            .map(|b| b.num_bytes)
+            .sum::<u64>()
+            + previous.map_or(0, |p| p.num_bytes);
+        let block = BlockRecord {
+            id: BlockId(self.last_block_id + 1),
+            gs: self.last_gs + 1,
+            num_bytes: 0,
+        };
+        let replication = f.replication;
+        let edit = Edit::AddBlock {
+            path,
+            previous,
+            block,
+        };
+        self.apply_checked(&edit);
+        Ok((
+            AllocatedBlock {
+                block,
+                offset,
+                file: id,
+                replication,
+                existing: false,
+            },
+            Some(edit),
+        ))
+    }
+
+    /// abandonBlock: drops the file's last block when it is `block`.
+    ///
+    /// # Errors
+    /// LeaseExpired, FileNotFound.
+    pub fn abandon_block(
+        &mut self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+        block: BlockId,
+    ) -> Result<Option<Edit>, FsError> {
+        let (id, path) = self.writable_file(src, file_id, client_name)?;
+        if self.blocks_of(id).last().map(|b| b.id) != Some(block) {
+            return Ok(None);
+        }
+        let edit = Edit::AbandonBlock { path, block };
+        self.apply_checked(&edit);
+        Ok(Some(edit))
+    }
+
+    /// fsync: records the writer's view of the last block's length.
+    ///
+    /// # Errors
+    /// LeaseExpired, FileNotFound.
+    pub fn fsync(
+        &mut self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+        last_block_length: Option<u64>,
+    ) -> Result<Option<Edit>, FsError> {
+        let (id, path) = self.writable_file(src, file_id, client_name)?;
+        let (Some(len), Some(last)) = (last_block_length, self.blocks_of(id).last().copied())
+        else {
+            return Ok(None);
+        };
+        if len <= last.num_bytes {
+            return Ok(None);
+        }
+        let edit = Edit::UpdateBlock {
+            path,
+            block: BlockRecord {
+                num_bytes: len,
+                ..last
+            },
+        };
+        self.apply_checked(&edit);
+        Ok(Some(edit))
+    }
+
+    /// complete: commits the last block and closes the file once every
+    /// block has minimum replication; `false` (try again) until then.
+    /// Closing an already closed file answers `true`.
+    ///
+    /// # Errors
+    /// FileNotFound, LeaseExpired (another writer), Io (a `last` that is
+    /// not the file's last block).
     pub fn complete(
         &mut self,
         src: &str,
         file_id: u64,
         client_name: &str,
-        length: u64,
+        last: Option<BlockRecord>,
         now_ms: u64,
+        is_complete: &dyn Fn(&BlockRecord) -> bool,
     ) -> Result<(bool, Option<Edit>), FsError> {
         let (id, path) = self.resolve_file(src, file_id)?;
         let file = self
             .node(id)
             .file()
             .ok_or_else(|| FsError::FileNotFound(format!("Path is not a file: {path}")))?;
-        match &file.under_construction {
-            None => Ok((true, None)),
-            Some(uc) if uc.client_name != client_name => Err(FsError::LeaseExpired(format!(
-                "Client (={client_name}) is not the lease owner (={}) of {path}",
-                uc.client_name
-            ))),
-            Some(_) => {
-                let edit = Edit::CloseFile {
-                    path,
-                    mtime_ms: now_ms,
-                    length,
-                };
-                self.apply_checked(&edit);
-                Ok((true, Some(edit)))
+        if file.under_construction.is_none() {
+            return Ok((true, None));
+        }
+        self.writable_file(src, file_id, client_name)?;
+        let mut blocks = file.blocks.clone();
+        if let Some(l) = last {
+            match blocks.last_mut() {
+                Some(b) if b.id == l.id => *b = l,
+                _ => {
+                    return Err(FsError::Io(format!(
+                        "Cannot complete {path}: block {} is not its last block",
+                        l.id
+                    )))
+                }
             }
         }
+        if !blocks.iter().all(is_complete) {
+            return Ok((false, None));
+        }
+        let edit = Edit::CloseFile {
+            path,
+            mtime_ms: now_ms,
+            last,
+        };
+        self.apply_checked(&edit);
+        Ok((true, Some(edit)))
     }
 
     /// The writer of an open file, if any.
@@ -1030,7 +1286,7 @@ impl Namespace {
         src: &str,
         recursive: bool,
         now_ms: u64,
-    ) -> Result<Option<(Edit, Vec<INodeId>)>, FsError> {
+    ) -> Result<Option<(Edit, Removed)>, FsError> {
         let res = self.resolve(src)?;
         self.check(
             caller,
@@ -1063,13 +1319,16 @@ impl Namespace {
         Ok(Some((edit, files)))
     }
 
-    fn files_under(&self, id: INodeId) -> Vec<INodeId> {
-        let mut out = Vec::new();
+    fn files_under(&self, id: INodeId) -> Removed {
+        let mut out = Removed::default();
         let mut stack = vec![id];
         while let Some(id) = stack.pop() {
             match &self.node(id).kind {
                 INodeKind::Directory { children } => stack.extend(children.values().copied()),
-                INodeKind::File(_) => out.push(id),
+                INodeKind::File(f) => {
+                    out.files.push(id);
+                    out.blocks.extend(f.blocks.iter().map(|b| b.id));
+                }
             }
         }
         out
@@ -1173,7 +1432,7 @@ impl Namespace {
         dst: &str,
         overwrite: bool,
         now_ms: u64,
-    ) -> Result<(Edit, Vec<INodeId>), FsError> {
+    ) -> Result<(Edit, Removed), FsError> {
         let src_res = self.resolve(src)?;
         let dst_res = self.resolve(dst)?;
         let (sp, dp) = (src_res.path(), dst_res.path());
@@ -1202,7 +1461,9 @@ impl Namespace {
             return Err(FsError::Io("rename source cannot be the root".to_string()));
         }
         if dst_res.components.is_empty() {
-            return Err(FsError::Io("rename destination cannot be the root".to_string()));
+            return Err(FsError::Io(
+                "rename destination cannot be the root".to_string(),
+            ));
         }
         if sp == dp {
             return Err(FsError::AlreadyExists(format!(
@@ -1214,7 +1475,7 @@ impl Namespace {
                 "Rename destination {dp} is a directory or file under source {sp}"
             )));
         }
-        let mut removed = Vec::new();
+        let mut removed = Removed::default();
         if let Some(d) = dst_res.last() {
             if !overwrite {
                 return Err(FsError::AlreadyExists(format!(
@@ -1543,7 +1804,7 @@ impl Namespace {
                         kind: INodeKind::File(FileNode {
                             replication: *replication,
                             block_size: *block_size,
-                            length: 0,
+                            blocks: Vec::new(),
                             under_construction: Some(UnderConstruction {
                                 client_name: client_name.clone(),
                                 client_machine: client_machine.clone(),
@@ -1555,20 +1816,51 @@ impl Namespace {
             Edit::CloseFile {
                 path,
                 mtime_ms,
-                length,
+                last,
             } => {
                 let (id, _) = self.resolve_existing(path)?;
                 let node = self.node_mut(id);
                 node.mtime_ms = *mtime_ms;
-                match &mut node.kind {
-                    INodeKind::File(f) => {
-                        f.under_construction = None;
-                        f.length = *length;
-                    }
-                    INodeKind::Directory { .. } => {
-                        return Err(ApplyError(format!("{path} is a directory")))
-                    }
+                let f = file_mut(node, path)?;
+                if let Some(last) = last {
+                    commit_last(f, last, path)?;
                 }
+                f.under_construction = None;
+            }
+            Edit::AddBlock {
+                path,
+                previous,
+                block,
+            } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let f = file_mut(self.node_mut(id), path)?;
+                if let Some(prev) = previous {
+                    commit_last(f, prev, path)?;
+                }
+                f.blocks.push(*block);
+                self.last_block_id = self.last_block_id.max(block.id.0);
+                self.last_gs = self.last_gs.max(block.gs);
+            }
+            Edit::AbandonBlock { path, block } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let f = file_mut(self.node_mut(id), path)?;
+                if f.blocks.last().map(|b| b.id) != Some(*block) {
+                    return Err(ApplyError(format!(
+                        "{block} is not the last block of {path}"
+                    )));
+                }
+                f.blocks.pop();
+            }
+            Edit::UpdateBlock { path, block } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let f = file_mut(self.node_mut(id), path)?;
+                let b = f
+                    .blocks
+                    .iter_mut()
+                    .find(|b| b.id == block.id)
+                    .ok_or_else(|| ApplyError(format!("{} is not a block of {path}", block.id)))?;
+                *b = *block;
+                self.last_gs = self.last_gs.max(block.gs);
             }
             Edit::Delete { path, mtime_ms } => {
                 let (id, res) = self.resolve_existing(path)?;
@@ -1651,6 +1943,27 @@ impl Namespace {
             }
         }
         Ok(())
+    }
+}
+
+fn file_mut<'a>(node: &'a mut INode, path: &str) -> Result<&'a mut FileNode, ApplyError> {
+    match &mut node.kind {
+        INodeKind::File(f) => Ok(f),
+        INodeKind::Directory { .. } => Err(ApplyError(format!("{path} is a directory"))),
+    }
+}
+
+/// Sets the last block's length and stamp to what the writer committed.
+fn commit_last(f: &mut FileNode, block: &BlockRecord, path: &str) -> Result<(), ApplyError> {
+    match f.blocks.last_mut() {
+        Some(last) if last.id == block.id => {
+            *last = *block;
+            Ok(())
+        }
+        _ => Err(ApplyError(format!(
+            "{} is not the last block of {path}",
+            block.id
+        ))),
     }
 }
 

@@ -116,7 +116,8 @@ fn files_and_directories_conflict_as_in_hdfs() {
         ns.create(&root(), "/f", 0o644, "c2", "m", true, true, 3, 1 << 27, NOW),
         Err(FsError::AlreadyBeingCreated(_))
     ));
-    ns.complete("/f", 0, "c1", 0, NOW + 5).expect("complete");
+    ns.complete("/f", 0, "c1", None, NOW + 5, &|_| true)
+        .expect("complete");
     assert!(matches!(
         ns.create(
             &root(),
@@ -225,7 +226,8 @@ fn rename2_throws_and_overwrites() {
     for f in ["/s", "/d"] {
         ns.create(&root(), f, 0o644, "c", "m", false, true, 1, 1024, NOW)
             .expect("create");
-        ns.complete(f, 0, "c", 0, NOW).expect("complete");
+        ns.complete(f, 0, "c", None, NOW, &|_| true)
+            .expect("complete");
     }
     assert!(matches!(
         ns.rename2(&root(), "/s", "/d", false, NOW),
@@ -243,7 +245,7 @@ fn rename2_throws_and_overwrites() {
     let (_, removed) = ns
         .rename2(&root(), "/s", "/d", true, NOW)
         .expect("overwrite");
-    assert_eq!(removed.len(), 1);
+    assert_eq!(removed.files.len(), 1);
     assert_eq!(stat(&ns, "/d").id, sid);
     ns.mkdirs(&root(), "/dir", 0o755, true, NOW).expect("mkdir");
     assert!(matches!(
@@ -317,7 +319,8 @@ fn sticky_bit_protects_other_users_entries() {
         &alice, "/tmp/f", 0o644, "ca", "m", false, true, 1, 1024, NOW,
     )
     .expect("create");
-    ns.complete("/tmp/f", 0, "ca", 0, NOW).expect("close");
+    ns.complete("/tmp/f", 0, "ca", None, NOW, &|_| true)
+        .expect("close");
     let err = ns.delete(&bob, "/tmp/f", false, NOW).expect_err("sticky");
     assert!(
         matches!(&err, FsError::AccessControl(m) if m.starts_with("Permission denied by sticky bit: user=bob")),
@@ -347,7 +350,8 @@ fn content_summary_counts() {
         NOW,
     )
     .expect("create");
-    ns.complete("/c/d/f", 0, "c", 0, NOW).expect("close");
+    ns.complete("/c/d/f", 0, "c", None, NOW, &|_| true)
+        .expect("close");
     let s = ns.content_summary(&root(), "/c").expect("summary");
     assert_eq!((s.directory_count, s.file_count, s.length), (2, 1, 0));
     assert!(matches!(
@@ -413,7 +417,7 @@ fn edits_replay_to_the_same_tree() {
     let mut log = Vec::new();
     let c = root();
     log.extend(ns.mkdirs(&c, "/a/b", 0o755, true, NOW + 1).expect("mkdir"));
-    let (_, e) = ns
+    let (_, e, _) = ns
         .create(
             &c,
             "/a/b/f",
@@ -428,7 +432,11 @@ fn edits_replay_to_the_same_tree() {
         )
         .expect("create");
     log.extend(e);
-    log.extend(ns.complete("/a/b/f", 0, "cl", 0, NOW + 3).expect("close").1);
+    log.extend(
+        ns.complete("/a/b/f", 0, "cl", None, NOW + 3, &|_| true)
+            .expect("close")
+            .1,
+    );
     log.push(
         ns.set_owner(&c, "/a/b/f", Some("alice"), Some("g"))
             .expect("chown"),
@@ -453,4 +461,80 @@ fn edits_replay_to_the_same_tree() {
     log.push(ns.set_times(&c, "/y", Some(77), Some(88)).expect("times"));
     log.extend(ns.set_replication(&c, "/y", 5).expect("setrep"));
     assert_replays(&ns, &log);
+}
+
+#[test]
+fn blocks_are_allocated_committed_and_replayed() {
+    // Goal: addBlock allocates sequential ids and stamps from HDFS's
+    // starting points, commits the previous block's length, answers a
+    // retried addBlock with the same block, refuses writers without the
+    // lease, and complete waits for replication; the edits replay.
+    let mut ns = ns();
+    let c = root();
+    let mut log = Vec::new();
+    let (st, e, _) = ns
+        .create(&c, "/b/f", 0o644, "w", "m", false, true, 3, 1024, NOW)
+        .expect("create");
+    log.extend(e);
+    let yes = |_: &BlockRecord| true;
+    let (a1, e) = ns
+        .add_block("/b/f", st.id.0, "w", None, &yes)
+        .expect("first");
+    assert_eq!(a1.block.id, BlockId(FIRST_BLOCK_ID));
+    assert_eq!(a1.block.gs, FIRST_GENERATION_STAMP);
+    assert_eq!(a1.offset, 0);
+    log.extend(e);
+    // A lost answer: the client asks again with the same previous (none).
+    let (again, e) = ns
+        .add_block("/b/f", st.id.0, "w", None, &yes)
+        .expect("retry");
+    assert!(again.existing && e.is_none());
+    assert_eq!(again.block, a1.block);
+    assert!(matches!(
+        ns.add_block("/b/f", 0, "intruder", None, &yes),
+        Err(FsError::LeaseExpired(_))
+    ));
+    let prev = BlockRecord {
+        num_bytes: 1024,
+        ..a1.block
+    };
+    let (a2, e) = ns
+        .add_block("/b/f", 0, "w", Some(prev), &yes)
+        .expect("second");
+    log.extend(e);
+    assert_eq!(a2.offset, 1024);
+    assert_eq!(a2.block.id.0, FIRST_BLOCK_ID + 1);
+    let prev2 = BlockRecord {
+        num_bytes: 1024,
+        ..a2.block
+    };
+    // The block before the previous one lacks replicas: not yet.
+    assert!(matches!(
+        ns.add_block("/b/f", 0, "w", Some(prev2), &|b: &BlockRecord| b.id
+            != a1.block.id),
+        Err(FsError::NotReplicatedYet(_))
+    ));
+    let last = BlockRecord {
+        num_bytes: 10,
+        ..a2.block
+    };
+    let (done, e) = ns
+        .complete("/b/f", 0, "w", Some(last), NOW + 1, &|b: &BlockRecord| {
+            b.id != a2.block.id
+        })
+        .expect("complete");
+    assert!(!done && e.is_none(), "last block not yet reported");
+    let (done, e) = ns
+        .complete("/b/f", 0, "w", Some(last), NOW + 2, &yes)
+        .expect("complete");
+    assert!(done);
+    log.extend(e);
+    assert_eq!(stat(&ns, "/b/f").length, 1034);
+    assert_replays(&ns, &log);
+    let (removed_edit, removed) = ns
+        .delete(&c, "/b", true, NOW)
+        .expect("ok")
+        .expect("existed");
+    let _ = removed_edit;
+    assert_eq!(removed.blocks, vec![a1.block.id, a2.block.id]);
 }

@@ -1,0 +1,377 @@
+//! `DatanodeProtocol` (DataNodes registering, heartbeating and reporting
+//! their replicas) and `NamenodeProtocol.versionRequest`, as a Hadoop 3.4.1
+//! NameNode answers them, so that Cairn's DataNodes, Hadoop's DataNodes and
+//! NNThroughputBenchmark's simulated ones all work.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use cairn_proto::hadoop::hdfs::{
+    self as pb, datanode_command_proto, received_deleted_block_info_proto,
+};
+use cairn_rpc::{CallContext, CallError, Protocol};
+use futures::future::BoxFuture;
+use prost::Message;
+use tracing::{debug, info};
+
+use crate::datanodes::DatanodeUuid;
+use crate::namespace::BlockId;
+use crate::service::{NameNodeState, INVALIDATE_LIMIT};
+
+/// Layout version a 3.4.1 NameNode reports (negative, sent as uint32).
+const NAMENODE_LAYOUT_VERSION: i32 = -67;
+/// Version string DataNodes compare against their minimum.
+const SOFTWARE_VERSION: &str = "3.4.1";
+/// NamespaceInfo capability bit: block reports in the buffer encoding.
+const CAPABILITY_STORAGE_BLOCK_REPORT_BUFFERS: u64 = 1;
+/// Replica state of a finalized replica in block reports.
+const REPLICA_FINALIZED: u64 = 0;
+
+type CallResult = Result<Bytes, CallError>;
+
+fn decode<M: Message + Default>(request: &Bytes) -> Result<M, CallError> {
+    M::decode(request.clone()).map_err(CallError::from)
+}
+
+fn encode<M: Message>(m: &M) -> CallResult {
+    Ok(Bytes::from(m.encode_to_vec()))
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// The NamespaceInfo handed to DataNodes and benchmarks.
+pub fn namespace_info(state: &NameNodeState) -> pb::NamespaceInfoProto {
+    pb::NamespaceInfoProto {
+        build_version: format!("cairn-{}", env!("CARGO_PKG_VERSION")),
+        unused: 0,
+        block_pool_id: state.block_pool_id.clone(),
+        storage_info: pb::StorageInfoProto {
+            layout_version: NAMENODE_LAYOUT_VERSION as u32,
+            namespace_id: state.namespace_id,
+            cluster_id: state.cluster_id.clone(),
+            c_time: 0,
+        },
+        software_version: SOFTWARE_VERSION.into(),
+        capabilities: Some(CAPABILITY_STORAGE_BLOCK_REPORT_BUFFERS),
+        state: Some(pb::nnha_status_heartbeat_proto::State::Active as i32),
+    }
+}
+
+/// Decodes the replicas of one storage's block report: the buffer encoding
+/// (zigzag blockId, numBytes, genStamp, state per replica) or the legacy
+/// list of longs. Returns (block, gs, length, finalized).
+///
+/// # Errors
+/// A message when the encoding is malformed.
+pub fn decode_storage_report(
+    r: &pb::StorageBlockReportProto,
+) -> Result<Vec<(BlockId, u64, u64, bool)>, String> {
+    let mut out = Vec::new();
+    if !r.blocks_buffers.is_empty() {
+        for buf in &r.blocks_buffers {
+            let mut b: &[u8] = buf;
+            let varint =
+                |b: &mut &[u8]| prost::encoding::decode_varint(b).map_err(|e| e.to_string());
+            while !b.is_empty() {
+                let zz = varint(&mut b)?;
+                let id = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
+                let len = varint(&mut b)?;
+                let gs = varint(&mut b)?;
+                let st = varint(&mut b)?;
+                out.push((BlockId(id as u64), gs, len, st == REPLICA_FINALIZED));
+            }
+        }
+        return Ok(out);
+    }
+    // Legacy: [nFinalized, nUc, 3 per finalized, -1 -1 -1, 4 per uc].
+    let v = &r.blocks;
+    if v.len() < 2 {
+        return Ok(out);
+    }
+    let (nf, nuc) = (v[0] as usize, v[1] as usize);
+    let need = 2usize
+        .checked_add(nf.checked_mul(3).ok_or("count overflow")?)
+        .and_then(|x| x.checked_add(3))
+        .and_then(|x| x.checked_add(nuc.checked_mul(4)?))
+        .ok_or("count overflow")?;
+    if v.len() < need.min(2 + nf * 3) {
+        return Err(format!(
+            "block report too short: {} longs for {nf} finalized",
+            v.len()
+        ));
+    }
+    for i in 0..nf {
+        let base = 2 + 3 * i;
+        out.push((BlockId(v[base]), v[base + 2], v[base + 1], true));
+    }
+    let uc_base = 2 + 3 * nf + 3;
+    for i in 0..nuc {
+        let base = uc_base + 4 * i;
+        if base + 3 >= v.len() {
+            break;
+        }
+        out.push((
+            BlockId(v[base]),
+            v[base + 2],
+            v[base + 1],
+            v[base + 3] == REPLICA_FINALIZED,
+        ));
+    }
+    Ok(out)
+}
+
+/// `org.apache.hadoop.hdfs.server.protocol.DatanodeProtocol`.
+pub struct DatanodeProtocolService {
+    pub state: Arc<NameNodeState>,
+}
+
+impl DatanodeProtocolService {
+    fn dispatch(&self, ctx: &CallContext, method: &str, req: Bytes) -> CallResult {
+        let state = &self.state;
+        match method {
+            "versionRequest" => encode(&pb::VersionResponseProto {
+                info: namespace_info(state),
+            }),
+            "registerDatanode" => {
+                let r: pb::RegisterDatanodeRequestProto = decode(&req)?;
+                let mut reg = r.registration;
+                // As Hadoop: the address the DataNode connects from is the one
+                // clients will reach it on.
+                reg.datanode_id.ip_addr = ctx.remote_addr.ip().to_string();
+                let uuid = DatanodeUuid(reg.datanode_id.datanode_uuid.clone());
+                if uuid.0.is_empty() {
+                    return Err(CallError::remote(
+                        cairn_proto::exceptions::DISALLOWED_DATANODE,
+                        "Datanode denied communication with namenode: empty datanodeUuid",
+                    ));
+                }
+                let known = state.lock_datanodes()?.register(
+                    reg.datanode_id.clone(),
+                    Instant::now(),
+                    now_ms(),
+                );
+                if known {
+                    state.lock_blocks()?.remove_datanode(&uuid);
+                }
+                info!(datanode = %uuid, addr = %format!("{}:{}", reg.datanode_id.ip_addr, reg.datanode_id.xfer_port), "DataNode registered");
+                encode(&pb::RegisterDatanodeResponseProto { registration: reg })
+            }
+            "sendHeartbeat" => {
+                let r: pb::HeartbeatRequestProto = decode(&req)?;
+                let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
+                let known = state.lock_datanodes()?.heartbeat(
+                    &uuid,
+                    &r.reports,
+                    r.xceiver_count.unwrap_or(0),
+                    Instant::now(),
+                    now_ms(),
+                );
+                let mut cmds = Vec::new();
+                if !known {
+                    cmds.push(pb::DatanodeCommandProto {
+                        cmd_type: datanode_command_proto::Type::RegisterCommand as i32,
+                        register_cmd: Some(pb::RegisterCommandProto {}),
+                        ..Default::default()
+                    });
+                } else {
+                    let inv = state
+                        .lock_blocks()?
+                        .take_invalidations(&uuid, INVALIDATE_LIMIT);
+                    if !inv.is_empty() {
+                        debug!(datanode = %uuid, blocks = inv.len(), "sending INVALIDATE");
+                        cmds.push(pb::DatanodeCommandProto {
+                            cmd_type: datanode_command_proto::Type::BlockCommand as i32,
+                            blk_cmd: Some(pb::BlockCommandProto {
+                                action: pb::block_command_proto::Action::Invalidate as i32,
+                                block_pool_id: state.block_pool_id.clone(),
+                                blocks: inv
+                                    .into_iter()
+                                    .map(|(id, gs)| pb::BlockProto {
+                                        block_id: id.0,
+                                        gen_stamp: gs,
+                                        num_bytes: Some(i64::MAX as u64),
+                                    })
+                                    .collect(),
+                                ..Default::default()
+                            }),
+                            ..Default::default()
+                        });
+                    }
+                }
+                let lease = if known && r.request_full_block_report_lease.unwrap_or(false) {
+                    // Any non-zero id; Cairn does not rate-limit block reports.
+                    (now_ms() << 8) | 1
+                } else {
+                    0
+                };
+                encode(&pb::HeartbeatResponseProto {
+                    cmds,
+                    ha_status: pb::NnhaStatusHeartbeatProto {
+                        state: pb::nnha_status_heartbeat_proto::State::Active as i32,
+                        txid: state.journal.last_txid().0,
+                    },
+                    full_block_report_lease_id: Some(lease),
+                    is_slownode: Some(false),
+                    ..Default::default()
+                })
+            }
+            "blockReport" => {
+                let r: pb::BlockReportRequestProto = decode(&req)?;
+                let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
+                if state.lock_datanodes()?.get(&uuid).is_none() {
+                    return Err(CallError::remote(
+                        cairn_proto::exceptions::UNREGISTERED_NODE,
+                        format!("Unregistered DataNode {uuid}"),
+                    ));
+                }
+                let mut total = 0;
+                for storage in &r.reports {
+                    let replicas = decode_storage_report(storage).map_err(CallError::BadRequest)?;
+                    let sid = storage.storage.storage_uuid.clone();
+                    let (ok, bad) = state.lock_blocks()?.full_report(&uuid, &sid, &replicas);
+                    total += replicas.len();
+                    state.lock_datanodes()?.note_block_report(
+                        &uuid,
+                        &sid,
+                        u32::try_from(ok).unwrap_or(u32::MAX),
+                        now_ms(),
+                    );
+                    debug!(datanode = %uuid, storage = %sid, accepted = ok, invalid = bad, "block report");
+                }
+                let _ = total;
+                encode(&pb::BlockReportResponseProto { cmd: None })
+            }
+            "blockReceivedAndDeleted" => {
+                let r: pb::BlockReceivedAndDeletedRequestProto = decode(&req)?;
+                let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
+                let mut bm = state.lock_blocks()?;
+                for storage in &r.blocks {
+                    let sid = storage
+                        .storage
+                        .as_ref()
+                        .map_or_else(|| storage.storage_uuid.clone(), |s| s.storage_uuid.clone());
+                    for b in &storage.blocks {
+                        let id = BlockId(b.block.block_id);
+                        let len = b.block.num_bytes.unwrap_or(0);
+                        use received_deleted_block_info_proto::BlockStatus as S;
+                        match S::try_from(b.status) {
+                            Ok(S::Received) => {
+                                bm.replica_reported(&uuid, &sid, id, b.block.gen_stamp, len, true);
+                            }
+                            Ok(S::Receiving) => {
+                                bm.replica_reported(&uuid, &sid, id, b.block.gen_stamp, len, false);
+                            }
+                            Ok(S::Deleted) => bm.replica_deleted(&uuid, id),
+                            Err(_) => {}
+                        }
+                    }
+                }
+                encode(&pb::BlockReceivedAndDeletedResponseProto {})
+            }
+            "errorReport" => {
+                let r: pb::ErrorReportRequestProto = decode(&req)?;
+                info!(datanode = %r.registration.datanode_id.datanode_uuid, code = r.error_code, msg = %r.msg, "DataNode error report");
+                encode(&pb::ErrorReportResponseProto {})
+            }
+            other => Err(CallError::NoSuchMethod(other.to_string())),
+        }
+    }
+}
+
+impl Protocol for DatanodeProtocolService {
+    fn name(&self) -> &str {
+        cairn_proto::protocols::DATANODE_PROTOCOL
+    }
+
+    fn call(
+        self: Arc<Self>,
+        ctx: CallContext,
+        method: String,
+        request: Bytes,
+    ) -> BoxFuture<'static, CallResult> {
+        Box::pin(async move { self.dispatch(&ctx, &method, request) })
+    }
+}
+
+/// `org.apache.hadoop.hdfs.server.protocol.NamenodeProtocol`: only
+/// `versionRequest`, which NNThroughputBenchmark calls.
+pub struct NamenodeProtocolService {
+    pub state: Arc<NameNodeState>,
+}
+
+impl Protocol for NamenodeProtocolService {
+    fn name(&self) -> &str {
+        cairn_proto::protocols::NAMENODE_PROTOCOL
+    }
+
+    fn call(
+        self: Arc<Self>,
+        _ctx: CallContext,
+        method: String,
+        _request: Bytes,
+    ) -> BoxFuture<'static, CallResult> {
+        Box::pin(async move {
+            match method.as_str() {
+                "versionRequest" => encode(&pb::VersionResponseProto {
+                    info: namespace_info(&self.state),
+                }),
+                other => Err(CallError::NoSuchMethod(other.to_string())),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_encoded_report_from_capture_decodes() {
+        // PROTOCOL.md §4.2: blk_1073741828_1004, 200000 bytes, finalized.
+        let report = pb::StorageBlockReportProto {
+            storage: pb::DatanodeStorageProto {
+                storage_uuid: "DS-x".into(),
+                ..Default::default()
+            },
+            blocks: vec![],
+            number_of_blocks: Some(1),
+            blocks_buffers: vec![Bytes::from_static(&[
+                0x88, 0x80, 0x80, 0x80, 0x08, 0xC0, 0x9A, 0x0C, 0xEC, 0x07, 0x00,
+            ])],
+        };
+        let got = decode_storage_report(&report).expect("decode");
+        assert_eq!(got, vec![(BlockId(1073741828), 1004, 200000, true)]);
+    }
+
+    #[test]
+    fn legacy_report_decodes() {
+        let report = pb::StorageBlockReportProto {
+            blocks: vec![
+                1,
+                1,
+                7,
+                100,
+                1001,
+                u64::MAX,
+                u64::MAX,
+                u64::MAX,
+                8,
+                5,
+                1002,
+                1,
+            ],
+            ..Default::default()
+        };
+        let got = decode_storage_report(&report).expect("decode");
+        assert_eq!(
+            got,
+            vec![(BlockId(7), 1001, 100, true), (BlockId(8), 1002, 5, false)]
+        );
+    }
+}

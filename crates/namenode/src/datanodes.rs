@@ -1,0 +1,340 @@
+//! The DataNodes the NameNode knows: their registrations, their latest
+//! heartbeat figures, whether they are alive, and where new replicas go
+//! (block placement). Pure: time comes in as an argument.
+
+use std::collections::{HashMap, HashSet};
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use cairn_proto::hadoop::hdfs as pb;
+
+/// A DataNode's stable identity (`datanodeUuid`). Several DataNodes may
+/// share an IP address (tests, benchmarks), so this, never the IP, is the key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DatanodeUuid(pub String);
+
+impl std::fmt::Display for DatanodeUuid {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// What the NameNode knows of one DataNode.
+#[derive(Debug, Clone)]
+pub struct Descriptor {
+    pub id: pb::DatanodeIdProto,
+    pub storage_uuid: String,
+    pub capacity: u64,
+    pub dfs_used: u64,
+    pub remaining: u64,
+    pub non_dfs_used: u64,
+    pub block_pool_used: u64,
+    pub xceivers: u32,
+    pub last_heartbeat: Instant,
+    pub last_heartbeat_ms: u64,
+    pub last_block_report_ms: u64,
+    pub block_count: u32,
+}
+
+impl Descriptor {
+    /// `ip:xferPort`, as clients name a DataNode (excludeNodes, firstBadLink).
+    pub fn xfer_addr(&self) -> String {
+        format!("{}:{}", self.id.ip_addr, self.id.xfer_port)
+    }
+}
+
+/// All registered DataNodes.
+#[derive(Debug)]
+pub struct DatanodeManager {
+    nodes: HashMap<DatanodeUuid, Descriptor>,
+    /// A DataNode silent for longer than this is dead.
+    pub dead_after: Duration,
+}
+
+impl DatanodeManager {
+    pub fn new(dead_after: Duration) -> Self {
+        Self {
+            nodes: HashMap::new(),
+            dead_after,
+        }
+    }
+
+    /// Registers (or re-registers) a DataNode. Returns true when it was
+    /// already known (its old replicas must then be forgotten until its
+    /// next block report).
+    pub fn register(&mut self, id: pb::DatanodeIdProto, now: Instant, now_ms: u64) -> bool {
+        let uuid = DatanodeUuid(id.datanode_uuid.clone());
+        let known = self.nodes.contains_key(&uuid);
+        let d = Descriptor {
+            id,
+            storage_uuid: String::new(),
+            capacity: 0,
+            dfs_used: 0,
+            remaining: 0,
+            non_dfs_used: 0,
+            block_pool_used: 0,
+            xceivers: 0,
+            last_heartbeat: now,
+            last_heartbeat_ms: now_ms,
+            last_block_report_ms: 0,
+            block_count: 0,
+        };
+        self.nodes.insert(uuid, d);
+        known
+    }
+
+    /// Records a heartbeat; false for an unknown DataNode (it must register).
+    pub fn heartbeat(
+        &mut self,
+        uuid: &DatanodeUuid,
+        reports: &[pb::StorageReportProto],
+        xceivers: u32,
+        now: Instant,
+        now_ms: u64,
+    ) -> bool {
+        let Some(d) = self.nodes.get_mut(uuid) else {
+            return false;
+        };
+        d.capacity = reports.iter().map(|r| r.capacity.unwrap_or(0)).sum();
+        d.dfs_used = reports.iter().map(|r| r.dfs_used.unwrap_or(0)).sum();
+        d.remaining = reports.iter().map(|r| r.remaining.unwrap_or(0)).sum();
+        d.non_dfs_used = reports.iter().map(|r| r.non_dfs_used.unwrap_or(0)).sum();
+        d.block_pool_used = reports.iter().map(|r| r.block_pool_used.unwrap_or(0)).sum();
+        if let Some(r) = reports.first() {
+            d.storage_uuid = r
+                .storage
+                .as_ref()
+                .map_or_else(|| r.storage_uuid.clone(), |s| s.storage_uuid.clone());
+        }
+        d.xceivers = xceivers;
+        d.last_heartbeat = now;
+        d.last_heartbeat_ms = now_ms;
+        true
+    }
+
+    pub fn note_block_report(
+        &mut self,
+        uuid: &DatanodeUuid,
+        storage: &str,
+        blocks: u32,
+        now_ms: u64,
+    ) {
+        if let Some(d) = self.nodes.get_mut(uuid) {
+            d.last_block_report_ms = now_ms;
+            d.block_count = blocks;
+            if d.storage_uuid.is_empty() {
+                d.storage_uuid = storage.to_string();
+            }
+        }
+    }
+
+    pub fn get(&self, uuid: &DatanodeUuid) -> Option<&Descriptor> {
+        self.nodes.get(uuid)
+    }
+
+    pub fn is_alive(&self, uuid: &DatanodeUuid, now: Instant) -> bool {
+        self.nodes
+            .get(uuid)
+            .is_some_and(|d| now.duration_since(d.last_heartbeat) <= self.dead_after)
+    }
+
+    /// Live DataNodes, in uuid order.
+    pub fn live(&self, now: Instant) -> Vec<&Descriptor> {
+        let mut v: Vec<&Descriptor> = self
+            .nodes
+            .values()
+            .filter(|d| now.duration_since(d.last_heartbeat) <= self.dead_after)
+            .collect();
+        v.sort_by(|a, b| a.id.datanode_uuid.cmp(&b.id.datanode_uuid));
+        v
+    }
+
+    pub fn all(&self) -> impl Iterator<Item = &Descriptor> {
+        self.nodes.values()
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Chooses up to `want` distinct live DataNodes for a new block: the
+    /// writer's own node first when the writer runs on a DataNode, then the
+    /// client's favoured nodes, then the least loaded of the rest (random
+    /// among equals, from `seed`); never an excluded node, a node without
+    /// room for `block_size` more bytes (once it has reported capacity), or
+    /// one with more than twice the average number of active transfers.
+    pub fn choose_targets(&self, req: &PlacementRequest<'_>, now: Instant) -> Vec<DatanodeUuid> {
+        let live = self.live(now);
+        let avg_load = if live.is_empty() {
+            0.0
+        } else {
+            live.iter().map(|d| f64::from(d.xceivers)).sum::<f64>() / live.len() as f64
+        };
+        let usable = |d: &&Descriptor| {
+            !req.excluded.contains(&d.xfer_addr())
+                && !req.excluded.contains(&d.id.datanode_uuid)
+                && (d.capacity == 0 || d.remaining >= req.block_size)
+                && (avg_load < 2.0 || f64::from(d.xceivers) <= 2.0 * avg_load)
+        };
+        let mut candidates: Vec<&Descriptor> = live.into_iter().filter(usable).collect();
+        let mut chosen: Vec<DatanodeUuid> = Vec::new();
+        fn take(
+            pred: &dyn Fn(&Descriptor) -> bool,
+            candidates: &mut Vec<&Descriptor>,
+            chosen: &mut Vec<DatanodeUuid>,
+        ) {
+            if let Some(pos) = candidates.iter().position(|d| pred(d)) {
+                let d = candidates.remove(pos);
+                chosen.push(DatanodeUuid(d.id.datanode_uuid.clone()));
+            }
+        }
+        if let Some(ip) = req.writer_ip {
+            let ip = ip.to_string();
+            if req.want > 0 {
+                take(&|d| d.id.ip_addr == ip, &mut candidates, &mut chosen);
+            }
+        }
+        for fav in req.favored {
+            if chosen.len() >= req.want {
+                break;
+            }
+            take(
+                &|d| d.xfer_addr() == *fav || d.id.host_name == *fav,
+                &mut candidates,
+                &mut chosen,
+            );
+        }
+        // Shuffle the rest deterministically from the seed, then prefer the
+        // least busy.
+        let mut state = req.seed | 1;
+        let mut keyed: Vec<(u32, u64, &Descriptor)> = candidates
+            .into_iter()
+            .map(|d| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (d.xceivers, state, d)
+            })
+            .collect();
+        keyed.sort_by_key(|(load, r, _)| (*load, *r));
+        for (_, _, d) in keyed {
+            if chosen.len() >= req.want {
+                break;
+            }
+            chosen.push(DatanodeUuid(d.id.datanode_uuid.clone()));
+        }
+        chosen.truncate(req.want);
+        chosen
+    }
+
+    /// The DatanodeInfoProto clients see for a DataNode.
+    pub fn info_proto(&self, uuid: &DatanodeUuid, now: Instant) -> Option<pb::DatanodeInfoProto> {
+        let d = self.nodes.get(uuid)?;
+        let _ = now;
+        Some(pb::DatanodeInfoProto {
+            id: d.id.clone(),
+            capacity: Some(d.capacity),
+            dfs_used: Some(d.dfs_used),
+            remaining: Some(d.remaining),
+            block_pool_used: Some(d.block_pool_used),
+            last_update: Some(d.last_heartbeat_ms),
+            xceiver_count: Some(d.xceivers),
+            location: Some("/default-rack".into()),
+            non_dfs_used: Some(d.non_dfs_used),
+            admin_state: Some(0),
+            cache_capacity: Some(0),
+            cache_used: Some(0),
+            last_update_monotonic: Some(d.last_heartbeat_ms),
+            upgrade_domain: None,
+            last_block_report_time: Some(d.last_block_report_ms),
+            last_block_report_monotonic: Some(d.last_block_report_ms),
+            num_blocks: Some(d.block_count),
+        })
+    }
+}
+
+/// The inputs of one placement decision.
+pub struct PlacementRequest<'a> {
+    pub want: usize,
+    /// `ip:xferPort` strings or uuids the client asked to avoid.
+    pub excluded: &'a HashSet<String>,
+    /// `host:port` strings the client prefers.
+    pub favored: &'a [String],
+    pub writer_ip: Option<IpAddr>,
+    pub block_size: u64,
+    pub seed: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(uuid: &str, ip: &str, port: u32) -> pb::DatanodeIdProto {
+        pb::DatanodeIdProto {
+            ip_addr: ip.into(),
+            host_name: ip.into(),
+            datanode_uuid: uuid.into(),
+            xfer_port: port,
+            info_port: 0,
+            ipc_port: 0,
+            info_secure_port: Some(0),
+        }
+    }
+
+    fn req<'a>(
+        want: usize,
+        excluded: &'a HashSet<String>,
+        writer: Option<&str>,
+    ) -> PlacementRequest<'a> {
+        PlacementRequest {
+            want,
+            excluded,
+            favored: &[],
+            writer_ip: writer.map(|w| w.parse().expect("ip")),
+            block_size: 1 << 20,
+            seed: 42,
+        }
+    }
+
+    #[test]
+    fn distinct_live_nodes_writer_first_excluded_skipped() {
+        let now = Instant::now();
+        let mut m = DatanodeManager::new(Duration::from_secs(30));
+        m.register(id("a", "10.0.0.1", 1), now, 0);
+        m.register(id("b", "10.0.0.2", 2), now, 0);
+        m.register(id("c", "10.0.0.3", 3), now, 0);
+        let none = HashSet::new();
+        let t = m.choose_targets(&req(3, &none, Some("10.0.0.2")), now);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t[0], DatanodeUuid("b".into()));
+        let set: HashSet<_> = t.iter().collect();
+        assert_eq!(set.len(), 3);
+        let ex: HashSet<String> = ["10.0.0.1:1".to_string()].into();
+        let t = m.choose_targets(&req(3, &ex, None), now);
+        assert_eq!(t.len(), 2);
+        assert!(!t.contains(&DatanodeUuid("a".into())));
+        // Dead nodes are not chosen.
+        let later = now + Duration::from_secs(31);
+        assert!(m.choose_targets(&req(3, &none, None), later).is_empty());
+    }
+
+    #[test]
+    fn full_nodes_are_skipped() {
+        let now = Instant::now();
+        let mut m = DatanodeManager::new(Duration::from_secs(30));
+        m.register(id("a", "10.0.0.1", 1), now, 0);
+        let full = pb::StorageReportProto {
+            storage_uuid: "DS-a".into(),
+            capacity: Some(100 << 20),
+            remaining: Some(1000),
+            ..Default::default()
+        };
+        m.heartbeat(&DatanodeUuid("a".into()), &[full], 0, now, 0);
+        let none = HashSet::new();
+        assert!(m.choose_targets(&req(1, &none, None), now).is_empty());
+    }
+}
