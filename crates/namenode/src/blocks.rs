@@ -59,6 +59,23 @@ impl BlockManager {
         state.expected = expected;
     }
 
+    /// A block got a new generation stamp (append, pipeline recovery):
+    /// replicas with an older stamp are stale from now on, and the new
+    /// pipeline is where the block is expected.
+    pub fn update_generation_stamp(
+        &mut self,
+        id: BlockId,
+        gs: u64,
+        expected: Option<Vec<DatanodeUuid>>,
+    ) {
+        if let Some(state) = self.blocks.get_mut(&id) {
+            state.gs = gs;
+            if let Some(e) = expected {
+                state.expected = e;
+            }
+        }
+    }
+
     pub fn contains(&self, id: BlockId) -> bool {
         self.blocks.contains_key(&id)
     }

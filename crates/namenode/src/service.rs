@@ -801,6 +801,134 @@ impl NameNodeState {
                 encode(&pb::AbandonBlockResponseProto {})
             }
             "addBlock" => self.add_block(&ctx, decode(&req)?).await,
+            "append" => {
+                let r: pb::AppendRequestProto = decode(&req)?;
+                // CreateFlag bits: APPEND 0x04, NEW_BLOCK 0x20.
+                let new_block = r.flag.unwrap_or(0) & 0x20 != 0;
+                let machine = ctx.remote_addr.ip().to_string();
+                let (st, partial) = self
+                    .mutate(&format!("append to {}", r.src), |ns| {
+                        let (st, partial, edit) =
+                            ns.append(&caller, &r.src, &r.client_name, &machine, new_block)?;
+                        Ok(((st, partial), vec![edit]))
+                    })
+                    .await?;
+                if let Ok(mut leases) = self.leases.lock() {
+                    leases.add(&r.client_name, st.id, std::time::Instant::now());
+                }
+                let block = match partial {
+                    Some(b) => {
+                        let bm = self.lock_blocks()?;
+                        let dns = self.lock_datanodes()?;
+                        let offset = st.length - b.num_bytes;
+                        Some(self.located_block(
+                            &b,
+                            offset,
+                            &bm.locations(b.id),
+                            &dns,
+                            Some(ctx.remote_addr.ip()),
+                        ))
+                    }
+                    None => None,
+                };
+                encode(&pb::AppendResponseProto {
+                    block,
+                    stat: Some(status_proto(&st, false)),
+                })
+            }
+            "updateBlockForPipeline" => {
+                let r: pb::UpdateBlockForPipelineRequestProto = decode(&req)?;
+                let id = BlockId(r.block.block_id);
+                let file = self
+                    .lock_blocks()?
+                    .file_of(id)
+                    .ok_or_else(|| CallError::io(format!("Unknown block {id}")))?;
+                let updated = self
+                    .mutate(&format!("update block {id}"), |ns| {
+                        let (b, edit) = ns.bump_generation_stamp(file, &r.client_name, id)?;
+                        Ok((b, vec![edit]))
+                    })
+                    .await?;
+                let dns = self.lock_datanodes()?;
+                let mut lb = self.located_block(&updated, 0, &[], &dns, None);
+                // HDFS sends offset -1 here.
+                lb.offset = u64::MAX;
+                encode(&pb::UpdateBlockForPipelineResponseProto { block: lb })
+            }
+            "updatePipeline" => {
+                let r: pb::UpdatePipelineRequestProto = decode(&req)?;
+                let new = block_record(&r.new_block);
+                let file = self
+                    .lock_blocks()?
+                    .file_of(new.id)
+                    .ok_or_else(|| CallError::io(format!("Unknown block {}", new.id)))?;
+                self.mutate(&format!("update pipeline of {}", new.id), |ns| {
+                    Ok(((), vec![ns.update_pipeline(file, &r.client_name, new)?]))
+                })
+                .await?;
+                let nodes = r
+                    .new_nodes
+                    .iter()
+                    .map(|n| DatanodeUuid(n.datanode_uuid.clone()))
+                    .collect();
+                self.lock_blocks()?
+                    .update_generation_stamp(new.id, new.gs, Some(nodes));
+                encode(&pb::UpdatePipelineResponseProto {})
+            }
+            "getAdditionalDatanode" => {
+                let r: pb::GetAdditionalDatanodeRequestProto = decode(&req)?;
+                let mut excluded: std::collections::HashSet<String> = r
+                    .excludes
+                    .iter()
+                    .chain(r.existings.iter())
+                    .flat_map(|d| {
+                        [
+                            format!("{}:{}", d.id.ip_addr, d.id.xfer_port),
+                            d.id.datanode_uuid.clone(),
+                        ]
+                    })
+                    .collect();
+                excluded.retain(|s| !s.is_empty());
+                let dns = self.lock_datanodes()?;
+                let now = std::time::Instant::now();
+                let extra = dns.choose_targets(
+                    &PlacementRequest {
+                        want: r.num_additional_nodes as usize,
+                        excluded: &excluded,
+                        favored: &[],
+                        writer_ip: None,
+                        block_size: 0,
+                        seed: self
+                            .placement_seed
+                            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed),
+                    },
+                    now,
+                );
+                if extra.len() < r.num_additional_nodes as usize {
+                    return Err(CallError::io(format!(
+                        "Failed to find {} additional datanode(s) for {} (found {})",
+                        r.num_additional_nodes,
+                        r.src,
+                        extra.len()
+                    )));
+                }
+                let mut locs: Vec<(DatanodeUuid, Option<String>)> = r
+                    .existings
+                    .iter()
+                    .zip(
+                        r.existing_storage_uuids
+                            .iter()
+                            .map(Some)
+                            .chain(std::iter::repeat(None)),
+                    )
+                    .map(|(d, s)| (DatanodeUuid(d.id.datanode_uuid.clone()), s.cloned()))
+                    .collect();
+                locs.extend(extra.into_iter().map(|d| (d, None)));
+                let b = block_record(&r.blk);
+                encode(&pb::GetAdditionalDatanodeResponseProto {
+                    block: self.located_block(&b, 0, &locs, &dns, None),
+                })
+            }
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();

@@ -274,6 +274,12 @@ pub enum Edit {
         previous: Option<BlockRecord>,
         block: BlockRecord,
     },
+    /// An append: the closed file is open for writing again.
+    Reopen {
+        path: String,
+        client_name: String,
+        client_machine: String,
+    },
     /// The writer gave up on the (empty) last block.
     AbandonBlock {
         path: String,
@@ -1186,6 +1192,124 @@ impl Namespace {
         Ok(Some(edit))
     }
 
+    /// append: reopens a closed file for `client_name`. Returns the file's
+    /// status and its last block when that block is partial (the client
+    /// then appends into it) unless `new_block` asks for a fresh block.
+    ///
+    /// # Errors
+    /// FileNotFound (missing, or a directory), AlreadyBeingCreated (open by
+    /// a writer), permission denied (write access).
+    pub fn append(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        client_name: &str,
+        client_machine: &str,
+        new_block: bool,
+    ) -> Result<(FileStatus, Option<BlockRecord>, Edit), FsError> {
+        let res = self.resolve(src)?;
+        self.check(
+            caller,
+            &res,
+            Required {
+                access: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        let path = res.path();
+        let id = match res.last() {
+            Some(id) if !self.node(id).is_dir() => id,
+            _ => return Err(FsError::FileNotFound(format!("File not found: {path}"))),
+        };
+        let f = self
+            .node(id)
+            .file()
+            .ok_or_else(|| FsError::FileNotFound(path.clone()))?;
+        if let Some(uc) = &f.under_construction {
+            return Err(FsError::AlreadyBeingCreated(format!(
+                "Failed to APPEND_FILE {path} for {client_name} on {client_machine} because this file lease is currently owned by {} on {}",
+                uc.client_name, uc.client_machine
+            )));
+        }
+        let partial = f
+            .blocks
+            .last()
+            .copied()
+            .filter(|b| !new_block && b.num_bytes < f.block_size);
+        let edit = Edit::Reopen {
+            path,
+            client_name: client_name.to_string(),
+            client_machine: client_machine.to_string(),
+        };
+        self.apply_checked(&edit);
+        Ok((self.status(self.node(id)), partial, edit))
+    }
+
+    /// A new generation stamp for the last block of a file open by
+    /// `client_name` (updateBlockForPipeline: append or pipeline recovery).
+    ///
+    /// # Errors
+    /// LeaseExpired, Io when `block` is not the file's last block.
+    pub fn bump_generation_stamp(
+        &mut self,
+        file: INodeId,
+        client_name: &str,
+        block: BlockId,
+    ) -> Result<(BlockRecord, Edit), FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("Block {block} has no file")))?;
+        let (id, path) = self.writable_file(&path, file.0, client_name)?;
+        let last = self
+            .blocks_of(id)
+            .last()
+            .copied()
+            .filter(|b| b.id == block)
+            .ok_or_else(|| FsError::Io(format!("{block} is not the last block of {path}")))?;
+        let updated = BlockRecord {
+            gs: self.last_gs + 1,
+            ..last
+        };
+        let edit = Edit::UpdateBlock {
+            path,
+            block: updated,
+        };
+        self.apply_checked(&edit);
+        Ok((updated, edit))
+    }
+
+    /// updatePipeline: records the new stamp and acknowledged length of the
+    /// last block after a pipeline was rebuilt.
+    ///
+    /// # Errors
+    /// LeaseExpired, Io when the block or stamp does not match.
+    pub fn update_pipeline(
+        &mut self,
+        file: INodeId,
+        client_name: &str,
+        new: BlockRecord,
+    ) -> Result<Edit, FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("Block {} has no file", new.id)))?;
+        let (id, path) = self.writable_file(&path, file.0, client_name)?;
+        let last = self
+            .blocks_of(id)
+            .last()
+            .copied()
+            .filter(|b| b.id == new.id)
+            .ok_or_else(|| FsError::Io(format!("{} is not the last block of {path}", new.id)))?;
+        if new.gs < last.gs {
+            return Err(FsError::Io(format!(
+                "Update {} (gs {}) to an older generation stamp {}",
+                new.id, last.gs, new.gs
+            )));
+        }
+        let edit = Edit::UpdateBlock { path, block: new };
+        self.apply_checked(&edit);
+        Ok(edit)
+    }
+
     /// fsync: records the writer's view of the last block's length.
     ///
     /// # Errors
@@ -1840,6 +1964,21 @@ impl Namespace {
                 f.blocks.push(*block);
                 self.last_block_id = self.last_block_id.max(block.id.0);
                 self.last_gs = self.last_gs.max(block.gs);
+            }
+            Edit::Reopen {
+                path,
+                client_name,
+                client_machine,
+            } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let f = file_mut(self.node_mut(id), path)?;
+                if f.under_construction.is_some() {
+                    return Err(ApplyError(format!("{path} is already open")));
+                }
+                f.under_construction = Some(UnderConstruction {
+                    client_name: client_name.clone(),
+                    client_machine: client_machine.clone(),
+                });
             }
             Edit::AbandonBlock { path, block } => {
                 let (id, _) = self.resolve_existing(path)?;
