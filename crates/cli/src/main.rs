@@ -32,9 +32,17 @@ struct Cli {
 enum Command {
     /// Run a NameNode.
     Namenode {
-        /// Directory for the NameNode's metadata.
-        #[arg(long, value_name = "DIR")]
-        dir: PathBuf,
+        /// Metadata directory (default: dfs.namenode.name.dir; several
+        /// comma-separated directories keep copies of the edit log).
+        #[arg(long, value_name = "DIR[,DIR...]")]
+        dir: Option<String>,
+        /// Create a new, empty namespace in the directories and exit
+        /// (Hadoop's `-format` is accepted too).
+        #[arg(long)]
+        format: bool,
+        /// With --format: overwrite an existing namespace.
+        #[arg(long)]
+        force: bool,
         /// Address to serve RPC on (default: dfs.namenode.rpc-address,
         /// else fs.defaultFS, else 127.0.0.1:8020). Port 0 picks a free port.
         #[arg(long, value_name = "HOST:PORT")]
@@ -86,11 +94,37 @@ fn shutdown_on_signals(token: CancellationToken) {
 }
 
 async fn run_namenode(
-    conf: Configuration,
-    dir: PathBuf,
+    mut conf: Configuration,
+    dir: Option<String>,
+    format: bool,
+    force: bool,
     rpc_address: Option<String>,
 ) -> anyhow::Result<()> {
+    if let Some(d) = &dir {
+        conf.set(keys::DFS_NAMENODE_NAME_DIR, d);
+    }
     let config = cairn_namenode::config::NameNodeConfig::from_conf(&conf)?;
+    if config.name_dirs.is_empty() {
+        anyhow::bail!(
+            "no metadata directory: pass --dir DIR or set {}",
+            keys::DFS_NAMENODE_NAME_DIR
+        );
+    }
+    if format {
+        let info = cairn_namenode::format(&config, force)?;
+        println!(
+            "Formatted {} (cluster {}, block pool {})",
+            config
+                .name_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(","),
+            info.cluster_id,
+            info.block_pool_id
+        );
+        return Ok(());
+    }
     let addr: SocketAddr = match rpc_address {
         Some(a) => {
             let mut c = Configuration::new();
@@ -109,7 +143,6 @@ async fn run_namenode(
         }
         None => SocketAddr::from(([127, 0, 0, 1], 8020)),
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("binding {addr}"))?;
@@ -123,7 +156,14 @@ async fn run_namenode(
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Hadoop spells the NameNode's one-word options with one dash.
+    let is_namenode = std::env::args().any(|a| a == "namenode");
+    let args = std::env::args().map(|a| match a.as_str() {
+        "-format" if is_namenode => "--format".to_string(),
+        "-force" if is_namenode => "--force".to_string(),
+        _ => a,
+    });
+    let cli = Cli::parse_from(args);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -146,10 +186,21 @@ fn main() -> ExitCode {
             let code = runtime.block_on(dfs::run(conf, args.clone()));
             ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
         }
-        Command::Namenode { dir, rpc_address } => {
+        Command::Namenode {
+            dir,
+            format,
+            force,
+            rpc_address,
+        } => {
             init_tracing();
             let result = load_conf(&cli).and_then(|conf| {
-                runtime.block_on(run_namenode(conf, dir.clone(), rpc_address.clone()))
+                runtime.block_on(run_namenode(
+                    conf,
+                    dir.clone(),
+                    *format,
+                    *force,
+                    rpc_address.clone(),
+                ))
             });
             match result {
                 Ok(()) => ExitCode::SUCCESS,

@@ -66,6 +66,7 @@ async fn site_files_and_overrides_configure_the_namenode() {
     // keys, and lets -D override a file's value.
     let conf = tempfile::tempdir().expect("conf dir");
     let data = tempfile::tempdir().expect("data dir");
+    common::format_namenode(data.path(), &[]);
     let port = free_port();
     write_site(
         conf.path(),
@@ -120,6 +121,7 @@ fn invalid_values_stop_start_up_naming_the_key() {
     // Goal: a bad value (from -D or from a site file) makes `cairn namenode`
     // exit with an error that names the key, before serving anything.
     let data = tempfile::tempdir().expect("data dir");
+    common::format_namenode(data.path(), &[]);
     for (key, value) in [
         ("dfs.replication", "three"),
         ("dfs.blocksize", "12x"),

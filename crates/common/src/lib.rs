@@ -3,4 +3,5 @@
 //! and the names of the Hadoop configuration keys we read.
 
 pub mod config;
+pub mod durable;
 pub mod keys;

@@ -8,6 +8,11 @@ use cairn_common::keys as k;
 
 use crate::namespace::Limits;
 
+/// Edit-log preallocation step, bytes (Cairn; default 1 MiB).
+pub const CAIRN_JOURNAL_PREALLOCATE_STEP: &str = "cairn.namenode.edits.preallocate.step";
+/// Edit-log preallocation scheme: fallocate (default), fill, sparse, none.
+pub const CAIRN_JOURNAL_PREALLOCATION: &str = "cairn.namenode.edits.preallocation";
+
 /// Everything the NameNode reads from its configuration.
 #[derive(Debug, Clone)]
 pub struct NameNodeConfig {
@@ -34,6 +39,10 @@ pub struct NameNodeConfig {
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
     pub dead_after: Duration,
+    /// Metadata directories (`dfs.namenode.name.dir`; `--dir` on the command line).
+    pub name_dirs: Vec<std::path::PathBuf>,
+    /// How the edit log preallocates and syncs.
+    pub journal: crate::journal::file::JournalConfig,
 }
 
 fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
@@ -179,7 +188,39 @@ impl NameNodeConfig {
             k::DFS_NAMENODE_HEARTBEAT_RECHECK_INTERVAL_UNIT,
             k::DFS_NAMENODE_HEARTBEAT_RECHECK_INTERVAL_DEFAULT,
         )?;
+        let name_dirs: Vec<std::path::PathBuf> = conf
+            .get_strings(k::DFS_NAMENODE_NAME_DIR)?
+            .iter()
+            .map(|d| std::path::PathBuf::from(d.strip_prefix("file://").unwrap_or(d)))
+            .collect();
+        let step = conf.get_bytes(CAIRN_JOURNAL_PREALLOCATE_STEP, 1024 * 1024)?;
+        if step < 4096 {
+            return Err(invalid(
+                CAIRN_JOURNAL_PREALLOCATE_STEP,
+                step,
+                "must be at least 4 KiB",
+            ));
+        }
+        let preallocation = match conf.get_str_or(CAIRN_JOURNAL_PREALLOCATION, "fallocate")? {
+            "fallocate" => crate::journal::file::Preallocation::Fallocate,
+            "fill" => crate::journal::file::Preallocation::Fill,
+            "sparse" => crate::journal::file::Preallocation::Sparse,
+            "none" => crate::journal::file::Preallocation::None,
+            other => {
+                return Err(invalid(
+                    CAIRN_JOURNAL_PREALLOCATION,
+                    other,
+                    "must be one of fallocate, fill, sparse, none",
+                ))
+            }
+        };
         Ok(Self {
+            name_dirs,
+            journal: crate::journal::file::JournalConfig {
+                preallocation,
+                step_bytes: step,
+                sync: true,
+            },
             dead_after: recheck * 2 + heartbeat * 10,
             handler_count: handler_count as usize,
             max_frame_bytes: max_frame as usize,

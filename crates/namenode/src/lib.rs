@@ -13,6 +13,7 @@ pub mod journal;
 pub mod leases;
 pub mod namespace;
 pub mod service;
+pub mod storage;
 pub mod users;
 
 use std::sync::atomic::AtomicBool;
@@ -30,31 +31,67 @@ use crate::namespace::Namespace;
 use crate::service::{ClientProtocolService, NameNodeState};
 use crate::users::UserDirectory;
 
-/// Builds the NameNode's shared state: an empty namespace whose root is
-/// owned by the user running this process (the superuser).
-pub fn new_state(config: NameNodeConfig) -> Arc<NameNodeState> {
-    let superuser = UserDirectory::current_user();
-    let now = std::time::SystemTime::now()
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
-    let mut ns = Namespace::new(
+        .unwrap_or(0)
+}
+
+/// A fresh namespace identity (cluster, block pool and namespace ids).
+pub fn new_version_info() -> storage::VersionInfo {
+    let now = now_ms();
+    let nonce = u64::from(std::process::id()) ^ now.rotate_left(17) ^ 0x5bd1_e995;
+    storage::VersionInfo {
+        cluster_id: format!("CID-{:016x}", nonce.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        block_pool_id: format!("BP-{}-127.0.0.1-{now}", (nonce >> 1) as u32 & 0x7fff_ffff),
+        namespace_id: (nonce as u32) & 0x7fff_ffff,
+        created_ms: now,
+    }
+}
+
+/// Formats the metadata directories of `config` with a new, empty namespace.
+///
+/// # Errors
+/// When a directory already holds a namespace (unless `force`) or on I/O errors.
+pub fn format(
+    config: &NameNodeConfig,
+    force: bool,
+) -> Result<storage::VersionInfo, storage::StorageError> {
+    let superuser = UserDirectory::current_user();
+    let ns = Namespace::new(
         &superuser,
         &config.superuser_group,
-        now,
+        now_ms(),
         config.limits.clone(),
     );
+    let info = new_version_info();
+    storage::format(&config.name_dirs, &info, &ns, force)?;
+    Ok(info)
+}
+
+/// Builds the NameNode's shared state around a loaded namespace and journal.
+pub fn new_state(
+    config: NameNodeConfig,
+    version: storage::VersionInfo,
+    mut ns: Namespace,
+    journal: Arc<dyn EditLog>,
+) -> Arc<NameNodeState> {
+    let superuser = UserDirectory::current_user();
     ns.set_permissions_enabled(config.permissions_enabled);
-    let journal: Arc<dyn EditLog> = Arc::new(MemoryEditLog::default());
-    // Identity of this namespace; DataNodes store it with their replicas.
-    let nonce = u64::from(std::process::id()) ^ now.rotate_left(17);
-    let block_pool_id = format!("BP-{}-127.0.0.1-{now}", (nonce >> 1) as u32);
+    // Replica locations are soft state: every block is known, none located
+    // until DataNodes report.
+    let mut blocks = crate::blocks::BlockManager::default();
+    for (file, b) in ns.all_blocks() {
+        blocks.add_block(b.id, b.gs, file, Vec::new());
+    }
+    let nonce = now_ms() ^ u64::from(std::process::id());
     Arc::new(NameNodeState {
-        blocks: Mutex::new(crate::blocks::BlockManager::default()),
+        blocks: Mutex::new(blocks),
         datanodes: Mutex::new(crate::datanodes::DatanodeManager::new(config.dead_after)),
-        block_pool_id,
-        cluster_id: format!("CID-cairn-{:x}", nonce),
-        namespace_id: (nonce as u32) & 0x7fff_ffff,
+        block_pool_id: version.block_pool_id,
+        cluster_id: version.cluster_id,
+        namespace_id: version.namespace_id,
         placement_seed: std::sync::atomic::AtomicU64::new(nonce | 1),
         namespace: RwLock::new(ns),
         leases: Mutex::new(LeaseTable::default()),
@@ -65,10 +102,41 @@ pub fn new_state(config: NameNodeConfig) -> Arc<NameNodeState> {
     })
 }
 
-/// Serves the NameNode's RPC on `listener` until `shutdown` is cancelled.
+/// A NameNode whose namespace lives only in memory (tests, in-process
+/// benchmarks): nothing is written to disk.
+pub fn in_memory_state(config: NameNodeConfig) -> Arc<NameNodeState> {
+    let superuser = UserDirectory::current_user();
+    let ns = Namespace::new(
+        &superuser,
+        &config.superuser_group,
+        now_ms(),
+        config.limits.clone(),
+    );
+    new_state(
+        config,
+        new_version_info(),
+        ns,
+        Arc::new(MemoryEditLog::default()),
+    )
+}
+
+/// Why the NameNode could not start or had to stop.
+#[derive(Debug, thiserror::Error)]
+pub enum NameNodeError {
+    #[error(transparent)]
+    Storage(#[from] storage::StorageError),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Loads the namespace from the metadata directories (newest image plus
+/// the edit log after it), checkpoints what was replayed, opens a new
+/// edit-log segment, and serves RPC on `listener` until `shutdown` is
+/// cancelled; then flushes the edit log.
 ///
 /// # Errors
-/// When the RPC server fails to accept connections.
+/// When the directories are not formatted or hold damaged metadata, or the
+/// RPC server fails.
 ///
 /// # Cancel safety
 /// Cancel through `shutdown`.
@@ -76,20 +144,58 @@ pub async fn run(
     config: NameNodeConfig,
     listener: TcpListener,
     shutdown: CancellationToken,
-) -> std::io::Result<()> {
+) -> Result<(), NameNodeError> {
+    let superuser = UserDirectory::current_user();
+    let (version, ns, last_txid) = storage::load(
+        &config.name_dirs,
+        &superuser,
+        &config.superuser_group,
+        config.limits.clone(),
+    )?;
+    // Start every run from a checkpoint, so replay stays short.
+    let (images, _) = storage::list(&config.name_dirs[0])?;
+    if images.first().map(|i| i.0) != Some(last_txid) {
+        for d in &config.name_dirs {
+            storage::write_image(d, last_txid, &ns)?;
+            storage::purge(d, 2)?;
+        }
+    }
+    let journal = Arc::new(journal::file::FileEditLog::create(
+        &config.name_dirs,
+        &storage::inprogress_name(last_txid + 1),
+        last_txid,
+        config.journal.clone(),
+    )?);
     let server_config = ServerConfig {
         max_frame_bytes: config.max_frame_bytes,
         handler_count: config.handler_count,
         max_connections: config.max_connections,
         idle_timeout: config.idle_timeout,
     };
-    let state = new_state(config);
+    let state = new_state(config, version, ns, journal.clone());
     info!(
         addr = %listener.local_addr()?,
         superuser = state.users.superuser(),
         handlers = server_config.handler_count,
-        "NameNode serving ClientProtocol"
+        last_txid,
+        block_pool = %state.block_pool_id,
+        "NameNode serving"
     );
+    let result = serve_state(state, listener, server_config, shutdown).await;
+    journal.close();
+    result.map_err(NameNodeError::Io)
+}
+
+/// Serves every NameNode protocol for `state`.
+///
+/// # Errors
+/// When accepting connections fails.
+pub async fn serve_state(
+    state: Arc<NameNodeState>,
+    listener: TcpListener,
+    server_config: ServerConfig,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
     let client = Arc::new(ClientProtocolService {
         state: state.clone(),
     });

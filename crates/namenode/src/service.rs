@@ -228,6 +228,12 @@ impl NameNodeState {
     }
 
     fn check_not_safe_mode(&self, what: &str) -> Result<(), CallError> {
+        if let Some(why) = self.journal.failure() {
+            return Err(CallError::remote(
+                ex::SAFE_MODE,
+                format!("Cannot {what}. Name node is in safe mode.\nThe edit log cannot accept changes: {why}"),
+            ));
+        }
         if self.safe_mode.load(Ordering::Acquire) {
             return Err(CallError::remote(
                 ex::SAFE_MODE,

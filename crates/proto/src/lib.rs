@@ -18,6 +18,16 @@
 pub mod exceptions;
 pub mod protocols;
 
+/// Cairn's own on-disk records (edit log and checkpoint images).
+pub mod cairn {
+    /// Package `cairn.journal`.
+    pub mod journal {
+        #![allow(clippy::all, clippy::pedantic, clippy::unwrap_used)]
+        #![allow(missing_docs, rustdoc::all)]
+        include!(concat!(env!("OUT_DIR"), "/cairn.journal.rs"));
+    }
+}
+
 /// Generated code, one module per protobuf package.
 pub mod hadoop {
     /// Package `hadoop.common`.

@@ -23,6 +23,12 @@ impl NameNode {
     /// Starts a NameNode on 127.0.0.1 with a free port and `-D` overrides.
     pub fn start(defines: &[&str]) -> NameNode {
         let dir = tempfile::tempdir().expect("temp dir");
+        format_namenode(&dir.path().join("name"), defines);
+        Self::start_in(dir, defines)
+    }
+
+    /// Starts a NameNode on an existing (formatted) directory `dir/name`.
+    pub fn start_in(dir: tempfile::TempDir, defines: &[&str]) -> NameNode {
         let log = dir.path().join("namenode.log");
         let log_file = std::fs::File::create(&log).expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
@@ -95,6 +101,36 @@ impl NameNode {
             .and_then(|l| l.split_whitespace().nth(1))
             .and_then(|v| v.parse().ok())
             .unwrap_or(0)
+    }
+}
+
+/// Runs `cairn namenode --format` on `dir`.
+pub fn format_namenode(dir: &std::path::Path, defines: &[&str]) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+    for d in defines {
+        cmd.arg("-D").arg(d);
+    }
+    let out = cmd
+        .arg("namenode")
+        .arg("--dir")
+        .arg(dir)
+        .arg("--format")
+        .output()
+        .expect("run cairn namenode --format");
+    assert!(
+        out.status.success(),
+        "format failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl NameNode {
+    /// Stops the process (SIGKILL) and hands back its directory.
+    pub fn kill(mut self) -> tempfile::TempDir {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"));
+        dir
     }
 }
 

@@ -405,6 +405,117 @@ impl Namespace {
         }
     }
 
+    /// Every block of every file, with its file.
+    pub fn all_blocks(&self) -> Vec<(INodeId, BlockRecord)> {
+        let mut out = Vec::new();
+        for (id, node) in &self.inodes {
+            if let INodeKind::File(f) = &node.kind {
+                out.extend(f.blocks.iter().map(|b| (*id, *b)));
+            }
+        }
+        out
+    }
+
+    /// The id counters: last inode id, last block id, last generation stamp.
+    pub fn counters(&self) -> (u64, u64, u64) {
+        (self.last_inode_id, self.last_block_id, self.last_gs)
+    }
+
+    /// Restores the id counters (from a checkpoint image), never lowering them.
+    pub fn restore_counters(&mut self, inode: u64, block: u64, gs: u64) {
+        self.last_inode_id = self.last_inode_id.max(inode);
+        self.last_block_id = self.last_block_id.max(block);
+        self.last_gs = self.last_gs.max(gs);
+    }
+
+    /// The edits that rebuild this namespace from an empty one: what a
+    /// checkpoint image stores. Creation in tree order, then the exact
+    /// attributes and times of every inode (creating children changes a
+    /// directory's mtime, so times come last).
+    pub fn to_edits(&self) -> Vec<Edit> {
+        let mut create = Vec::new();
+        let mut attrs = Vec::new();
+        let mut stack = vec![(ROOT_INODE_ID, "/".to_string())];
+        while let Some((id, path)) = stack.pop() {
+            let node = self.node(id);
+            if id != ROOT_INODE_ID {
+                match &node.kind {
+                    INodeKind::Directory { .. } => create.push(Edit::Mkdir {
+                        id,
+                        path: path.clone(),
+                        permission: node.permission,
+                        owner: node.owner.clone(),
+                        group: node.group.clone(),
+                        mtime_ms: node.mtime_ms,
+                    }),
+                    INodeKind::File(f) => {
+                        let uc = f.under_construction.clone();
+                        create.push(Edit::AddFile {
+                            id,
+                            path: path.clone(),
+                            permission: node.permission,
+                            owner: node.owner.clone(),
+                            group: node.group.clone(),
+                            mtime_ms: node.mtime_ms,
+                            replication: f.replication,
+                            block_size: f.block_size,
+                            client_name: uc
+                                .as_ref()
+                                .map(|u| u.client_name.clone())
+                                .unwrap_or_default(),
+                            client_machine: uc
+                                .as_ref()
+                                .map(|u| u.client_machine.clone())
+                                .unwrap_or_default(),
+                            overwrite: false,
+                        });
+                        for b in &f.blocks {
+                            create.push(Edit::AddBlock {
+                                path: path.clone(),
+                                previous: None,
+                                block: *b,
+                            });
+                        }
+                        if uc.is_none() {
+                            create.push(Edit::CloseFile {
+                                path: path.clone(),
+                                mtime_ms: node.mtime_ms,
+                                last: None,
+                            });
+                        }
+                    }
+                }
+            } else {
+                attrs.push(Edit::SetPermission {
+                    path: "/".into(),
+                    permission: node.permission,
+                });
+                attrs.push(Edit::SetOwner {
+                    path: "/".into(),
+                    owner: Some(node.owner.clone()),
+                    group: Some(node.group.clone()),
+                });
+            }
+            attrs.push(Edit::SetTimes {
+                path: path.clone(),
+                mtime_ms: Some(node.mtime_ms),
+                atime_ms: Some(node.atime_ms),
+            });
+            if let Some(children) = node.children() {
+                for (name, child) in children.iter().rev() {
+                    let p = if path == "/" {
+                        format!("/{name}")
+                    } else {
+                        format!("{path}/{name}")
+                    };
+                    stack.push((*child, p));
+                }
+            }
+        }
+        create.extend(attrs);
+        create
+    }
+
     /// Turns permission checking off (`dfs.permissions.enabled=false`).
     pub fn set_permissions_enabled(&mut self, enabled: bool) {
         self.permissions_enabled = enabled;

@@ -3,9 +3,12 @@
 //! edits were applied), release the lock, and then wait for the journal to
 //! say their transaction is durable before answering the client.
 //!
-//! This module holds the interface and an in-memory implementation (the
-//! namespace lives in memory only for now); the durable, group-committing
-//! file journal implements the same trait.
+//! [`file::FileEditLog`] is the durable, group-committing implementation;
+//! [`MemoryEditLog`] keeps nothing (tests, and `dfs.namenode.name.dir`-less
+//! benchmarks).
+
+pub mod codec;
+pub mod file;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -36,6 +39,11 @@ pub trait EditLog: Send + Sync + 'static {
 
     /// The last transaction id appended.
     fn last_txid(&self) -> TxId;
+
+    /// Why the log can no longer make changes durable, if it cannot.
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Keeps only the transaction count: everything is "durable" at once.

@@ -1,0 +1,394 @@
+//! How edits are stored: each [`Edit`] as a `cairn.journal.EditProto`, and
+//! each record as `[length u32][crc32c u32][txid u64][payload]`, all
+//! big-endian. The checksum covers the txid and the payload, so a torn or
+//! flipped record is detected. A length of zero is end-of-log: the zero
+//! bytes of a preallocated (fallocated or zero-filled) tail read as such.
+
+use cairn_proto::cairn::journal as pj;
+use prost::Message;
+
+use crate::namespace::{BlockId, BlockRecord, Edit, INodeId};
+
+/// Bytes before the payload: length, checksum, txid.
+pub const RECORD_HEADER_LEN: usize = 16;
+/// Largest payload accepted when reading; bigger means corruption.
+pub const MAX_RECORD_LEN: usize = 16 * 1024 * 1024;
+
+fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
+    pj::BlockRecordProto {
+        id: b.id.0,
+        gs: b.gs,
+        num_bytes: b.num_bytes,
+    }
+}
+
+fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
+    BlockRecord {
+        id: BlockId(b.id),
+        gs: b.gs,
+        num_bytes: b.num_bytes,
+    }
+}
+
+/// Converts an edit to its stored form.
+pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
+    use pj::edit_proto::Op;
+    let op = match e.clone() {
+        Edit::Mkdir {
+            id,
+            path,
+            permission,
+            owner,
+            group,
+            mtime_ms,
+        } => Op::Mkdir(pj::MkdirEdit {
+            id: id.0,
+            path,
+            permission: u32::from(permission),
+            owner,
+            group,
+            mtime_ms,
+        }),
+        Edit::AddFile {
+            id,
+            path,
+            permission,
+            owner,
+            group,
+            mtime_ms,
+            replication,
+            block_size,
+            client_name,
+            client_machine,
+            overwrite,
+        } => Op::AddFile(pj::AddFileEdit {
+            id: id.0,
+            path,
+            permission: u32::from(permission),
+            owner,
+            group,
+            mtime_ms,
+            replication: u32::from(replication),
+            block_size,
+            client_name,
+            client_machine,
+            overwrite,
+        }),
+        Edit::CloseFile {
+            path,
+            mtime_ms,
+            last,
+        } => Op::CloseFile(pj::CloseFileEdit {
+            path,
+            mtime_ms,
+            last: last.as_ref().map(block_to),
+        }),
+        Edit::AddBlock {
+            path,
+            previous,
+            block,
+        } => Op::AddBlock(pj::AddBlockEdit {
+            path,
+            previous: previous.as_ref().map(block_to),
+            block: block_to(&block),
+        }),
+        Edit::AbandonBlock { path, block } => Op::AbandonBlock(pj::AbandonBlockEdit {
+            path,
+            block: block.0,
+        }),
+        Edit::UpdateBlock { path, block } => Op::UpdateBlock(pj::UpdateBlockEdit {
+            path,
+            block: block_to(&block),
+        }),
+        Edit::Reopen {
+            path,
+            client_name,
+            client_machine,
+        } => Op::Reopen(pj::ReopenEdit {
+            path,
+            client_name,
+            client_machine,
+        }),
+        Edit::Delete { path, mtime_ms } => Op::Delete(pj::DeleteEdit { path, mtime_ms }),
+        Edit::Rename {
+            src,
+            dst,
+            overwrite,
+            mtime_ms,
+        } => Op::Rename(pj::RenameEdit {
+            src,
+            dst,
+            overwrite,
+            mtime_ms,
+        }),
+        Edit::SetPermission { path, permission } => Op::SetPermission(pj::SetPermissionEdit {
+            path,
+            permission: u32::from(permission),
+        }),
+        Edit::SetOwner { path, owner, group } => {
+            Op::SetOwner(pj::SetOwnerEdit { path, owner, group })
+        }
+        Edit::SetTimes {
+            path,
+            mtime_ms,
+            atime_ms,
+        } => Op::SetTimes(pj::SetTimesEdit {
+            path,
+            mtime_ms,
+            atime_ms,
+        }),
+        Edit::SetReplication { path, replication } => Op::SetReplication(pj::SetReplicationEdit {
+            path,
+            replication: u32::from(replication),
+        }),
+    };
+    pj::EditProto { op: Some(op) }
+}
+
+fn narrow16(v: u32, what: &str) -> Result<u16, String> {
+    u16::try_from(v).map_err(|_| format!("{what} {v} out of range"))
+}
+
+/// Converts a stored edit back.
+///
+/// # Errors
+/// A message when the record is empty or holds out-of-range values.
+pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
+    use pj::edit_proto::Op;
+    let op = p.op.as_ref().ok_or("edit record without an operation")?;
+    Ok(match op.clone() {
+        Op::Mkdir(m) => Edit::Mkdir {
+            id: INodeId(m.id),
+            path: m.path,
+            permission: narrow16(m.permission, "permission")?,
+            owner: m.owner,
+            group: m.group,
+            mtime_ms: m.mtime_ms,
+        },
+        Op::AddFile(a) => Edit::AddFile {
+            id: INodeId(a.id),
+            path: a.path,
+            permission: narrow16(a.permission, "permission")?,
+            owner: a.owner,
+            group: a.group,
+            mtime_ms: a.mtime_ms,
+            replication: narrow16(a.replication, "replication")?,
+            block_size: a.block_size,
+            client_name: a.client_name,
+            client_machine: a.client_machine,
+            overwrite: a.overwrite,
+        },
+        Op::CloseFile(c) => Edit::CloseFile {
+            path: c.path,
+            mtime_ms: c.mtime_ms,
+            last: c.last.as_ref().map(block_from),
+        },
+        Op::AddBlock(a) => Edit::AddBlock {
+            path: a.path,
+            previous: a.previous.as_ref().map(block_from),
+            block: block_from(&a.block),
+        },
+        Op::AbandonBlock(a) => Edit::AbandonBlock {
+            path: a.path,
+            block: BlockId(a.block),
+        },
+        Op::UpdateBlock(u) => Edit::UpdateBlock {
+            path: u.path,
+            block: block_from(&u.block),
+        },
+        Op::Reopen(r) => Edit::Reopen {
+            path: r.path,
+            client_name: r.client_name,
+            client_machine: r.client_machine,
+        },
+        Op::Delete(d) => Edit::Delete {
+            path: d.path,
+            mtime_ms: d.mtime_ms,
+        },
+        Op::Rename(r) => Edit::Rename {
+            src: r.src,
+            dst: r.dst,
+            overwrite: r.overwrite,
+            mtime_ms: r.mtime_ms,
+        },
+        Op::SetPermission(s) => Edit::SetPermission {
+            path: s.path,
+            permission: narrow16(s.permission, "permission")?,
+        },
+        Op::SetOwner(s) => Edit::SetOwner {
+            path: s.path,
+            owner: s.owner,
+            group: s.group,
+        },
+        Op::SetTimes(s) => Edit::SetTimes {
+            path: s.path,
+            mtime_ms: s.mtime_ms,
+            atime_ms: s.atime_ms,
+        },
+        Op::SetReplication(s) => Edit::SetReplication {
+            path: s.path,
+            replication: narrow16(s.replication, "replication")?,
+        },
+    })
+}
+
+/// Appends one framed record to `out`.
+pub fn encode_record(out: &mut Vec<u8>, txid: u64, edit: &Edit) {
+    let payload = edit_to_proto(edit).encode_to_vec();
+    let mut crc = crc32c::crc32c(&txid.to_be_bytes());
+    crc = crc32c::crc32c_append(crc, &payload);
+    out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
+    out.extend_from_slice(&crc.to_be_bytes());
+    out.extend_from_slice(&txid.to_be_bytes());
+    out.extend_from_slice(&payload);
+}
+
+/// What the bytes at one position of a log hold.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Decoded {
+    /// A whole, valid record and its total size in bytes.
+    Record { txid: u64, edit: Edit, size: usize },
+    /// Zero length: the end of the log (preallocated space follows).
+    End,
+    /// Fewer bytes than the header or the payload needs.
+    Truncated,
+    /// The record is complete but wrong (checksum, length, content).
+    Corrupt(String),
+}
+
+/// Decodes the record at the front of `buf`.
+pub fn decode_record(buf: &[u8]) -> Decoded {
+    if buf.len() < 4 {
+        return if buf.iter().all(|b| *b == 0) {
+            Decoded::End
+        } else {
+            Decoded::Truncated
+        };
+    }
+    let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+    if len == 0 {
+        return Decoded::End;
+    }
+    if len > MAX_RECORD_LEN {
+        return Decoded::Corrupt(format!("record length {len} exceeds {MAX_RECORD_LEN}"));
+    }
+    let Some(total) = RECORD_HEADER_LEN.checked_add(len) else {
+        return Decoded::Corrupt("record length overflow".into());
+    };
+    if buf.len() < total {
+        return Decoded::Truncated;
+    }
+    let crc = u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]);
+    let txid_bytes = [
+        buf[8], buf[9], buf[10], buf[11], buf[12], buf[13], buf[14], buf[15],
+    ];
+    let payload = &buf[RECORD_HEADER_LEN..total];
+    let actual = crc32c::crc32c_append(crc32c::crc32c(&txid_bytes), payload);
+    if actual != crc {
+        return Decoded::Corrupt(format!(
+            "checksum mismatch (stored {crc:#010x}, computed {actual:#010x})"
+        ));
+    }
+    let txid = u64::from_be_bytes(txid_bytes);
+    let proto = match pj::EditProto::decode(payload) {
+        Ok(p) => p,
+        Err(e) => return Decoded::Corrupt(format!("undecodable edit: {e}")),
+    };
+    match edit_from_proto(&proto) {
+        Ok(edit) => Decoded::Record {
+            txid,
+            edit,
+            size: total,
+        },
+        Err(e) => Decoded::Corrupt(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Vec<Edit> {
+        vec![
+            Edit::Mkdir {
+                id: INodeId(16386),
+                path: "/a".into(),
+                permission: 0o755,
+                owner: "u".into(),
+                group: "g".into(),
+                mtime_ms: 5,
+            },
+            Edit::AddBlock {
+                path: "/a/f".into(),
+                previous: Some(BlockRecord {
+                    id: BlockId(1),
+                    gs: 2,
+                    num_bytes: 3,
+                }),
+                block: BlockRecord {
+                    id: BlockId(4),
+                    gs: 5,
+                    num_bytes: 0,
+                },
+            },
+            Edit::SetTimes {
+                path: "/a".into(),
+                mtime_ms: None,
+                atime_ms: Some(9),
+            },
+        ]
+    }
+
+    #[test]
+    fn records_round_trip() {
+        let mut buf = Vec::new();
+        for (i, e) in sample().iter().enumerate() {
+            encode_record(&mut buf, i as u64 + 1, e);
+        }
+        buf.extend_from_slice(&[0u8; 64]);
+        let mut pos = 0;
+        let mut got = Vec::new();
+        loop {
+            match decode_record(&buf[pos..]) {
+                Decoded::Record { txid, edit, size } => {
+                    got.push((txid, edit));
+                    pos += size;
+                }
+                Decoded::End => break,
+                other => panic!("unexpected {other:?}"),
+            }
+        }
+        let want: Vec<(u64, Edit)> = sample()
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| (i as u64 + 1, e))
+            .collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn torn_and_flipped_records_are_detected() {
+        let mut buf = Vec::new();
+        encode_record(&mut buf, 7, &sample()[0]);
+        for cut in 1..buf.len() {
+            assert_eq!(
+                decode_record(&buf[..cut]),
+                Decoded::Truncated,
+                "cut at {cut}"
+            );
+        }
+        for i in 4..buf.len() {
+            let mut bad = buf.clone();
+            bad[i] ^= 0x40;
+            assert!(
+                matches!(decode_record(&bad), Decoded::Corrupt(_)),
+                "flip at {i}"
+            );
+        }
+        assert_eq!(decode_record(&[0, 0, 0, 0, 1, 2]), Decoded::End);
+        assert!(matches!(
+            decode_record(&[0xff, 0xff, 0xff, 0xff, 0]),
+            Decoded::Corrupt(_)
+        ));
+    }
+}

@@ -1,0 +1,489 @@
+//! The NameNode's metadata directories (`dfs.namenode.name.dir`, one or
+//! more): a `VERSION` file naming the namespace, checkpoint images
+//! `fsimage_<txid>`, finalized edit segments `edits_<first>-<last>` and the
+//! segment being written, `edits_inprogress_<first>`.
+//!
+//! Start-up = the newest valid image + replay of every later record. A torn
+//! record at the very end of the newest segment (a crash mid-write) is cut
+//! off; any other damage — a bad checksum inside a segment, a gap in
+//! transaction ids, an unreadable image — stops start-up with the file and
+//! offset, because guessing would lose acknowledged changes.
+
+use std::fs::File;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+
+pub use cairn_common::durable::fsync_dir;
+use cairn_common::durable::write_atomic;
+use tracing::{info, warn};
+
+use crate::journal::codec::{decode_record, encode_record, Decoded};
+use crate::namespace::{Edit, Limits, Namespace};
+
+const VERSION_MAGIC: &str = "cairn-namenode";
+const VERSION_FORMAT: u32 = 1;
+const IMAGE_MAGIC: &[u8; 8] = b"CAIRNIMG";
+const IMAGE_FORMAT: u32 = 1;
+/// magic, format, txid, last inode id, last block id, last stamp.
+const IMAGE_HEADER_LEN: usize = 8 + 4 + 8 * 4;
+
+/// Why the metadata cannot be loaded or written.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    #[error(
+        "{0} is not formatted (no VERSION file); run `cairn namenode -format --dir {0}` first"
+    )]
+    NotFormatted(String),
+    #[error("{path}: {reason}")]
+    Corrupt { path: String, reason: String },
+    #[error("{path}: {source}")]
+    Io { path: String, source: io::Error },
+    #[error("{0}")]
+    Refused(String),
+}
+
+fn io_err(path: &Path, source: io::Error) -> StorageError {
+    StorageError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// The identity of a namespace, stored in every metadata directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionInfo {
+    pub cluster_id: String,
+    pub block_pool_id: String,
+    pub namespace_id: u32,
+    pub created_ms: u64,
+}
+
+impl VersionInfo {
+    fn render(&self) -> String {
+        let body = format!(
+            "magic={VERSION_MAGIC}\nformat={VERSION_FORMAT}\nclusterID={}\nblockpoolID={}\nnamespaceID={}\ncTime={}\n",
+            self.cluster_id, self.block_pool_id, self.namespace_id, self.created_ms
+        );
+        let crc = crc32c::crc32c(body.as_bytes());
+        format!("{body}checksum={crc:08x}\n")
+    }
+
+    fn parse(path: &Path, text: &str) -> Result<Self, StorageError> {
+        let corrupt = |reason: &str| StorageError::Corrupt {
+            path: path.display().to_string(),
+            reason: reason.to_string(),
+        };
+        let (body, sum) = text
+            .rsplit_once("checksum=")
+            .ok_or_else(|| corrupt("no checksum line"))?;
+        let stored =
+            u32::from_str_radix(sum.trim(), 16).map_err(|_| corrupt("bad checksum line"))?;
+        if crc32c::crc32c(body.as_bytes()) != stored {
+            return Err(corrupt("checksum mismatch"));
+        }
+        let get = |key: &str| {
+            body.lines()
+                .find_map(|l| l.strip_prefix(&format!("{key}=")))
+                .ok_or_else(|| corrupt(&format!("missing {key}")))
+        };
+        if get("magic")? != VERSION_MAGIC {
+            return Err(corrupt("not a Cairn NameNode directory"));
+        }
+        let format: u32 = get("format")?.parse().map_err(|_| corrupt("bad format"))?;
+        if format != VERSION_FORMAT {
+            return Err(corrupt(&format!("unsupported format {format}")));
+        }
+        Ok(Self {
+            cluster_id: get("clusterID")?.to_string(),
+            block_pool_id: get("blockpoolID")?.to_string(),
+            namespace_id: get("namespaceID")?
+                .parse()
+                .map_err(|_| corrupt("bad namespaceID"))?,
+            created_ms: get("cTime")?.parse().map_err(|_| corrupt("bad cTime"))?,
+        })
+    }
+}
+
+/// Creates a new, empty namespace in `dirs`.
+///
+/// # Errors
+/// Refused when a directory already holds a namespace (unless `force`), or
+/// any I/O error.
+pub fn format(
+    dirs: &[PathBuf],
+    info: &VersionInfo,
+    ns: &Namespace,
+    force: bool,
+) -> Result<(), StorageError> {
+    for dir in dirs {
+        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        let version = dir.join("VERSION");
+        if version.exists() && !force {
+            return Err(StorageError::Refused(format!(
+                "{} already holds a namespace; refusing to format it (remove it first)",
+                dir.display()
+            )));
+        }
+        for entry in std::fs::read_dir(dir).map_err(|e| io_err(dir, e))? {
+            let entry = entry.map_err(|e| io_err(dir, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("edits_") || name.starts_with("fsimage_") {
+                std::fs::remove_file(entry.path()).map_err(|e| io_err(&entry.path(), e))?;
+            }
+        }
+        write_image(dir, 0, ns)?;
+        write_atomic(&version, info.render().as_bytes()).map_err(|e| io_err(&version, e))?;
+    }
+    Ok(())
+}
+
+/// Reads the VERSION of the first directory that has one.
+///
+/// # Errors
+/// NotFormatted when none has, Corrupt when it does not verify.
+pub fn read_version(dirs: &[PathBuf]) -> Result<VersionInfo, StorageError> {
+    for dir in dirs {
+        let p = dir.join("VERSION");
+        match std::fs::read_to_string(&p) {
+            Ok(text) => return VersionInfo::parse(&p, &text),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(io_err(&p, e)),
+        }
+    }
+    Err(StorageError::NotFormatted(
+        dirs.first()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default(),
+    ))
+}
+
+/// Writes `fsimage_<txid>`: the namespace as the edits that rebuild it.
+///
+/// # Errors
+/// Any I/O error.
+pub fn write_image(dir: &Path, txid: u64, ns: &Namespace) -> Result<PathBuf, StorageError> {
+    let (last_inode, last_block, last_gs) = ns.counters();
+    let mut buf = Vec::with_capacity(1 << 16);
+    buf.extend_from_slice(IMAGE_MAGIC);
+    buf.extend_from_slice(&IMAGE_FORMAT.to_be_bytes());
+    for v in [txid, last_inode, last_block, last_gs] {
+        buf.extend_from_slice(&v.to_be_bytes());
+    }
+    for e in ns.to_edits() {
+        encode_record(&mut buf, 0, &e);
+    }
+    buf.extend_from_slice(&0u32.to_be_bytes());
+    let crc = crc32c::crc32c(&buf);
+    buf.extend_from_slice(&crc.to_be_bytes());
+    let path = dir.join(format!("fsimage_{txid:019}"));
+    write_atomic(&path, &buf).map_err(|e| io_err(&path, e))?;
+    Ok(path)
+}
+
+/// Reads an image into a fresh namespace; returns it with its txid.
+///
+/// # Errors
+/// Corrupt (with the offset) or I/O errors.
+pub fn read_image(
+    path: &Path,
+    superuser: &str,
+    supergroup: &str,
+    limits: Limits,
+) -> Result<(Namespace, u64), StorageError> {
+    let corrupt = |reason: String| StorageError::Corrupt {
+        path: path.display().to_string(),
+        reason,
+    };
+    let mut data = Vec::new();
+    File::open(path)
+        .and_then(|mut f| f.read_to_end(&mut data))
+        .map_err(|e| io_err(path, e))?;
+    if data.len() < IMAGE_HEADER_LEN + 8 || &data[..8] != IMAGE_MAGIC {
+        return Err(corrupt("not a Cairn image".into()));
+    }
+    let (body, trailer) = data.split_at(data.len() - 4);
+    let stored = u32::from_be_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+    if crc32c::crc32c(body) != stored {
+        return Err(corrupt("image checksum mismatch".into()));
+    }
+    let be64 = |at: usize| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(&body[at..at + 8]);
+        u64::from_be_bytes(b)
+    };
+    let format = u32::from_be_bytes([body[8], body[9], body[10], body[11]]);
+    if format != IMAGE_FORMAT {
+        return Err(corrupt(format!("unsupported image format {format}")));
+    }
+    let txid = be64(12);
+    let mut ns = Namespace::new(superuser, supergroup, 0, limits);
+    let mut pos = IMAGE_HEADER_LEN;
+    loop {
+        match decode_record(&body[pos..]) {
+            Decoded::Record { edit, size, .. } => {
+                ns.apply(&edit)
+                    .map_err(|e| corrupt(format!("offset {pos}: {e}")))?;
+                pos += size;
+            }
+            Decoded::End => break,
+            Decoded::Truncated => return Err(corrupt(format!("offset {pos}: truncated record"))),
+            Decoded::Corrupt(why) => return Err(corrupt(format!("offset {pos}: {why}"))),
+        }
+    }
+    ns.restore_counters(be64(20), be64(28), be64(36));
+    Ok((ns, txid))
+}
+
+/// A checkpoint image found in a directory: its txid and path.
+pub type ImageFile = (u64, PathBuf);
+
+/// A segment file found in a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentFile {
+    pub path: PathBuf,
+    pub first: u64,
+    /// `None` for the segment still being written.
+    pub last: Option<u64>,
+}
+
+/// Images (newest first) and segments (oldest first) in `dir`.
+///
+/// # Errors
+/// I/O errors listing the directory.
+pub fn list(dir: &Path) -> Result<(Vec<ImageFile>, Vec<SegmentFile>), StorageError> {
+    let mut images = Vec::new();
+    let mut segments = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| io_err(dir, e))? {
+        let entry = entry.map_err(|e| io_err(dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if let Some(t) = name.strip_prefix("fsimage_") {
+            if let Ok(t) = t.parse::<u64>() {
+                images.push((t, entry.path()));
+            }
+        } else if let Some(first) = name.strip_prefix("edits_inprogress_") {
+            if let Ok(first) = first.parse() {
+                segments.push(SegmentFile {
+                    path: entry.path(),
+                    first,
+                    last: None,
+                });
+            }
+        } else if let Some(range) = name.strip_prefix("edits_") {
+            if let Some((a, b)) = range.split_once('-') {
+                if let (Ok(first), Ok(last)) = (a.parse(), b.parse()) {
+                    segments.push(SegmentFile {
+                        path: entry.path(),
+                        first,
+                        last: Some(last),
+                    });
+                }
+            }
+        }
+    }
+    images.sort_by_key(|i| std::cmp::Reverse(i.0));
+    segments.sort_by_key(|s| (s.first, s.last.is_none()));
+    Ok((images, segments))
+}
+
+/// Where recovery stopped in an in-progress segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Replayed {
+    pub last_txid: u64,
+    pub records: u64,
+    /// In-progress segments and the byte length of their valid records
+    /// (the torn tail after it was cut).
+    pub open_segments: Vec<(PathBuf, u64, u64)>,
+}
+
+/// Replays every record with txid > `after` from `segments` into `ns`.
+///
+/// # Errors
+/// Corrupt with file and offset for damage that is not a torn tail at the
+/// very end of the newest segment, or a gap in transaction ids.
+pub fn replay(
+    ns: &mut Namespace,
+    segments: &[SegmentFile],
+    after: u64,
+) -> Result<Replayed, StorageError> {
+    let mut expected = after + 1;
+    let mut out = Replayed {
+        last_txid: after,
+        records: 0,
+        open_segments: Vec::new(),
+    };
+    for (i, seg) in segments.iter().enumerate() {
+        if seg.last.is_some_and(|l| l < expected) {
+            continue;
+        }
+        let newest = i + 1 == segments.len();
+        let mut data = Vec::new();
+        File::open(&seg.path)
+            .and_then(|mut f| f.read_to_end(&mut data))
+            .map_err(|e| io_err(&seg.path, e))?;
+        let corrupt = |pos: usize, reason: String| StorageError::Corrupt {
+            path: seg.path.display().to_string(),
+            reason: format!("offset {pos}: {reason}"),
+        };
+        let mut pos = 0usize;
+        loop {
+            match decode_record(&data[pos..]) {
+                Decoded::Record { txid, edit, size } => {
+                    if txid >= expected {
+                        if txid != expected {
+                            return Err(corrupt(
+                                pos,
+                                format!(
+                                    "gap in transaction ids: expected {expected}, found {txid}"
+                                ),
+                            ));
+                        }
+                        ns.apply(&edit).map_err(|e| corrupt(pos, e.to_string()))?;
+                        expected += 1;
+                        out.records += 1;
+                    }
+                    pos += size;
+                }
+                Decoded::End => break,
+                Decoded::Truncated | Decoded::Corrupt(_)
+                    if newest && seg.last.is_none() && only_tail_left(&data, pos) =>
+                {
+                    warn!(segment = %seg.path.display(), offset = pos, "cutting a torn record at the end of the edit log");
+                    break;
+                }
+                Decoded::Truncated => return Err(corrupt(pos, "truncated record".into())),
+                Decoded::Corrupt(why) => return Err(corrupt(pos, why)),
+            }
+        }
+        if seg.last.is_none() {
+            out.open_segments
+                .push((seg.path.clone(), seg.first, pos as u64));
+        }
+    }
+    out.last_txid = expected - 1;
+    Ok(out)
+}
+
+/// A damaged record is a torn tail when nothing decodable follows it: what
+/// comes after is zeros (preallocated) or the end of the file.
+fn only_tail_left(data: &[u8], pos: usize) -> bool {
+    // A record's bytes were being written when the crash came; anything
+    // after its claimed end must still be untouched preallocation.
+    let claimed = data
+        .get(pos..pos + 4)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
+        .unwrap_or(0);
+    let end = pos
+        .saturating_add(crate::journal::codec::RECORD_HEADER_LEN)
+        .saturating_add(claimed.min(crate::journal::codec::MAX_RECORD_LEN));
+    data.get(end.min(data.len())..)
+        .is_none_or(|rest| rest.iter().all(|b| *b == 0))
+}
+
+/// Loads the namespace: newest valid image, then the later segments.
+/// Finalizes in-progress segments and returns the last txid.
+///
+/// # Errors
+/// As [`replay`] and [`read_image`]; NotFormatted without a VERSION.
+pub fn load(
+    dirs: &[PathBuf],
+    superuser: &str,
+    supergroup: &str,
+    limits: Limits,
+) -> Result<(VersionInfo, Namespace, u64), StorageError> {
+    let version = read_version(dirs)?;
+    let dir = dirs
+        .iter()
+        .find(|d| d.join("VERSION").exists())
+        .ok_or_else(|| StorageError::NotFormatted(String::new()))?;
+    let (images, segments) = list(dir)?;
+    let (image_txid, image_path) =
+        images
+            .first()
+            .cloned()
+            .ok_or_else(|| StorageError::Corrupt {
+                path: dir.display().to_string(),
+                reason: "no fsimage found".into(),
+            })?;
+    let (mut ns, txid) = read_image(&image_path, superuser, supergroup, limits)?;
+    if txid != image_txid {
+        return Err(StorageError::Corrupt {
+            path: image_path.display().to_string(),
+            reason: format!("image says txid {txid}, name says {image_txid}"),
+        });
+    }
+    let replayed = replay(&mut ns, &segments, txid)?;
+    info!(image = %image_path.display(), image_txid = txid, replayed = replayed.records, last_txid = replayed.last_txid, "namespace loaded");
+    // Close the books on in-progress segments: keep their valid records
+    // under a finalized name, drop empty ones.
+    for d in dirs {
+        let Ok((_, segs)) = list(d) else { continue };
+        for seg in segs.iter().filter(|s| s.last.is_none()) {
+            finalize_segment(d, seg, replayed.last_txid)?;
+        }
+    }
+    Ok((version, ns, replayed.last_txid))
+}
+
+fn finalize_segment(dir: &Path, seg: &SegmentFile, last_txid: u64) -> Result<(), StorageError> {
+    let mut data = Vec::new();
+    File::open(&seg.path)
+        .and_then(|mut f| f.read_to_end(&mut data))
+        .map_err(|e| io_err(&seg.path, e))?;
+    let mut pos = 0;
+    let mut last = None;
+    while let Decoded::Record { txid, size, .. } = decode_record(&data[pos..]) {
+        last = Some(txid);
+        pos += size;
+    }
+    match last {
+        None => std::fs::remove_file(&seg.path).map_err(|e| io_err(&seg.path, e))?,
+        Some(l) => {
+            let l = l.min(last_txid);
+            let f = File::options()
+                .write(true)
+                .open(&seg.path)
+                .map_err(|e| io_err(&seg.path, e))?;
+            f.set_len(pos as u64).map_err(|e| io_err(&seg.path, e))?;
+            f.sync_all().map_err(|e| io_err(&seg.path, e))?;
+            let to = dir.join(format!("edits_{:019}-{:019}", seg.first, l));
+            std::fs::rename(&seg.path, &to).map_err(|e| io_err(&to, e))?;
+        }
+    }
+    fsync_dir(dir).map_err(|e| io_err(dir, e))
+}
+
+/// Deletes images beyond the newest `keep` and segments wholly covered by
+/// the oldest image kept.
+///
+/// # Errors
+/// I/O errors.
+pub fn purge(dir: &Path, keep: usize) -> Result<(), StorageError> {
+    let (images, segments) = list(dir)?;
+    let Some((oldest_kept, _)) = images.get(keep.max(1) - 1).or(images.last()).cloned() else {
+        return Ok(());
+    };
+    for (t, p) in images.iter().skip(keep.max(1)) {
+        let _ = t;
+        std::fs::remove_file(p).map_err(|e| io_err(p, e))?;
+    }
+    for s in segments {
+        if s.last.is_some_and(|l| l <= oldest_kept) {
+            std::fs::remove_file(&s.path).map_err(|e| io_err(&s.path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Name of the segment that starts at `first`.
+pub fn inprogress_name(first: u64) -> String {
+    format!("edits_inprogress_{first:019}")
+}
+
+/// Appends records to a vector (tests and images).
+pub fn encode_edits(edits: &[(u64, Edit)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (t, e) in edits {
+        encode_record(&mut out, *t, e);
+    }
+    out
+}
