@@ -3,6 +3,7 @@
 //! library entry points.
 
 mod dfs;
+mod up;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -47,6 +48,19 @@ enum Command {
         /// else fs.defaultFS, else 127.0.0.1:8020). Port 0 picks a free port.
         #[arg(long, value_name = "HOST:PORT")]
         rpc_address: Option<String>,
+    },
+    /// Run a local cluster: a NameNode and DataNodes on loopback, data
+    /// under one folder; Ctrl-C stops it, running it again resumes it.
+    Up {
+        /// Number of DataNodes.
+        #[arg(long, default_value_t = 3)]
+        datanodes: usize,
+        /// Folder for all of the cluster's data and logs.
+        #[arg(long, default_value = "./cairn-data")]
+        dir: PathBuf,
+        /// NameNode RPC address.
+        #[arg(long, default_value = "127.0.0.1:8020")]
+        rpc_address: String,
     },
     /// A file shell in the spirit of `hdfs dfs` (run `cairn dfs -help`).
     #[command(disable_help_flag = true)]
@@ -174,7 +188,32 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let mut passthrough = Vec::new();
+    if let Some(c) = &cli.conf {
+        passthrough.push("--conf".to_string());
+        passthrough.push(c.display().to_string());
+    }
+    for d in &cli.define {
+        passthrough.push("-D".to_string());
+        passthrough.push(d.clone());
+    }
     match &cli.command {
+        Command::Up {
+            datanodes,
+            dir,
+            rpc_address,
+        } => match up::run(up::UpArgs {
+            dir: dir.clone(),
+            datanodes: *datanodes,
+            rpc_address: rpc_address.clone(),
+            passthrough,
+        }) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("cairn up: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Dfs { args } => {
             let conf = match load_conf(&cli) {
                 Ok(c) => c,
