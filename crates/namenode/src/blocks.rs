@@ -36,12 +36,34 @@ pub enum ReportOutcome {
     Invalidate,
 }
 
+/// A copy a DataNode must make of one of its replicas.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Transfer {
+    pub block: BlockId,
+    pub gs: u64,
+    pub num_bytes: u64,
+    pub targets: Vec<DatanodeUuid>,
+}
+
 /// Replica locations and pending deletions.
 #[derive(Debug, Default)]
 pub struct BlockManager {
     blocks: HashMap<BlockId, BlockState>,
     /// Replicas each DataNode must delete, sent with its next heartbeats.
     invalidate: HashMap<DatanodeUuid, Vec<(BlockId, u64)>>,
+    /// Copies each DataNode must make, sent with its next heartbeats.
+    transfers: HashMap<DatanodeUuid, Vec<Transfer>>,
+    /// Blocks with a copy under way, and when to give up waiting for it.
+    in_flight: HashMap<BlockId, std::time::Instant>,
+}
+
+/// One pass of the replication monitor's decisions.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ReplicationWork {
+    pub scheduled: usize,
+    pub excess_removed: usize,
+    pub under_replicated: usize,
+    pub missing: usize,
 }
 
 impl BlockManager {
@@ -135,6 +157,10 @@ impl BlockManager {
         match state.replicas.iter_mut().find(|r| &r.datanode == datanode) {
             Some(r) => *r = replica,
             None => state.replicas.push(replica),
+        }
+        if finalized {
+            // A copy arrived: the block may need more, judged afresh.
+            self.in_flight.remove(&id);
         }
         ReportOutcome::Accepted
     }
@@ -230,6 +256,123 @@ impl BlockManager {
         })
     }
 
+    /// Finds blocks below or above their file's replication and queues
+    /// copies (most endangered first: one live replica before two) and
+    /// deletions. `replication_of` gives a block's target replication, or
+    /// `None` to skip it (a file being written); `alive` says whether a
+    /// DataNode is alive; `choose` picks `n` new targets avoiding the given
+    /// holders; `remaining` orders excess replicas (fullest node first).
+    #[allow(clippy::too_many_arguments)] // each input is one independent view of the cluster
+    pub fn compute_replication_work(
+        &mut self,
+        now: std::time::Instant,
+        pending_timeout: std::time::Duration,
+        max_streams: usize,
+        replication_of: &dyn Fn(INodeId) -> Option<usize>,
+        alive: &dyn Fn(&DatanodeUuid) -> bool,
+        choose: &mut dyn FnMut(usize, &[DatanodeUuid]) -> Vec<DatanodeUuid>,
+        remaining: &dyn Fn(&DatanodeUuid) -> u64,
+    ) -> ReplicationWork {
+        let mut work = ReplicationWork::default();
+        self.in_flight.retain(|_, deadline| *deadline > now);
+        let mut needy: Vec<(usize, BlockId)> = Vec::new();
+        let mut excess: Vec<(BlockId, DatanodeUuid, u64)> = Vec::new();
+        for (id, state) in &self.blocks {
+            let Some(want) = replication_of(state.file) else {
+                continue;
+            };
+            let live: Vec<&Replica> = state
+                .replicas
+                .iter()
+                .filter(|r| r.finalized && r.gs >= state.gs && alive(&r.datanode))
+                .collect();
+            if live.is_empty() {
+                work.missing += 1;
+                continue;
+            }
+            if live.len() < want {
+                work.under_replicated += 1;
+                if !self.in_flight.contains_key(id) {
+                    needy.push((live.len(), *id));
+                }
+            } else if live.len() > want && !self.in_flight.contains_key(id) {
+                let mut by_space: Vec<&Replica> = live.clone();
+                by_space.sort_by_key(|r| remaining(&r.datanode));
+                for r in by_space.into_iter().take(live.len() - want) {
+                    excess.push((*id, r.datanode.clone(), r.gs));
+                }
+            }
+        }
+        needy.sort();
+        let mut streams: HashMap<DatanodeUuid, usize> = self
+            .transfers
+            .iter()
+            .map(|(d, t)| (d.clone(), t.len()))
+            .collect();
+        for (_, id) in needy {
+            let Some(state) = self.blocks.get(&id) else {
+                continue;
+            };
+            let Some(want) = replication_of(state.file) else {
+                continue;
+            };
+            let holders: Vec<DatanodeUuid> =
+                state.replicas.iter().map(|r| r.datanode.clone()).collect();
+            let live: Vec<&Replica> = state
+                .replicas
+                .iter()
+                .filter(|r| r.finalized && r.gs >= state.gs && alive(&r.datanode))
+                .collect();
+            // The least busy live holder is the source.
+            let Some(source) = live
+                .iter()
+                .map(|r| r.datanode.clone())
+                .min_by_key(|d| streams.get(d).copied().unwrap_or(0))
+            else {
+                continue;
+            };
+            if streams.get(&source).copied().unwrap_or(0) >= max_streams {
+                continue;
+            }
+            let num_bytes = live.iter().map(|r| r.num_bytes).min().unwrap_or(0);
+            let targets = choose(want - live.len(), &holders);
+            if targets.is_empty() {
+                continue;
+            }
+            let t = Transfer {
+                block: id,
+                gs: state.gs,
+                num_bytes,
+                targets,
+            };
+            *streams.entry(source.clone()).or_default() += 1;
+            self.transfers.entry(source).or_default().push(t);
+            self.in_flight.insert(id, now + pending_timeout);
+            work.scheduled += 1;
+        }
+        for (id, dn, gs) in excess {
+            if let Some(state) = self.blocks.get_mut(&id) {
+                state.replicas.retain(|r| r.datanode != dn);
+            }
+            self.invalidate.entry(dn).or_default().push((id, gs));
+            work.excess_removed += 1;
+        }
+        work
+    }
+
+    /// Takes up to `max` pending copies for `datanode`.
+    pub fn take_transfers(&mut self, datanode: &DatanodeUuid, max: usize) -> Vec<Transfer> {
+        let Some(list) = self.transfers.get_mut(datanode) else {
+            return Vec::new();
+        };
+        let n = list.len().min(max);
+        let taken: Vec<_> = list.drain(..n).collect();
+        if list.is_empty() {
+            self.transfers.remove(datanode);
+        }
+        taken
+    }
+
     /// Takes up to `max` pending deletions for `datanode`.
     pub fn take_invalidations(
         &mut self,
@@ -259,6 +402,61 @@ impl BlockManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replication_work_copies_the_most_endangered_first_and_trims_excess() {
+        let mut bm = BlockManager::default();
+        let now = std::time::Instant::now();
+        // Block 1: one replica of three; block 2: two of three; block 3: four of three.
+        bm.add_block(BlockId(1), 1, INodeId(10), vec![]);
+        bm.add_block(BlockId(2), 1, INodeId(10), vec![]);
+        bm.add_block(BlockId(3), 1, INodeId(10), vec![]);
+        bm.replica_reported(&dn("a"), "s", BlockId(1), 1, 5, true);
+        for d in ["a", "b"] {
+            bm.replica_reported(&dn(d), "s", BlockId(2), 1, 5, true);
+        }
+        for d in ["a", "b", "c", "d"] {
+            bm.replica_reported(&dn(d), "s", BlockId(3), 1, 5, true);
+        }
+        let mut chosen = Vec::new();
+        let work = bm.compute_replication_work(
+            now,
+            std::time::Duration::from_secs(60),
+            1,
+            &|_| Some(3),
+            &|_| true,
+            &mut |n, holders| {
+                chosen.push(holders.len());
+                (0..n).map(|i| dn(&format!("new{i}"))).collect()
+            },
+            &|d| if d.0 == "d" { 0 } else { 100 },
+        );
+        // Block 1 (one replica) is scheduled first, from "a"; "a" then has
+        // its one stream, so block 2 is copied from "b".
+        assert_eq!(work.scheduled, 2);
+        assert_eq!(work.excess_removed, 1);
+        let t = bm.take_transfers(&dn("a"), 10);
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].block, BlockId(1));
+        assert_eq!(t[0].targets.len(), 2);
+        assert_eq!(bm.take_transfers(&dn("b"), 10)[0].block, BlockId(2));
+        assert!(
+            bm.take_invalidations(&dn("d"), 10)
+                .contains(&(BlockId(3), 1)),
+            "fullest node loses the excess"
+        );
+        // Nothing is scheduled twice while a copy is under way.
+        let again = bm.compute_replication_work(
+            now,
+            std::time::Duration::from_secs(60),
+            5,
+            &|_| Some(3),
+            &|_| true,
+            &mut |n, _| (0..n).map(|i| dn(&format!("x{i}"))).collect(),
+            &|_| 0,
+        );
+        assert_eq!(again.scheduled, 0, "both copies are under way");
+    }
 
     fn dn(s: &str) -> DatanodeUuid {
         DatanodeUuid(s.to_string())

@@ -39,6 +39,13 @@ pub struct NameNodeConfig {
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
     pub dead_after: Duration,
+    /// Copies one DataNode makes at once (`dfs.namenode.replication.max-streams`).
+    pub replication_max_streams: usize,
+    /// How often the replication monitor runs (`dfs.namenode.redundancy.interval.seconds`).
+    pub redundancy_interval: Duration,
+    /// How long a scheduled copy may take before it is scheduled again
+    /// (`dfs.namenode.reconstruction.pending.timeout-sec`).
+    pub pending_reconstruction_timeout: Duration,
     /// Metadata directories (`dfs.namenode.name.dir`; `--dir` on the command line).
     pub name_dirs: Vec<std::path::PathBuf>,
     /// How the edit log preallocates and syncs.
@@ -214,7 +221,21 @@ impl NameNodeConfig {
                 ))
             }
         };
+        let max_streams = conf.get_u32(k::DFS_NAMENODE_REPLICATION_MAX_STREAMS, 2)?;
+        let redundancy_interval = conf.get_duration(
+            "dfs.namenode.redundancy.interval.seconds",
+            cairn_common::config::TimeUnit::Seconds,
+            Duration::from_secs(3),
+        )?;
+        let pending_timeout = conf.get_duration(
+            "dfs.namenode.reconstruction.pending.timeout-sec",
+            cairn_common::config::TimeUnit::Seconds,
+            Duration::from_secs(300),
+        )?;
         Ok(Self {
+            replication_max_streams: max_streams.max(1) as usize,
+            redundancy_interval: redundancy_interval.max(Duration::from_millis(100)),
+            pending_reconstruction_timeout: pending_timeout,
             name_dirs,
             journal: crate::journal::file::JournalConfig {
                 preallocation,

@@ -181,9 +181,75 @@ pub async fn run(
         block_pool = %state.block_pool_id,
         "NameNode serving"
     );
+    let monitor = tokio::spawn(replication_monitor(state.clone(), shutdown.clone()));
     let result = serve_state(state, listener, server_config, shutdown).await;
+    monitor.abort();
     journal.close();
     result.map_err(NameNodeError::Io)
+}
+
+/// Every `dfs.namenode.redundancy.interval.seconds`: queue copies of
+/// blocks below their replication and deletions of excess replicas; the
+/// DataNodes get them with their next heartbeat.
+async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(state.config.redundancy_interval);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let Ok(ns) = state.namespace.read() else {
+            return;
+        };
+        let Ok(mut bm) = state.blocks.lock() else {
+            return;
+        };
+        let Ok(dns) = state.datanodes.lock() else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        let mut seed = state
+            .placement_seed
+            .fetch_add(0x9E37_79B9_7F4A_7C15, std::sync::atomic::Ordering::Relaxed);
+        let work = bm.compute_replication_work(
+            now,
+            state.config.pending_reconstruction_timeout,
+            state.config.replication_max_streams,
+            &|file| {
+                let f = ns.inode(file)?.file()?;
+                f.under_construction
+                    .is_none()
+                    .then_some(usize::from(f.replication))
+            },
+            &|d| dns.is_alive(d, now),
+            &mut |n, holders| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let excluded: std::collections::HashSet<String> =
+                    holders.iter().map(|h| h.0.clone()).collect();
+                dns.choose_targets(
+                    &datanodes::PlacementRequest {
+                        want: n,
+                        excluded: &excluded,
+                        favored: &[],
+                        writer_ip: None,
+                        block_size: 0,
+                        seed,
+                    },
+                    now,
+                )
+            },
+            &|d| dns.get(d).map_or(0, |x| x.remaining),
+        );
+        if work.scheduled > 0 || work.excess_removed > 0 {
+            info!(
+                scheduled = work.scheduled,
+                excess = work.excess_removed,
+                under_replicated = work.under_replicated,
+                missing = work.missing,
+                "replication monitor"
+            );
+        }
+    }
 }
 
 /// Serves every NameNode protocol for `state`.
