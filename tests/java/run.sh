@@ -70,4 +70,10 @@ JOPTS=(
 # shellcheck disable=SC2206
 JOPTS+=(${CAIRN_JAVA_OPTS:-})
 
-exec "${JAVA:-java}" "${JOPTS[@]}" -cp "$CLASSES:$LIB/*" cairn.conformance.ShellScript "$@"
+# `run.sh --main Class ...` runs another program of the kit (e.g. DataCheck).
+MAIN=cairn.conformance.ShellScript
+if [ "${1:-}" = "--main" ]; then
+  MAIN="cairn.conformance.$2"
+  shift 2
+fi
+exec "${JAVA:-java}" "${JOPTS[@]}" -cp "$CLASSES:$LIB/*" "$MAIN" "$@"

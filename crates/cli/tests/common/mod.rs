@@ -129,8 +129,7 @@ impl NameNode {
     pub fn kill(mut self) -> tempfile::TempDir {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let dir = std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"));
-        dir
+        std::mem::replace(&mut self.dir, tempfile::tempdir().expect("temp dir"))
     }
 }
 
@@ -173,4 +172,180 @@ pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) -> bool {
         std::thread::sleep(Duration::from_millis(20));
     }
     false
+}
+
+/// A running `cairn datanode` process.
+pub struct DataNode {
+    child: Child,
+    pub uuid: String,
+    pub xfer: SocketAddr,
+    pub http: SocketAddr,
+    pub dir: PathBuf,
+    log: PathBuf,
+}
+
+impl DataNode {
+    /// Starts a DataNode with storage in `dir` reporting to `nn`.
+    pub fn start(nn: SocketAddr, dir: &std::path::Path, defines: &[&str]) -> DataNode {
+        std::fs::create_dir_all(dir).expect("datanode dir");
+        let log = dir.with_extension("log");
+        let log_file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .expect("log file");
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        for d in defines {
+            cmd.arg("-D").arg(d);
+        }
+        cmd.arg("datanode")
+            .arg("--dir")
+            .arg(dir)
+            .arg("--namenode")
+            .arg(nn.to_string())
+            .env("CAIRN_LOG", "debug")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(log_file));
+        let mut child = cmd.spawn().expect("spawn cairn datanode");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read ready line");
+        // "DataNode <uuid> xfer <addr> ipc <addr> http <addr>"
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let field = |name: &str| {
+            words
+                .iter()
+                .position(|w| *w == name)
+                .and_then(|i| words.get(i + 1))
+                .and_then(|a| a.parse().ok())
+        };
+        let (Some(xfer), Some(http)) = (field("xfer"), field("http")) else {
+            let _ = child.kill();
+            panic!(
+                "DataNode did not report its addresses: {line:?}\n{}",
+                std::fs::read_to_string(&log).unwrap_or_default()
+            );
+        };
+        DataNode {
+            child,
+            uuid: words.get(1).map(|s| s.to_string()).unwrap_or_default(),
+            xfer,
+            http,
+            dir: dir.to_path_buf(),
+            log,
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// SIGKILL.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The DataNode's `/metrics` JSON.
+    pub fn metrics(&self) -> String {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(self.http).expect("connect metrics");
+        s.write_all(b"GET /metrics HTTP/1.0\r\nHost: x\r\n\r\n")
+            .expect("request");
+        let mut body = String::new();
+        s.read_to_string(&mut body).expect("response");
+        body.split("\r\n\r\n")
+            .nth(1)
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+impl Drop for DataNode {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            eprintln!("---- datanode {} log (tail) ----", self.uuid);
+            let log = self.log();
+            let lines: Vec<&str> = log.lines().collect();
+            for l in &lines[lines.len().saturating_sub(60)..] {
+                eprintln!("{l}");
+            }
+        }
+    }
+}
+
+/// A NameNode with `n` DataNodes, all registered and reported.
+pub struct Cluster {
+    pub nn: NameNode,
+    pub dns: Vec<DataNode>,
+}
+
+impl Cluster {
+    pub fn start(n: usize, defines: &[&str]) -> Cluster {
+        let nn = NameNode::start(defines);
+        let dns: Vec<DataNode> = (0..n)
+            .map(|i| DataNode::start(nn.addr, &nn.dir.path().join(format!("dn{i}")), defines))
+            .collect();
+        let cluster = Cluster { nn, dns };
+        cluster.wait_for_datanodes(n);
+        cluster
+    }
+
+    /// Waits until `n` DataNodes are live at the NameNode.
+    pub fn wait_for_datanodes(&self, n: usize) {
+        let addr = self.nn.addr;
+        // Its own thread and runtime, so async tests can call it too.
+        let ok = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                use cairn_proto::hadoop::hdfs as pb;
+                let c = cairn_rpc::client::Client::connect(
+                    addr,
+                    &current_user(),
+                    cairn_proto::protocols::CLIENT_PROTOCOL,
+                )
+                .await
+                .expect("connect");
+                for _ in 0..300 {
+                    let r: pb::GetDatanodeReportResponseProto = c
+                        .call(
+                            "getDatanodeReport",
+                            &pb::GetDatanodeReportRequestProto { r#type: 2 },
+                        )
+                        .await
+                        .expect("report");
+                    if r.di.len() >= n {
+                        return true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                false
+            })
+        })
+        .join()
+        .expect("wait thread");
+        assert!(ok, "DataNodes did not register:\n{}", self.nn.log());
+    }
+}
+
+/// Deterministic file contents: a cheap pattern that differs per offset
+/// and per file seed, so misplaced bytes are caught.
+pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(len);
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    while out.len() < len {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        out.extend_from_slice(&x.to_le_bytes());
+    }
+    out.truncate(len);
+    out
 }
