@@ -49,6 +49,28 @@ enum Command {
         #[arg(long, value_name = "HOST:PORT")]
         rpc_address: Option<String>,
     },
+    /// Run a DataNode.
+    Datanode {
+        /// Storage directory for block replicas.
+        #[arg(long, value_name = "DIR")]
+        dir: PathBuf,
+        /// NameNode RPC address (default: dfs.namenode.rpc-address, else
+        /// fs.defaultFS).
+        #[arg(long, value_name = "HOST:PORT")]
+        namenode: Option<String>,
+        /// Data-transfer address (default: dfs.datanode.address, else
+        /// 127.0.0.1:0). Port 0 picks a free port.
+        #[arg(long, value_name = "HOST:PORT")]
+        data_address: Option<String>,
+        /// ClientDatanodeProtocol address (default: dfs.datanode.ipc.address,
+        /// else 127.0.0.1:0).
+        #[arg(long, value_name = "HOST:PORT")]
+        ipc_address: Option<String>,
+        /// HTTP address for /metrics (default: dfs.datanode.http.address,
+        /// else 127.0.0.1:0).
+        #[arg(long, value_name = "HOST:PORT")]
+        http_address: Option<String>,
+    },
     /// Run a local cluster: a NameNode and DataNodes on loopback, data
     /// under one folder; Ctrl-C stops it, running it again resumes it.
     Up {
@@ -169,6 +191,49 @@ async fn run_namenode(
     Ok(())
 }
 
+async fn run_datanode(
+    mut conf: Configuration,
+    dir: PathBuf,
+    namenode: Option<String>,
+    addresses: [(&str, Option<String>); 3],
+) -> anyhow::Result<()> {
+    for (key, flag) in addresses {
+        match flag {
+            Some(a) => conf.set(key, &a),
+            None if conf.get(key).is_none() => conf.set(key, "127.0.0.1:0"),
+            None => {}
+        }
+    }
+    let nn: SocketAddr = match namenode {
+        Some(a) => {
+            let mut c = Configuration::new();
+            c.set(keys::DFS_NAMENODE_RPC_ADDRESS, &a);
+            c.get_socket_addr(keys::DFS_NAMENODE_RPC_ADDRESS, "127.0.0.1:8020")
+                .context("--namenode")?
+        }
+        None => conf
+            .namenode_rpc_address()
+            .context("no NameNode: pass --namenode HOST:PORT or set fs.defaultFS")?
+            .resolve()
+            .context("resolving the NameNode address")?,
+    };
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let config = cairn_datanode::config::DataNodeConfig::from_conf(&conf, dir, nn)?;
+    let dn = cairn_datanode::DataNode::bind(config).await?;
+    // The one line scripts and tests wait for.
+    println!(
+        "DataNode {} xfer {} ipc {} http {}",
+        dn.uuid(),
+        dn.xfer_addr(),
+        dn.ipc_addr(),
+        dn.http_addr()
+    );
+    let token = CancellationToken::new();
+    shutdown_on_signals(token.clone());
+    dn.run(token).await?;
+    Ok(())
+}
+
 fn main() -> ExitCode {
     // Hadoop spells the NameNode's one-word options with one dash.
     let is_namenode = std::env::args().any(|a| a == "namenode");
@@ -214,6 +279,34 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Datanode {
+            dir,
+            namenode,
+            data_address,
+            ipc_address,
+            http_address,
+        } => {
+            init_tracing();
+            let result = load_conf(&cli).and_then(|conf| {
+                runtime.block_on(run_datanode(
+                    conf,
+                    dir.clone(),
+                    namenode.clone(),
+                    [
+                        (keys::DFS_DATANODE_ADDRESS, data_address.clone()),
+                        (keys::DFS_DATANODE_IPC_ADDRESS, ipc_address.clone()),
+                        (keys::DFS_DATANODE_HTTP_ADDRESS, http_address.clone()),
+                    ],
+                ))
+            });
+            match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("cairn datanode: {e:#}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Dfs { args } => {
             let conf = match load_conf(&cli) {
                 Ok(c) => c,

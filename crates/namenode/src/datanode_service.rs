@@ -74,8 +74,14 @@ pub fn decode_storage_report(
 ) -> Result<Vec<(BlockId, u64, u64, bool)>, String> {
     let mut out = Vec::new();
     if !r.blocks_buffers.is_empty() {
-        for buf in &r.blocks_buffers {
-            let mut b: &[u8] = buf;
+        // The buffers are pieces of one stream: a replica may straddle two.
+        let joined: Vec<u8> = r
+            .blocks_buffers
+            .iter()
+            .flat_map(|b| b.iter().copied())
+            .collect();
+        {
+            let mut b: &[u8] = &joined;
             let varint =
                 |b: &mut &[u8]| prost::encoding::decode_varint(b).map_err(|e| e.to_string());
             while !b.is_empty() {

@@ -29,8 +29,18 @@ impl NameNode {
 
     /// Starts a NameNode on an existing (formatted) directory `dir/name`.
     pub fn start_in(dir: tempfile::TempDir, defines: &[&str]) -> NameNode {
+        Self::start_at(dir, defines, "127.0.0.1:0")
+    }
+
+    /// Like [`NameNode::start_in`], on a given RPC address (a restart on the
+    /// same port, so running DataNodes find it again).
+    pub fn start_at(dir: tempfile::TempDir, defines: &[&str], rpc_address: &str) -> NameNode {
         let log = dir.path().join("namenode.log");
-        let log_file = std::fs::File::create(&log).expect("log file");
+        let log_file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+            .expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
         for d in defines {
             cmd.arg("-D").arg(d);
@@ -39,7 +49,7 @@ impl NameNode {
             .arg("--dir")
             .arg(dir.path().join("name"))
             .arg("--rpc-address")
-            .arg("127.0.0.1:0")
+            .arg(rpc_address)
             .env("CAIRN_LOG", "debug")
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log_file));

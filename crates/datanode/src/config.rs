@@ -1,0 +1,535 @@
+//! The DataNode's settings, read once at start-up from Hadoop's keys (and a
+//! few `cairn.` keys) and validated, so a bad value stops start-up with a
+//! message that names the key (STYLE rule 12).
+//!
+//! Every HDFS-959 write-path optimisation has a switch, on by default, so the
+//! seed's per-item table can be reproduced by turning them off one at a time:
+//!
+//! | key | item | on | off |
+//! | --- | --- | --- | --- |
+//! | `cairn.datanode.write.pipelined-stages` | 2.1 | network and disk stages joined by a bounded queue | the network stage waits for each packet's disk write |
+//! | `cairn.datanode.write.early-ack` | 2.3 | ack once queued and acked downstream | ack after the packet is on disk |
+//! | `cairn.datanode.write.bulk-receive` | 2.2 | packets read through a large buffer, many per read | each packet read in small reads |
+//! | `cairn.datanode.write.seek-free` | 2.4 | positional writes (`pwrite`), no `lseek` | `lseek` before every write |
+//! | `cairn.datanode.write.buffered-checksums` | 2.5 | checksums gathered into large meta writes | one write per chunk checksum |
+//! | `cairn.datanode.write.checksum-balancing` | 2.1 | the network stage verifies checksums while the disk queue is deep | only the disk stage verifies |
+//! | `cairn.datanode.checksum.hardware` | 3 | CRC32C in hardware | table-driven software CRC32C |
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use cairn_common::config::{ConfigError, Configuration, TimeUnit};
+use cairn_common::keys as k;
+
+use crate::checksum::{ChecksumKind, Crc32cImpl, MAX_BYTES_PER_CHECKSUM};
+
+/// Names of the keys the DataNode reads that `cairn_common::keys` does not
+/// (yet) name. Hadoop's keys keep Hadoop's names; Cairn-only keys start with
+/// `cairn.datanode.`.
+pub mod keys {
+    use std::time::Duration;
+
+    /// Interval between full block reports, milliseconds (time suffixes
+    /// allowed). Hadoop: 6 hours.
+    pub const DFS_BLOCKREPORT_INTERVAL_MSEC: &str = "dfs.blockreport.intervalMsec";
+    /// 6 hours.
+    pub const DFS_BLOCKREPORT_INTERVAL_MSEC_DEFAULT: Duration = Duration::from_secs(6 * 3600);
+    /// How long the DataNode waits for bytes from a peer, milliseconds
+    /// (Hadoop's DataNode uses the client's socket timeout for its reads).
+    pub const DFS_CLIENT_SOCKET_TIMEOUT: &str = "dfs.client.socket-timeout";
+    /// 60 seconds.
+    pub const DFS_CLIENT_SOCKET_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
+    /// How long a write to a peer may block, milliseconds.
+    pub const DFS_DATANODE_SOCKET_WRITE_TIMEOUT: &str = "dfs.datanode.socket.write.timeout";
+    /// 8 minutes.
+    pub const DFS_DATANODE_SOCKET_WRITE_TIMEOUT_DEFAULT: Duration = Duration::from_secs(480);
+    /// How long a connection waits for the next operation after a read,
+    /// milliseconds.
+    pub const DFS_DATANODE_SOCKET_REUSE_KEEPALIVE: &str = "dfs.datanode.socket.reuse.keepalive";
+    /// 4 seconds.
+    pub const DFS_DATANODE_SOCKET_REUSE_KEEPALIVE_DEFAULT: Duration = Duration::from_secs(4);
+    /// Most data-transfer connections served at once, count.
+    pub const DFS_DATANODE_MAX_TRANSFER_THREADS: &str = "dfs.datanode.max.transfer.threads";
+    /// 4096 connections.
+    pub const DFS_DATANODE_MAX_TRANSFER_THREADS_DEFAULT: u32 = 4096;
+    /// IPC calls (ClientDatanodeProtocol) executing at once, count.
+    pub const DFS_DATANODE_HANDLER_COUNT: &str = "dfs.datanode.handler.count";
+    /// 10 handlers.
+    pub const DFS_DATANODE_HANDLER_COUNT_DEFAULT: u32 = 10;
+    /// Host name the DataNode registers with (default: the IP address it
+    /// registers with).
+    pub const DFS_DATANODE_HOSTNAME: &str = "dfs.datanode.hostname";
+    /// Bytes of the volume kept free for other uses, bytes (size suffixes
+    /// allowed).
+    pub const DFS_DATANODE_DU_RESERVED: &str = "dfs.datanode.du.reserved";
+
+    /// See the module docs: HDFS-959 item 2.1.
+    pub const PIPELINED_STAGES: &str = "cairn.datanode.write.pipelined-stages";
+    /// HDFS-959 item 2.3.
+    pub const EARLY_ACK: &str = "cairn.datanode.write.early-ack";
+    /// HDFS-959 item 2.2.
+    pub const BULK_RECEIVE: &str = "cairn.datanode.write.bulk-receive";
+    /// HDFS-959 item 2.4.
+    pub const SEEK_FREE: &str = "cairn.datanode.write.seek-free";
+    /// HDFS-959 item 2.5.
+    pub const BUFFERED_CHECKSUMS: &str = "cairn.datanode.write.buffered-checksums";
+    /// HDFS-959's load balancing of checksum work.
+    pub const CHECKSUM_BALANCING: &str = "cairn.datanode.write.checksum-balancing";
+    /// HDFS-959 item 3.
+    pub const CHECKSUM_HARDWARE: &str = "cairn.datanode.checksum.hardware";
+    /// Packets one write may have queued for its disk stage, count.
+    pub const DISK_QUEUE_PACKETS: &str = "cairn.datanode.write.disk-queue-packets";
+    /// 64 packets (4 MiB of 64 KiB packets).
+    pub const DISK_QUEUE_PACKETS_DEFAULT: u32 = 64;
+    /// Disk queue depth, packets, from which the network stage verifies
+    /// checksums itself (with checksum balancing on).
+    pub const CHECKSUM_BALANCING_DEPTH: &str = "cairn.datanode.write.checksum-balancing-depth";
+    /// 2 packets.
+    pub const CHECKSUM_BALANCING_DEPTH_DEFAULT: u32 = 2;
+    /// Size of the receive buffer with bulk receive on, bytes.
+    pub const RECEIVE_BUFFER_BYTES: &str = "cairn.datanode.write.receive-buffer-bytes";
+    /// 256 KiB.
+    pub const RECEIVE_BUFFER_BYTES_DEFAULT: u64 = 256 * 1024;
+    /// Largest single read with bulk receive off, bytes.
+    pub const SMALL_READ_BYTES: &str = "cairn.datanode.write.small-read-bytes";
+    /// 4 KiB (Hadoop's `io.file.buffer.size`).
+    pub const SMALL_READ_BYTES_DEFAULT: u64 = 4096;
+    /// Size of the checksum write buffer with buffered checksums on, bytes.
+    pub const CHECKSUM_BUFFER_BYTES: &str = "cairn.datanode.write.checksum-buffer-bytes";
+    /// 64 KiB: the checksums of 8 MiB of data at CRC32C/512.
+    pub const CHECKSUM_BUFFER_BYTES_DEFAULT: u64 = 64 * 1024;
+    /// Packet bytes queued for disk stages across all writes, bytes.
+    pub const MAX_INFLIGHT_BYTES: &str = "cairn.datanode.write.max-inflight-bytes";
+    /// 256 MiB.
+    pub const MAX_INFLIGHT_BYTES_DEFAULT: u64 = 256 * 1024 * 1024;
+    /// Largest data-transfer packet accepted, bytes.
+    pub const MAX_PACKET_BYTES: &str = "cairn.datanode.transfer.max-packet-bytes";
+    /// 16 MiB.
+    pub const MAX_PACKET_BYTES_DEFAULT: u64 = 16 * 1024 * 1024;
+    /// Data bytes per read packet, bytes (rounded down to whole chunks).
+    pub const READ_PACKET_BYTES: &str = "cairn.datanode.read.packet-bytes";
+    /// 64 KiB, as Hadoop's DataNode sends.
+    pub const READ_PACKET_BYTES_DEFAULT: u64 = 64 * 1024;
+    /// Whether reads verify stored checksums before sending, boolean.
+    pub const READ_VERIFY_CHECKSUMS: &str = "cairn.datanode.read.verify-checksums";
+    /// How long shutdown waits for running transfers, milliseconds.
+    pub const SHUTDOWN_TIMEOUT: &str = "cairn.datanode.shutdown-timeout";
+    /// 10 seconds.
+    pub const SHUTDOWN_TIMEOUT_DEFAULT: Duration = Duration::from_secs(10);
+    /// How long one NameNode call may take before the connection is
+    /// dropped and made again, milliseconds.
+    pub const NAMENODE_CALL_TIMEOUT: &str = "cairn.datanode.namenode.call-timeout";
+    /// 60 seconds.
+    pub const NAMENODE_CALL_TIMEOUT_DEFAULT: Duration = Duration::from_secs(60);
+    /// Longest wait between attempts to reach a NameNode that is down,
+    /// milliseconds.
+    pub const NAMENODE_RETRY_MAX: &str = "cairn.datanode.namenode.retry-max";
+    /// 10 seconds.
+    pub const NAMENODE_RETRY_MAX_DEFAULT: Duration = Duration::from_secs(10);
+}
+
+/// The write-path switches, each on by default (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WritePath {
+    /// Separate network and disk stages joined by a bounded queue.
+    pub pipelined_stages: bool,
+    /// Ack a packet once queued and acked downstream (not after its write).
+    pub early_ack: bool,
+    /// Receive many packets per read through a large buffer.
+    pub bulk_receive: bool,
+    /// Positional writes, no lseek.
+    pub seek_free: bool,
+    /// Checksums gathered into large writes.
+    pub buffered_checksums: bool,
+    /// The network stage verifies checksums when the disk queue is deep.
+    pub checksum_balancing: bool,
+    /// Which CRC32C implementation computes checksums.
+    pub crc: Crc32cImpl,
+}
+
+impl Default for WritePath {
+    fn default() -> Self {
+        WritePath {
+            pipelined_stages: true,
+            early_ack: true,
+            bulk_receive: true,
+            seek_free: true,
+            buffered_checksums: true,
+            checksum_balancing: true,
+            crc: Crc32cImpl::Hardware,
+        }
+    }
+}
+
+/// Everything the DataNode reads from its configuration.
+#[derive(Debug, Clone)]
+pub struct DataNodeConfig {
+    /// The storage directory (`current/VERSION`, block pools below it).
+    pub data_dir: PathBuf,
+    /// The NameNode's RPC address.
+    pub namenode: SocketAddr,
+    /// Data-transfer address (`dfs.datanode.address`); port 0 picks one.
+    pub xfer_addr: SocketAddr,
+    /// ClientDatanodeProtocol address (`dfs.datanode.ipc.address`).
+    pub ipc_addr: SocketAddr,
+    /// HTTP address for `/metrics` (`dfs.datanode.http.address`).
+    pub http_addr: SocketAddr,
+    /// Host name to register with (`dfs.datanode.hostname`); the registered
+    /// IP address when unset.
+    pub hostname: Option<String>,
+    /// Heartbeat period (`dfs.heartbeat.interval`, default 3 s).
+    pub heartbeat_interval: Duration,
+    /// Full block report period (`dfs.blockreport.intervalMsec`, 6 h).
+    pub block_report_interval: Duration,
+    /// fsync block, meta and directory on finalize (`dfs.datanode.synconclose`).
+    pub sync_on_close: bool,
+    /// Chunk size used when a writer sends no checksums
+    /// (`dfs.bytes-per-checksum`, 512).
+    pub bytes_per_checksum: u32,
+    /// Algorithm of stored checksums (`dfs.checksum.type`, CRC32C; CRC32 is
+    /// accepted but hdfs-native cannot read it).
+    pub checksum_kind: ChecksumKind,
+    /// Bytes of the volume left for others (`dfs.datanode.du.reserved`).
+    pub reserved_bytes: u64,
+    /// The HDFS-959 switches.
+    pub write_path: WritePath,
+    /// Packets one write may queue for its disk stage.
+    pub disk_queue_packets: usize,
+    /// Queue depth from which the network stage verifies checksums.
+    pub checksum_balancing_depth: usize,
+    /// Receive buffer with bulk receive on, bytes.
+    pub receive_buffer_bytes: usize,
+    /// Largest read with bulk receive off, bytes.
+    pub small_read_bytes: usize,
+    /// Checksum write buffer, bytes.
+    pub checksum_buffer_bytes: usize,
+    /// Packet bytes queued for disk across all writes.
+    pub max_inflight_bytes: usize,
+    /// Largest packet accepted, bytes.
+    pub max_packet_bytes: usize,
+    /// Data bytes per read packet.
+    pub read_packet_bytes: usize,
+    /// Verify stored checksums when reading.
+    pub read_verify_checksums: bool,
+    /// Wait for bytes from a peer (`dfs.client.socket-timeout`, 60 s).
+    pub socket_read_timeout: Duration,
+    /// Wait for a write to a peer (`dfs.datanode.socket.write.timeout`, 8 min).
+    pub socket_write_timeout: Duration,
+    /// Wait for the next op on a reused connection (4 s).
+    pub keepalive_timeout: Duration,
+    /// Connections served at once (`dfs.datanode.max.transfer.threads`).
+    pub max_transfers: usize,
+    /// ClientDatanodeProtocol handlers (`dfs.datanode.handler.count`).
+    pub ipc_handler_count: usize,
+    /// How long shutdown waits for running transfers.
+    pub shutdown_timeout: Duration,
+    /// Longest one NameNode call may take.
+    pub namenode_call_timeout: Duration,
+    /// Longest wait between attempts to reach the NameNode.
+    pub namenode_retry_max: Duration,
+}
+
+fn to_usize(
+    conf: &Configuration,
+    key: &str,
+    v: u64,
+    min: u64,
+    max: u64,
+) -> Result<usize, ConfigError> {
+    if v < min || v > max {
+        return Err(conf.invalid_value(key, v, format!("must be between {min} and {max}")));
+    }
+    usize::try_from(v).map_err(|_| conf.invalid_value(key, v, "too large"))
+}
+
+impl DataNodeConfig {
+    /// Reads and validates the DataNode's keys.
+    ///
+    /// # Errors
+    /// [`ConfigError`] naming the first key whose value is malformed or out
+    /// of range.
+    pub fn from_conf(
+        conf: &Configuration,
+        data_dir: PathBuf,
+        namenode: SocketAddr,
+    ) -> Result<Self, ConfigError> {
+        use keys as dk;
+        let ms = TimeUnit::Milliseconds;
+        let xfer_addr =
+            conf.get_socket_addr(k::DFS_DATANODE_ADDRESS, k::DFS_DATANODE_ADDRESS_DEFAULT)?;
+        let ipc_addr = conf.get_socket_addr(
+            k::DFS_DATANODE_IPC_ADDRESS,
+            k::DFS_DATANODE_IPC_ADDRESS_DEFAULT,
+        )?;
+        let http_addr = conf.get_socket_addr(
+            k::DFS_DATANODE_HTTP_ADDRESS,
+            k::DFS_DATANODE_HTTP_ADDRESS_DEFAULT,
+        )?;
+        let heartbeat_interval = conf.get_duration(
+            k::DFS_HEARTBEAT_INTERVAL,
+            k::DFS_HEARTBEAT_INTERVAL_UNIT,
+            k::DFS_HEARTBEAT_INTERVAL_DEFAULT,
+        )?;
+        if heartbeat_interval < Duration::from_millis(10) {
+            return Err(conf.invalid_value(
+                k::DFS_HEARTBEAT_INTERVAL,
+                format!("{heartbeat_interval:?}"),
+                "must be at least 10ms",
+            ));
+        }
+        let block_report_interval = conf.get_duration(
+            dk::DFS_BLOCKREPORT_INTERVAL_MSEC,
+            ms,
+            dk::DFS_BLOCKREPORT_INTERVAL_MSEC_DEFAULT,
+        )?;
+        if block_report_interval < heartbeat_interval {
+            return Err(conf.invalid_value(
+                dk::DFS_BLOCKREPORT_INTERVAL_MSEC,
+                format!("{block_report_interval:?}"),
+                "must not be shorter than dfs.heartbeat.interval",
+            ));
+        }
+        let bytes_per_checksum =
+            conf.get_u32(k::DFS_BYTES_PER_CHECKSUM, k::DFS_BYTES_PER_CHECKSUM_DEFAULT)?;
+        if bytes_per_checksum == 0 || bytes_per_checksum > MAX_BYTES_PER_CHECKSUM {
+            return Err(conf.invalid_value(
+                k::DFS_BYTES_PER_CHECKSUM,
+                bytes_per_checksum,
+                format!("must be between 1 and {MAX_BYTES_PER_CHECKSUM}"),
+            ));
+        }
+        let kind_text = conf.get_str_or(k::DFS_CHECKSUM_TYPE, k::DFS_CHECKSUM_TYPE_DEFAULT)?;
+        let checksum_kind = match kind_text.to_ascii_uppercase().as_str() {
+            "CRC32C" => ChecksumKind::Crc32c,
+            "CRC32" => ChecksumKind::Crc32,
+            _ => {
+                return Err(conf.invalid_value(
+                    k::DFS_CHECKSUM_TYPE,
+                    kind_text,
+                    "the DataNode stores CRC32C or CRC32 checksums",
+                ))
+            }
+        };
+        let write_path = WritePath {
+            pipelined_stages: conf.get_bool(dk::PIPELINED_STAGES, true)?,
+            early_ack: conf.get_bool(dk::EARLY_ACK, true)?,
+            bulk_receive: conf.get_bool(dk::BULK_RECEIVE, true)?,
+            seek_free: conf.get_bool(dk::SEEK_FREE, true)?,
+            buffered_checksums: conf.get_bool(dk::BUFFERED_CHECKSUMS, true)?,
+            checksum_balancing: conf.get_bool(dk::CHECKSUM_BALANCING, true)?,
+            crc: if conf.get_bool(dk::CHECKSUM_HARDWARE, true)? {
+                Crc32cImpl::Hardware
+            } else {
+                Crc32cImpl::Software
+            },
+        };
+        let disk_queue_packets = to_usize(
+            conf,
+            dk::DISK_QUEUE_PACKETS,
+            u64::from(conf.get_u32(dk::DISK_QUEUE_PACKETS, dk::DISK_QUEUE_PACKETS_DEFAULT)?),
+            1,
+            65536,
+        )?;
+        let checksum_balancing_depth = to_usize(
+            conf,
+            dk::CHECKSUM_BALANCING_DEPTH,
+            u64::from(conf.get_u32(
+                dk::CHECKSUM_BALANCING_DEPTH,
+                dk::CHECKSUM_BALANCING_DEPTH_DEFAULT,
+            )?),
+            1,
+            65536,
+        )?;
+        let receive_buffer_bytes = to_usize(
+            conf,
+            dk::RECEIVE_BUFFER_BYTES,
+            conf.get_bytes(dk::RECEIVE_BUFFER_BYTES, dk::RECEIVE_BUFFER_BYTES_DEFAULT)?,
+            512,
+            64 << 20,
+        )?;
+        let small_read_bytes = to_usize(
+            conf,
+            dk::SMALL_READ_BYTES,
+            conf.get_bytes(dk::SMALL_READ_BYTES, dk::SMALL_READ_BYTES_DEFAULT)?,
+            1,
+            64 << 20,
+        )?;
+        let checksum_buffer_bytes = to_usize(
+            conf,
+            dk::CHECKSUM_BUFFER_BYTES,
+            conf.get_bytes(dk::CHECKSUM_BUFFER_BYTES, dk::CHECKSUM_BUFFER_BYTES_DEFAULT)?,
+            4,
+            64 << 20,
+        )?;
+        let max_packet_bytes = to_usize(
+            conf,
+            dk::MAX_PACKET_BYTES,
+            conf.get_bytes(dk::MAX_PACKET_BYTES, dk::MAX_PACKET_BYTES_DEFAULT)?,
+            64 * 1024 + 1024,
+            1 << 30,
+        )?;
+        let max_inflight_bytes = to_usize(
+            conf,
+            dk::MAX_INFLIGHT_BYTES,
+            conf.get_bytes(dk::MAX_INFLIGHT_BYTES, dk::MAX_INFLIGHT_BYTES_DEFAULT)?,
+            max_packet_bytes as u64,
+            1 << 40,
+        )?;
+        let read_packet_bytes = to_usize(
+            conf,
+            dk::READ_PACKET_BYTES,
+            conf.get_bytes(dk::READ_PACKET_BYTES, dk::READ_PACKET_BYTES_DEFAULT)?,
+            512,
+            (max_packet_bytes / 2) as u64,
+        )?;
+        let socket_read_timeout = conf.get_duration(
+            dk::DFS_CLIENT_SOCKET_TIMEOUT,
+            ms,
+            dk::DFS_CLIENT_SOCKET_TIMEOUT_DEFAULT,
+        )?;
+        let socket_write_timeout = conf.get_duration(
+            dk::DFS_DATANODE_SOCKET_WRITE_TIMEOUT,
+            ms,
+            dk::DFS_DATANODE_SOCKET_WRITE_TIMEOUT_DEFAULT,
+        )?;
+        let keepalive_timeout = conf.get_duration(
+            dk::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE,
+            ms,
+            dk::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE_DEFAULT,
+        )?;
+        for (key, d) in [
+            (dk::DFS_CLIENT_SOCKET_TIMEOUT, socket_read_timeout),
+            (dk::DFS_DATANODE_SOCKET_WRITE_TIMEOUT, socket_write_timeout),
+            (dk::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE, keepalive_timeout),
+        ] {
+            // Hadoop reads 0 as "no timeout"; Cairn never waits forever.
+            if d < Duration::from_millis(10) {
+                return Err(conf.invalid_value(key, format!("{d:?}"), "must be at least 10ms"));
+            }
+        }
+        let max_transfers = to_usize(
+            conf,
+            dk::DFS_DATANODE_MAX_TRANSFER_THREADS,
+            u64::from(conf.get_u32(
+                dk::DFS_DATANODE_MAX_TRANSFER_THREADS,
+                dk::DFS_DATANODE_MAX_TRANSFER_THREADS_DEFAULT,
+            )?),
+            1,
+            1 << 20,
+        )?;
+        let ipc_handler_count = to_usize(
+            conf,
+            dk::DFS_DATANODE_HANDLER_COUNT,
+            u64::from(conf.get_u32(
+                dk::DFS_DATANODE_HANDLER_COUNT,
+                dk::DFS_DATANODE_HANDLER_COUNT_DEFAULT,
+            )?),
+            1,
+            4096,
+        )?;
+        let hostname = conf
+            .get_str(dk::DFS_DATANODE_HOSTNAME)?
+            .map(str::trim)
+            .filter(|h| !h.is_empty())
+            .map(str::to_string);
+        Ok(DataNodeConfig {
+            data_dir,
+            namenode,
+            xfer_addr,
+            ipc_addr,
+            http_addr,
+            hostname,
+            heartbeat_interval,
+            block_report_interval,
+            sync_on_close: conf.get_bool(
+                k::DFS_DATANODE_SYNCONCLOSE,
+                k::DFS_DATANODE_SYNCONCLOSE_DEFAULT,
+            )?,
+            bytes_per_checksum,
+            checksum_kind,
+            reserved_bytes: conf.get_bytes(dk::DFS_DATANODE_DU_RESERVED, 0)?,
+            write_path,
+            disk_queue_packets,
+            checksum_balancing_depth,
+            receive_buffer_bytes,
+            small_read_bytes,
+            checksum_buffer_bytes,
+            max_inflight_bytes,
+            max_packet_bytes,
+            read_packet_bytes,
+            read_verify_checksums: conf.get_bool(dk::READ_VERIFY_CHECKSUMS, true)?,
+            socket_read_timeout,
+            socket_write_timeout,
+            keepalive_timeout,
+            max_transfers,
+            ipc_handler_count,
+            shutdown_timeout: conf.get_duration(
+                dk::SHUTDOWN_TIMEOUT,
+                ms,
+                dk::SHUTDOWN_TIMEOUT_DEFAULT,
+            )?,
+            namenode_call_timeout: conf.get_duration(
+                dk::NAMENODE_CALL_TIMEOUT,
+                ms,
+                dk::NAMENODE_CALL_TIMEOUT_DEFAULT,
+            )?,
+            namenode_retry_max: conf.get_duration(
+                dk::NAMENODE_RETRY_MAX,
+                ms,
+                dk::NAMENODE_RETRY_MAX_DEFAULT,
+            )?,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nn() -> SocketAddr {
+        SocketAddr::from(([127, 0, 0, 1], 8020))
+    }
+
+    #[test]
+    fn defaults_are_hadoop_defaults_with_every_switch_on() {
+        let c = DataNodeConfig::from_conf(&Configuration::new(), PathBuf::from("/d"), nn())
+            .expect("defaults");
+        assert_eq!(c.xfer_addr.port(), 9866);
+        assert_eq!(c.ipc_addr.port(), 9867);
+        assert_eq!(c.http_addr.port(), 9864);
+        assert_eq!(c.heartbeat_interval, Duration::from_secs(3));
+        assert_eq!(c.block_report_interval, Duration::from_secs(6 * 3600));
+        assert!(!c.sync_on_close);
+        assert_eq!(c.bytes_per_checksum, 512);
+        assert_eq!(c.checksum_kind, ChecksumKind::Crc32c);
+        assert_eq!(c.write_path, WritePath::default());
+        assert_eq!(c.socket_read_timeout, Duration::from_secs(60));
+        assert_eq!(c.socket_write_timeout, Duration::from_secs(480));
+    }
+
+    #[test]
+    fn switches_and_bad_values() {
+        let mut conf = Configuration::new();
+        conf.set(keys::EARLY_ACK, "false");
+        conf.set(keys::CHECKSUM_HARDWARE, "false");
+        conf.set(k::DFS_HEARTBEAT_INTERVAL, "200ms");
+        let c = DataNodeConfig::from_conf(&conf, PathBuf::from("/d"), nn()).expect("ok");
+        assert!(!c.write_path.early_ack);
+        assert_eq!(c.write_path.crc, Crc32cImpl::Software);
+        assert_eq!(c.heartbeat_interval, Duration::from_millis(200));
+        for (key, value) in [
+            (k::DFS_CHECKSUM_TYPE, "NULL"),
+            (k::DFS_BYTES_PER_CHECKSUM, "0"),
+            (keys::DISK_QUEUE_PACKETS, "0"),
+            (keys::EARLY_ACK, "maybe"),
+            (keys::DFS_CLIENT_SOCKET_TIMEOUT, "0"),
+        ] {
+            let mut conf = Configuration::new();
+            conf.set(key, value);
+            let err =
+                DataNodeConfig::from_conf(&conf, PathBuf::from("/d"), nn()).expect_err("must fail");
+            assert!(err.to_string().contains(key), "{key}={value}: {err}");
+        }
+    }
+}

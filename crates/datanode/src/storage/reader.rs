@@ -1,0 +1,165 @@
+//! Reads chunk-aligned ranges of a replica with their stored checksums: the
+//! disk side of READ_BLOCK.
+//!
+//! A reader works on a snapshot taken when it was opened: the visible length
+//! and, for a replica being written, the checksum of its partial last chunk
+//! at that length (the meta file may already hold the checksum of a longer
+//! chunk). Bytes below the snapshot length never change under the reader:
+//! the writer only appends.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+use crate::checksum::{ChecksumMismatch, Crc32cImpl, DataChecksum, CHECKSUM_SIZE};
+use crate::ids::GenStamp;
+use crate::storage::meta;
+
+/// Why a range could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("i/o error reading {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("range {start}..{end} is not a chunk-aligned range within {len} bytes")]
+    Range { start: u64, end: u64, len: u64 },
+    #[error("stored checksum mismatch at block offset {offset}: {mismatch}")]
+    Corrupt {
+        offset: u64,
+        mismatch: ChecksumMismatch,
+    },
+}
+
+/// An open replica to read from.
+#[derive(Debug)]
+pub struct ReplicaReader {
+    data: File,
+    meta: File,
+    data_path: PathBuf,
+    meta_path: PathBuf,
+    checksum: DataChecksum,
+    gs: GenStamp,
+    len: u64,
+    tail_crc: Option<u32>,
+}
+
+impl ReplicaReader {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        data: File,
+        meta: File,
+        data_path: PathBuf,
+        meta_path: PathBuf,
+        checksum: DataChecksum,
+        gs: GenStamp,
+        len: u64,
+        tail_crc: Option<u32>,
+    ) -> Self {
+        ReplicaReader {
+            data,
+            meta,
+            data_path,
+            meta_path,
+            checksum,
+            gs,
+            len,
+            tail_crc,
+        }
+    }
+
+    /// Bytes readable (the visible length when opened).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the replica is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// How the stored checksums were computed.
+    pub fn checksum(&self) -> DataChecksum {
+        self.checksum
+    }
+
+    /// The replica's generation stamp.
+    pub fn gen_stamp(&self) -> GenStamp {
+        self.gs
+    }
+
+    /// Appends bytes `start..end` of the block to `data` and their checksums
+    /// to `sums`. `start` must be chunk aligned and `end` a chunk boundary or
+    /// the visible length. With `verify` the data is checked against the
+    /// checksums first.
+    ///
+    /// # Errors
+    /// [`ReadError::Range`] for a bad range, [`ReadError::Io`] for a failed
+    /// read (a replica cut short under us included), [`ReadError::Corrupt`]
+    /// when `verify` finds a bad chunk.
+    pub fn read(
+        &self,
+        start: u64,
+        end: u64,
+        verify: Option<Crc32cImpl>,
+        data: &mut Vec<u8>,
+        sums: &mut Vec<u8>,
+    ) -> Result<(), ReadError> {
+        let bpc = u64::from(self.checksum.bytes_per_checksum);
+        let bad_range = || ReadError::Range {
+            start,
+            end,
+            len: self.len,
+        };
+        if start > end
+            || end > self.len
+            || !start.is_multiple_of(bpc)
+            || (!end.is_multiple_of(bpc) && end != self.len)
+        {
+            return Err(bad_range());
+        }
+        let n = usize::try_from(end - start).map_err(|_| bad_range())?;
+        let data_at = data.len();
+        data.resize(data_at + n, 0);
+        self.data
+            .read_exact_at(&mut data[data_at..], start)
+            .map_err(|source| ReadError::Io {
+                path: self.data_path.clone(),
+                source,
+            })?;
+        let sum_len = self.checksum.checksum_len(n);
+        let sums_at = sums.len();
+        sums.resize(sums_at + sum_len, 0);
+        self.meta
+            .read_exact_at(
+                &mut sums[sums_at..],
+                meta::checksum_offset(&self.checksum, start / bpc),
+            )
+            .map_err(|source| ReadError::Io {
+                path: self.meta_path.clone(),
+                source,
+            })?;
+        if end == self.len && !end.is_multiple_of(bpc) && sum_len >= CHECKSUM_SIZE {
+            if let Some(crc) = self.tail_crc {
+                let last = sums.len() - CHECKSUM_SIZE;
+                sums[last..].copy_from_slice(&crc.to_be_bytes());
+            }
+        }
+        if let Some(imp) = verify {
+            if let Err(e) = self
+                .checksum
+                .verify(imp, &data[data_at..], &sums[sums_at..])
+            {
+                return Err(match e {
+                    crate::checksum::ChecksumError::Mismatch(mismatch) => ReadError::Corrupt {
+                        offset: start + mismatch.chunk as u64 * bpc,
+                        mismatch,
+                    },
+                    crate::checksum::ChecksumError::Shape { .. } => bad_range(),
+                });
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,293 @@
+//! Storage tests: replica life cycle, partial chunks, overlapping packets,
+//! appends, recovery of torn RBW replicas and interrupted moves.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::*;
+use crate::checksum::{Crc32cImpl, DataChecksum};
+use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
+
+fn opts(seek_free: bool, buffered: bool) -> StorageOptions {
+    StorageOptions {
+        stored_kind: ChecksumKind::Crc32c,
+        default_bpc: 512,
+        sync_on_close: false,
+        reserved_bytes: 0,
+        writer: WriterOptions {
+            seek_free,
+            buffered_checksums: buffered,
+            checksum_buffer_bytes: 64,
+            crc: Crc32cImpl::Hardware,
+        },
+    }
+}
+
+fn open(dir: &Path) -> Storage {
+    Storage::open(dir, opts(true, true), Arc::new(Metrics::default())).expect("open storage")
+}
+
+fn key(id: u64) -> ReplicaKey {
+    ReplicaKey {
+        pool: BlockPoolId::new("BP-test").expect("pool"),
+        block: BlockId(id),
+    }
+}
+
+fn bytes(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+fn sums(data: &[u8]) -> Vec<u8> {
+    let mut s = Vec::new();
+    DataChecksum::DEFAULT.compute_into(Crc32cImpl::Hardware, data, &mut s);
+    s
+}
+
+/// Writes `data` at `offset` as a client would: checksums from the
+/// packet's start.
+fn put(w: &mut ReplicaWriter, offset: u64, data: &[u8]) {
+    let s = sums(data);
+    w.write_packet(offset, data, Some((DataChecksum::DEFAULT, &s)))
+        .expect("write packet");
+}
+
+fn read_all(s: &Storage, k: &ReplicaKey) -> Vec<u8> {
+    let r = s.open_reader(k, GenStamp(0)).expect("reader");
+    let mut data = Vec::new();
+    let mut sums = Vec::new();
+    r.read(0, r.len(), Some(Crc32cImpl::Software), &mut data, &mut sums)
+        .expect("read verifies");
+    data
+}
+
+#[test]
+fn write_finalize_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open(dir.path());
+    let k = key(1073741825);
+    s.add_pool(&k.pool).expect("pool");
+    let data = bytes(64512 * 2 + 1000, 1);
+    let mut w = s
+        .create_rbw(&k, GenStamp(1001), DataChecksum::DEFAULT)
+        .expect("create");
+    for (i, chunk) in data.chunks(64512).enumerate() {
+        put(&mut w, (i * 64512) as u64, chunk);
+    }
+    let fin = s.finalize(w, data.len() as u64, false).expect("finalize");
+    assert_eq!(fin.len, data.len() as u64);
+    assert!(matches!(
+        s.create_rbw(&k, GenStamp(1002), DataChecksum::DEFAULT),
+        Err(StorageError::Exists(_))
+    ));
+    assert_eq!(read_all(&s, &k), data);
+    let meta_file = dir
+        .path()
+        .join("current/BP-test/finalized/subdir0/subdir0/blk_1073741825_1001.meta");
+    assert_eq!(
+        std::fs::metadata(&meta_file).expect("meta").len(),
+        meta::meta_len(&DataChecksum::DEFAULT, data.len() as u64)
+    );
+    let uuid = s.datanode_uuid().clone();
+    drop(s);
+    let s = open(dir.path());
+    assert_eq!(s.datanode_uuid(), &uuid, "identity survives a restart");
+    let report = s.report(&k.pool);
+    assert_eq!(report.len(), 1);
+    assert_eq!(report[0].len, data.len() as u64);
+    assert_eq!(report[0].state, ReportedState::Finalized);
+    assert_eq!(read_all(&s, &k), data);
+    assert!(s.delete(&k, GenStamp(1001)).expect("delete"));
+    assert!(!meta_file.exists());
+    assert!(s.report(&k.pool).is_empty());
+}
+
+#[test]
+fn every_write_switch_gives_the_same_files() {
+    let data = bytes(5000, 7);
+    let mut files = Vec::new();
+    for (seek_free, buffered) in [(true, true), (false, true), (true, false), (false, false)] {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let s = Storage::open(
+            dir.path(),
+            opts(seek_free, buffered),
+            Arc::new(Metrics::default()),
+        )
+        .expect("open");
+        let k = key(7);
+        let mut w = s
+            .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT)
+            .expect("create");
+        // Odd packet sizes, a partial chunk grown over three packets, and a
+        // re-sent overlap.
+        put(&mut w, 0, &data[..700]);
+        put(&mut w, 512, &data[512..800]);
+        put(&mut w, 800, &data[800..1000]);
+        put(&mut w, 1000, &data[1000..5000]);
+        s.finalize(w, 5000, true).expect("finalize");
+        let dirp = dir.path().join("current/BP-test/finalized/subdir0/subdir0");
+        files.push((
+            std::fs::read(dirp.join("blk_7")).expect("data"),
+            std::fs::read(dirp.join("blk_7_1.meta")).expect("meta"),
+        ));
+        assert_eq!(read_all(&s, &k), data);
+    }
+    assert!(files.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn hflush_resend_of_a_partial_chunk_is_accepted() {
+    // java-read-open-file.txt: 1000 bytes, then offset 512 / 488 bytes again.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open(dir.path());
+    let k = key(9);
+    let data = bytes(1000, 3);
+    let mut w = s
+        .create_rbw(&k, GenStamp(1003), DataChecksum::DEFAULT)
+        .expect("create");
+    put(&mut w, 0, &data);
+    w.publish().expect("publish");
+    // A reader sees the partial chunk with its checksum.
+    assert_eq!(read_all(&s, &k), data);
+    put(&mut w, 512, &data[512..]);
+    assert_eq!(w.len(), 1000);
+    assert!(matches!(
+        w.write_packet(1001, &[0], None),
+        Err(WriteError::Gap { .. })
+    ));
+    s.finalize(w, 1000, false).expect("finalize");
+    assert_eq!(read_all(&s, &k), data);
+}
+
+#[test]
+fn append_recomputes_the_partial_chunk() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open(dir.path());
+    let k = key(11);
+    let first = bytes(1000, 5);
+    let mut w = s
+        .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT)
+        .expect("create");
+    put(&mut w, 0, &first);
+    s.finalize(w, 1000, false).expect("finalize");
+    assert!(s.append(&k, GenStamp(2), 999).is_err(), "wrong length");
+    // hdfs-native keeps the GS on append: equal is fine.
+    let mut w = s.append(&k, GenStamp(1), 1000).expect("append same GS");
+    drop(w);
+    // (The replica is now RBW; take it over as append recovery with a new GS.)
+    w = s.recover(&k, GenStamp(2), 1000, 1000).expect("recover");
+    let more = bytes(2000, 9);
+    // The client's first append packet reaches the chunk boundary (24
+    // bytes) with a checksum of those bytes only.
+    put(&mut w, 1000, &more[..24]);
+    put(&mut w, 1024, &more[24..]);
+    s.finalize(w, 3000, false).expect("finalize");
+    let mut all = first.clone();
+    all.extend_from_slice(&more);
+    assert_eq!(read_all(&s, &k), all);
+    let r = s.get(&k).expect("replica");
+    assert_eq!(r.gs, GenStamp(2));
+}
+
+#[test]
+fn rbw_recovery_cuts_a_torn_tail() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = key(21);
+    let data = bytes(3 * 512 + 100, 4);
+    {
+        let s = open(dir.path());
+        let mut w = s
+            .create_rbw(&k, GenStamp(5), DataChecksum::DEFAULT)
+            .expect("create");
+        put(&mut w, 0, &data);
+        w.publish().expect("publish");
+    }
+    let rbw = dir.path().join("current/BP-test/rbw");
+    // A crash after data reached the block file but before its checksum:
+    // 300 more bytes without checksums.
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(rbw.join("blk_21"))
+            .expect("open data");
+        f.write_all(&[0xEE; 300]).expect("torn bytes");
+    }
+    let s = open(dir.path());
+    let report = s.report(&k.pool);
+    assert_eq!(report.len(), 1);
+    assert_eq!(report[0].state, ReportedState::Rbw);
+    // The last partial chunk's stored checksum covers 100 bytes; the chunk
+    // now holds 400 on disk, so it is cut back to the last full chunk.
+    assert_eq!(report[0].len, 3 * 512);
+    assert_eq!(read_all(&s, &k), data[..3 * 512].to_vec());
+    assert_eq!(
+        std::fs::metadata(rbw.join("blk_21_5.meta"))
+            .expect("meta")
+            .len(),
+        meta::meta_len(&DataChecksum::DEFAULT, 3 * 512)
+    );
+    drop(s);
+
+    // A flipped byte in chunk 1 cuts the replica back to chunk 0.
+    {
+        let p = rbw.join("blk_21");
+        let mut b = std::fs::read(&p).expect("read");
+        b[700] ^= 0xFF;
+        std::fs::write(&p, b).expect("write");
+    }
+    let s = open(dir.path());
+    assert_eq!(s.report(&k.pool)[0].len, 512);
+}
+
+#[test]
+fn interrupted_finalize_is_completed_at_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = key(0x1F_1F05);
+    let data = bytes(2048, 8);
+    {
+        let s = open(dir.path());
+        let mut w = s
+            .create_rbw(&k, GenStamp(3), DataChecksum::DEFAULT)
+            .expect("create");
+        put(&mut w, 0, &data);
+        w.publish().expect("publish");
+    }
+    // Crash between the two renames of finalize: meta moved, data not.
+    let root = dir.path().join("current/BP-test");
+    let fin = root.join("finalized/subdir31/subdir31");
+    std::fs::create_dir_all(&fin).expect("mkdir");
+    std::fs::rename(
+        root.join("rbw/blk_2039557_3.meta"),
+        fin.join("blk_2039557_3.meta"),
+    )
+    .expect("move meta");
+    let s = open(dir.path());
+    let r = s.report(&k.pool);
+    assert_eq!(r.len(), 1);
+    assert_eq!(r[0].state, ReportedState::Finalized);
+    assert_eq!(read_all(&s, &k), data);
+    // A damaged finalized meta goes to quarantine, not to the report.
+    drop(s);
+    std::fs::write(fin.join("blk_2039557_3.meta"), b"junk").expect("damage");
+    let s = open(dir.path());
+    assert!(s.report(&k.pool).is_empty());
+    assert!(root.join("quarantine/blk_2039557").exists());
+}
+
+#[test]
+fn usage_counts_our_bytes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open(dir.path());
+    let k = key(30);
+    let mut w = s
+        .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT)
+        .expect("create");
+    put(&mut w, 0, &bytes(1024, 1));
+    s.finalize(w, 1024, false).expect("finalize");
+    let u = s.usage().expect("usage");
+    assert_eq!(u.dfs_used, 1024 + 7 + 8);
+    assert!(u.capacity > 0 && u.remaining <= u.capacity);
+}
