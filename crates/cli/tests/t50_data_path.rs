@@ -194,3 +194,80 @@ async fn one_gib_files_round_trip() {
         assert_eq!(st.length, 1 << 30);
     }
 }
+
+/// getBlockLocations through raw ClientProtocol.
+async fn locations(
+    nn: &common::NameNode,
+    path: &str,
+) -> cairn_proto::hadoop::hdfs::LocatedBlocksProto {
+    use cairn_proto::hadoop::hdfs as pb;
+    let c = cairn_rpc::client::Client::connect(
+        nn.addr,
+        &common::current_user(),
+        cairn_proto::protocols::CLIENT_PROTOCOL,
+    )
+    .await
+    .expect("connect");
+    let r: pb::GetBlockLocationsResponseProto = c
+        .call(
+            "getBlockLocations",
+            &pb::GetBlockLocationsRequestProto {
+                src: path.into(),
+                offset: 0,
+                length: u64::MAX >> 1,
+            },
+        )
+        .await
+        .expect("getBlockLocations");
+    r.locations.expect("a file")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn block_locations_lengths_and_a_stopped_datanode() {
+    // Goal: the NameNode reports each block's offset, length and as many
+    // distinct locations as the replication; seek+read works as well as
+    // positional reads; with one of three DataNodes stopped every file
+    // still reads correctly from the other replicas.
+    let mut cluster = Cluster::start(3, &[]);
+    let c = cluster.nn.client(None);
+    let size = 2 * BLOCK + 12345;
+    let data = pattern(4242, size);
+    write(&c, "/loc/f3", &data, 3).await;
+    write(&c, "/loc/f2", &data[..BLOCK + 1], 2).await;
+    let lb = locations(&cluster.nn, "/loc/f3").await;
+    assert_eq!(lb.file_length, size as u64);
+    assert!(!lb.under_construction && lb.is_last_block_complete);
+    let lens: Vec<u64> = lb
+        .blocks
+        .iter()
+        .map(|b| b.b.num_bytes.unwrap_or(0))
+        .collect();
+    assert_eq!(lens, vec![BLOCK as u64, BLOCK as u64, 12345]);
+    let offsets: Vec<u64> = lb.blocks.iter().map(|b| b.offset).collect();
+    assert_eq!(offsets, vec![0, BLOCK as u64, 2 * BLOCK as u64]);
+    for b in &lb.blocks {
+        let mut ports: Vec<u32> = b.locs.iter().map(|l| l.id.xfer_port).collect();
+        ports.sort();
+        ports.dedup();
+        assert_eq!(ports.len(), 3, "three distinct DataNodes per block");
+        assert_eq!(b.storage_ids.len(), 3);
+        assert_eq!(b.storage_types.len(), 3);
+    }
+    let lb2 = locations(&cluster.nn, "/loc/f2").await;
+    assert!(lb2.blocks.iter().all(|b| b.locs.len() == 2));
+
+    // seek + read (sequential reads from a position).
+    let mut r = c.read("/loc/f3").await.expect("open");
+    for off in [0usize, 511, BLOCK - 7, 2 * BLOCK + 100] {
+        r.set_position(off);
+        let got = r.read_bytes(5000.min(size - off)).await.expect("read");
+        assert_eq!(&got[..], &data[off..off + got.len()], "seek+read at {off}");
+    }
+
+    // Stop one DataNode; reads fall back to the other replicas.
+    cluster.dns[0].kill();
+    for (path, want) in [("/loc/f3", &data[..]), ("/loc/f2", &data[..BLOCK + 1])] {
+        let back = read_all(&c, path).await;
+        assert!(back[..] == want[..], "{path} after a DataNode stopped");
+    }
+}

@@ -632,3 +632,81 @@ async fn hdfs959_switch_table() {
         dn.stop().await;
     }
 }
+
+/// Goal: a read past the end of a replica gets an error status (not data),
+/// a writer that vanishes in the middle of a packet leaves no finalized
+/// replica and no RECEIVED report, and the DataNode keeps serving others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_past_the_end_and_vanishing_writers() {
+    let (nn_addr, nn, _t) = start_namenode().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dn = start_datanode(dir.path(), nn_addr, &[]).await;
+    let id = 1_073_741_900;
+    let payload = data(1000, 9);
+    write_block(dn.xfer, id, 1001, &payload, vec![]).await;
+    eventually("RECEIVED", || nn.received().iter().any(|(_, e)| e.0 == id)).await;
+
+    // Past the end: offset inside, length beyond; and offset beyond.
+    for (off, len) in [(900u64, 500u64), (1001, 10)] {
+        let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
+        let r = read_range(&mut conn, id, 1001, off, len).await;
+        let err = r.expect_err("a read past the end must fail");
+        assert_ne!(err.status, 0, "status for {off}+{len}");
+    }
+
+    // A writer that disappears half-way through its first packet.
+    let gone = 1_073_741_901;
+    let req = write_request(gone, 1001, Stage::PipelineSetupCreate, vec![], 0, 0);
+    let mut w = open_write(dn.xfer, &req).await;
+    assert_eq!(w.connect_ack.status, 0);
+    let p = packet(0, 0, &data(4000, 3), false, false);
+    w.send(&p[..p.len() / 2]).await;
+    drop(w);
+
+    // The DataNode still serves: a new block writes and reads back.
+    let other = 1_073_741_902;
+    let payload2 = data(3000, 5);
+    write_block(dn.xfer, other, 1001, &payload2, vec![]).await;
+    let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
+    let (_, got) = read_range(&mut conn, other, 1001, 0, 3000)
+        .await
+        .expect("read");
+    assert_eq!(got, payload2);
+    eventually("RECEIVED of the good block", || {
+        nn.received().iter().any(|(_, e)| e.0 == other)
+    })
+    .await;
+    assert!(
+        !nn.received().iter().any(|(_, e)| e.0 == gone),
+        "an abandoned write must not be reported as received"
+    );
+    let finalized_names: Vec<String> = walk(dir.path())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains("finalized"))
+        .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    assert!(
+        !finalized_names.iter().any(|n| n == &format!("blk_{gone}")),
+        "an abandoned write must not be finalized: {finalized_names:?}"
+    );
+    dn.stop().await;
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
