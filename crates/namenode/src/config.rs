@@ -46,6 +46,12 @@ pub struct NameNodeConfig {
     /// How long a scheduled copy may take before it is scheduled again
     /// (`dfs.namenode.reconstruction.pending.timeout-sec`).
     pub pending_reconstruction_timeout: Duration,
+    /// Checkpoint after this many transactions (`dfs.namenode.checkpoint.txns`).
+    pub checkpoint_txns: u64,
+    /// ... or after this long (`dfs.namenode.checkpoint.period`).
+    pub checkpoint_period: Duration,
+    /// How often to check (`dfs.namenode.checkpoint.check.period`).
+    pub checkpoint_check_period: Duration,
     /// Metadata directories (`dfs.namenode.name.dir`; `--dir` on the command line).
     pub name_dirs: Vec<std::path::PathBuf>,
     /// How the edit log preallocates and syncs.
@@ -232,7 +238,25 @@ impl NameNodeConfig {
             cairn_common::config::TimeUnit::Seconds,
             Duration::from_secs(300),
         )?;
+        let checkpoint_txns = conf
+            .get_u64("dfs.namenode.checkpoint.txns", 1_000_000)?
+            .max(1);
+        let checkpoint_period = conf.get_duration(
+            "dfs.namenode.checkpoint.period",
+            cairn_common::config::TimeUnit::Seconds,
+            Duration::from_secs(3600),
+        )?;
+        let checkpoint_check_period = conf
+            .get_duration(
+                "dfs.namenode.checkpoint.check.period",
+                cairn_common::config::TimeUnit::Seconds,
+                Duration::from_secs(60),
+            )?
+            .max(Duration::from_millis(100));
         Ok(Self {
+            checkpoint_txns,
+            checkpoint_period,
+            checkpoint_check_period,
             replication_max_streams: max_streams.max(1) as usize,
             redundancy_interval: redundancy_interval.max(Duration::from_millis(100)),
             pending_reconstruction_timeout: pending_timeout,

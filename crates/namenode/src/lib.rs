@@ -160,11 +160,10 @@ pub async fn run(
             storage::purge(d, 2)?;
         }
     }
-    let journal = Arc::new(journal::file::FileEditLog::create(
-        &config.name_dirs,
-        &storage::inprogress_name(last_txid + 1),
-        last_txid,
+    let journal = Arc::new(journal::rolling::RollingEditLog::open(
+        config.name_dirs.clone(),
         config.journal.clone(),
+        last_txid,
     )?);
     let server_config = ServerConfig {
         max_frame_bytes: config.max_frame_bytes,
@@ -182,10 +181,82 @@ pub async fn run(
         "NameNode serving"
     );
     let monitor = tokio::spawn(replication_monitor(state.clone(), shutdown.clone()));
+    let checkpointer = tokio::spawn(checkpointer(
+        state.clone(),
+        journal.clone(),
+        last_txid,
+        shutdown.clone(),
+    ));
     let result = serve_state(state, listener, server_config, shutdown).await;
     monitor.abort();
+    checkpointer.abort();
     journal.close();
     result.map_err(NameNodeError::Io)
+}
+
+/// Every `dfs.namenode.checkpoint.check.period`: when
+/// `dfs.namenode.checkpoint.txns` transactions or
+/// `dfs.namenode.checkpoint.period` have passed since the last image, roll
+/// the edit log (a moment under the namespace write lock) and build the
+/// next image from disk in the background, without any lock.
+async fn checkpointer(
+    state: Arc<NameNodeState>,
+    journal: Arc<journal::rolling::RollingEditLog>,
+    mut image_txid: u64,
+    shutdown: CancellationToken,
+) {
+    let mut last_at = std::time::Instant::now();
+    let mut tick = tokio::time::interval(state.config.checkpoint_check_period);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let last = journal.last_txid().0;
+        let due = last.saturating_sub(image_txid) >= state.config.checkpoint_txns
+            || (last > image_txid && last_at.elapsed() >= state.config.checkpoint_period);
+        if !due {
+            continue;
+        }
+        let rolled = {
+            let Ok(_ns) = state.namespace.write() else {
+                return;
+            };
+            journal.roll()
+        };
+        let up_to = match rolled {
+            Ok(t) => t,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot roll the edit log");
+                continue;
+            }
+        };
+        let dirs = state.config.name_dirs.clone();
+        let superuser = state.users.superuser().to_string();
+        let group = state.config.superuser_group.clone();
+        let limits = state.config.limits.clone();
+        let started = std::time::Instant::now();
+        let result = tokio::task::spawn_blocking(move || {
+            for d in &dirs {
+                storage::checkpoint_from_disk(d, up_to, &superuser, &group, limits.clone(), 2)?;
+            }
+            Ok::<_, storage::StorageError>(())
+        })
+        .await;
+        match result {
+            Ok(Ok(())) => {
+                info!(
+                    txid = up_to,
+                    took_ms = started.elapsed().as_millis() as u64,
+                    "checkpoint written"
+                );
+                image_txid = up_to;
+                last_at = std::time::Instant::now();
+            }
+            Ok(Err(e)) => tracing::error!(error = %e, "checkpoint failed"),
+            Err(e) => tracing::error!(error = %e, "checkpoint task failed"),
+        }
+    }
 }
 
 /// Every `dfs.namenode.redundancy.interval.seconds`: queue copies of

@@ -474,6 +474,54 @@ pub fn purge(dir: &Path, keep: usize) -> Result<(), StorageError> {
     Ok(())
 }
 
+/// Builds a checkpoint in the background, the way HDFS's checkpointer
+/// does: loads the newest image of `dir` into a namespace of its own,
+/// replays the finalized segments up to `up_to`, writes `fsimage_<up_to>`
+/// and purges what it makes redundant. Touches nothing the running
+/// NameNode holds, so it needs no lock.
+///
+/// # Errors
+/// As [`read_image`], [`replay`] and [`write_image`].
+pub fn checkpoint_from_disk(
+    dir: &Path,
+    up_to: u64,
+    superuser: &str,
+    supergroup: &str,
+    limits: Limits,
+    keep: usize,
+) -> Result<PathBuf, StorageError> {
+    let (images, segments) = list(dir)?;
+    let (_, image) = images
+        .iter()
+        .find(|(t, _)| *t <= up_to)
+        .cloned()
+        .ok_or_else(|| StorageError::Corrupt {
+            path: dir.display().to_string(),
+            reason: "no image to start a checkpoint from".into(),
+        })?;
+    let (mut ns, txid) = read_image(&image, superuser, supergroup, limits)?;
+    if txid == up_to {
+        return Ok(image);
+    }
+    let finalized: Vec<SegmentFile> = segments
+        .into_iter()
+        .filter(|s| s.last.is_some_and(|l| l <= up_to))
+        .collect();
+    let replayed = replay(&mut ns, &finalized, txid)?;
+    if replayed.last_txid != up_to {
+        return Err(StorageError::Corrupt {
+            path: dir.display().to_string(),
+            reason: format!(
+                "segments end at txid {}, expected {up_to}",
+                replayed.last_txid
+            ),
+        });
+    }
+    let path = write_image(dir, up_to, &ns)?;
+    purge(dir, keep)?;
+    Ok(path)
+}
+
 /// Name of the segment that starts at `first`.
 pub fn inprogress_name(first: u64) -> String {
     format!("edits_inprogress_{first:019}")

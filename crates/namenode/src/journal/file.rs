@@ -88,6 +88,8 @@ struct Shared {
     pending: Mutex<Pending>,
     wake: Condvar,
     stats: Mutex<JournalStats>,
+    /// Bytes of whole records written (the segment's logical length).
+    written: std::sync::atomic::AtomicU64,
 }
 
 /// The published state of the log: durable txid, or why it failed.
@@ -263,6 +265,9 @@ impl Writer {
                 continue;
             }
             self.offset += len;
+            self.shared
+                .written
+                .store(self.offset, std::sync::atomic::Ordering::Release);
             self.durable.send_modify(|d| d.txid = last_txid);
             if let Ok(mut s) = self.shared.stats.lock() {
                 s.batches += 1;
@@ -338,6 +343,7 @@ impl FileEditLog {
             }),
             wake: Condvar::new(),
             stats: Mutex::new(JournalStats::default()),
+            written: std::sync::atomic::AtomicU64::new(0),
         });
         let (tx, rx) = watch::channel(Durable {
             txid: last_txid,
@@ -373,6 +379,13 @@ impl FileEditLog {
             durable: rx,
             thread: Mutex::new(Some(thread)),
         })
+    }
+
+    /// Bytes of whole records written so far.
+    pub fn bytes_written(&self) -> u64 {
+        self.shared
+            .written
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Figures so far.

@@ -9,6 +9,7 @@
 
 pub mod codec;
 pub mod file;
+pub mod rolling;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
