@@ -11,12 +11,14 @@
 //! holds what every command shares (file systems, argument expansion, error
 //! texts, directory walks), [`format`], [`chmod`] and [`paths`] are pure,
 //! and the commands live in [`ls`], [`stat`], [`usage`], [`modify`] and
-//! [`perms`]. A new command (the I/O ones, `-put`/`-get`/`-cat`, once
-//! DataNodes exist) is one entry in [`COMMANDS`] and one `async fn(&mut
-//! Shell, Vec<String>)`.
+//! [`perms`]; [`copy`] and [`display`] move file data through
+//! [`transfer`]. A new command is one entry in [`COMMANDS`] and one
+//! `async fn(&mut Shell, Vec<String>)`.
 
 mod args;
 mod chmod;
+mod copy;
+mod display;
 mod format;
 mod ls;
 mod modify;
@@ -24,6 +26,7 @@ mod paths;
 mod perms;
 mod shell;
 mod stat;
+mod transfer;
 mod usage;
 
 use std::io::Write;
@@ -55,6 +58,16 @@ struct CommandInfo {
 /// Every command, in name order (the order `-help` lists them).
 const COMMANDS: &[CommandInfo] = &[
     CommandInfo {
+        name: "appendToFile",
+        usage: copy::APPEND_USAGE,
+        description: copy::APPEND_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "cat",
+        usage: display::CAT_USAGE,
+        description: display::CAT_DESCRIPTION,
+    },
+    CommandInfo {
         name: "chgrp",
         usage: perms::CHGRP_USAGE,
         description: perms::CHGRP_DESCRIPTION,
@@ -70,14 +83,39 @@ const COMMANDS: &[CommandInfo] = &[
         description: perms::CHOWN_DESCRIPTION,
     },
     CommandInfo {
+        name: "copyFromLocal",
+        usage: copy::PUT_USAGE,
+        description: copy::COPY_FROM_LOCAL_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "copyToLocal",
+        usage: copy::GET_USAGE,
+        description: copy::COPY_TO_LOCAL_DESCRIPTION,
+    },
+    CommandInfo {
         name: "count",
         usage: usage::COUNT_USAGE,
         description: usage::COUNT_DESCRIPTION,
     },
     CommandInfo {
+        name: "cp",
+        usage: copy::CP_USAGE,
+        description: copy::CP_DESCRIPTION,
+    },
+    CommandInfo {
         name: "du",
         usage: usage::DU_USAGE,
         description: usage::DU_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "get",
+        usage: copy::GET_USAGE,
+        description: copy::GET_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "head",
+        usage: display::HEAD_USAGE,
+        description: display::HEAD_DESCRIPTION,
     },
     CommandInfo {
         name: "help",
@@ -100,6 +138,11 @@ const COMMANDS: &[CommandInfo] = &[
         description: modify::MV_DESCRIPTION,
     },
     CommandInfo {
+        name: "put",
+        usage: copy::PUT_USAGE,
+        description: copy::PUT_DESCRIPTION,
+    },
+    CommandInfo {
         name: "rm",
         usage: modify::RM_USAGE,
         description: modify::RM_DESCRIPTION,
@@ -118,6 +161,11 @@ const COMMANDS: &[CommandInfo] = &[
         name: "stat",
         usage: stat::STAT_USAGE,
         description: stat::STAT_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "tail",
+        usage: display::TAIL_USAGE,
+        description: display::TAIL_DESCRIPTION,
     },
     CommandInfo {
         name: "test",
@@ -226,11 +274,17 @@ fn fix_fs_name(fs: &str) -> String {
 
 async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<(), UsageError> {
     match name {
+        "appendToFile" => copy::append_to_file(shell, args).await,
+        "cat" => display::cat(shell, args).await,
         "chgrp" => perms::chgrp(shell, args).await,
         "chmod" => perms::chmod(shell, args).await,
         "chown" => perms::chown(shell, args).await,
+        "copyFromLocal" | "put" => copy::put(shell, args).await,
+        "copyToLocal" | "get" => copy::get(shell, args).await,
         "count" => usage::count(shell, args).await,
+        "cp" => copy::cp(shell, args).await,
         "du" => usage::du(shell, args).await,
+        "head" => display::head(shell, args).await,
         "help" => help(&args, true),
         "ls" => ls::run(shell, args).await,
         "mkdir" => modify::mkdir(shell, args).await,
@@ -239,6 +293,7 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
         "rmdir" => modify::rmdir(shell, args).await,
         "setrep" => modify::setrep(shell, args).await,
         "stat" => stat::stat(shell, args).await,
+        "tail" => display::tail(shell, args).await,
         "test" => stat::test(shell, args).await,
         "touch" => modify::touch(shell, args).await,
         "touchz" => modify::touchz(shell, args).await,
@@ -331,9 +386,9 @@ mod tests {
         let mut buf = Vec::new();
         print_all_usage(&mut buf, false);
         let text = String::from_utf8(buf).expect("utf-8");
-        assert!(
-            text.starts_with("Usage: cairn dfs [generic options]\n\t[-chgrp [-R] GROUP PATH...]\n")
-        );
+        assert!(text.starts_with(
+            "Usage: cairn dfs [generic options]\n\t[-appendToFile [-n] <localsrc> ... <dst>]\n"
+        ));
         for info in COMMANDS {
             assert!(text.contains(&format!("\t[-{} {}]\n", info.name, info.usage)));
         }

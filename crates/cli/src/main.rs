@@ -2,6 +2,7 @@
 //! loads the Hadoop-style configuration, sets up logging and calls the
 //! library entry points.
 
+mod bench;
 mod dfs;
 mod up;
 
@@ -83,6 +84,11 @@ enum Command {
         /// NameNode RPC address.
         #[arg(long, default_value = "127.0.0.1:8020")]
         rpc_address: String,
+    },
+    /// Benchmarks: dfsio, limits, journal (add --json for one JSON object).
+    Bench {
+        #[command(subcommand)]
+        command: bench::BenchCommand,
     },
     /// A file shell in the spirit of `hdfs dfs` (run `cairn dfs -help`).
     #[command(disable_help_flag = true)]
@@ -307,6 +313,13 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Bench { command } => match bench::run(command, &runtime) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("cairn bench: {e:#}");
+                ExitCode::FAILURE
+            }
+        },
         Command::Dfs { args } => {
             let conf = match load_conf(&cli) {
                 Ok(c) => c,

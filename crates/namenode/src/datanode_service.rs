@@ -132,6 +132,63 @@ pub fn decode_storage_report(
     Ok(out)
 }
 
+/// The TRANSFER command for a DataNode's pending copies, if any:
+/// one target list, storage list and type list per block.
+fn transfer_command(
+    state: &NameNodeState,
+    uuid: &DatanodeUuid,
+) -> Result<Option<pb::DatanodeCommandProto>, CallError> {
+    let transfers = state
+        .lock_blocks()?
+        .take_transfers(uuid, state.config.replication_max_streams);
+    if transfers.is_empty() {
+        return Ok(None);
+    }
+    let dns = state.lock_datanodes()?;
+    let now = Instant::now();
+    let mut cmd = pb::BlockCommandProto {
+        action: pb::block_command_proto::Action::Transfer as i32,
+        block_pool_id: state.block_pool_id.clone(),
+        ..Default::default()
+    };
+    for t in transfers {
+        let infos: Vec<pb::DatanodeInfoProto> = t
+            .targets
+            .iter()
+            .filter_map(|d| dns.info_proto(d, now))
+            .collect();
+        if infos.is_empty() {
+            continue;
+        }
+        cmd.blocks.push(pb::BlockProto {
+            block_id: t.block.0,
+            gen_stamp: t.gs,
+            num_bytes: Some(t.num_bytes),
+        });
+        cmd.target_storage_uuids.push(pb::StorageUuidsProto {
+            storage_uuids: t
+                .targets
+                .iter()
+                .filter_map(|d| dns.get(d).map(|x| x.storage_uuid.clone()))
+                .collect(),
+        });
+        cmd.target_storage_types.push(pb::StorageTypesProto {
+            storage_types: vec![pb::StorageTypeProto::Disk as i32; infos.len()],
+        });
+        cmd.targets
+            .push(pb::DatanodeInfosProto { datanodes: infos });
+    }
+    if cmd.blocks.is_empty() {
+        return Ok(None);
+    }
+    debug!(datanode = %uuid, blocks = cmd.blocks.len(), "sending TRANSFER");
+    Ok(Some(pb::DatanodeCommandProto {
+        cmd_type: datanode_command_proto::Type::BlockCommand as i32,
+        blk_cmd: Some(cmd),
+        ..Default::default()
+    }))
+}
+
 /// `org.apache.hadoop.hdfs.server.protocol.DatanodeProtocol`.
 pub struct DatanodeProtocolService {
     pub state: Arc<NameNodeState>,
@@ -186,6 +243,9 @@ impl DatanodeProtocolService {
                         ..Default::default()
                     });
                 } else {
+                    if let Some(cmd) = transfer_command(state, &uuid)? {
+                        cmds.push(cmd);
+                    }
                     let inv = state
                         .lock_blocks()?
                         .take_invalidations(&uuid, INVALIDATE_LIMIT);

@@ -52,12 +52,15 @@ pub(crate) const MV_DESCRIPTION: &str = "\
 Move files that match the specified file pattern <src> to a destination <dst>.
 When moving multiple files, the destination must be a directory.";
 
-pub(crate) const SETREP_USAGE: &str = "[-R] <rep> <path> ...";
+pub(crate) const SETREP_USAGE: &str = "[-R] [-w] <rep> <path> ...";
 pub(crate) const SETREP_DESCRIPTION: &str = "\
 Set the replication level of a file. If <path> is a directory then the command
 recursively changes the replication factor of all files under the directory
-tree rooted at <path>.
-  -R  It is accepted for backwards compatibility. It has no effect.";
+tree rooted at <path>. The EC files will be ignored here.
+
+-w  It requests that the command waits for the replication to complete. This
+    can potentially take a very long time.
+-R  It is accepted for backwards compatibility. It has no effect.";
 
 const MKDIR_FORMAT: CommandFormat = CommandFormat::new(1, usize::MAX, &["p"]);
 const TOUCHZ_FORMAT: CommandFormat = CommandFormat::new(1, usize::MAX, &[]);
@@ -66,7 +69,7 @@ const RM_FORMAT: CommandFormat = CommandFormat::new(1, usize::MAX, &["f", "r", "
 const RMDIR_FORMAT: CommandFormat =
     CommandFormat::new(1, usize::MAX, &["-ignore-fail-on-non-empty"]);
 const MV_FORMAT: CommandFormat = CommandFormat::new(2, usize::MAX, &[]);
-const SETREP_FORMAT: CommandFormat = CommandFormat::new(2, usize::MAX, &["R"]);
+const SETREP_FORMAT: CommandFormat = CommandFormat::new(2, usize::MAX, &["R", "w"]);
 
 /// What the NameNode is told to store for "unchanged" in `setTimes`: Java's
 /// -1 as the unsigned wire value.
@@ -74,7 +77,7 @@ const TIME_UNCHANGED: u64 = u64::MAX;
 
 /// The umask new files and directories get, from
 /// `fs.permissions.umask-mode`.
-fn umask(shell: &Shell) -> Result<u16, UsageError> {
+pub(crate) fn umask(shell: &Shell) -> Result<u16, UsageError> {
     let value = shell
         .conf()
         .get(keys::FS_PERMISSIONS_UMASK_MODE)
@@ -90,7 +93,7 @@ fn umask(shell: &Shell) -> Result<u16, UsageError> {
 /// How new files are written: the client's replication, block size and
 /// umask, as Hadoop's `FileSystem.create` takes them from the
 /// configuration rather than from the NameNode.
-fn file_options(shell: &Shell) -> Result<WriteOptions, UsageError> {
+pub(crate) fn file_options(shell: &Shell) -> Result<WriteOptions, UsageError> {
     let conf = shell.conf();
     let replication = conf
         .get_u32(keys::DFS_REPLICATION, keys::DFS_REPLICATION_DEFAULT)
@@ -544,7 +547,7 @@ pub(crate) async fn mv(shell: &mut Shell, mut args: Vec<String>) -> Result<(), U
 /// A [`UsageError`] for unknown flags, too few arguments or a replication
 /// that is not a number from 1 to 32767.
 pub(crate) async fn setrep(shell: &mut Shell, mut args: Vec<String>) -> Result<(), UsageError> {
-    SETREP_FORMAT.parse(&mut args)?;
+    let wait = SETREP_FORMAT.parse(&mut args)?.has("w");
     let text = args.remove(0);
     let replication: i16 = match text.parse() {
         Ok(r) => r,
@@ -565,18 +568,23 @@ pub(crate) async fn setrep(shell: &mut Shell, mut args: Vec<String>) -> Result<(
     if replication < 1 {
         return Err(UsageError::new("replication must be >= 1"));
     }
+    let mut wait_list = Vec::new();
     for item in shell.expand_all(&args).await? {
         if !item.exists() {
             shell.error(&not_found(&item.display));
             continue;
         }
-        set_replication(shell, &item, replication).await;
+        if set_replication(shell, &item, replication).await && wait {
+            wait_list.push(item.clone());
+        }
         if item.is_dir() {
             let mut walk = Walk::new(Some(1), None);
             walk.descend(shell, &item);
             while let Some(step) = walk.next(shell).await {
                 if let Step::Entry(entry) = step {
-                    set_replication(shell, &entry, replication).await;
+                    if set_replication(shell, &entry, replication).await && wait {
+                        wait_list.push(entry.clone());
+                    }
                     if entry.is_dir() {
                         walk.descend(shell, &entry);
                     }
@@ -584,22 +592,102 @@ pub(crate) async fn setrep(shell: &mut Shell, mut args: Vec<String>) -> Result<(
             }
         }
     }
+    for item in wait_list {
+        if let Err(message) = wait_for_replication(shell, &item, replication).await {
+            shell.error(&message);
+        }
+    }
     Ok(())
 }
 
-async fn set_replication(shell: &mut Shell, item: &Item, replication: u32) {
+/// How often `-setrep -w` looks at the block locations again (Hadoop's
+/// 10 s).
+const SETREP_POLL: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `-setrep -w`: prints `Waiting for <path> ...`, then a dot per look until
+/// every block of the file has `replication` locations, then ` done`.
+async fn wait_for_replication(shell: &Shell, item: &Item, replication: u32) -> Result<(), String> {
+    use cairn_proto::hadoop::hdfs as pb;
+    use std::io::Write;
+    let print = |text: &str| {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    };
+    let address = shell
+        .address(item.fs)
+        .ok_or_else(|| "unknown file system".to_owned())?;
+    let addr = tokio::net::lookup_host(&address)
+        .await
+        .ok()
+        .and_then(|mut a| a.next())
+        .ok_or_else(|| format!("cannot resolve {address}"))?;
+    let client = cairn_rpc::client::Client::connect(
+        addr,
+        &shell.user(),
+        cairn_proto::protocols::CLIENT_PROTOCOL,
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    print(&format!("Waiting for {} ...", item.display));
+    let mut warned = false;
+    loop {
+        let response: pb::GetBlockLocationsResponseProto = client
+            .call(
+                "getBlockLocations",
+                &pb::GetBlockLocationsRequestProto {
+                    src: item.path.clone(),
+                    offset: 0,
+                    length: u64::MAX >> 1,
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        let blocks = response.locations.map(|l| l.blocks).unwrap_or_default();
+        let mut done = true;
+        for block in &blocks {
+            let current = u32::try_from(block.locs.len()).unwrap_or(u32::MAX);
+            if current != replication {
+                if !warned && current > replication {
+                    print("\nWARNING: the waiting time may be long for DECREASING the number of replications.\n");
+                    warned = true;
+                }
+                done = false;
+                break;
+            }
+        }
+        if done {
+            break;
+        }
+        print(".");
+        tokio::time::sleep(SETREP_POLL).await;
+    }
+    print(" done\n");
+    Ok(())
+}
+
+/// Sets the replication of a file (not a directory); returns whether it
+/// was set.
+async fn set_replication(shell: &mut Shell, item: &Item, replication: u32) -> bool {
     if item.is_dir() {
-        return;
+        return false;
     }
     let Some(client) = shell.client(item.fs) else {
-        return;
+        return false;
     };
     match client.set_replication(&item.path, replication).await {
-        Ok(true) => shell.out(&format!("Replication {replication} set: {}", item.display)),
-        Ok(false) => shell.error(&format!("Could not set replication for: {}", item.display)),
+        Ok(true) => {
+            shell.out(&format!("Replication {replication} set: {}", item.display));
+            true
+        }
+        Ok(false) => {
+            shell.error(&format!("Could not set replication for: {}", item.display));
+            false
+        }
         Err(e) => {
             let message = shell.describe(&e, &item.display, item.fs);
             shell.error(&message);
+            false
         }
     }
 }

@@ -383,6 +383,51 @@ impl Shell {
         }])
     }
 
+    /// The path `arg` names, looked up without glob expansion and shown as
+    /// typed (Hadoop's `new PathData(arg, conf)`, as `-tail` and `-head`
+    /// use it).
+    ///
+    /// # Errors
+    ///
+    /// As [`Shell::expand`], except that there is never a glob to match.
+    pub(crate) async fn lookup(&mut self, arg: &str) -> Result<Item, ExpandError> {
+        if arg.is_empty() {
+            return Err(ExpandError::Usage(UsageError::new(
+                "Can not create a Path from an empty string",
+            )));
+        }
+        let parsed = ArgPath::parse(arg);
+        let fs = self.filesystem_for(&parsed).map_err(ExpandError::Failed)?;
+        let path = paths::absolute(&self.home, &parsed.path);
+        let status = self
+            .stat(fs, &path)
+            .await
+            .map_err(|e| ExpandError::Failed(self.describe(&e, arg, fs)))?;
+        Ok(Item {
+            display: arg.to_owned(),
+            fs,
+            path,
+            status,
+        })
+    }
+
+    /// The user the cluster is called as (`HADOOP_USER_NAME`, else the OS
+    /// user), as hdfs-native finds it.
+    pub(crate) fn user(&self) -> String {
+        std::env::var("HADOOP_USER_NAME")
+            .ok()
+            .or_else(|| whoami::username().ok())
+            .unwrap_or_else(|| "unknown".to_owned())
+    }
+
+    /// The `host:port` the file system `fs` was reached at.
+    pub(crate) fn address(&self, fs: FsId) -> Option<String> {
+        let authority = &self.filesystems.get(fs.0)?.authority;
+        parse_hdfs_uri(keys::FS_DEFAULT_FS, authority)
+            .ok()
+            .map(|a| a.to_string())
+    }
+
     /// How an existing path given as `arg` is shown (Hadoop's glob
     /// rewriting; see [`super::paths`]).
     fn shown(&self, arg: &ArgPath, path: &str, is_dir: bool) -> String {
