@@ -45,6 +45,11 @@ enum Command {
         /// With --format: overwrite an existing namespace.
         #[arg(long)]
         force: bool,
+        /// Recovery mode: load the metadata, ask on stdin what to do at each
+        /// damaged spot of the edit log, save the result and exit (Hadoop's
+        /// `-recover` is accepted too).
+        #[arg(long)]
+        recover: bool,
         /// Address to serve RPC on (default: dfs.namenode.rpc-address,
         /// else fs.defaultFS, else 127.0.0.1:8020). Port 0 picks a free port.
         #[arg(long, value_name = "HOST:PORT")]
@@ -140,6 +145,7 @@ async fn run_namenode(
     dir: Option<String>,
     format: bool,
     force: bool,
+    recover: bool,
     rpc_address: Option<String>,
 ) -> anyhow::Result<()> {
     if let Some(d) = &dir {
@@ -151,6 +157,34 @@ async fn run_namenode(
             "no metadata directory: pass --dir DIR or set {}",
             keys::DFS_NAMENODE_NAME_DIR
         );
+    }
+    if recover {
+        use std::io::{BufRead, Write};
+        let mut stdin = std::io::stdin().lock();
+        let mut ask = |problem: &str| {
+            eprint!(
+                "The edit log is damaged: {problem}\n\
+                 (s)kip the damage and continue with the next whole record, \
+                 s(t)op here and drop everything after it, or (q)uit? "
+            );
+            let _ = std::io::stderr().flush();
+            let mut answer = String::new();
+            let _ = stdin.read_line(&mut answer);
+            match answer.trim() {
+                "s" | "skip" => cairn_namenode::storage::RecoveryChoice::Skip,
+                "t" | "stop" => cairn_namenode::storage::RecoveryChoice::Stop,
+                _ => cairn_namenode::storage::RecoveryChoice::Quit,
+            }
+        };
+        let last = cairn_namenode::storage::recover(
+            &config.name_dirs,
+            &cairn_namenode::users::UserDirectory::current_user(),
+            &config.superuser_group,
+            config.limits.clone(),
+            &mut ask,
+        )?;
+        println!("Recovered the namespace up to transaction {last}; the old edit log is kept in recovered-*/");
+        return Ok(());
     }
     if format {
         let info = cairn_namenode::format(&config, force)?;
@@ -246,6 +280,7 @@ fn main() -> ExitCode {
     let args = std::env::args().map(|a| match a.as_str() {
         "-format" if is_namenode => "--format".to_string(),
         "-force" if is_namenode => "--force".to_string(),
+        "-recover" if is_namenode => "--recover".to_string(),
         _ => a,
     });
     let cli = Cli::parse_from(args);
@@ -335,6 +370,7 @@ fn main() -> ExitCode {
             dir,
             format,
             force,
+            recover,
             rpc_address,
         } => {
             init_tracing();
@@ -344,6 +380,7 @@ fn main() -> ExitCode {
                     dir.clone(),
                     *format,
                     *force,
+                    *recover,
                     rpc_address.clone(),
                 ))
             });

@@ -295,15 +295,43 @@ pub struct Replayed {
     pub open_segments: Vec<(PathBuf, u64, u64)>,
 }
 
+/// What an operator chose for a damaged spot in the log (`--recover`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RecoveryChoice {
+    /// Skip the damage: go on at the next whole record found after it.
+    Skip,
+    /// Keep everything before the damage and drop everything after it.
+    Stop,
+    /// Give up; change nothing.
+    Quit,
+}
+
+/// Asked at each damaged spot in recovery mode; `None` outside it.
+pub type Recovery<'a> = Option<&'a mut dyn FnMut(&str) -> RecoveryChoice>;
+
 /// Replays every record with txid > `after` from `segments` into `ns`.
 ///
 /// # Errors
 /// Corrupt with file and offset for damage that is not a torn tail at the
-/// very end of the newest segment, or a gap in transaction ids.
+/// very end of the newest segment, or a gap in transaction ids — unless
+/// `recover` decides otherwise.
 pub fn replay(
     ns: &mut Namespace,
     segments: &[SegmentFile],
     after: u64,
+) -> Result<Replayed, StorageError> {
+    replay_with(ns, segments, after, None)
+}
+
+/// [`replay`] with an operator deciding about damage (recovery mode).
+///
+/// # Errors
+/// As [`replay`]; Refused when the operator quits.
+pub fn replay_with(
+    ns: &mut Namespace,
+    segments: &[SegmentFile],
+    after: u64,
+    mut recover: Recovery<'_>,
 ) -> Result<Replayed, StorageError> {
     let mut expected = after + 1;
     let mut out = Replayed {
@@ -311,7 +339,7 @@ pub fn replay(
         records: 0,
         open_segments: Vec::new(),
     };
-    for (i, seg) in segments.iter().enumerate() {
+    'segments: for (i, seg) in segments.iter().enumerate() {
         if seg.last.is_some_and(|l| l < expected) {
             continue;
         }
@@ -326,22 +354,21 @@ pub fn replay(
         };
         let mut pos = 0usize;
         loop {
-            match decode_record(&data[pos..]) {
+            let problem = match decode_record(&data[pos..]) {
                 Decoded::Record { txid, edit, size } => {
-                    if txid >= expected {
-                        if txid != expected {
-                            return Err(corrupt(
-                                pos,
-                                format!(
-                                    "gap in transaction ids: expected {expected}, found {txid}"
-                                ),
-                            ));
+                    if txid >= expected && txid != expected {
+                        Some(format!(
+                            "gap in transaction ids: expected {expected}, found {txid}"
+                        ))
+                    } else {
+                        if txid >= expected {
+                            ns.apply(&edit).map_err(|e| corrupt(pos, e.to_string()))?;
+                            expected += 1;
+                            out.records += 1;
                         }
-                        ns.apply(&edit).map_err(|e| corrupt(pos, e.to_string()))?;
-                        expected += 1;
-                        out.records += 1;
+                        pos += size;
+                        None
                     }
-                    pos += size;
                 }
                 Decoded::End => break,
                 Decoded::Truncated | Decoded::Corrupt(_)
@@ -350,8 +377,49 @@ pub fn replay(
                     warn!(segment = %seg.path.display(), offset = pos, "cutting a torn record at the end of the edit log");
                     break;
                 }
-                Decoded::Truncated => return Err(corrupt(pos, "truncated record".into())),
-                Decoded::Corrupt(why) => return Err(corrupt(pos, why)),
+                Decoded::Truncated => Some("truncated record".to_string()),
+                Decoded::Corrupt(why) => Some(why),
+            };
+            let Some(problem) = problem else { continue };
+            let err = corrupt(pos, problem);
+            let Some(decide) = recover.as_mut() else {
+                return Err(err);
+            };
+            match decide(&err.to_string()) {
+                RecoveryChoice::Quit => {
+                    return Err(StorageError::Refused(format!(
+                        "recovery abandoned at {err}"
+                    )))
+                }
+                RecoveryChoice::Stop => {
+                    warn!(%err, "recovery: dropping everything from here on");
+                    break 'segments;
+                }
+                RecoveryChoice::Skip => {
+                    // Accept a gap at a whole record; else look for the next
+                    // whole record after the damage.
+                    if let Decoded::Record { txid, .. } = decode_record(&data[pos..]) {
+                        warn!(%err, "recovery: continuing at txid {txid}");
+                        expected = txid;
+                        continue;
+                    }
+                    let next = (pos + 1..data.len()).find(|&p| {
+                        matches!(decode_record(&data[p..]), Decoded::Record { txid, .. } if txid >= expected)
+                    });
+                    match next {
+                        Some(p) => {
+                            if let Decoded::Record { txid, .. } = decode_record(&data[p..]) {
+                                warn!(%err, offset = p, "recovery: skipping to txid {txid}");
+                                expected = txid;
+                            }
+                            pos = p;
+                        }
+                        None => {
+                            warn!(%err, "recovery: nothing readable after the damage in this segment");
+                            continue 'segments;
+                        }
+                    }
+                }
             }
         }
         if seg.last.is_none() {
@@ -361,6 +429,60 @@ pub fn replay(
     }
     out.last_txid = expected - 1;
     Ok(out)
+}
+
+/// Recovery mode (`cairn namenode --recover`): loads the newest image and
+/// replays the log, asking `decide` at every damaged spot, then saves the
+/// result as a new image and moves the old segments into
+/// `recovered-<time>/` so a normal start begins from the repaired state.
+/// Returns the last transaction kept.
+///
+/// # Errors
+/// As [`load`]; Refused when the operator quits.
+pub fn recover(
+    dirs: &[PathBuf],
+    superuser: &str,
+    supergroup: &str,
+    limits: Limits,
+    decide: &mut dyn FnMut(&str) -> RecoveryChoice,
+) -> Result<u64, StorageError> {
+    read_version(dirs)?;
+    let dir = dirs
+        .iter()
+        .find(|d| d.join("VERSION").exists())
+        .ok_or_else(|| StorageError::NotFormatted(String::new()))?;
+    let (images, segments) = list(dir)?;
+    let (_, image_path) = images
+        .first()
+        .cloned()
+        .ok_or_else(|| StorageError::Corrupt {
+            path: dir.display().to_string(),
+            reason: "no fsimage found".into(),
+        })?;
+    let (mut ns, txid) = read_image(&image_path, superuser, supergroup, limits)?;
+    let replayed = replay_with(&mut ns, &segments, txid, Some(decide))?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    for d in dirs {
+        let aside = d.join(format!("recovered-{stamp}"));
+        std::fs::create_dir_all(&aside).map_err(|e| io_err(&aside, e))?;
+        let (_, segs) = list(d)?;
+        for s in segs {
+            if let Some(name) = s.path.file_name() {
+                std::fs::rename(&s.path, aside.join(name)).map_err(|e| io_err(&s.path, e))?;
+            }
+        }
+        write_image(d, replayed.last_txid, &ns)?;
+        fsync_dir(d).map_err(|e| io_err(d, e))?;
+    }
+    info!(
+        last_txid = replayed.last_txid,
+        records = replayed.records,
+        "recovery finished"
+    );
+    Ok(replayed.last_txid)
 }
 
 /// A damaged record is a torn tail when nothing decodable follows it: what
