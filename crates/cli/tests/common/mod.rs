@@ -252,6 +252,12 @@ impl DataNode {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Sends a signal (SIGSTOP freezes the node: a partition without a kill).
+    pub fn signal(&self, sig: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, sig).expect("signal");
+    }
+
     /// SIGKILL.
     pub fn kill(&mut self) {
         let _ = self.child.kill();
