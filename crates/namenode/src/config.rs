@@ -310,7 +310,7 @@ mod tests {
     #[test]
     fn defaults_are_hdfs_defaults() {
         let c = NameNodeConfig::from_conf(&Configuration::new()).expect("defaults");
-        assert_eq!(c.handler_count, 10);
+        assert_eq!(c.handler_count, 64, "Cairn's measured default");
         assert_eq!(c.block_size, 128 * 1024 * 1024);
         assert_eq!(c.replication, 3);
         assert_eq!(c.max_frame_bytes, 128 * 1024 * 1024);
