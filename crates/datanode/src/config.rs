@@ -113,6 +113,16 @@ pub mod keys {
     pub const READ_PACKET_BYTES_DEFAULT: u64 = 64 * 1024;
     /// Whether reads verify stored checksums before sending, boolean.
     pub const READ_VERIFY_CHECKSUMS: &str = "cairn.datanode.read.verify-checksums";
+    /// Bytes per second the block scanner reads (0 turns it off).
+    pub const DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND: &str =
+        "dfs.block.scanner.volume.bytes.per.second";
+    /// 1 MiB/s, as Hadoop.
+    pub const DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND_DEFAULT: u64 = 1024 * 1024;
+    /// How often every replica is verified, hours (time suffixes allowed,
+    /// so tests can say `2s`; 0 means the default).
+    pub const DFS_DATANODE_SCAN_PERIOD_HOURS: &str = "dfs.datanode.scan.period.hours";
+    /// 504 hours (three weeks), as Hadoop.
+    pub const DFS_DATANODE_SCAN_PERIOD_HOURS_DEFAULT: Duration = Duration::from_secs(504 * 3600);
     /// How long shutdown waits for running transfers, milliseconds.
     pub const SHUTDOWN_TIMEOUT: &str = "cairn.datanode.shutdown-timeout";
     /// 10 seconds.
@@ -212,6 +222,10 @@ pub struct DataNodeConfig {
     pub read_packet_bytes: usize,
     /// Verify stored checksums when reading.
     pub read_verify_checksums: bool,
+    /// Block scanner rate, bytes per second; 0 = no scanner.
+    pub scan_bytes_per_sec: u64,
+    /// Interval between the starts of two scans of every replica.
+    pub scan_period: Duration,
     /// Wait for bytes from a peer (`dfs.client.socket-timeout`, 60 s).
     pub socket_read_timeout: Duration,
     /// Wait for a write to a peer (`dfs.datanode.socket.write.timeout`, 8 min).
@@ -459,6 +473,18 @@ impl DataNodeConfig {
             max_packet_bytes,
             read_packet_bytes,
             read_verify_checksums: conf.get_bool(dk::READ_VERIFY_CHECKSUMS, true)?,
+            scan_bytes_per_sec: conf.get_bytes(
+                dk::DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND,
+                dk::DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND_DEFAULT,
+            )?,
+            scan_period: match conf.get_duration(
+                dk::DFS_DATANODE_SCAN_PERIOD_HOURS,
+                TimeUnit::Hours,
+                dk::DFS_DATANODE_SCAN_PERIOD_HOURS_DEFAULT,
+            )? {
+                Duration::ZERO => dk::DFS_DATANODE_SCAN_PERIOD_HOURS_DEFAULT,
+                d => d,
+            },
             socket_read_timeout,
             socket_write_timeout,
             keepalive_timeout,

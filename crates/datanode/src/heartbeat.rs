@@ -43,6 +43,10 @@ use cairn_proto::hadoop::hdfs::{
     RegisterDatanodeResponseProto, StorageInfoProto, StorageReceivedDeletedBlocksProto,
     StorageReportProto, VersionRequestProto, VersionResponseProto,
 };
+use cairn_proto::hadoop::hdfs::{
+    DatanodeInfoProto, ExtendedBlockProto, LocatedBlockProto, ReportBadBlocksRequestProto,
+    ReportBadBlocksResponseProto, StorageTypeProto,
+};
 use cairn_proto::protocols::DATANODE_PROTOCOL;
 use cairn_rpc::client::{Client, ClientError};
 use tokio::sync::{mpsc, Semaphore};
@@ -52,6 +56,7 @@ use tracing::{debug, info, warn};
 use crate::block_report;
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey, StorageId};
 use crate::metrics::Metrics;
+use crate::scanner::BadReplica;
 use crate::storage::FinalizedReplica;
 use crate::transfer::copy::{send_replica, Targets};
 use crate::Shared;
@@ -175,6 +180,9 @@ pub(crate) struct NameNodeLink {
     endpoints: Endpoints,
     ibr_rx: mpsc::Receiver<IbrEntry>,
     pending: VecDeque<IbrEntry>,
+    bad_rx: mpsc::Receiver<BadReplica>,
+    /// Corrupt replicas not yet reported (kept across reconnections).
+    pending_bad: Vec<BadReplica>,
     xmits: Arc<Semaphore>,
     user: String,
 }
@@ -207,12 +215,15 @@ impl NameNodeLink {
         shared: Arc<Shared>,
         endpoints: Endpoints,
         ibr_rx: mpsc::Receiver<IbrEntry>,
+        bad_rx: mpsc::Receiver<BadReplica>,
     ) -> Self {
         NameNodeLink {
             shared,
             endpoints,
             ibr_rx,
             pending: VecDeque::new(),
+            bad_rx,
+            pending_bad: Vec::new(),
             xmits: Arc::new(Semaphore::new(MAX_XMITS)),
             user: process_user(),
         }
@@ -407,6 +418,9 @@ impl NameNodeLink {
             if let Err(e) = self.flush_ibr(&s).await {
                 return e;
             }
+            if let Err(e) = self.flush_bad(&s).await {
+                return e;
+            }
             if Instant::now() >= next_heartbeat {
                 next_heartbeat = Instant::now() + cfg.heartbeat_interval;
                 let resp = match self.heartbeat(&s, need_report).await {
@@ -513,6 +527,51 @@ impl NameNodeLink {
         if let Some(cmd) = resp.cmd {
             self.commands(s, std::slice::from_ref(&cmd)).await?;
         }
+        Ok(())
+    }
+
+    /// Reports every queued corrupt replica in one `reportBadBlocks` call.
+    async fn flush_bad(&mut self, s: &Session) -> Result<(), LinkError> {
+        while let Ok(b) = self.bad_rx.try_recv() {
+            if self.pending_bad.len() < crate::scanner::BAD_QUEUE_LEN {
+                self.pending_bad.push(b);
+            }
+        }
+        self.pending_bad.retain(|b| b.key.pool == s.pool);
+        if self.pending_bad.is_empty() {
+            return Ok(());
+        }
+        let me = DatanodeInfoProto {
+            id: s.registration.datanode_id.clone(),
+            ..Default::default()
+        };
+        let storage_id = self.shared.storage.storage_id().to_string();
+        let blocks = self
+            .pending_bad
+            .iter()
+            .map(|b| LocatedBlockProto {
+                b: ExtendedBlockProto {
+                    pool_id: b.key.pool.to_string(),
+                    block_id: b.key.block.0,
+                    generation_stamp: b.gs.0,
+                    num_bytes: Some(0),
+                },
+                offset: 0,
+                locs: vec![me.clone()],
+                corrupt: true,
+                block_token: crate::transfer::copy::empty_token(),
+                is_cached: vec![false],
+                storage_types: vec![StorageTypeProto::Disk as i32],
+                storage_ids: vec![storage_id.clone()],
+                ..Default::default()
+            })
+            .collect();
+        let req = ReportBadBlocksRequestProto { blocks };
+        let _: ReportBadBlocksResponseProto = self.call(&s.client, "reportBadBlocks", &req).await?;
+        let n = self.pending_bad.len();
+        Metrics::add(&self.shared.metrics.bad_blocks_reported, n as u64);
+        info!(replicas = n, "corrupt replicas reported to the NameNode");
+        self.pending_bad.clear();
         Ok(())
     }
 

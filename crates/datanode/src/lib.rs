@@ -14,6 +14,8 @@
 //!   reports, NameNode commands;
 //! - [`ipc`]: ClientDatanodeProtocol (`getReplicaVisibleLength`);
 //! - [`metrics`] and the HTTP `/metrics` endpoint;
+//! - [`scanner`]: the block scanner, and what happens to a corrupt replica
+//!   (set aside in `quarantine/`, reported with `reportBadBlocks`);
 //! - [`checksum`], [`block_report`], [`ids`]: shared pieces.
 //!
 //! Entry points: [`DataNode::bind`] then [`DataNode::run`] (so a caller can
@@ -27,6 +29,7 @@ mod http;
 pub mod ids;
 pub mod ipc;
 pub mod metrics;
+pub mod scanner;
 pub mod storage;
 pub mod transfer;
 
@@ -44,6 +47,7 @@ use crate::config::DataNodeConfig;
 use crate::heartbeat::{Endpoints, IbrEntry, IbrQueue, NameNodeLink};
 use crate::ids::DatanodeUuid;
 use crate::metrics::Metrics;
+use crate::scanner::{BadQueue, BadReplica};
 use crate::storage::{Storage, StorageError, StorageOptions, WriterOptions};
 
 /// Why the DataNode could not start or had to stop.
@@ -71,6 +75,8 @@ pub(crate) struct Shared {
     pub storage: Arc<Storage>,
     pub metrics: Arc<Metrics>,
     pub ibr: IbrQueue,
+    /// Corrupt replicas to report to the NameNode.
+    pub bad: BadQueue,
     /// Packet bytes queued for disk stages, all writes together.
     pub inflight: Arc<Semaphore>,
 }
@@ -83,6 +89,7 @@ pub struct DataNode {
     http: TcpListener,
     endpoints: Endpoints,
     ibr_rx: mpsc::Receiver<IbrEntry>,
+    bad_rx: mpsc::Receiver<BadReplica>,
 }
 
 async fn bind(what: &'static str, addr: SocketAddr) -> Result<TcpListener, DataNodeError> {
@@ -130,6 +137,11 @@ impl DataNode {
             http: local(&http, "HTTP")?,
         };
         let (ibr, ibr_rx) = IbrQueue::new();
+        let (bad, bad_rx) = BadQueue::new();
+        // Replicas set aside while loading are reported once registered.
+        for (key, gs) in storage.take_found_bad() {
+            bad.push(key, gs);
+        }
         let inflight = Arc::new(Semaphore::new(config.max_inflight_bytes));
         Ok(DataNode {
             shared: Arc::new(Shared {
@@ -137,6 +149,7 @@ impl DataNode {
                 storage: Arc::new(storage),
                 metrics,
                 ibr,
+                bad,
                 inflight,
             }),
             xfer,
@@ -144,6 +157,7 @@ impl DataNode {
             http,
             endpoints,
             ibr_rx,
+            bad_rx,
         })
     }
 
@@ -214,8 +228,14 @@ impl DataNode {
             shared.metrics.clone(),
             shutdown.clone(),
         ));
-        let link = NameNodeLink::new(shared.clone(), self.endpoints.clone(), self.ibr_rx);
+        let link = NameNodeLink::new(
+            shared.clone(),
+            self.endpoints.clone(),
+            self.ibr_rx,
+            self.bad_rx,
+        );
         let nn = tokio::spawn(link.run(shutdown.clone()));
+        let scan = tokio::spawn(scanner::run(shared.clone(), shutdown.clone()));
         shutdown.cancelled().await;
         info!("DataNode shutting down");
         let grace = shared.config.shutdown_timeout + Duration::from_secs(2);
@@ -224,6 +244,7 @@ impl DataNode {
             let _ = ipc.await;
             let _ = http.await;
             let _ = nn.await;
+            let _ = scan.await;
         })
         .await;
         info!("DataNode stopped");

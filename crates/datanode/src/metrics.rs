@@ -59,6 +59,14 @@ metrics! {
     read_checksum_errors,
     /// Clients that answered a read with ERROR_CHECKSUM.
     read_client_checksum_errors,
+    /// Replicas found corrupt and set aside in `quarantine/`.
+    replicas_quarantined,
+    /// Bytes the block scanner verified.
+    scanner_bytes_verified,
+    /// Block scanner passes over every replica completed.
+    scanner_passes,
+    /// Corrupt replicas reported to the NameNode (reportBadBlocks).
+    bad_blocks_reported,
     /// WRITE_BLOCK requests accepted.
     write_ops,
     /// WRITE_BLOCK requests that ended in an error.

@@ -2,6 +2,16 @@
 //! DataNodes report them (soft state, rebuilt from block reports after a
 //! restart), which replicas must be deleted, and whether a block has
 //! reached minimum replication. Pure: no I/O, no clock.
+//!
+//! Corrupt replicas (reported by a reader or a DataNode's scanner through
+//! `reportBadBlocks`, or listed in a full block report with the wrong
+//! length) stay in the map, marked, as in HDFS: they are never handed to
+//! readers while a good replica exists, they do not count as live, so the
+//! replication monitor copies the block from a good replica, and their node
+//! is not chosen as a copy target while it holds one. Once the block has its
+//! full replication of good replicas the corrupt ones are deleted; when no
+//! other node can take a copy (a cluster no larger than the replication),
+//! the corrupt replica is deleted first so that its node can.
 
 use std::collections::{HashMap, HashSet};
 
@@ -17,6 +27,26 @@ pub struct Replica {
     pub num_bytes: u64,
     /// Finalized on the DataNode (as opposed to being written).
     pub finalized: bool,
+    /// Reported bad: never served while a good replica exists, not live.
+    pub corrupt: bool,
+}
+
+impl Replica {
+    /// Whether this replica counts towards the block's replication.
+    fn is_good(&self, gs: u64) -> bool {
+        self.finalized && !self.corrupt && self.gs >= gs
+    }
+}
+
+/// What `reportBadBlocks` did with one reported replica.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CorruptOutcome {
+    /// The replica is now marked corrupt.
+    Marked,
+    /// The block is unknown (deleted since): nothing to do.
+    UnknownBlock,
+    /// The DataNode holds no replica of the block (already gone).
+    UnknownReplica,
 }
 
 #[derive(Debug, Clone)]
@@ -64,6 +94,8 @@ pub struct ReplicationWork {
     pub excess_removed: usize,
     pub under_replicated: usize,
     pub missing: usize,
+    /// Corrupt replicas queued for deletion.
+    pub corrupt_removed: usize,
 }
 
 impl BlockManager {
@@ -147,15 +179,21 @@ impl BlockManager {
                 .push((id, gs));
             return ReportOutcome::Invalidate;
         }
-        let replica = Replica {
+        let mut replica = Replica {
             datanode: datanode.clone(),
             storage: storage.to_string(),
             gs,
             num_bytes,
             finalized,
+            corrupt: false,
         };
         match state.replicas.iter_mut().find(|r| &r.datanode == datanode) {
-            Some(r) => *r = replica,
+            Some(r) => {
+                // A corrupt replica reported again (its node did not set it
+                // aside) is still corrupt; a new stamp is a new replica.
+                replica.corrupt = r.corrupt && r.gs == gs;
+                *r = replica;
+            }
             None => state.replicas.push(replica),
         }
         if finalized {
@@ -163,6 +201,48 @@ impl BlockManager {
             self.in_flight.remove(&id);
         }
         ReportOutcome::Accepted
+    }
+
+    /// `reportBadBlocks`: the replica of `id` on `datanode` is corrupt.
+    pub fn mark_corrupt(&mut self, datanode: &DatanodeUuid, id: BlockId) -> CorruptOutcome {
+        let Some(state) = self.blocks.get_mut(&id) else {
+            return CorruptOutcome::UnknownBlock;
+        };
+        match state.replicas.iter_mut().find(|r| &r.datanode == datanode) {
+            Some(r) => {
+                r.corrupt = true;
+                // The block is judged afresh: it may need a copy now.
+                self.in_flight.remove(&id);
+                CorruptOutcome::Marked
+            }
+            None => CorruptOutcome::UnknownReplica,
+        }
+    }
+
+    /// Whether the replica of `id` on `datanode` is marked corrupt.
+    pub fn is_corrupt(&self, datanode: &DatanodeUuid, id: BlockId) -> bool {
+        self.blocks.get(&id).is_some_and(|s| {
+            s.replicas
+                .iter()
+                .any(|r| &r.datanode == datanode && r.corrupt)
+        })
+    }
+
+    /// Blocks with at least one corrupt replica (getFsStats).
+    pub fn corrupt_block_count(&self) -> usize {
+        self.blocks
+            .values()
+            .filter(|s| s.replicas.iter().any(|r| r.corrupt))
+            .count()
+    }
+
+    /// Whether every replica of `id` that could be served is corrupt (the
+    /// reader is then handed them with `corrupt = true`, as HDFS does).
+    pub fn all_corrupt(&self, id: BlockId) -> bool {
+        self.blocks.get(&id).is_some_and(|s| {
+            let current: Vec<&Replica> = s.replicas.iter().filter(|r| r.gs >= s.gs).collect();
+            !current.is_empty() && current.iter().all(|r| r.corrupt)
+        })
     }
 
     /// A DataNode deleted a replica (incremental DELETED).
@@ -175,11 +255,16 @@ impl BlockManager {
     /// Applies a full block report: replicas of `datanode` that the report
     /// does not list are forgotten; listed ones are (re)accepted. Returns
     /// how many were accepted and how many queued for deletion.
+    ///
+    /// `committed` gives the (generation stamp, length) of a block of a
+    /// closed file, or `None` while its file is being written: a finalized
+    /// replica that differs from it is marked corrupt.
     pub fn full_report(
         &mut self,
         datanode: &DatanodeUuid,
         storage: &str,
         replicas: &[(BlockId, u64, u64, bool)],
+        committed: &dyn Fn(INodeId, BlockId) -> Option<(u64, u64)>,
     ) -> (usize, usize) {
         let listed: HashSet<BlockId> = replicas.iter().map(|r| r.0).collect();
         for (id, state) in self.blocks.iter_mut() {
@@ -193,7 +278,17 @@ impl BlockManager {
         let mut invalid = 0;
         for &(id, gs, len, finalized) in replicas {
             match self.replica_reported(datanode, storage, id, gs, len, finalized) {
-                ReportOutcome::Accepted => accepted += 1,
+                ReportOutcome::Accepted => {
+                    accepted += 1;
+                    let wrong = finalized
+                        && self.blocks.get(&id).is_some_and(|s| {
+                            committed(s.file, id)
+                                .is_some_and(|(cgs, clen)| cgs != gs || clen != len)
+                        });
+                    if wrong {
+                        self.mark_corrupt(datanode, id);
+                    }
+                }
                 ReportOutcome::Invalidate => invalid += 1,
             }
         }
@@ -213,7 +308,7 @@ impl BlockManager {
         self.blocks.get(&block.id).is_some_and(|s| {
             s.replicas
                 .iter()
-                .filter(|r| r.finalized && r.gs >= block.gs && r.num_bytes == block.num_bytes)
+                .filter(|r| r.is_good(block.gs) && r.num_bytes == block.num_bytes)
                 .count()
                 >= min_replication
         })
@@ -229,6 +324,10 @@ impl BlockManager {
             return state.expected.iter().map(|d| (d.clone(), None)).collect();
         }
         let mut reps: Vec<&Replica> = state.replicas.iter().filter(|r| r.gs >= state.gs).collect();
+        // Corrupt replicas only when there is nothing else.
+        if reps.iter().any(|r| !r.corrupt) {
+            reps.retain(|r| !r.corrupt);
+        }
         reps.sort_by_key(|r| !r.finalized);
         reps.into_iter()
             .map(|r| (r.datanode.clone(), Some(r.storage.clone())))
@@ -240,7 +339,7 @@ impl BlockManager {
         self.blocks.get(&id).map_or_else(Vec::new, |s| {
             s.replicas
                 .iter()
-                .filter(|r| r.finalized && r.gs >= s.gs)
+                .filter(|r| r.is_good(s.gs))
                 .map(|r| r.num_bytes)
                 .collect()
         })
@@ -248,12 +347,9 @@ impl BlockManager {
 
     /// Number of live replicas of a block (finalized, current stamp).
     pub fn replica_count(&self, id: BlockId) -> usize {
-        self.blocks.get(&id).map_or(0, |s| {
-            s.replicas
-                .iter()
-                .filter(|r| r.finalized && r.gs >= s.gs)
-                .count()
-        })
+        self.blocks
+            .get(&id)
+            .map_or(0, |s| s.replicas.iter().filter(|r| r.is_good(s.gs)).count())
     }
 
     /// Finds blocks below or above their file's replication and queues
@@ -277,6 +373,7 @@ impl BlockManager {
         self.in_flight.retain(|_, deadline| *deadline > now);
         let mut needy: Vec<(usize, BlockId)> = Vec::new();
         let mut excess: Vec<(BlockId, DatanodeUuid, u64)> = Vec::new();
+        let mut corrupt: Vec<(BlockId, DatanodeUuid, u64)> = Vec::new();
         for (id, state) in &self.blocks {
             let Some(want) = replication_of(state.file) else {
                 continue;
@@ -284,11 +381,18 @@ impl BlockManager {
             let live: Vec<&Replica> = state
                 .replicas
                 .iter()
-                .filter(|r| r.finalized && r.gs >= state.gs && alive(&r.datanode))
+                .filter(|r| r.is_good(state.gs) && alive(&r.datanode))
                 .collect();
             if live.is_empty() {
+                // Corrupt replicas are all there is: keep them.
                 work.missing += 1;
                 continue;
+            }
+            if live.len() >= want {
+                // Enough good replicas: the corrupt ones can go.
+                for r in state.replicas.iter().filter(|r| r.corrupt) {
+                    corrupt.push((*id, r.datanode.clone(), r.gs));
+                }
             }
             if live.len() < want {
                 work.under_replicated += 1;
@@ -309,6 +413,16 @@ impl BlockManager {
             .iter()
             .map(|(d, t)| (d.clone(), t.len()))
             .collect();
+        // A node still to be told to delete a (corrupt) replica of a block
+        // must not be sent a new copy of it before: the deletion would hit it.
+        let mut deleting: HashMap<BlockId, Vec<DatanodeUuid>> = HashMap::new();
+        if !needy.is_empty() {
+            for (dn, list) in &self.invalidate {
+                for (id, _) in list {
+                    deleting.entry(*id).or_default().push(dn.clone());
+                }
+            }
+        }
         for (_, id) in needy {
             let Some(state) = self.blocks.get(&id) else {
                 continue;
@@ -316,12 +430,15 @@ impl BlockManager {
             let Some(want) = replication_of(state.file) else {
                 continue;
             };
-            let holders: Vec<DatanodeUuid> =
+            let mut holders: Vec<DatanodeUuid> =
                 state.replicas.iter().map(|r| r.datanode.clone()).collect();
+            if let Some(d) = deleting.get(&id) {
+                holders.extend(d.iter().cloned());
+            }
             let live: Vec<&Replica> = state
                 .replicas
                 .iter()
-                .filter(|r| r.finalized && r.gs >= state.gs && alive(&r.datanode))
+                .filter(|r| r.is_good(state.gs) && alive(&r.datanode))
                 .collect();
             // The least busy live holder is the source.
             let Some(source) = live
@@ -336,6 +453,13 @@ impl BlockManager {
             }
             let num_bytes = live.iter().map(|r| r.num_bytes).min().unwrap_or(0);
             let targets = choose(want - live.len(), &holders);
+            if targets.len() < want - live.len() {
+                // Too few nodes without a replica: delete the corrupt ones
+                // so that their nodes can take a good copy next time.
+                for r in state.replicas.iter().filter(|r| r.corrupt) {
+                    corrupt.push((id, r.datanode.clone(), r.gs));
+                }
+            }
             if targets.is_empty() {
                 continue;
             }
@@ -356,6 +480,13 @@ impl BlockManager {
             }
             self.invalidate.entry(dn).or_default().push((id, gs));
             work.excess_removed += 1;
+        }
+        for (id, dn, gs) in corrupt {
+            if let Some(state) = self.blocks.get_mut(&id) {
+                state.replicas.retain(|r| r.datanode != dn);
+            }
+            self.invalidate.entry(dn).or_default().push((id, gs));
+            work.corrupt_removed += 1;
         }
         work
     }
@@ -507,6 +638,7 @@ mod tests {
             &dn("a"),
             "s",
             &[(BlockId(1), 1001, 10, true), (BlockId(7), 1, 1, true)],
+            &|_, _| None,
         );
         assert_eq!((ok, bad), (1, 1));
         assert_eq!(bm.replica_count(BlockId(1)), 1);
@@ -514,5 +646,138 @@ mod tests {
         bm.remove_blocks(&[BlockId(1)]);
         let inv = bm.take_invalidations(&dn("a"), 10);
         assert!(inv.contains(&(BlockId(1), 1001)) && inv.contains(&(BlockId(7), 1)));
+    }
+
+    /// One pass of the monitor over a cluster of `nodes`, replication 3.
+    fn pass(bm: &mut BlockManager, nodes: &[&str]) -> ReplicationWork {
+        let nodes: Vec<DatanodeUuid> = nodes.iter().map(|n| dn(n)).collect();
+        bm.compute_replication_work(
+            std::time::Instant::now(),
+            std::time::Duration::from_secs(60),
+            10,
+            &|_| Some(3),
+            &|_| true,
+            &mut |n, holders| {
+                nodes
+                    .iter()
+                    .filter(|d| !holders.contains(d))
+                    .take(n)
+                    .cloned()
+                    .collect()
+            },
+            &|_| 0,
+        )
+    }
+
+    #[test]
+    fn corrupt_replicas_are_hidden_recopied_then_deleted() {
+        let mut bm = BlockManager::default();
+        bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
+        for d in ["a", "b", "c"] {
+            bm.replica_reported(&dn(d), "s", BlockId(1), 7, 5, true);
+        }
+        assert_eq!(
+            bm.mark_corrupt(&dn("c"), BlockId(1)),
+            CorruptOutcome::Marked
+        );
+        assert_eq!(
+            bm.mark_corrupt(&dn("z"), BlockId(1)),
+            CorruptOutcome::UnknownReplica
+        );
+        assert_eq!(
+            bm.mark_corrupt(&dn("c"), BlockId(2)),
+            CorruptOutcome::UnknownBlock
+        );
+        // Never handed to readers, not live, counted in getFsStats.
+        let locs: Vec<DatanodeUuid> = bm.locations(BlockId(1)).into_iter().map(|l| l.0).collect();
+        assert_eq!(locs, vec![dn("a"), dn("b")]);
+        assert!(!bm.all_corrupt(BlockId(1)));
+        assert_eq!(bm.replica_count(BlockId(1)), 2);
+        assert_eq!(bm.corrupt_block_count(), 1);
+        // A fourth node gets a copy from a good replica; the corrupt one
+        // stays until the copy is there.
+        let w = pass(&mut bm, &["a", "b", "c", "d"]);
+        assert_eq!((w.scheduled, w.corrupt_removed), (1, 0));
+        let t: Vec<Transfer> = ["a", "b"]
+            .iter()
+            .flat_map(|s| bm.take_transfers(&dn(s), 10))
+            .collect();
+        assert_eq!(t.len(), 1);
+        assert_eq!(t[0].targets, vec![dn("d")]);
+        assert!(
+            bm.take_transfers(&dn("c"), 10).is_empty(),
+            "never from the corrupt one"
+        );
+        assert!(bm.take_invalidations(&dn("c"), 10).is_empty());
+        // Re-reported by its node, it is still corrupt.
+        bm.replica_reported(&dn("c"), "s", BlockId(1), 7, 5, true);
+        assert!(bm.is_corrupt(&dn("c"), BlockId(1)));
+        bm.replica_reported(&dn("d"), "s", BlockId(1), 7, 5, true);
+        let w = pass(&mut bm, &["a", "b", "c", "d"]);
+        assert_eq!(
+            (w.scheduled, w.corrupt_removed, w.excess_removed),
+            (0, 1, 0)
+        );
+        assert_eq!(bm.take_invalidations(&dn("c"), 10), vec![(BlockId(1), 7)]);
+        assert_eq!(bm.corrupt_block_count(), 0);
+        assert_eq!(bm.replica_count(BlockId(1)), 3);
+    }
+
+    #[test]
+    fn without_a_spare_node_the_corrupt_replica_makes_room_first() {
+        let mut bm = BlockManager::default();
+        bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
+        for d in ["a", "b", "c"] {
+            bm.replica_reported(&dn(d), "s", BlockId(1), 7, 5, true);
+        }
+        bm.mark_corrupt(&dn("c"), BlockId(1));
+        let w = pass(&mut bm, &["a", "b", "c"]);
+        assert_eq!((w.scheduled, w.corrupt_removed), (0, 1));
+        // Until "c" has been told to delete, it gets no new copy.
+        assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 0);
+        assert_eq!(bm.take_invalidations(&dn("c"), 10), vec![(BlockId(1), 7)]);
+        assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 1);
+        let t: Vec<Transfer> = ["a", "b"]
+            .iter()
+            .flat_map(|s| bm.take_transfers(&dn(s), 10))
+            .collect();
+        assert_eq!(t[0].targets, vec![dn("c")]);
+    }
+
+    #[test]
+    fn all_corrupt_replicas_are_handed_out_marked_and_kept() {
+        let mut bm = BlockManager::default();
+        bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
+        for d in ["a", "b"] {
+            bm.replica_reported(&dn(d), "s", BlockId(1), 7, 5, true);
+            bm.mark_corrupt(&dn(d), BlockId(1));
+        }
+        assert_eq!(bm.locations(BlockId(1)).len(), 2);
+        assert!(bm.all_corrupt(BlockId(1)));
+        let w = pass(&mut bm, &["a", "b", "c"]);
+        assert_eq!((w.missing, w.corrupt_removed, w.scheduled), (1, 0, 0));
+        assert!(bm.take_invalidations(&dn("a"), 10).is_empty());
+    }
+
+    #[test]
+    fn a_full_report_with_the_wrong_length_marks_the_replica_corrupt() {
+        let mut bm = BlockManager::default();
+        bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
+        bm.add_block(BlockId(2), 7, INodeId(11), vec![]);
+        let committed = |file: INodeId, _id: BlockId| (file == INodeId(10)).then_some((7, 100));
+        bm.full_report(
+            &dn("a"),
+            "s",
+            &[(BlockId(1), 7, 99, true), (BlockId(2), 7, 3, true)],
+            &committed,
+        );
+        assert!(bm.is_corrupt(&dn("a"), BlockId(1)));
+        assert!(
+            !bm.is_corrupt(&dn("a"), BlockId(2)),
+            "file 11 is being written"
+        );
+        bm.full_report(&dn("b"), "s", &[(BlockId(1), 7, 100, true)], &committed);
+        assert!(!bm.is_corrupt(&dn("b"), BlockId(1)));
+        assert_eq!(bm.replica_count(BlockId(1)), 1);
     }
 }

@@ -300,7 +300,27 @@ impl DatanodeProtocolService {
                 for storage in &r.reports {
                     let replicas = decode_storage_report(storage).map_err(CallError::BadRequest)?;
                     let sid = storage.storage.storage_uuid.clone();
-                    let (ok, bad) = state.lock_blocks()?.full_report(&uuid, &sid, &replicas);
+                    // Lock order as everywhere: namespace, blocks, datanodes.
+                    let ns = state
+                        .namespace
+                        .read()
+                        .map_err(|_| CallError::io("namespace lock poisoned"))?;
+                    // A replica of a closed file's block must match what
+                    // was committed; otherwise it is corrupt.
+                    let committed = |file, id: BlockId| {
+                        let f = ns.inode(file)?.file()?;
+                        if f.under_construction.is_some() {
+                            return None;
+                        }
+                        f.blocks
+                            .iter()
+                            .find(|b| b.id == id)
+                            .map(|b| (b.gs, b.num_bytes))
+                    };
+                    let (ok, bad) = state
+                        .lock_blocks()?
+                        .full_report(&uuid, &sid, &replicas, &committed);
+                    drop(ns);
                     total += replicas.len();
                     state.lock_datanodes()?.note_block_report(
                         &uuid,
@@ -339,6 +359,11 @@ impl DatanodeProtocolService {
                     }
                 }
                 encode(&pb::BlockReceivedAndDeletedResponseProto {})
+            }
+            "reportBadBlocks" => {
+                let r: pb::ReportBadBlocksRequestProto = decode(&req)?;
+                state.report_bad_blocks(&r.blocks, "DataNode")?;
+                encode(&pb::ReportBadBlocksResponseProto {})
             }
             "errorReport" => {
                 let r: pb::ErrorReportRequestProto = decode(&req)?;

@@ -182,6 +182,28 @@ impl NameNodeState {
         }
     }
 
+    /// `reportBadBlocks` (ClientProtocol and DatanodeProtocol): marks the
+    /// replica of each block on each listed DataNode corrupt.
+    ///
+    /// # Errors
+    /// A poisoned block manager lock.
+    pub(crate) fn report_bad_blocks(
+        &self,
+        blocks: &[pb::LocatedBlockProto],
+        from: &str,
+    ) -> Result<(), CallError> {
+        let mut bm = self.lock_blocks()?;
+        for lb in blocks {
+            let id = BlockId(lb.b.block_id);
+            for loc in &lb.locs {
+                let dn = DatanodeUuid(loc.id.datanode_uuid.clone());
+                let outcome = bm.mark_corrupt(&dn, id);
+                tracing::warn!(block = %id, datanode = %dn, reporter = from, ?outcome, "replica reported corrupt");
+            }
+        }
+        Ok(())
+    }
+
     /// A LocatedBlockProto with one storage type, storage id and cached
     /// flag per location, as both clients require.
     fn located_block(
@@ -358,7 +380,10 @@ impl NameNodeState {
                         && (pos + b.num_bytes > r.offset
                             || (is_last && st.under_construction && pos >= r.offset));
                     if overlaps || is_last {
-                        let lb = self.located_block(b, pos, &bm.locations(b.id), &dns, client_ip);
+                        let mut lb =
+                            self.located_block(b, pos, &bm.locations(b.id), &dns, client_ip);
+                        // Only corrupt replicas left: hand them out, marked.
+                        lb.corrupt = bm.all_corrupt(b.id);
                         if is_last {
                             last_located = Some(lb.clone());
                         }
@@ -424,8 +449,19 @@ impl NameNodeState {
                     },
                 })
             }
+            "reportBadBlocks" => {
+                let r: pb::ReportBadBlocksRequestProto = decode(&req)?;
+                self.report_bad_blocks(&r.blocks, "client")?;
+                encode(&pb::ReportBadBlocksResponseProto {})
+            }
             "getFsStats" => {
-                let pending = self.lock_blocks()?.pending_deletions() as u64;
+                let (pending, corrupt) = {
+                    let bm = self.lock_blocks()?;
+                    (
+                        bm.pending_deletions() as u64,
+                        bm.corrupt_block_count() as u64,
+                    )
+                };
                 let dns = self.lock_datanodes()?;
                 let live = dns.live(std::time::Instant::now());
                 encode(&pb::GetFsStatsResponseProto {
@@ -433,7 +469,7 @@ impl NameNodeState {
                     used: live.iter().map(|d| d.dfs_used).sum(),
                     remaining: live.iter().map(|d| d.remaining).sum(),
                     under_replicated: 0,
-                    corrupt_blocks: 0,
+                    corrupt_blocks: corrupt,
                     missing_blocks: 0,
                     missing_repl_one_blocks: Some(0),
                     blocks_in_future: Some(0),

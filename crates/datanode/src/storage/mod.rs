@@ -298,6 +298,9 @@ pub struct Storage {
     replicas: Mutex<HashMap<ReplicaKey, Replica>>,
     pools: Mutex<HashSet<BlockPoolId>>,
     metrics: Arc<Metrics>,
+    /// Finalized replicas set aside at start-up (missing or truncated
+    /// files), to be reported to the NameNode once it is reachable.
+    found_bad: Mutex<Vec<(ReplicaKey, GenStamp)>>,
 }
 
 fn open_rw(path: &Path, create_new: bool) -> Result<File, StorageError> {
@@ -359,6 +362,7 @@ impl Storage {
             replicas: Mutex::new(HashMap::new()),
             pools: Mutex::new(HashSet::new()),
             metrics,
+            found_bad: Mutex::new(Vec::new()),
         };
         for entry in std::fs::read_dir(&current).map_err(io_err(&current))? {
             let entry = entry.map_err(io_err(&current))?;
@@ -979,7 +983,62 @@ impl Storage {
         })
     }
 
-    /// Moves a replica's files aside to `quarantine/` (never deleted by us).
+    /// Finalized replicas (and their stamps) of every pool: what the block
+    /// scanner goes through.
+    pub fn finalized_replicas(&self) -> Vec<(ReplicaKey, GenStamp)> {
+        let mut out: Vec<(ReplicaKey, GenStamp)> = self
+            .map()
+            .iter()
+            .filter(|(_, r)| matches!(r.state, ReplicaState::Finalized { .. }))
+            .map(|(k, r)| (k.clone(), r.gs))
+            .collect();
+        out.sort_by_key(|(k, _)| k.block);
+        out
+    }
+
+    /// Takes the finalized replicas set aside at start-up because a file
+    /// was missing or did not fit (reported as bad blocks).
+    pub fn take_found_bad(&self) -> Vec<(ReplicaKey, GenStamp)> {
+        std::mem::take(
+            &mut *self
+                .found_bad
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+    }
+
+    fn note_bad(&self, key: ReplicaKey, gs: GenStamp) {
+        self.found_bad
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push((key, gs));
+    }
+
+    /// Sets a finalized replica found corrupt aside: it leaves the map (so
+    /// it is neither served nor reported any more) and its files move to
+    /// `quarantine/`; nothing is deleted. Only a finalized replica with
+    /// stamp `gs` is touched (one appended to since is another replica).
+    /// Returns whether it was set aside.
+    pub fn quarantine_replica(&self, key: &ReplicaKey, gs: GenStamp, why: &str) -> bool {
+        let removed = {
+            let mut map = self.map();
+            match map.get(key) {
+                Some(r) if r.gs == gs && matches!(r.state, ReplicaState::Finalized { .. }) => {
+                    map.remove(key)
+                }
+                _ => None,
+            }
+        };
+        if removed.is_none() {
+            return false;
+        }
+        let (data, meta) = self.paths(key, gs, true);
+        self.quarantine(&key.pool, &[&data, &meta], why);
+        true
+    }
+
+    /// Moves a replica's files aside to `quarantine/` (never deleted by us);
+    /// a name already there gets a `.1`, `.2`, … suffix.
     fn quarantine(&self, pool: &BlockPoolId, files: &[&Path], why: &str) {
         let q = self.dirs(pool).quarantine();
         if let Err(e) = std::fs::create_dir_all(&q) {
@@ -987,8 +1046,19 @@ impl Storage {
             return;
         }
         for f in files {
+            if !f.exists() {
+                continue;
+            }
             if let Some(name) = f.file_name() {
-                match std::fs::rename(f, q.join(name)) {
+                let mut to = q.join(name);
+                let mut n = 0u32;
+                while to.exists() && n < 1000 {
+                    n += 1;
+                    let mut alt = name.to_os_string();
+                    alt.push(format!(".{n}"));
+                    to = q.join(alt);
+                }
+                match std::fs::rename(f, &to) {
                     Ok(()) => warn!(file = %f.display(), reason = why, "replica file quarantined"),
                     Err(e) => warn!(file = %f.display(), error = %e, "cannot quarantine"),
                 }
@@ -1079,11 +1149,16 @@ impl Storage {
                 (Some(d), Some(m)) => (d, m),
                 (Some(d), None) => {
                     self.quarantine(pool, &[&d], "block file without meta file");
+                    // The stamp is unknown; the NameNode goes by block id.
+                    self.note_bad(key, GenStamp(0));
                     continue;
                 }
-                (None, _) => {
+                (None, newest) => {
                     for (_, m) in &g.metas {
                         self.quarantine(pool, &[m], "meta file without block file");
+                    }
+                    if let Some((gs, _)) = newest {
+                        self.note_bad(key, gs);
                     }
                     continue;
                 }
@@ -1107,7 +1182,10 @@ impl Storage {
                     );
                     n_final += 1;
                 }
-                Err(reason) => self.quarantine(pool, &[&data, &meta_path], &reason),
+                Err(reason) => {
+                    self.quarantine(pool, &[&data, &meta_path], &reason);
+                    self.note_bad(key, gs);
+                }
             }
         }
         info!(pool = %pool, finalized = n_final, rbw = n_rbw, "loaded block pool");

@@ -20,7 +20,7 @@ use tracing::{debug, info};
 
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
-use crate::storage::ReplicaState;
+use crate::storage::{ReplicaState, StorageError};
 use crate::Shared;
 
 use super::ack::error_response;
@@ -67,9 +67,18 @@ pub(crate) async fn send_replica(
         .ok_or_else(|| XferError::Protocol("no target to copy to".into()))?;
     let storage = shared.storage.clone();
     let k2 = key.clone();
-    let reader = tokio::task::spawn_blocking(move || storage.open_reader(&k2, gs))
+    let reader = match tokio::task::spawn_blocking(move || storage.open_reader(&k2, gs))
         .await
-        .map_err(|e| XferError::Protocol(format!("open task failed: {e}")))??;
+        .map_err(|e| XferError::Protocol(format!("open task failed: {e}")))?
+    {
+        Ok(r) => r,
+        Err(e) => {
+            if let StorageError::Io { .. } = e {
+                crate::scanner::check_replica(shared, key.clone(), format!("copy: {e}"));
+            }
+            return Err(e.into());
+        }
+    };
     let reader = Arc::new(reader);
     let len = reader.len();
     let stored = reader.checksum();
@@ -115,18 +124,27 @@ pub(crate) async fn send_replica(
     let mut pos = 0u64;
     let mut seqno = 0i64;
     let mut buf = BytesMut::new();
+    // The source verifies what it sends: a corrupt replica must not be
+    // copied, and is found here rather than at the target.
+    let verify = Some(cfg.write_path.crc);
     while pos < len {
         let to = (pos + per_packet).min(len);
         let r = reader.clone();
-        let (data, sums) = tokio::task::spawn_blocking(move || {
+        let read = tokio::task::spawn_blocking(move || {
             let mut data = Vec::new();
             let mut sums = Vec::new();
-            r.read(pos, to, None, &mut data, &mut sums)
+            r.read(pos, to, verify, &mut data, &mut sums)
                 .map(|()| (data, sums))
         })
         .await
-        .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?
-        .map_err(|e| XferError::Protocol(e.to_string()))?;
+        .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?;
+        let (data, sums) = match read {
+            Ok(x) => x,
+            Err(e) => {
+                crate::scanner::check_replica(shared, key.clone(), format!("copy: {e}"));
+                return Err(XferError::Read(e));
+            }
+        };
         buf.clear();
         encode_packet(
             &header(pos, seqno, false, data.len(), false),

@@ -58,6 +58,9 @@ pub enum XferError {
     Timeout(&'static str),
     #[error("{0}")]
     Storage(#[from] StorageError),
+    /// Reading a replica from disk failed (a checksum error included).
+    #[error("{0}")]
+    Read(crate::storage::ReadError),
     #[error("{0}")]
     Protocol(String),
     #[error("cancelled")]

@@ -29,7 +29,7 @@ use tracing::{debug, info, warn};
 use crate::checksum::{ChecksumKind, DataChecksum};
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
-use crate::storage::{ReadError, ReplicaReader, ReplicaState};
+use crate::storage::{ReadError, ReplicaReader, ReplicaState, StorageError};
 use crate::Shared;
 
 use super::ack::error_response;
@@ -99,6 +99,10 @@ pub(crate) async fn read_block(
         Ok(r) => r,
         Err(e) => {
             debug!(replica = %key, error = %e, "READ_BLOCK refused");
+            if let StorageError::Io { .. } = e {
+                // In the map but its files cannot be opened.
+                crate::scanner::check_replica(shared, key.clone(), format!("read: {e}"));
+            }
             conn.send(&error_response(Status::Error, e.to_string()), wt)
                 .await?;
             return Ok(After::Close);
@@ -139,7 +143,7 @@ pub(crate) async fn read_block(
     Metrics::inc(&m.read_ops);
     Metrics::add(&m.read_bytes_requested, len);
 
-    let outcome = send_packets(shared, conn, Arc::new(reader), start, end, send_sums).await;
+    let outcome = send_packets(shared, conn, &key, Arc::new(reader), start, end, send_sums).await;
     match outcome {
         Ok(()) => {}
         Err(e) => {
@@ -163,6 +167,11 @@ pub(crate) async fn read_block(
             if s.status == Status::ErrorChecksum as i32 {
                 Metrics::inc(&m.read_client_checksum_errors);
                 warn!(replica = %key, peer = %conn.peer, "client reports a checksum error reading this replica");
+                crate::scanner::check_replica(
+                    shared,
+                    key.clone(),
+                    "client reported a checksum error".into(),
+                );
             }
             Ok(After::Close)
         }
@@ -189,12 +198,13 @@ async fn read_packet_data(
     })
     .await
     .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?
-    .map_err(|e| XferError::Protocol(e.to_string()))
+    .map_err(XferError::Read)
 }
 
 async fn send_packets(
     shared: &Arc<Shared>,
     conn: &mut Conn,
+    key: &ReplicaKey,
     reader: Arc<ReplicaReader>,
     start: u64,
     end: u64,
@@ -220,7 +230,10 @@ async fn send_packets(
             Ok(x) => x,
             Err(e) => {
                 Metrics::inc(&m.read_checksum_errors);
-                warn!(peer = %conn.peer, error = %e, "cannot read a replica for a client");
+                warn!(replica = %key, peer = %conn.peer, error = %e, "cannot read a replica for a client");
+                if matches!(e, XferError::Read(_)) {
+                    crate::scanner::check_replica(shared, key.clone(), format!("read: {e}"));
+                }
                 return Err(e);
             }
         };

@@ -68,6 +68,8 @@ pub struct NnState {
     pub ibrs: Vec<(String, Ibr)>,
     /// Commands to hand out with the next heartbeat of a DataNode.
     pub commands: Vec<(String, DatanodeCommandProto)>,
+    /// reportBadBlocks: (datanode uuid in `locs`, block id, gs).
+    pub bad_blocks: Vec<(String, u64, u64)>,
 }
 
 /// The fake NameNode.
@@ -182,6 +184,19 @@ impl FakeNameNode {
                     }
                 }
                 BlockReceivedAndDeletedResponseProto {}.encode_to_vec()
+            }
+            "reportBadBlocks" => {
+                let req = cairn_proto::hadoop::hdfs::ReportBadBlocksRequestProto::decode(request)?;
+                for lb in req.blocks {
+                    for loc in &lb.locs {
+                        st.bad_blocks.push((
+                            loc.id.datanode_uuid.clone(),
+                            lb.b.block_id,
+                            lb.b.generation_stamp,
+                        ));
+                    }
+                }
+                cairn_proto::hadoop::hdfs::ReportBadBlocksResponseProto {}.encode_to_vec()
             }
             other => return Err(CallError::NoSuchMethod(other.to_string())),
         };
