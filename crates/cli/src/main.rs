@@ -2,6 +2,7 @@
 //! loads the Hadoop-style configuration, sets up logging and calls the
 //! library entry points.
 
+mod admin;
 mod bench;
 mod dfs;
 mod up;
@@ -94,6 +95,12 @@ enum Command {
     Bench {
         #[command(subcommand)]
         command: bench::BenchCommand,
+    },
+    /// Cluster administration (`-report`, `-refreshNodes`), like `hdfs dfsadmin`.
+    #[command(disable_help_flag = true)]
+    Admin {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
     },
     /// A file shell in the spirit of `hdfs dfs` (run `cairn dfs -help`).
     #[command(disable_help_flag = true)]
@@ -355,6 +362,17 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
+        Command::Admin { args } => {
+            let conf = match load_conf(&cli) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("cairn: {e:#}");
+                    return ExitCode::from(255);
+                }
+            };
+            let code = runtime.block_on(admin::run(conf, args.clone()));
+            ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
+        }
         Command::Dfs { args } => {
             let conf = match load_conf(&cli) {
                 Ok(c) => c,

@@ -366,6 +366,7 @@ impl BlockManager {
         max_streams: usize,
         replication_of: &dyn Fn(INodeId) -> Option<usize>,
         alive: &dyn Fn(&DatanodeUuid) -> bool,
+        readable: &dyn Fn(&DatanodeUuid) -> bool,
         choose: &mut dyn FnMut(usize, &[DatanodeUuid]) -> Vec<DatanodeUuid>,
         remaining: &dyn Fn(&DatanodeUuid) -> u64,
     ) -> ReplicationWork {
@@ -383,7 +384,11 @@ impl BlockManager {
                 .iter()
                 .filter(|r| r.is_good(state.gs) && alive(&r.datanode))
                 .collect();
-            if live.is_empty() {
+            let readable_any = state
+                .replicas
+                .iter()
+                .any(|r| r.is_good(state.gs) && readable(&r.datanode));
+            if live.is_empty() && !readable_any {
                 // Corrupt replicas are all there is: keep them.
                 work.missing += 1;
                 continue;
@@ -440,8 +445,14 @@ impl BlockManager {
                 .iter()
                 .filter(|r| r.is_good(state.gs) && alive(&r.datanode))
                 .collect();
-            // The least busy live holder is the source.
-            let Some(source) = live
+            // The least busy holder of a good, readable replica is the
+            // source (a decommissioning node still serves its replicas).
+            let sources: Vec<&Replica> = state
+                .replicas
+                .iter()
+                .filter(|r| r.is_good(state.gs) && readable(&r.datanode))
+                .collect();
+            let Some(source) = sources
                 .iter()
                 .map(|r| r.datanode.clone())
                 .min_by_key(|d| streams.get(d).copied().unwrap_or(0))
@@ -451,7 +462,7 @@ impl BlockManager {
             if streams.get(&source).copied().unwrap_or(0) >= max_streams {
                 continue;
             }
-            let num_bytes = live.iter().map(|r| r.num_bytes).min().unwrap_or(0);
+            let num_bytes = sources.iter().map(|r| r.num_bytes).min().unwrap_or(0);
             let targets = choose(want - live.len(), &holders);
             if targets.len() < want - live.len() {
                 // Too few nodes without a replica: delete the corrupt ones
@@ -489,6 +500,31 @@ impl BlockManager {
             work.corrupt_removed += 1;
         }
         work
+    }
+
+    /// Whether every block with a replica on `datanode` has its full
+    /// replication on other nodes that count (`alive`); blocks of files
+    /// still being written (`replication_of` is `None`) are never safe.
+    pub fn fully_replicated_elsewhere(
+        &self,
+        datanode: &DatanodeUuid,
+        replication_of: &dyn Fn(INodeId) -> Option<usize>,
+        alive: &dyn Fn(&DatanodeUuid) -> bool,
+    ) -> bool {
+        self.blocks.values().all(|state| {
+            if !state.replicas.iter().any(|r| &r.datanode == datanode) {
+                return true;
+            }
+            let Some(want) = replication_of(state.file) else {
+                return false;
+            };
+            let elsewhere = state
+                .replicas
+                .iter()
+                .filter(|r| &r.datanode != datanode && r.is_good(state.gs) && alive(&r.datanode))
+                .count();
+            elsewhere >= want
+        })
     }
 
     /// Takes up to `max` pending copies for `datanode`.
@@ -556,6 +592,7 @@ mod tests {
             1,
             &|_| Some(3),
             &|_| true,
+            &|_| true,
             &mut |n, holders| {
                 chosen.push(holders.len());
                 (0..n).map(|i| dn(&format!("new{i}"))).collect()
@@ -583,10 +620,39 @@ mod tests {
             5,
             &|_| Some(3),
             &|_| true,
+            &|_| true,
             &mut |n, _| (0..n).map(|i| dn(&format!("x{i}"))).collect(),
             &|_| 0,
         );
         assert_eq!(again.scheduled, 0, "both copies are under way");
+    }
+
+    #[test]
+    fn decommissioning_nodes_are_sources_but_do_not_count() {
+        let mut bm = BlockManager::default();
+        bm.add_block(BlockId(1), 1, INodeId(10), vec![]);
+        for d in ["a", "b", "c"] {
+            bm.replica_reported(&dn(d), "s", BlockId(1), 1, 5, true);
+        }
+        let counts = |d: &DatanodeUuid| d.0 != "a";
+        assert!(!bm.fully_replicated_elsewhere(&dn("a"), &|_| Some(3), &counts));
+        let work = bm.compute_replication_work(
+            std::time::Instant::now(),
+            std::time::Duration::from_secs(60),
+            2,
+            &|_| Some(3),
+            &counts,
+            &|_| true,
+            &mut |n, _| (0..n).map(|i| dn(&format!("new{i}"))).collect(),
+            &|_| 0,
+        );
+        assert_eq!(work.scheduled, 1);
+        bm.replica_reported(&dn("new0"), "s", BlockId(1), 1, 5, true);
+        assert!(bm.fully_replicated_elsewhere(&dn("a"), &|_| Some(3), &counts));
+        assert!(
+            !bm.fully_replicated_elsewhere(&dn("a"), &|_| None, &counts),
+            "files being written are never safe"
+        );
     }
 
     fn dn(s: &str) -> DatanodeUuid {
@@ -656,6 +722,7 @@ mod tests {
             std::time::Duration::from_secs(60),
             10,
             &|_| Some(3),
+            &|_| true,
             &|_| true,
             &mut |n, holders| {
                 nodes

@@ -46,6 +46,10 @@ pub struct NameNodeConfig {
     /// How long a scheduled copy may take before it is scheduled again
     /// (`dfs.namenode.reconstruction.pending.timeout-sec`).
     pub pending_reconstruction_timeout: Duration,
+    /// File listing DataNodes to decommission (`dfs.hosts.exclude`), one
+    /// `host`, `host:port` or datanodeUuid per line; read at start and on
+    /// refreshNodes.
+    pub hosts_exclude: Option<std::path::PathBuf>,
     /// Checkpoint after this many transactions (`dfs.namenode.checkpoint.txns`).
     pub checkpoint_txns: u64,
     /// ... or after this long (`dfs.namenode.checkpoint.period`).
@@ -253,7 +257,12 @@ impl NameNodeConfig {
                 Duration::from_secs(60),
             )?
             .max(Duration::from_millis(100));
+        let hosts_exclude = conf
+            .get_str("dfs.hosts.exclude")?
+            .filter(|p| !p.is_empty())
+            .map(std::path::PathBuf::from);
         Ok(Self {
+            hosts_exclude,
             checkpoint_txns,
             checkpoint_period,
             checkpoint_check_period,

@@ -19,6 +19,28 @@ impl std::fmt::Display for DatanodeUuid {
     }
 }
 
+/// A DataNode's administrative state (HDFS `AdminState`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminState {
+    Normal,
+    /// Still serving reads; its blocks are being copied elsewhere; never
+    /// chosen for new replicas.
+    DecommissionInProgress,
+    /// Every block it held has full replication elsewhere.
+    Decommissioned,
+}
+
+impl AdminState {
+    /// The DatanodeInfoProto.AdminState value.
+    pub fn proto(self) -> i32 {
+        match self {
+            AdminState::Normal => 0,
+            AdminState::DecommissionInProgress => 1,
+            AdminState::Decommissioned => 2,
+        }
+    }
+}
+
 /// What the NameNode knows of one DataNode.
 #[derive(Debug, Clone)]
 pub struct Descriptor {
@@ -34,6 +56,7 @@ pub struct Descriptor {
     pub last_heartbeat_ms: u64,
     pub last_block_report_ms: u64,
     pub block_count: u32,
+    pub admin: AdminState,
 }
 
 impl Descriptor {
@@ -47,6 +70,9 @@ impl Descriptor {
 #[derive(Debug)]
 pub struct DatanodeManager {
     nodes: HashMap<DatanodeUuid, Descriptor>,
+    /// Entries of the exclude list (`dfs.hosts.exclude`): `host`,
+    /// `host:xferPort` or a datanodeUuid.
+    exclude: Vec<String>,
     /// A DataNode silent for longer than this is dead.
     pub dead_after: Duration,
 }
@@ -55,7 +81,73 @@ impl DatanodeManager {
     pub fn new(dead_after: Duration) -> Self {
         Self {
             nodes: HashMap::new(),
+            exclude: Vec::new(),
             dead_after,
+        }
+    }
+
+    fn excluded(&self, d: &Descriptor) -> bool {
+        self.exclude.iter().any(|e| {
+            *e == d.xfer_addr()
+                || *e == d.id.ip_addr
+                || *e == d.id.host_name
+                || *e == d.id.datanode_uuid
+                || *e == format!("{}:{}", d.id.host_name, d.id.xfer_port)
+        })
+    }
+
+    /// Applies a new exclude list (refreshNodes): listed nodes start
+    /// decommissioning, nodes no longer listed return to normal. Returns
+    /// how many changed state.
+    pub fn set_exclude_list(&mut self, entries: Vec<String>) -> usize {
+        self.exclude = entries;
+        let mut changed = 0;
+        let uuids: Vec<DatanodeUuid> = self.nodes.keys().cloned().collect();
+        for u in uuids {
+            let Some(d) = self.nodes.get(&u) else {
+                continue;
+            };
+            let listed = self.excluded(d);
+            let Some(d) = self.nodes.get_mut(&u) else {
+                continue;
+            };
+            match (listed, d.admin) {
+                (true, AdminState::Normal) => {
+                    d.admin = AdminState::DecommissionInProgress;
+                    changed += 1;
+                }
+                (false, AdminState::DecommissionInProgress | AdminState::Decommissioned) => {
+                    d.admin = AdminState::Normal;
+                    changed += 1;
+                }
+                _ => {}
+            }
+        }
+        changed
+    }
+
+    /// Whether a DataNode's replicas count toward replication: alive and
+    /// not being decommissioned.
+    pub fn counts(&self, uuid: &DatanodeUuid, now: Instant) -> bool {
+        self.is_alive(uuid, now)
+            && self
+                .nodes
+                .get(uuid)
+                .is_some_and(|d| d.admin == AdminState::Normal)
+    }
+
+    /// DataNodes being decommissioned.
+    pub fn decommissioning(&self) -> Vec<DatanodeUuid> {
+        self.nodes
+            .iter()
+            .filter(|(_, d)| d.admin == AdminState::DecommissionInProgress)
+            .map(|(u, _)| u.clone())
+            .collect()
+    }
+
+    pub fn set_admin(&mut self, uuid: &DatanodeUuid, admin: AdminState) {
+        if let Some(d) = self.nodes.get_mut(uuid) {
+            d.admin = admin;
         }
     }
 
@@ -78,7 +170,19 @@ impl DatanodeManager {
             last_heartbeat_ms: now_ms,
             last_block_report_ms: 0,
             block_count: 0,
+            admin: AdminState::Normal,
         };
+        let excluded = self.excluded(&d);
+        let mut d = d;
+        if excluded {
+            d.admin = AdminState::DecommissionInProgress;
+        }
+        // A re-registration keeps an administrative decision.
+        if let Some(old) = self.nodes.get(&uuid) {
+            if old.admin != AdminState::Normal {
+                d.admin = old.admin;
+            }
+        }
         self.nodes.insert(uuid, d);
         known
     }
@@ -177,6 +281,7 @@ impl DatanodeManager {
         let usable = |d: &&Descriptor| {
             !req.excluded.contains(&d.xfer_addr())
                 && !req.excluded.contains(&d.id.datanode_uuid)
+                && d.admin == AdminState::Normal
                 && (d.capacity == 0 || d.remaining >= req.block_size)
                 && (avg_load < 2.0 || f64::from(d.xceivers) <= 2.0 * avg_load)
         };
@@ -245,7 +350,7 @@ impl DatanodeManager {
             xceiver_count: Some(d.xceivers),
             location: Some("/default-rack".into()),
             non_dfs_used: Some(d.non_dfs_used),
-            admin_state: Some(0),
+            admin_state: Some(d.admin.proto()),
             cache_capacity: Some(0),
             cache_used: Some(0),
             last_update_monotonic: Some(d.last_heartbeat_ms),

@@ -172,6 +172,14 @@ pub async fn run(
         idle_timeout: config.idle_timeout,
     };
     let state = new_state(config, version, ns, journal.clone());
+    match state.read_exclude_list() {
+        Ok(list) => {
+            if let Ok(mut dns) = state.datanodes.lock() {
+                dns.set_exclude_list(list);
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "exclude list not applied"),
+    }
     info!(
         addr = %listener.local_addr()?,
         superuser = state.users.superuser(),
@@ -292,6 +300,7 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
                     .is_none()
                     .then_some(usize::from(f.replication))
             },
+            &|d| dns.counts(d, now),
             &|d| dns.is_alive(d, now),
             &mut |n, holders| {
                 seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
@@ -311,6 +320,33 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
             },
             &|d| dns.get(d).map_or(0, |x| x.remaining),
         );
+        // A decommissioning node is done once all its blocks have their
+        // replication on other nodes.
+        let done: Vec<datanodes::DatanodeUuid> = dns
+            .decommissioning()
+            .into_iter()
+            .filter(|d| {
+                bm.fully_replicated_elsewhere(
+                    d,
+                    &|file| {
+                        let f = ns.inode(file)?.file()?;
+                        f.under_construction
+                            .is_none()
+                            .then_some(usize::from(f.replication))
+                    },
+                    &|x| dns.counts(x, now),
+                )
+            })
+            .collect();
+        drop(dns);
+        if !done.is_empty() {
+            if let Ok(mut dns) = state.datanodes.lock() {
+                for d in &done {
+                    info!(datanode = %d, "decommissioned");
+                    dns.set_admin(d, datanodes::AdminState::Decommissioned);
+                }
+            }
+        }
         if work.scheduled > 0 || work.excess_removed > 0 {
             info!(
                 scheduled = work.scheduled,

@@ -245,6 +245,23 @@ impl NameNodeState {
         }
     }
 
+    /// Reads `dfs.hosts.exclude` (empty when unset).
+    ///
+    /// # Errors
+    /// A message naming the file when it cannot be read.
+    pub fn read_exclude_list(&self) -> Result<Vec<String>, String> {
+        let Some(path) = &self.config.hosts_exclude else {
+            return Ok(Vec::new());
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        Ok(text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim().to_string())
+            .filter(|l| !l.is_empty())
+            .collect())
+    }
+
     fn caller(&self, ctx: &CallContext) -> Caller {
         self.users.caller(&ctx.user)
     }
@@ -599,7 +616,21 @@ impl NameNodeState {
                 })
             }
             "saveNamespace" => encode(&pb::SaveNamespaceResponseProto { saved: Some(true) }),
-            "refreshNodes" => encode(&pb::RefreshNodesResponseProto {}),
+            "refreshNodes" => {
+                if !caller.is_superuser {
+                    return Err(CallError::remote(
+                        ex::ACCESS_CONTROL,
+                        format!(
+                            "Access denied for user {}. Superuser privilege is required",
+                            caller.user
+                        ),
+                    ));
+                }
+                let entries = self.read_exclude_list().map_err(CallError::io)?;
+                let changed = self.lock_datanodes()?.set_exclude_list(entries);
+                tracing::info!(changed, "refreshNodes: exclude list applied");
+                encode(&pb::RefreshNodesResponseProto {})
+            }
 
             // ----- mutations -------------------------------------------------
             "mkdirs" => {

@@ -1,0 +1,218 @@
+//! `cairn admin`: cluster administration in the spirit of `hdfs dfsadmin`:
+//! `-report` (DataNodes with state, capacity, usage, last contact, blocks)
+//! and `-refreshNodes` (re-read `dfs.hosts.exclude` on the NameNode, which
+//! starts or ends decommissioning).
+
+use cairn_common::config::Configuration;
+use cairn_proto::hadoop::hdfs as pb;
+use cairn_proto::protocols::CLIENT_PROTOCOL;
+use cairn_rpc::client::Client;
+
+fn human(bytes: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
+    let mut v = bytes as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < UNITS.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{bytes} B")
+    } else {
+        format!("{v:.2} {}", UNITS[u])
+    }
+}
+
+fn pct(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+fn state_name(s: Option<i32>) -> &'static str {
+    match s.unwrap_or(0) {
+        1 => "Decommission in progress",
+        2 => "Decommissioned",
+        3 => "Entering maintenance",
+        4 => "In maintenance",
+        _ => "Normal",
+    }
+}
+
+/// Runs `cairn admin ARGS`; returns the exit code.
+pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
+    let mut url = conf
+        .get("fs.defaultFS")
+        .unwrap_or("hdfs://127.0.0.1:8020")
+        .to_string();
+    let mut cmd = None;
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "-fs" => match it.next() {
+                Some(u) => url = u,
+                None => {
+                    eprintln!("admin: -fs needs a URL");
+                    return 255;
+                }
+            },
+            "-report" | "-refreshNodes" => cmd = Some(a),
+            other => {
+                eprintln!("admin: unknown option {other}\nUsage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes");
+                return 255;
+            }
+        }
+    }
+    let Some(cmd) = cmd else {
+        eprintln!("Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes");
+        return 255;
+    };
+    let addr = match cairn_common::config::parse_hdfs_uri("-fs", &url).and_then(|hp| {
+        hp.resolve()
+            .map_err(|e| cairn_common::config::ConfigError::InvalidValue {
+                key: "-fs".into(),
+                value: url.clone(),
+                origin: cairn_common::config::Origin::Argument,
+                reason: e.to_string(),
+            })
+    }) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("admin: {e}");
+            return 255;
+        }
+    };
+    let user = std::env::var("HADOOP_USER_NAME")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(cairn_namenode::users::UserDirectory::current_user);
+    let client = match Client::connect(addr, &user, CLIENT_PROTOCOL).await {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("admin: cannot reach {url}: {e}");
+            return 1;
+        }
+    };
+    match cmd.as_str() {
+        "-refreshNodes" => {
+            match client
+                .call::<_, pb::RefreshNodesResponseProto>(
+                    "refreshNodes",
+                    &pb::RefreshNodesRequestProto {},
+                )
+                .await
+            {
+                Ok(_) => {
+                    println!("Refresh nodes successful");
+                    0
+                }
+                Err(e) => {
+                    eprintln!(
+                        "refreshNodes: {}",
+                        e.to_string().lines().next().unwrap_or_default()
+                    );
+                    1
+                }
+            }
+        }
+        _ => {
+            let stats: pb::GetFsStatsResponseProto = match client
+                .call("getFsStats", &pb::GetFsStatusRequestProto {})
+                .await
+            {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("report: {e}");
+                    return 1;
+                }
+            };
+            let report: pb::GetDatanodeReportResponseProto = match client
+                .call(
+                    "getDatanodeReport",
+                    &pb::GetDatanodeReportRequestProto { r#type: 1 },
+                )
+                .await
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("report: {e}");
+                    return 1;
+                }
+            };
+            let live: pb::GetDatanodeReportResponseProto = client
+                .call(
+                    "getDatanodeReport",
+                    &pb::GetDatanodeReportRequestProto { r#type: 2 },
+                )
+                .await
+                .unwrap_or_default();
+            let live_ids: std::collections::HashSet<String> =
+                live.di.iter().map(|d| d.id.datanode_uuid.clone()).collect();
+            println!(
+                "Configured Capacity: {} ({})",
+                stats.capacity,
+                human(stats.capacity)
+            );
+            println!(
+                "DFS Remaining: {} ({})",
+                stats.remaining,
+                human(stats.remaining)
+            );
+            println!("DFS Used: {} ({})", stats.used, human(stats.used));
+            println!("DFS Used%: {:.2}%", pct(stats.used, stats.capacity));
+            println!("Under replicated blocks: {}", stats.under_replicated);
+            println!("Blocks with corrupt replicas: {}", stats.corrupt_blocks);
+            println!("Missing blocks: {}", stats.missing_blocks);
+            println!(
+                "Pending deletion blocks: {}",
+                stats.pending_deletion_blocks.unwrap_or(0)
+            );
+            println!();
+            println!("-------------------------------------------------");
+            println!(
+                "Live datanodes ({}), dead datanodes ({}):",
+                live_ids.len(),
+                report.di.len() - live_ids.len().min(report.di.len())
+            );
+            let now_ms = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0);
+            let mut nodes = report.di;
+            nodes.sort_by(|a, b| {
+                (a.id.ip_addr.clone(), a.id.xfer_port).cmp(&(b.id.ip_addr.clone(), b.id.xfer_port))
+            });
+            for d in nodes {
+                let cap = d.capacity.unwrap_or(0);
+                let used = d.dfs_used.unwrap_or(0);
+                let rem = d.remaining.unwrap_or(0);
+                println!();
+                println!(
+                    "Name: {}:{} ({})",
+                    d.id.ip_addr, d.id.xfer_port, d.id.host_name
+                );
+                println!("Datanode UUID: {}", d.id.datanode_uuid);
+                println!(
+                    "State: {}",
+                    if live_ids.contains(&d.id.datanode_uuid) {
+                        "Live"
+                    } else {
+                        "Dead"
+                    }
+                );
+                println!("Decommission Status : {}", state_name(d.admin_state));
+                println!("Configured Capacity: {cap} ({})", human(cap));
+                println!("DFS Used: {used} ({})", human(used));
+                println!("DFS Remaining: {rem} ({})", human(rem));
+                println!("DFS Used%: {:.2}%", pct(used, cap));
+                println!("Xceivers: {}", d.xceiver_count.unwrap_or(0));
+                let last = d.last_update.unwrap_or(0);
+                println!("Last contact: {} ms ago", now_ms.saturating_sub(last));
+                println!("Num of Blocks: {}", d.num_blocks.unwrap_or(0));
+            }
+            0
+        }
+    }
+}
