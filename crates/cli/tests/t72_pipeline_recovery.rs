@@ -121,3 +121,55 @@ fn walk_has_block(dir: &std::path::Path) -> bool {
     }
     false
 }
+
+#[test]
+fn java_client_survives_a_datanode_dying_mid_write() {
+    // Goal: the Java client's pipeline recovery (updateBlockForPipeline,
+    // the recovery stage on the surviving DataNodes, updatePipeline) after
+    // one of its DataNodes is killed mid-block; the file is intact.
+    use std::io::{BufRead, BufReader, Write};
+    let mut cluster = Cluster::start(3, &["dfs.heartbeat.interval=1"]);
+    let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/run.sh");
+    let mut child = std::process::Command::new(kit)
+        .args([
+            "--main",
+            "PausedWrite",
+            "--fs",
+            &cluster.nn.url(),
+            "--path",
+            "/pipe/java",
+        ])
+        .args(["--size", "6291456", "--replication", "3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run the Java kit");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("read");
+    assert_eq!(line.trim(), "PAUSED", "unexpected: {line}");
+    // All three DataNodes hold the block; kill one.
+    cluster.dns[1].kill();
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(b"go\n")
+        .expect("resume");
+    let mut rest = String::new();
+    for l in out.lines() {
+        rest.push_str(&l.expect("line"));
+        rest.push('\n');
+    }
+    let status = child.wait().expect("wait");
+    let mut err = String::new();
+    if let Some(mut e) = child.stderr.take() {
+        use std::io::Read;
+        let _ = e.read_to_string(&mut err);
+    }
+    assert!(
+        status.success() && rest.starts_with("OK 6291456"),
+        "{rest}\n{err}"
+    );
+}
