@@ -85,6 +85,18 @@ pub struct BlockManager {
     transfers: HashMap<DatanodeUuid, Vec<Transfer>>,
     /// Blocks with a copy under way, and when to give up waiting for it.
     in_flight: HashMap<BlockId, std::time::Instant>,
+    /// Block recoveries each (primary) DataNode must run.
+    recoveries: HashMap<DatanodeUuid, Vec<Recovery>>,
+}
+
+/// A block recovery for a DataNode to coordinate (lease recovery).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    /// The block as the namespace had it before recovery.
+    pub block: BlockRecord,
+    pub new_gs: u64,
+    /// DataNodes that may hold a replica.
+    pub locations: Vec<DatanodeUuid>,
 }
 
 /// One pass of the replication monitor's decisions.
@@ -525,6 +537,32 @@ impl BlockManager {
                 .count();
             elsewhere >= want
         })
+    }
+
+    /// Every DataNode that may hold a replica of `id`: reported replicas and
+    /// the pipeline it was handed out with.
+    pub fn candidate_holders(&self, id: BlockId) -> Vec<DatanodeUuid> {
+        let Some(state) = self.blocks.get(&id) else {
+            return Vec::new();
+        };
+        let mut out: Vec<DatanodeUuid> =
+            state.replicas.iter().map(|r| r.datanode.clone()).collect();
+        for e in &state.expected {
+            if !out.contains(e) {
+                out.push(e.clone());
+            }
+        }
+        out
+    }
+
+    /// Queues a recovery for `primary` to run.
+    pub fn queue_recovery(&mut self, primary: DatanodeUuid, r: Recovery) {
+        self.recoveries.entry(primary).or_default().push(r);
+    }
+
+    /// Takes the recoveries queued for `datanode`.
+    pub fn take_recoveries(&mut self, datanode: &DatanodeUuid) -> Vec<Recovery> {
+        self.recoveries.remove(datanode).unwrap_or_default()
     }
 
     /// Takes up to `max` pending copies for `datanode`.

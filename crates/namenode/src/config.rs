@@ -46,6 +46,10 @@ pub struct NameNodeConfig {
     /// How long a scheduled copy may take before it is scheduled again
     /// (`dfs.namenode.reconstruction.pending.timeout-sec`).
     pub pending_reconstruction_timeout: Duration,
+    /// A writer that has not renewed its lease for this long loses it and
+    /// the NameNode recovers its files (`dfs.namenode.lease-hard-limit-sec`,
+    /// 20 minutes).
+    pub lease_hard_limit: Duration,
     /// File listing DataNodes to decommission (`dfs.hosts.exclude`), one
     /// `host`, `host:port` or datanodeUuid per line; read at start and on
     /// refreshNodes.
@@ -261,7 +265,13 @@ impl NameNodeConfig {
             .get_str("dfs.hosts.exclude")?
             .filter(|p| !p.is_empty())
             .map(std::path::PathBuf::from);
+        let lease_hard_limit = conf.get_duration(
+            "dfs.namenode.lease-hard-limit-sec",
+            cairn_common::config::TimeUnit::Seconds,
+            Duration::from_secs(1200),
+        )?;
         Ok(Self {
+            lease_hard_limit,
             hosts_exclude,
             checkpoint_txns,
             checkpoint_period,

@@ -132,6 +132,66 @@ pub fn decode_storage_report(
     Ok(out)
 }
 
+/// The BlockRecoveryCommand for the recoveries a DataNode must lead.
+fn recovery_command(
+    state: &NameNodeState,
+    uuid: &DatanodeUuid,
+) -> Result<Option<pb::DatanodeCommandProto>, CallError> {
+    let recoveries = state.lock_blocks()?.take_recoveries(uuid);
+    if recoveries.is_empty() {
+        return Ok(None);
+    }
+    let dns = state.lock_datanodes()?;
+    let now = Instant::now();
+    let blocks = recoveries
+        .into_iter()
+        .map(|r| {
+            let locs: Vec<pb::DatanodeInfoProto> = r
+                .locations
+                .iter()
+                .filter_map(|d| dns.info_proto(d, now))
+                .collect();
+            let storages: Vec<String> = r
+                .locations
+                .iter()
+                .filter_map(|d| dns.get(d).map(|x| x.storage_uuid.clone()))
+                .collect();
+            let n = locs.len();
+            pb::RecoveringBlockProto {
+                new_gen_stamp: r.new_gs,
+                block: pb::LocatedBlockProto {
+                    b: pb::ExtendedBlockProto {
+                        pool_id: state.block_pool_id.clone(),
+                        block_id: r.block.id.0,
+                        generation_stamp: r.block.gs,
+                        num_bytes: Some(r.block.num_bytes),
+                    },
+                    offset: 0,
+                    locs,
+                    corrupt: false,
+                    block_token: cairn_proto::hadoop::common::TokenProto {
+                        identifier: Bytes::new(),
+                        password: Bytes::new(),
+                        kind: String::new(),
+                        service: String::new(),
+                    },
+                    is_cached: vec![false; n],
+                    storage_types: vec![pb::StorageTypeProto::Disk as i32; n],
+                    storage_ids: storages,
+                    ..Default::default()
+                },
+                ..Default::default()
+            }
+        })
+        .collect::<Vec<_>>();
+    debug!(datanode = %uuid, blocks = blocks.len(), "sending BlockRecoveryCommand");
+    Ok(Some(pb::DatanodeCommandProto {
+        cmd_type: datanode_command_proto::Type::BlockRecoveryCommand as i32,
+        recovery_cmd: Some(pb::BlockRecoveryCommandProto { blocks }),
+        ..Default::default()
+    }))
+}
+
 /// The TRANSFER command for a DataNode's pending copies, if any:
 /// one target list, storage list and type list per block.
 fn transfer_command(
@@ -244,6 +304,9 @@ impl DatanodeProtocolService {
                     });
                 } else {
                     if let Some(cmd) = transfer_command(state, &uuid)? {
+                        cmds.push(cmd);
+                    }
+                    if let Some(cmd) = recovery_command(state, &uuid)? {
                         cmds.push(cmd);
                     }
                     let inv = state
@@ -386,7 +449,14 @@ impl Protocol for DatanodeProtocolService {
         method: String,
         request: Bytes,
     ) -> BoxFuture<'static, CallResult> {
-        Box::pin(async move { self.dispatch(&ctx, &method, request) })
+        Box::pin(async move {
+            if method == "commitBlockSynchronization" {
+                let r: pb::CommitBlockSynchronizationRequestProto = decode(&request)?;
+                self.state.commit_block_synchronization(&r).await?;
+                return encode(&pb::CommitBlockSynchronizationResponseProto {});
+            }
+            self.dispatch(&ctx, &method, request)
+        })
     }
 }
 

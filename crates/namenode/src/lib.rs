@@ -189,6 +189,7 @@ pub async fn run(
         "NameNode serving"
     );
     let monitor = tokio::spawn(replication_monitor(state.clone(), shutdown.clone()));
+    let lease_monitor = tokio::spawn(lease_monitor(state.clone(), shutdown.clone()));
     let checkpointer = tokio::spawn(checkpointer(
         state.clone(),
         journal.clone(),
@@ -198,8 +199,33 @@ pub async fn run(
     let result = serve_state(state, listener, server_config, shutdown).await;
     monitor.abort();
     checkpointer.abort();
+    lease_monitor.abort();
     journal.close();
     result.map_err(NameNodeError::Io)
+}
+
+/// Every second: writers silent past the hard limit lose their leases and
+/// their files are recovered (closed at the length the DataNodes agree on).
+async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
+    let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let expired = match state.leases.lock() {
+            Ok(l) => l.expired(std::time::Instant::now(), state.config.lease_hard_limit),
+            Err(_) => return,
+        };
+        for (holder, files) in expired {
+            info!(%holder, files = files.len(), "lease hard limit passed; recovering its files");
+            for f in files {
+                if let Err(e) = state.recover_file_lease(f).await {
+                    tracing::warn!(file = %f, error = %e, "lease recovery failed");
+                }
+            }
+        }
+    }
 }
 
 /// Every `dfs.namenode.checkpoint.check.period`: when

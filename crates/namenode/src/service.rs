@@ -285,7 +285,7 @@ impl NameNodeState {
     /// Runs a mutation under the write lock, logs its edits while still
     /// holding it (txids follow apply order), then waits outside the lock
     /// until the journal has made them durable.
-    async fn mutate<T>(
+    pub(crate) async fn mutate<T>(
         self: &Arc<Self>,
         what: &str,
         f: impl FnOnce(&mut Namespace) -> Result<(T, Vec<Edit>), FsError>,
@@ -1098,6 +1098,114 @@ impl NameNodeState {
         let mut lb = self.located_block(&alloc.block, alloc.offset, &locs, &dns, None);
         lb.b.num_bytes = Some(0);
         encode(&pb::AddBlockResponseProto { block: lb })
+    }
+
+    /// Lease recovery for `file` (its writer is gone): closes it at once
+    /// when there is nothing to recover, else stamps its last block with a
+    /// recovery id and asks a DataNode holding it to make the replicas
+    /// agree (BlockRecoveryCommand with its next heartbeat).
+    ///
+    /// # Errors
+    /// When the namespace or the journal fails.
+    pub async fn recover_file_lease(
+        self: &Arc<Self>,
+        file: crate::namespace::INodeId,
+    ) -> Result<(), CallError> {
+        let now = now_ms();
+        let state = self.clone();
+        let queued = self
+            .mutate("recover a lease", |ns| {
+                let bm = state
+                    .blocks
+                    .lock()
+                    .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+                let dns = state
+                    .datanodes
+                    .lock()
+                    .map_err(|_| FsError::Io("datanode manager lock poisoned".into()))?;
+                let Some(last) = ns.blocks_of(file).last().copied() else {
+                    return Ok((None, ns.close_abandoned(file, now)?));
+                };
+                let instant = std::time::Instant::now();
+                let holders: Vec<DatanodeUuid> = bm
+                    .candidate_holders(last.id)
+                    .into_iter()
+                    .filter(|d| dns.is_alive(d, instant))
+                    .collect();
+                if holders.is_empty() {
+                    return Ok((None, ns.close_abandoned(file, now)?));
+                }
+                let Some((old, new, edit)) = ns.begin_block_recovery(file)? else {
+                    return Ok((None, ns.close_abandoned(file, now)?));
+                };
+                Ok((Some((old, new.gs, holders)), vec![edit]))
+            })
+            .await?;
+        if let Ok(mut leases) = self.leases.lock() {
+            leases.remove_file_any(file);
+        }
+        if let Some((old, new_gs, holders)) = queued {
+            tracing::info!(block = %old.id, new_gs, primary = %holders[0], "lease recovery: block recovery queued");
+            self.lock_blocks()?.queue_recovery(
+                holders[0].clone(),
+                crate::blocks::Recovery {
+                    block: old,
+                    new_gs,
+                    locations: holders,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// commitBlockSynchronization: the DataNodes agreed on the last block
+    /// of a file under lease recovery; record it and close the file.
+    ///
+    /// # Errors
+    /// When the block is unknown or the journal fails.
+    pub async fn commit_block_synchronization(
+        self: &Arc<Self>,
+        r: &pb::CommitBlockSynchronizationRequestProto,
+    ) -> Result<(), CallError> {
+        let id = BlockId(r.block.block_id);
+        let file = self.lock_blocks()?.file_of(id).ok_or_else(|| {
+            CallError::io(format!("commitBlockSynchronization of unknown block {id}"))
+        })?;
+        let now = now_ms();
+        self.mutate("commit block synchronization", |ns| {
+            Ok((
+                (),
+                ns.commit_block_synchronization(
+                    file,
+                    id,
+                    r.new_gen_stamp,
+                    r.new_length,
+                    r.delete_block,
+                    now,
+                )?,
+            ))
+        })
+        .await?;
+        let mut bm = self.lock_blocks()?;
+        if r.delete_block {
+            bm.remove_blocks(&[id]);
+        } else {
+            let targets: Vec<DatanodeUuid> = r
+                .new_targets
+                .iter()
+                .map(|t| DatanodeUuid(t.datanode_uuid.clone()))
+                .collect();
+            bm.update_generation_stamp(id, r.new_gen_stamp, Some(targets.clone()));
+            for (i, t) in targets.iter().enumerate() {
+                let storage = r.new_target_storages.get(i).cloned().unwrap_or_default();
+                bm.replica_reported(t, &storage, id, r.new_gen_stamp, r.new_length, true);
+            }
+        }
+        if let Ok(mut leases) = self.leases.lock() {
+            leases.remove_file_any(file);
+        }
+        tracing::info!(block = %id, length = r.new_length, gs = r.new_gen_stamp, "lease recovery: block synchronized, file closed");
+        Ok(())
     }
 
     fn forget_leases(&self, files: &[crate::namespace::INodeId]) {

@@ -1421,6 +1421,124 @@ impl Namespace {
         Ok(edit)
     }
 
+    /// Lease recovery, first step: the file's last block gets a new
+    /// generation stamp (the recovery id) so the old writer can no longer
+    /// continue it. Returns the block before and after, or `None` when the
+    /// file has no blocks.
+    ///
+    /// # Errors
+    /// FileNotFound when the file is gone or not open.
+    pub fn begin_block_recovery(
+        &mut self,
+        file: INodeId,
+    ) -> Result<Option<(BlockRecord, BlockRecord, Edit)>, FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("inode {file} is gone")))?;
+        if self.writer_of(file).is_none() {
+            return Err(FsError::FileNotFound(format!("{path} is not open")));
+        }
+        let Some(last) = self.blocks_of(file).last().copied() else {
+            return Ok(None);
+        };
+        let updated = BlockRecord {
+            gs: self.last_gs + 1,
+            ..last
+        };
+        let edit = Edit::UpdateBlock {
+            path,
+            block: updated,
+        };
+        self.apply_checked(&edit);
+        Ok(Some((last, updated, edit)))
+    }
+
+    /// Lease recovery, last step (commitBlockSynchronization): the last
+    /// block takes the length and stamp the DataNodes agreed on (or is
+    /// dropped), and the file is closed.
+    ///
+    /// # Errors
+    /// FileNotFound when the file is gone; Io when the block is not the
+    /// file's last block.
+    pub fn commit_block_synchronization(
+        &mut self,
+        file: INodeId,
+        block: BlockId,
+        new_gs: u64,
+        new_length: u64,
+        delete_block: bool,
+        now_ms: u64,
+    ) -> Result<Vec<Edit>, FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("inode {file} is gone")))?;
+        if self.writer_of(file).is_none() {
+            // Already closed (a repeated commit): nothing to do.
+            return Ok(Vec::new());
+        }
+        if self.blocks_of(file).last().map(|b| b.id) != Some(block) {
+            return Err(FsError::Io(format!(
+                "{block} is not the last block of {path}"
+            )));
+        }
+        let mut edits = Vec::new();
+        let last = if delete_block {
+            let e = Edit::AbandonBlock {
+                path: path.clone(),
+                block,
+            };
+            self.apply_checked(&e);
+            edits.push(e);
+            None
+        } else {
+            let b = BlockRecord {
+                id: block,
+                gs: new_gs,
+                num_bytes: new_length,
+            };
+            Some(b)
+        };
+        let close = Edit::CloseFile {
+            path,
+            mtime_ms: now_ms,
+            last,
+        };
+        self.apply_checked(&close);
+        edits.push(close);
+        Ok(edits)
+    }
+
+    /// Closes an open file without blocks, or whose last block no DataNode
+    /// ever held (lease recovery with nothing to recover).
+    ///
+    /// # Errors
+    /// FileNotFound when the file is gone.
+    pub fn close_abandoned(&mut self, file: INodeId, now_ms: u64) -> Result<Vec<Edit>, FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("inode {file} is gone")))?;
+        if self.writer_of(file).is_none() {
+            return Ok(Vec::new());
+        }
+        let mut edits = Vec::new();
+        if let Some(last) = self.blocks_of(file).last().copied() {
+            let e = Edit::AbandonBlock {
+                path: path.clone(),
+                block: last.id,
+            };
+            self.apply_checked(&e);
+            edits.push(e);
+        }
+        let close = Edit::CloseFile {
+            path,
+            mtime_ms: now_ms,
+            last: None,
+        };
+        self.apply_checked(&close);
+        edits.push(close);
+        Ok(edits)
+    }
+
     /// fsync: records the writer's view of the last block's length.
     ///
     /// # Errors
