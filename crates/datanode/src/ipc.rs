@@ -3,21 +3,29 @@
 //! `getReplicaVisibleLength` for a file whose last block is still being
 //! written (over SASL even with security off, which the RPC server
 //! handles); every other method answers `RpcNoSuchMethodException`.
+//!
+//! InterDatanodeProtocol is served on the same port: the primary DataNode
+//! of a block recovery calls `initReplicaRecovery` and
+//! `updateReplicaUnderRecovery` on every DataNode holding a replica
+//! ([`InterDatanodeService`]; the primary's side is in
+//! [`crate::heartbeat`]).
 
 use std::sync::Arc;
 
 use bytes::Bytes;
 use cairn_proto::exceptions;
 use cairn_proto::hadoop::hdfs::{
-    GetReplicaVisibleLengthRequestProto, GetReplicaVisibleLengthResponseProto,
+    BlockProto, GetReplicaVisibleLengthRequestProto, GetReplicaVisibleLengthResponseProto,
+    InitReplicaRecoveryRequestProto, InitReplicaRecoveryResponseProto, ReplicaStateProto,
+    UpdateReplicaUnderRecoveryRequestProto, UpdateReplicaUnderRecoveryResponseProto,
 };
-use cairn_proto::protocols::CLIENT_DATANODE_PROTOCOL;
+use cairn_proto::protocols::{CLIENT_DATANODE_PROTOCOL, INTER_DATANODE_PROTOCOL};
 use cairn_rpc::{CallContext, CallError, Protocol};
 use futures::future::BoxFuture;
 use prost::Message;
 
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
-use crate::storage::{ReplicaState, Storage};
+use crate::storage::{ReplicaState, ReportedState, Storage, StorageError};
 
 /// The ClientDatanodeProtocol service.
 pub struct ClientDatanodeService {
@@ -83,6 +91,140 @@ impl Protocol for ClientDatanodeService {
                     Ok(Bytes::from(
                         GetReplicaVisibleLengthResponseProto { length }.encode_to_vec(),
                     ))
+                }
+                _ => Err(CallError::NoSuchMethod(method)),
+            }
+        })
+    }
+}
+
+/// The InterDatanodeProtocol service (block recovery, replica side).
+pub struct InterDatanodeService {
+    storage: Arc<Storage>,
+}
+
+fn storage_call_error(e: StorageError) -> CallError {
+    match e {
+        StorageError::NotFound(key) => CallError::remote(
+            exceptions::REPLICA_NOT_FOUND,
+            format!("Replica not found for {key}"),
+        ),
+        e => CallError::io(e.to_string()),
+    }
+}
+
+impl InterDatanodeService {
+    /// A service working on `storage`.
+    pub fn new(storage: Arc<Storage>) -> Self {
+        InterDatanodeService { storage }
+    }
+
+    /// `initReplicaRecovery`: takes our replica over for the recovery and
+    /// describes it.
+    ///
+    /// # Errors
+    /// `IOException` for a replica that cannot take part (stamps out of
+    /// order, newer recovery) or an I/O error.
+    pub async fn init_replica_recovery(
+        &self,
+        req: InitReplicaRecoveryRequestProto,
+    ) -> Result<InitReplicaRecoveryResponseProto, CallError> {
+        let rb = req.block;
+        let b = rb.block.b;
+        let key = ReplicaKey {
+            pool: BlockPoolId::new(&b.pool_id).map_err(CallError::io)?,
+            block: BlockId(b.block_id),
+        };
+        let storage = self.storage.clone();
+        let (block_gs, recovery_id) = (GenStamp(b.generation_stamp), GenStamp(rb.new_gen_stamp));
+        let k2 = key.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            storage.init_replica_recovery(&k2, block_gs, recovery_id)
+        })
+        .await
+        .map_err(|e| CallError::io(e.to_string()))?
+        .map_err(storage_call_error)?;
+        Ok(match found {
+            None => InitReplicaRecoveryResponseProto {
+                replica_found: false,
+                state: None,
+                block: None,
+            },
+            Some(info) => {
+                tracing::info!(replica = %key, len = info.len, gs = %info.gs, recovery = %recovery_id, "replica taken over for block recovery");
+                InitReplicaRecoveryResponseProto {
+                    replica_found: true,
+                    state: Some(match info.state {
+                        ReportedState::Finalized => ReplicaStateProto::Finalized as i32,
+                        ReportedState::Rbw => ReplicaStateProto::Rbw as i32,
+                    }),
+                    block: Some(BlockProto {
+                        block_id: key.block.0,
+                        gen_stamp: info.gs.0,
+                        num_bytes: Some(info.len),
+                    }),
+                }
+            }
+        })
+    }
+
+    /// `updateReplicaUnderRecovery`: cuts, restamps and finalizes our
+    /// replica; answers our storage id.
+    ///
+    /// # Errors
+    /// `ReplicaNotFoundException`, `IOException`.
+    pub async fn update_replica_under_recovery(
+        &self,
+        req: UpdateReplicaUnderRecoveryRequestProto,
+    ) -> Result<UpdateReplicaUnderRecoveryResponseProto, CallError> {
+        let b = &req.block;
+        let key = ReplicaKey {
+            pool: BlockPoolId::new(&b.pool_id).map_err(CallError::io)?,
+            block: BlockId(b.block_id),
+        };
+        if let Some(new_id) = req.new_block_id.filter(|&id| id != 0 && id != b.block_id) {
+            return Err(CallError::io(format!(
+                "recovery into a new block {new_id} (truncate) is not supported"
+            )));
+        }
+        let storage = self.storage.clone();
+        let (recovery_id, new_len) = (GenStamp(req.recovery_id), req.new_length);
+        let k2 = key.clone();
+        let fin = tokio::task::spawn_blocking(move || {
+            storage.update_replica_under_recovery(&k2, recovery_id, new_len)
+        })
+        .await
+        .map_err(|e| CallError::io(e.to_string()))?
+        .map_err(storage_call_error)?;
+        tracing::info!(replica = %key, len = fin.len, gs = %fin.gs, "replica recovered and finalized");
+        Ok(UpdateReplicaUnderRecoveryResponseProto {
+            storage_uuid: Some(self.storage.storage_id().to_string()),
+        })
+    }
+}
+
+impl Protocol for InterDatanodeService {
+    fn name(&self) -> &str {
+        INTER_DATANODE_PROTOCOL
+    }
+
+    fn call(
+        self: Arc<Self>,
+        _ctx: CallContext,
+        method: String,
+        request: Bytes,
+    ) -> BoxFuture<'static, Result<Bytes, CallError>> {
+        Box::pin(async move {
+            match method.as_str() {
+                "initReplicaRecovery" => {
+                    let req = InitReplicaRecoveryRequestProto::decode(request)?;
+                    let resp = self.init_replica_recovery(req).await?;
+                    Ok(Bytes::from(resp.encode_to_vec()))
+                }
+                "updateReplicaUnderRecovery" => {
+                    let req = UpdateReplicaUnderRecoveryRequestProto::decode(request)?;
+                    let resp = self.update_replica_under_recovery(req).await?;
+                    Ok(Bytes::from(resp.encode_to_vec()))
                 }
                 _ => Err(CallError::NoSuchMethod(method)),
             }

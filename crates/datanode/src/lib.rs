@@ -12,7 +12,8 @@
 //!   READ_BLOCK (exact chunk ranges), TRANSFER_BLOCK;
 //! - [`heartbeat`]: registration, heartbeats, full and incremental block
 //!   reports, NameNode commands;
-//! - [`ipc`]: ClientDatanodeProtocol (`getReplicaVisibleLength`);
+//! - [`ipc`]: ClientDatanodeProtocol (`getReplicaVisibleLength`) and
+//!   InterDatanodeProtocol (block recovery, replica side);
 //! - [`metrics`] and the HTTP `/metrics` endpoint;
 //! - [`scanner`]: the block scanner, and what happens to a corrupt replica
 //!   (set aside in `quarantine/`, reported with `reportBadBlocks`);
@@ -217,9 +218,10 @@ impl DataNode {
         };
         let ipc = tokio::spawn(serve_ipc(
             self.ipc,
-            vec![Arc::new(ipc::ClientDatanodeService::new(
-                shared.storage.clone(),
-            ))],
+            vec![
+                Arc::new(ipc::ClientDatanodeService::new(shared.storage.clone())),
+                Arc::new(ipc::InterDatanodeService::new(shared.storage.clone())),
+            ],
             ipc_config,
             shutdown.clone(),
         ));

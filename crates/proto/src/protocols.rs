@@ -13,6 +13,10 @@ pub const REFRESH_USER_MAPPINGS_PROTOCOL: &str =
     "org.apache.hadoop.security.RefreshUserMappingsProtocol";
 /// Served on the DataNode IPC port (`getReplicaVisibleLength`).
 pub const CLIENT_DATANODE_PROTOCOL: &str = "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol";
+/// DataNode -> DataNode calls on the IPC port (block recovery:
+/// `initReplicaRecovery`, `updateReplicaUnderRecovery`).
+pub const INTER_DATANODE_PROTOCOL: &str =
+    "org.apache.hadoop.hdfs.server.protocol.InterDatanodeProtocol";
 /// HA tooling.
 pub const HA_SERVICE_PROTOCOL: &str = "org.apache.hadoop.ha.HAServiceProtocol";
 

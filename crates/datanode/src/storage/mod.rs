@@ -26,6 +26,7 @@
 pub mod layout;
 pub mod meta;
 pub mod reader;
+pub mod recovery;
 pub mod version;
 pub mod writer;
 
@@ -127,6 +128,10 @@ pub struct RbwShared {
     writer: Mutex<Option<CancellationToken>>,
     /// A writer holds the replica's files.
     busy: AtomicBool,
+    /// The recovery id (new generation stamp) of the block recovery that
+    /// took the replica over; 0 when none did. Set, no writer may continue
+    /// the replica.
+    recovery: AtomicU64,
 }
 
 impl RbwShared {
@@ -137,6 +142,7 @@ impl RbwShared {
             acked: AtomicU64::new(on_disk),
             writer: Mutex::new(None),
             busy: AtomicBool::new(false),
+            recovery: AtomicU64::new(0),
         })
     }
 
@@ -190,6 +196,14 @@ impl RbwShared {
 
     pub(crate) fn writer_gone(&self) {
         self.busy.store(false, Ordering::Release);
+    }
+
+    /// The recovery id of the block recovery holding the replica, if any.
+    pub fn under_recovery(&self) -> Option<GenStamp> {
+        match self.recovery.load(Ordering::Acquire) {
+            0 => None,
+            id => Some(GenStamp(id)),
+        }
     }
 
     /// The token that cancels the current writer, if one is running.
@@ -645,6 +659,12 @@ impl Storage {
             }
             ReplicaState::Rbw(s) => s.clone(),
         };
+        if let Some(id) = shared.under_recovery() {
+            return Err(invalid(
+                key,
+                format!("replica is under block recovery {id}"),
+            ));
+        }
         shared.take_over();
         let keep = shared.acked().min(shared.progress().on_disk);
         if keep < min_len {

@@ -291,3 +291,69 @@ fn usage_counts_our_bytes() {
     assert_eq!(u.dfs_used, 1024 + 7 + 8);
     assert!(u.capacity > 0 && u.remaining <= u.capacity);
 }
+
+#[test]
+fn block_recovery_takes_over_cuts_and_finalizes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open(dir.path());
+    let k = key(21);
+    let data = bytes(3000, 3);
+    let mut w = s
+        .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT)
+        .expect("create");
+    put(&mut w, 0, &data);
+    drop(w);
+    assert_eq!(
+        s.init_replica_recovery(&key(22), GenStamp(1), GenStamp(5))
+            .expect("missing"),
+        None
+    );
+    assert!(
+        s.init_replica_recovery(&k, GenStamp(2), GenStamp(5))
+            .is_err(),
+        "replica older than the block"
+    );
+    let info = s
+        .init_replica_recovery(&k, GenStamp(1), GenStamp(5))
+        .expect("init")
+        .expect("found");
+    assert_eq!(
+        info,
+        recovery::RecoveryReplicaInfo {
+            gs: GenStamp(1),
+            len: 3000,
+            state: ReportedState::Rbw
+        }
+    );
+    assert!(
+        s.recover(&k, GenStamp(6), 0, u64::MAX).is_err(),
+        "no pipeline may continue a replica under recovery"
+    );
+    assert!(
+        s.init_replica_recovery(&k, GenStamp(1), GenStamp(4))
+            .is_err(),
+        "an older recovery is refused"
+    );
+    assert!(s
+        .update_replica_under_recovery(&k, GenStamp(4), 1500)
+        .is_err());
+    assert!(s
+        .update_replica_under_recovery(&k, GenStamp(5), 3001)
+        .is_err());
+    let fin = s
+        .update_replica_under_recovery(&k, GenStamp(5), 1500)
+        .expect("update");
+    assert_eq!((fin.gs, fin.len), (GenStamp(5), 1500));
+    let r = s.get(&k).expect("replica");
+    assert!(matches!(r.state, ReplicaState::Finalized { len: 1500 }));
+    assert_eq!(read_all(&s, &k), data[..1500].to_vec());
+    // A retried update of the same recovery is accepted.
+    s.update_replica_under_recovery(&k, GenStamp(5), 1500)
+        .expect("retry");
+    // The replica survives a restart as finalized.
+    drop(s);
+    let s = open(dir.path());
+    let r = s.get(&k).expect("replica after restart");
+    assert_eq!(r.gs, GenStamp(5));
+    assert!(matches!(r.state, ReplicaState::Finalized { len: 1500 }));
+}

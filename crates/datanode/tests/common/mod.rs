@@ -25,13 +25,14 @@ use cairn_proto::hadoop::hdfs::op_write_block_proto::BlockConstructionStage as S
 use cairn_proto::hadoop::hdfs::{
     BaseHeaderProto, BlockCommandProto, BlockOpResponseProto, BlockProto,
     BlockReceivedAndDeletedRequestProto, BlockReceivedAndDeletedResponseProto,
-    BlockReportRequestProto, BlockReportResponseProto, ChecksumProto, ClientOperationHeaderProto,
-    ClientReadStatusProto, DatanodeCommandProto, DatanodeIdProto, DatanodeInfoProto,
-    DatanodeInfosProto, DatanodeRegistrationProto, ExtendedBlockProto, HeartbeatRequestProto,
-    HeartbeatResponseProto, NamespaceInfoProto, NnhaStatusHeartbeatProto, OpReadBlockProto,
-    OpWriteBlockProto, PipelineAckProto, RegisterDatanodeRequestProto,
-    RegisterDatanodeResponseProto, StorageInfoProto, StorageTypesProto, StorageUuidsProto,
-    VersionResponseProto,
+    BlockRecoveryCommandProto, BlockReportRequestProto, BlockReportResponseProto, ChecksumProto,
+    ClientOperationHeaderProto, ClientReadStatusProto, CommitBlockSynchronizationRequestProto,
+    CommitBlockSynchronizationResponseProto, DatanodeCommandProto, DatanodeIdProto,
+    DatanodeInfoProto, DatanodeInfosProto, DatanodeRegistrationProto, ExtendedBlockProto,
+    HeartbeatRequestProto, HeartbeatResponseProto, LocatedBlockProto, NamespaceInfoProto,
+    NnhaStatusHeartbeatProto, OpReadBlockProto, OpWriteBlockProto, PipelineAckProto,
+    RecoveringBlockProto, RegisterDatanodeRequestProto, RegisterDatanodeResponseProto,
+    StorageInfoProto, StorageTypesProto, StorageUuidsProto, VersionResponseProto,
 };
 use cairn_proto::protocols::{op, DATANODE_PROTOCOL, DATA_TRANSFER_VERSION};
 use cairn_rpc::{CallContext, CallError, Protocol};
@@ -70,6 +71,8 @@ pub struct NnState {
     pub commands: Vec<(String, DatanodeCommandProto)>,
     /// reportBadBlocks: (datanode uuid in `locs`, block id, gs).
     pub bad_blocks: Vec<(String, u64, u64)>,
+    /// commitBlockSynchronization calls, as received.
+    pub commits: Vec<CommitBlockSynchronizationRequestProto>,
 }
 
 /// The fake NameNode.
@@ -198,6 +201,11 @@ impl FakeNameNode {
                 }
                 cairn_proto::hadoop::hdfs::ReportBadBlocksResponseProto {}.encode_to_vec()
             }
+            "commitBlockSynchronization" => {
+                let req = CommitBlockSynchronizationRequestProto::decode(request)?;
+                st.commits.push(req);
+                CommitBlockSynchronizationResponseProto {}.encode_to_vec()
+            }
             other => return Err(CallError::NoSuchMethod(other.to_string())),
         };
         Ok(Bytes::from(out))
@@ -213,6 +221,37 @@ impl FakeNameNode {
     pub fn deleted(&self) -> Vec<(String, Ibr)> {
         let st = self.state.lock().expect("lock");
         st.ibrs.iter().filter(|(_, e)| e.3 == 3).cloned().collect()
+    }
+
+    /// Queues a BlockRecoveryCommand for DataNode `uuid` (the primary): the
+    /// block `id` with stamp `gs` at the NameNode, recovered to `new_gs`,
+    /// whose replicas are on `locs`.
+    pub fn recover(&self, uuid: &str, id: u64, gs: u64, new_gs: u64, locs: Vec<DatanodeInfoProto>) {
+        let cmd = DatanodeCommandProto {
+            cmd_type: 2,
+            recovery_cmd: Some(BlockRecoveryCommandProto {
+                blocks: vec![RecoveringBlockProto {
+                    new_gen_stamp: new_gs,
+                    block: LocatedBlockProto {
+                        b: block(id, gs, 0),
+                        offset: 0,
+                        locs,
+                        corrupt: false,
+                        block_token: empty_token(),
+                        ..Default::default()
+                    },
+                    truncate_block: None,
+                    ec_policy: None,
+                    block_indices: None,
+                }],
+            }),
+            ..Default::default()
+        };
+        self.state
+            .lock()
+            .expect("lock")
+            .commands
+            .push((uuid.to_string(), cmd));
     }
 
     /// Queues a TRANSFER of one block from DataNode `uuid` to `target`.

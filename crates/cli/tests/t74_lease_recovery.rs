@@ -1,0 +1,111 @@
+//! Lease recovery: a writer that dies mid-file (after hflush) keeps its
+//! lease until the hard limit; then the NameNode recovers the file by
+//! itself — the DataNodes agree on the last block's length under a new
+//! generation stamp — and closes it at no less than what was hflushed.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::time::{Duration, Instant};
+
+use common::Cluster;
+
+/// Byte `i` of the Java kit's DataCheck pattern for `seed`.
+fn java_pattern_byte(seed: i64, i: i64) -> u8 {
+    let mut x: i64 = (i / 8 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15_u64 as i64)
+        ^ seed.wrapping_mul(0xBF58_476D_1CE4_E5B9_u64 as i64);
+    x ^= ((x as u64) >> 31) as i64;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB_u64 as i64);
+    x ^= ((x as u64) >> 29) as i64;
+    ((x as u64) >> ((i % 8) * 8)) as u8
+}
+
+async fn under_construction(cluster: &Cluster, path: &str) -> (bool, u64) {
+    use cairn_proto::hadoop::hdfs as pb;
+    let c = cairn_rpc::client::Client::connect(
+        cluster.nn.addr,
+        &common::current_user(),
+        cairn_proto::protocols::CLIENT_PROTOCOL,
+    )
+    .await
+    .expect("connect");
+    let r: pb::GetBlockLocationsResponseProto = c
+        .call(
+            "getBlockLocations",
+            &pb::GetBlockLocationsRequestProto {
+                src: path.into(),
+                offset: 0,
+                length: u64::MAX >> 1,
+            },
+        )
+        .await
+        .expect("locations");
+    let l = r.locations.expect("file");
+    (l.under_construction, l.file_length)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dead_writers_file_is_closed_after_the_hard_limit() {
+    // Goal: SIGKILL a Java writer after it hflushed 3 MiB of a 6 MiB file;
+    // the file stays open until the (shortened) hard limit, then is closed
+    // at >= 3 MiB, and reads back the writer's bytes.
+    let cluster = Cluster::start(
+        3,
+        &[
+            "dfs.heartbeat.interval=1",
+            "dfs.namenode.lease-hard-limit-sec=4",
+        ],
+    );
+    let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/run.sh");
+    let mut child = std::process::Command::new(kit)
+        .args([
+            "--main",
+            "PausedWrite",
+            "--fs",
+            &cluster.nn.url(),
+            "--path",
+            "/lease/f",
+        ])
+        .args(["--size", "6291456", "--replication", "3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run the Java kit");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("read");
+    assert_eq!(line.trim(), "PAUSED");
+    // run.sh execs java, so this kills the JVM itself.
+    child.kill().expect("kill the writer");
+    let _ = child.wait();
+    let killed_at = Instant::now();
+    assert!(
+        under_construction(&cluster, "/lease/f").await.0,
+        "open while the lease holds"
+    );
+    let hflushed = 3 * 1024 * 1024u64;
+    loop {
+        let (uc, len) = under_construction(&cluster, "/lease/f").await;
+        if !uc {
+            assert!(
+                len >= hflushed,
+                "closed at {len}, below the {hflushed} hflushed bytes"
+            );
+            eprintln!("recovered after {:?} at {len} bytes", killed_at.elapsed());
+            break;
+        }
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(60),
+            "never recovered:\n{}",
+            cluster.nn.log()
+        );
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let c = cluster.nn.client(None);
+    let r = c.read("/lease/f").await.expect("open");
+    let got = r.read_range(0, r.file_length()).await.expect("read");
+    for (i, b) in got.iter().enumerate() {
+        assert_eq!(*b, java_pattern_byte(77, i as i64), "byte {i}");
+    }
+}

@@ -1,0 +1,145 @@
+//! The replica side of block recovery (InterDatanodeProtocol): a replica is
+//! first taken over for a recovery (`initReplicaRecovery`: its writer is
+//! stopped, an RBW replica is cut back to the bytes whose checksums verify,
+//! and no writer may continue it any more), then brought to the length the
+//! primary DataNode chose, stamped with the recovery's generation stamp and
+//! finalized (`updateReplicaUnderRecovery`).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::{
+    invalid, recover_rbw, FinalizedReplica, ReplicaState, ReportedState, Storage, StorageError,
+};
+use crate::ids::{GenStamp, ReplicaKey};
+
+/// A replica as `initReplicaRecovery` found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecoveryReplicaInfo {
+    /// Its generation stamp (before the recovery).
+    pub gs: GenStamp,
+    /// Its length: a finalized replica's length, or the bytes of an RBW
+    /// replica whose chunks verify.
+    pub len: u64,
+    /// What it was before the recovery took it over.
+    pub state: ReportedState,
+}
+
+impl Storage {
+    /// Takes the replica `key` over for the block recovery `recovery_id`
+    /// (the new generation stamp) of a block whose stamp at the NameNode
+    /// is `block_gs`. An RBW replica's writer is stopped, the replica is cut
+    /// back to its longest prefix whose chunks verify, and it is marked as
+    /// under recovery so that no pipeline can continue it. Returns `None`
+    /// when there is no replica of the block.
+    ///
+    /// # Errors
+    /// [`StorageError::Invalid`] for a replica older than `block_gs`, one
+    /// whose stamp is not older than `recovery_id`, or one held by a newer
+    /// recovery; I/O errors.
+    pub fn init_replica_recovery(
+        &self,
+        key: &ReplicaKey,
+        block_gs: GenStamp,
+        recovery_id: GenStamp,
+    ) -> Result<Option<RecoveryReplicaInfo>, StorageError> {
+        let Some(replica) = self.get(key) else {
+            return Ok(None);
+        };
+        if replica.gs < block_gs {
+            return Err(invalid(
+                key,
+                format!(
+                    "replica GS {} is older than the block's {block_gs}",
+                    replica.gs
+                ),
+            ));
+        }
+        if replica.gs >= recovery_id {
+            return Err(invalid(
+                key,
+                format!(
+                    "replica GS {} is not older than recovery id {recovery_id}",
+                    replica.gs
+                ),
+            ));
+        }
+        let shared = match &replica.state {
+            ReplicaState::Finalized { len } => {
+                return Ok(Some(RecoveryReplicaInfo {
+                    gs: replica.gs,
+                    len: *len,
+                    state: ReportedState::Finalized,
+                }))
+            }
+            ReplicaState::Rbw(s) => s.clone(),
+        };
+        // Claim the replica for this recovery unless a newer one holds it.
+        let prev = shared.recovery.fetch_max(recovery_id.0, Ordering::AcqRel);
+        if prev > recovery_id.0 {
+            return Err(invalid(
+                key,
+                format!("replica is under a newer recovery {prev}"),
+            ));
+        }
+        // Stop the writer; we do not hold the files, so clear `busy` again.
+        shared.take_over();
+        shared.writer_gone();
+        let still_same = matches!(
+            &self.get(key),
+            Some(r) if r.gs == replica.gs
+                && matches!(&r.state, ReplicaState::Rbw(s) if Arc::ptr_eq(s, &shared))
+        );
+        if !still_same {
+            return Err(invalid(key, "replica changed while taken over"));
+        }
+        let (data, meta) = self.paths(key, replica.gs, false);
+        let r = recover_rbw(&data, &meta, self.opts.writer.crc)?;
+        shared.publish(r.len, r.tail_crc);
+        Ok(Some(RecoveryReplicaInfo {
+            gs: replica.gs,
+            len: r.len,
+            state: ReportedState::Rbw,
+        }))
+    }
+
+    /// Ends the block recovery `recovery_id` of the replica `key`: cuts it
+    /// to `new_len` (rewriting the last partial chunk's checksum), renames
+    /// its meta file to the recovery id as generation stamp, and finalizes
+    /// it (fsynced). A replica already finalized by this recovery is
+    /// accepted as is.
+    ///
+    /// # Errors
+    /// [`StorageError::NotFound`], [`StorageError::Invalid`] for a replica
+    /// not under this recovery, shorter than `new_len`, or finalized with
+    /// another length; I/O errors.
+    pub fn update_replica_under_recovery(
+        &self,
+        key: &ReplicaKey,
+        recovery_id: GenStamp,
+        new_len: u64,
+    ) -> Result<FinalizedReplica, StorageError> {
+        let replica = self
+            .get(key)
+            .ok_or_else(|| StorageError::NotFound(key.clone()))?;
+        if let ReplicaState::Rbw(s) = &replica.state {
+            if s.under_recovery() != Some(recovery_id) {
+                return Err(invalid(
+                    key,
+                    format!(
+                        "replica is not under recovery {recovery_id} (it is under {:?})",
+                        s.under_recovery().map(|g| g.0)
+                    ),
+                ));
+            }
+            let on_disk = s.progress().on_disk;
+            if on_disk < new_len {
+                return Err(invalid(
+                    key,
+                    format!("replica has {on_disk} bytes, recovery asks for {new_len}"),
+                ));
+            }
+        }
+        self.close_recovery(key, recovery_id, new_len)
+    }
+}
