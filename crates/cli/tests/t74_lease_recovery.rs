@@ -109,3 +109,57 @@ async fn a_dead_writers_file_is_closed_after_the_hard_limit() {
         assert_eq!(*b, java_pattern_byte(77, i as i64), "byte {i}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recover_lease_from_another_client_closes_the_file() {
+    // Goal: recoverLease (as `hdfs debug recoverLease` does) on a file whose
+    // writer hangs after hflush answers false while block recovery runs and
+    // true once the file is closed at >= the hflushed length.
+    let cluster = Cluster::start(3, &["dfs.heartbeat.interval=1"]);
+    let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/run.sh");
+    let mut child = std::process::Command::new(kit)
+        .args([
+            "--main",
+            "PausedWrite",
+            "--fs",
+            &cluster.nn.url(),
+            "--path",
+            "/lease/g",
+        ])
+        .args(["--size", "4194304", "--replication", "3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run the Java kit");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("read");
+    assert_eq!(line.trim(), "PAUSED");
+    let c = cluster.nn.client(None);
+    let start = Instant::now();
+    let mut answers = Vec::new();
+    loop {
+        let closed = c.recover_lease("/lease/g").await.expect("recoverLease");
+        answers.push(closed);
+        if closed {
+            break;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30), "never closed");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(
+        answers.first(),
+        Some(&false),
+        "recovery takes a heartbeat round"
+    );
+    let (uc, len) = under_construction(&cluster, "/lease/g").await;
+    assert!(!uc && len >= 2 * 1024 * 1024, "closed at {len}");
+    let _ = child.kill();
+    let _ = child.wait();
+    let r = c.read("/lease/g").await.expect("open");
+    let got = r.read_range(0, r.file_length()).await.expect("read");
+    for (i, b) in got.iter().enumerate() {
+        assert_eq!(*b, java_pattern_byte(77, i as i64), "byte {i}");
+    }
+}

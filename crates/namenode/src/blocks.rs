@@ -87,6 +87,8 @@ pub struct BlockManager {
     in_flight: HashMap<BlockId, std::time::Instant>,
     /// Block recoveries each (primary) DataNode must run.
     recoveries: HashMap<DatanodeUuid, Vec<Recovery>>,
+    /// Files whose last block is being recovered.
+    recovering: HashSet<INodeId>,
 }
 
 /// A block recovery for a DataNode to coordinate (lease recovery).
@@ -557,7 +559,20 @@ impl BlockManager {
 
     /// Queues a recovery for `primary` to run.
     pub fn queue_recovery(&mut self, primary: DatanodeUuid, r: Recovery) {
+        if let Some(state) = self.blocks.get(&r.block.id) {
+            self.recovering.insert(state.file);
+        }
         self.recoveries.entry(primary).or_default().push(r);
+    }
+
+    /// Whether a block recovery was started for a file and not committed.
+    pub fn recovery_pending(&self, file: INodeId) -> bool {
+        self.recovering.contains(&file)
+    }
+
+    /// The recovery of a file's last block was committed.
+    pub fn recovery_done(&mut self, file: INodeId) {
+        self.recovering.remove(&file);
     }
 
     /// Takes the recoveries queued for `datanode`.

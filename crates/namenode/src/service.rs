@@ -797,50 +797,21 @@ impl NameNodeState {
             }
             "recoverLease" => {
                 let r: pb::RecoverLeaseRequestProto = decode(&req)?;
-                let now = now_ms();
-                let state = self.clone();
-                // Simplified recovery: the last block keeps the shortest
-                // finalized replica's length, or is dropped when no replica
-                // finalized; then the file is closed.
-                let (closed, holder, dropped) = self
-                    .mutate(&format!("recover the lease of {}", r.src), |ns| {
-                        let st = ns.open_for_read(&caller, &r.src)?;
-                        let Some(h) = ns.writer_of(st.id).map(|uc| uc.client_name.clone()) else {
-                            return Ok(((true, None, None), Vec::new()));
-                        };
-                        let bm = state
-                            .blocks
-                            .lock()
-                            .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
-                        let mut edits = Vec::new();
-                        let mut dropped = None;
-                        let mut last = None;
-                        if let Some(b) = ns.blocks_of(st.id).last().copied() {
-                            match bm.finalized_lengths(b.id).into_iter().min() {
-                                Some(len) => {
-                                    last = Some(BlockRecord {
-                                        num_bytes: len,
-                                        ..b
-                                    })
-                                }
-                                None => {
-                                    edits.extend(ns.abandon_block(&r.src, st.id.0, &h, b.id)?);
-                                    dropped = Some(b.id);
-                                }
-                            }
-                        }
-                        let (done, edit) =
-                            ns.complete(&r.src, st.id.0, &h, last, now, &|_| true)?;
-                        edits.extend(edit);
-                        Ok(((done, Some((h, st.id)), dropped), edits))
-                    })
-                    .await?;
-                if let (Some((h, id)), Ok(mut leases)) = (holder, self.leases.lock()) {
-                    leases.remove_file(&h, id);
+                // As HDFS: true when the file is closed; otherwise start
+                // lease recovery (block recovery on the DataNodes when the
+                // last block has replicas) and answer false until it is.
+                let (file, open) = self.read(|ns| {
+                    let st = ns.open_for_read(&caller, &r.src)?;
+                    Ok((st.id, st.under_construction))
+                })?;
+                if !open {
+                    return encode(&pb::RecoverLeaseResponseProto { result: true });
                 }
-                if let Some(b) = dropped {
-                    self.lock_blocks()?.remove_blocks(&[b]);
+                let already = self.lock_blocks()?.recovery_pending(file);
+                if !already {
+                    self.recover_file_lease(file).await?;
                 }
+                let closed = self.read(|ns| Ok(ns.writer_of(file).is_none()))?;
                 encode(&pb::RecoverLeaseResponseProto { result: closed })
             }
             "fsync" => {
@@ -1187,6 +1158,7 @@ impl NameNodeState {
         })
         .await?;
         let mut bm = self.lock_blocks()?;
+        bm.recovery_done(file);
         if r.delete_block {
             bm.remove_blocks(&[id]);
         } else {
