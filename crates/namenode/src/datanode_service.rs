@@ -274,14 +274,24 @@ impl DatanodeProtocolService {
                         "Datanode denied communication with namenode: empty datanodeUuid",
                     ));
                 }
-                let known = state.lock_datanodes()?.register(
-                    reg.datanode_id.clone(),
-                    Instant::now(),
-                    now_ms(),
-                );
+                let (known, replaced) = {
+                    let mut dns = state.lock_datanodes()?;
+                    let before = dns.uuids();
+                    let known = dns.register(reg.datanode_id.clone(), Instant::now(), now_ms());
+                    let after = dns.uuids();
+                    let replaced: Vec<DatanodeUuid> =
+                        before.into_iter().filter(|u| !after.contains(u)).collect();
+                    (known, replaced)
+                };
+                let mut bm = state.lock_blocks()?;
                 if known {
-                    state.lock_blocks()?.remove_datanode(&uuid);
+                    bm.remove_datanode(&uuid);
                 }
+                for old in &replaced {
+                    info!(old = %old, new = %uuid, "a DataNode on the same address replaces an older one");
+                    bm.remove_datanode(old);
+                }
+                drop(bm);
                 info!(datanode = %uuid, addr = %format!("{}:{}", reg.datanode_id.ip_addr, reg.datanode_id.xfer_port), "DataNode registered");
                 encode(&pb::RegisterDatanodeResponseProto { registration: reg })
             }

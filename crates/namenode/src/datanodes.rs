@@ -157,6 +157,11 @@ impl DatanodeManager {
     pub fn register(&mut self, id: pb::DatanodeIdProto, now: Instant, now_ms: u64) -> bool {
         let uuid = DatanodeUuid(id.datanode_uuid.clone());
         let known = self.nodes.contains_key(&uuid);
+        // A new node on the address of another replaces it, as in HDFS:
+        // one ip:xferPort is one DataNode.
+        let addr = format!("{}:{}", id.ip_addr, id.xfer_port);
+        self.nodes
+            .retain(|u, d| *u == uuid || d.xfer_addr() != addr);
         let d = Descriptor {
             id,
             storage_uuid: String::new(),
@@ -251,6 +256,11 @@ impl DatanodeManager {
             .collect();
         v.sort_by(|a, b| a.id.datanode_uuid.cmp(&b.id.datanode_uuid));
         v
+    }
+
+    /// Uuids of the registered DataNodes.
+    pub fn uuids(&self) -> Vec<DatanodeUuid> {
+        self.nodes.keys().cloned().collect()
     }
 
     pub fn all(&self) -> impl Iterator<Item = &Descriptor> {
@@ -425,6 +435,15 @@ mod tests {
         // Dead nodes are not chosen.
         let later = now + Duration::from_secs(31);
         assert!(m.choose_targets(&req(3, &none, None), later).is_empty());
+    }
+
+    #[test]
+    fn a_new_node_on_an_old_address_replaces_it() {
+        let now = Instant::now();
+        let mut m = DatanodeManager::new(Duration::from_secs(30));
+        m.register(id("old", "10.0.0.1", 1), now, 0);
+        m.register(id("new", "10.0.0.1", 1), now, 0);
+        assert_eq!(m.uuids(), vec![DatanodeUuid("new".into())]);
     }
 
     #[test]

@@ -9,6 +9,8 @@
 //!   fdatasync, fdatasync latency, loopback TCP, CRC32C, memory copy).
 //! - `journal`: the NameNode edit log alone: HDFS-1846's latency figures per
 //!   preallocation scheme and HADOOP-2149's group-commit sweep.
+//! - `nn`: the NameNode alone, NNThroughputBenchmark's operations
+//!   (HADOOP-2149), over the wire or in-process with the durable journal.
 //!
 //! Units everywhere: MB = 10^6 bytes (as `dd` prints it), MiB = 2^20;
 //! latencies in microseconds; percentiles are nearest-rank.
@@ -16,6 +18,7 @@
 pub mod dfsio;
 pub mod journal;
 pub mod limits;
+pub mod nn;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -32,6 +35,8 @@ pub enum BenchCommand {
     Limits(limits::LimitsArgs),
     /// The NameNode edit log: preallocation schemes (HDFS-1846) and group commit.
     Journal(journal::JournalArgs),
+    /// The NameNode alone (NNThroughputBenchmark's operations), over the wire or in-process.
+    Nn(nn::NnArgs),
 }
 
 /// Runs one benchmark and prints its report on stdout.
@@ -44,6 +49,7 @@ pub fn run(cmd: &BenchCommand, runtime: &tokio::runtime::Runtime) -> anyhow::Res
         BenchCommand::Dfsio(a) => (runtime.block_on(dfsio::run(a))?, a.json),
         BenchCommand::Limits(a) => (limits::run(a)?, a.json),
         BenchCommand::Journal(a) => (runtime.block_on(journal::run(a))?, a.json),
+        BenchCommand::Nn(a) => (runtime.block_on(nn::run(a))?, a.json),
     };
     if json {
         println!("{}", report.to_json());
