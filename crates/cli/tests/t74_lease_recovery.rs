@@ -163,3 +163,74 @@ async fn recover_lease_from_another_client_closes_the_file() {
         assert_eq!(*b, java_pattern_byte(77, i as i64), "byte {i}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_soft_limit_another_writer_triggers_recovery() {
+    // Goal: past the soft limit (2 s here) a second client's create of the
+    // file starts lease recovery and is told RecoveryInProgressException;
+    // once recovered, the second client may overwrite the file.
+    let cluster = Cluster::start(
+        3,
+        &[
+            "dfs.heartbeat.interval=1",
+            "cairn.namenode.lease.soft-limit=2",
+        ],
+    );
+    let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/run.sh");
+    let mut child = std::process::Command::new(kit)
+        .args([
+            "--main",
+            "PausedWrite",
+            "--fs",
+            &cluster.nn.url(),
+            "--path",
+            "/lease/h",
+        ])
+        .args(["--size", "2097152", "--replication", "3"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("run the Java kit");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("read");
+    assert_eq!(line.trim(), "PAUSED");
+    let c = cluster.nn.client(None);
+    let opts = || {
+        hdfs_native::WriteOptions::default()
+            .overwrite(true)
+            .replication(3)
+    };
+    // Within the soft limit: the lease holds.
+    let err = c
+        .create("/lease/h", opts())
+        .await
+        .err()
+        .expect("lease held");
+    assert!(format!("{err:?}").contains("currently owned"), "{err:?}");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let err = c
+        .create("/lease/h", opts())
+        .await
+        .err()
+        .expect("recovery starts");
+    assert!(
+        format!("{err:?}").contains("RecoveryInProgressException"),
+        "{err:?}"
+    );
+    let start = Instant::now();
+    while under_construction(&cluster, "/lease/h").await.0 {
+        assert!(start.elapsed() < Duration::from_secs(30), "never recovered");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let (_, len) = under_construction(&cluster, "/lease/h").await;
+    assert!(len >= 1024 * 1024, "closed at {len}");
+    let mut w = c
+        .create("/lease/h", opts())
+        .await
+        .expect("now the file can be taken over");
+    w.close().await.expect("close");
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -50,6 +50,10 @@ pub struct NameNodeConfig {
     /// the NameNode recovers its files (`dfs.namenode.lease-hard-limit-sec`,
     /// 20 minutes).
     pub lease_hard_limit: Duration,
+    /// After this long without renewal another client may take the file
+    /// over (its create/append starts lease recovery): HDFS's soft limit,
+    /// 60 s (`cairn.namenode.lease.soft-limit`).
+    pub lease_soft_limit: Duration,
     /// File listing DataNodes to decommission (`dfs.hosts.exclude`), one
     /// `host`, `host:port` or datanodeUuid per line; read at start and on
     /// refreshNodes.
@@ -270,7 +274,13 @@ impl NameNodeConfig {
             cairn_common::config::TimeUnit::Seconds,
             Duration::from_secs(1200),
         )?;
+        let lease_soft_limit = conf.get_duration(
+            "cairn.namenode.lease.soft-limit",
+            cairn_common::config::TimeUnit::Seconds,
+            Duration::from_secs(60),
+        )?;
         Ok(Self {
+            lease_soft_limit,
             lease_hard_limit,
             hosts_exclude,
             checkpoint_txns,

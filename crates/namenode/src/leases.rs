@@ -36,6 +36,11 @@ impl LeaseTable {
         }
     }
 
+    /// When `holder` last renewed, if it holds any lease.
+    pub fn last_renewed(&self, holder: &str) -> Option<Instant> {
+        self.by_holder.get(holder).map(|l| l.last_renewed)
+    }
+
     pub fn remove_file(&mut self, holder: &str, file: INodeId) {
         if let Some(l) = self.by_holder.get_mut(holder) {
             l.files.remove(&file);

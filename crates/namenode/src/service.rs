@@ -750,7 +750,10 @@ impl NameNodeState {
                         )?;
                         Ok(((st, removed), edits))
                     })
-                    .await?;
+                    .await
+                    .map_err(|e| {
+                        self.after_lease_conflict(e, &r.src, "CREATE_FILE", &client, &machine)
+                    })?;
                 self.forget_removed(&removed);
                 if let Ok(mut leases) = self.leases.lock() {
                     leases.add(&r.client_name, st.id, std::time::Instant::now());
@@ -856,7 +859,16 @@ impl NameNodeState {
                             ns.append(&caller, &r.src, &r.client_name, &machine, new_block)?;
                         Ok(((st, partial), vec![edit]))
                     })
-                    .await?;
+                    .await
+                    .map_err(|e| {
+                        self.after_lease_conflict(
+                            e,
+                            &r.src,
+                            "APPEND_FILE",
+                            &r.client_name,
+                            &machine,
+                        )
+                    })?;
                 if let Ok(mut leases) = self.leases.lock() {
                     leases.add(&r.client_name, st.id, std::time::Instant::now());
                 }
@@ -1178,6 +1190,66 @@ impl NameNodeState {
         }
         tracing::info!(block = %id, length = r.new_length, gs = r.new_gen_stamp, "lease recovery: block synchronized, file closed");
         Ok(())
+    }
+
+    /// Another client's create/append hit a file still open by a writer.
+    /// If that writer's lease is past the soft limit, start recovering the
+    /// file and tell the caller to try again later, as HDFS does; else pass
+    /// the error on.
+    fn after_lease_conflict(
+        self: &Arc<Self>,
+        e: CallError,
+        src: &str,
+        op: &str,
+        client: &str,
+        machine: &str,
+    ) -> CallError {
+        if !matches!(&e, CallError::Remote { class, .. } if class == ex::ALREADY_BEING_CREATED) {
+            return e;
+        }
+        let su = Caller::superuser(self.users.superuser());
+        let holder = self
+            .read(|ns| {
+                let st = ns.get_file_info(&su, src)?;
+                Ok(st.and_then(|st| {
+                    ns.writer_of(st.id)
+                        .map(|uc| (st.id, uc.client_name.clone()))
+                }))
+            })
+            .ok()
+            .flatten();
+        let Some((file, holder)) = holder else {
+            return e;
+        };
+        if holder == client {
+            return e;
+        }
+        let renewed = self
+            .leases
+            .lock()
+            .ok()
+            .and_then(|l| l.last_renewed(&holder));
+        let expired = renewed.is_none_or(|t| t.elapsed() > self.config.lease_soft_limit);
+        if !expired {
+            return e;
+        }
+        let pending = self
+            .blocks
+            .lock()
+            .map(|b| b.recovery_pending(file))
+            .unwrap_or(true);
+        if !pending {
+            let state = self.clone();
+            tokio::spawn(async move {
+                if let Err(err) = state.recover_file_lease(file).await {
+                    tracing::warn!(%file, error = %err, "lease recovery after the soft limit failed");
+                }
+            });
+        }
+        CallError::remote(
+            ex::RECOVERY_IN_PROGRESS,
+            format!("Failed to {op} {src} for {client} on {machine} because lease recovery is in progress. Try again later."),
+        )
     }
 
     fn forget_leases(&self, files: &[crate::namespace::INodeId]) {
