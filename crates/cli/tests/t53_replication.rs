@@ -10,27 +10,8 @@ use common::{pattern, Cluster};
 use hdfs_native::WriteOptions;
 
 async fn replica_counts(cluster: &Cluster, path: &str) -> Vec<usize> {
-    use cairn_proto::hadoop::hdfs as pb;
-    let c = cairn_rpc::client::Client::connect(
-        cluster.nn.addr,
-        &common::current_user(),
-        cairn_proto::protocols::CLIENT_PROTOCOL,
-    )
-    .await
-    .expect("connect");
-    let r: pb::GetBlockLocationsResponseProto = c
-        .call(
-            "getBlockLocations",
-            &pb::GetBlockLocationsRequestProto {
-                src: path.into(),
-                offset: 0,
-                length: u64::MAX >> 1,
-            },
-        )
+    common::block_locations(cluster.nn.addr, path)
         .await
-        .expect("locations");
-    r.locations
-        .expect("file")
         .blocks
         .iter()
         .map(|b| b.locs.len())

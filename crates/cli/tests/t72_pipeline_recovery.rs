@@ -68,26 +68,8 @@ async fn hdfs_native_survives_a_datanode_dying_mid_write() {
     };
     cluster.wait_for_datanodes(4);
     tokio::time::sleep(Duration::from_secs(3)).await;
-    use cairn_proto::hadoop::hdfs as pb;
-    let rpc = cairn_rpc::client::Client::connect(
-        cluster.nn.addr,
-        &common::current_user(),
-        cairn_proto::protocols::CLIENT_PROTOCOL,
-    )
-    .await
-    .expect("connect");
-    let r: pb::GetBlockLocationsResponseProto = rpc
-        .call(
-            "getBlockLocations",
-            &pb::GetBlockLocationsRequestProto {
-                src: "/pipe/f".into(),
-                offset: 0,
-                length: u64::MAX >> 1,
-            },
-        )
-        .await
-        .expect("locations");
-    for b in r.locations.expect("file").blocks {
+    let located = common::block_locations(cluster.nn.addr, "/pipe/f").await;
+    for b in located.blocks {
         assert!(
             !b.locs.iter().any(|l| l.id.xfer_port == stale_port),
             "the stale replica is handed out"

@@ -14,28 +14,10 @@ use common::{pattern, Cluster};
 use hdfs_native::WriteOptions;
 
 async fn placements(cluster: &Cluster, files: usize) -> Vec<Vec<u32>> {
-    use cairn_proto::hadoop::hdfs as pb;
-    let c = cairn_rpc::client::Client::connect(
-        cluster.nn.addr,
-        &common::current_user(),
-        cairn_proto::protocols::CLIENT_PROTOCOL,
-    )
-    .await
-    .expect("connect");
     let mut out = Vec::new();
     for i in 0..files {
-        let r: pb::GetBlockLocationsResponseProto = c
-            .call(
-                "getBlockLocations",
-                &pb::GetBlockLocationsRequestProto {
-                    src: format!("/dec/f{i}"),
-                    offset: 0,
-                    length: u64::MAX >> 1,
-                },
-            )
-            .await
-            .expect("locations");
-        for b in r.locations.expect("file").blocks {
+        let located = common::block_locations(cluster.nn.addr, &format!("/dec/f{i}")).await;
+        for b in located.blocks {
             out.push(b.locs.iter().map(|l| l.id.xfer_port).collect());
         }
     }

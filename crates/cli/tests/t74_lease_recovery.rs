@@ -21,26 +21,7 @@ fn java_pattern_byte(seed: i64, i: i64) -> u8 {
 }
 
 async fn under_construction(cluster: &Cluster, path: &str) -> (bool, u64) {
-    use cairn_proto::hadoop::hdfs as pb;
-    let c = cairn_rpc::client::Client::connect(
-        cluster.nn.addr,
-        &common::current_user(),
-        cairn_proto::protocols::CLIENT_PROTOCOL,
-    )
-    .await
-    .expect("connect");
-    let r: pb::GetBlockLocationsResponseProto = c
-        .call(
-            "getBlockLocations",
-            &pb::GetBlockLocationsRequestProto {
-                src: path.into(),
-                offset: 0,
-                length: u64::MAX >> 1,
-            },
-        )
-        .await
-        .expect("locations");
-    let l = r.locations.expect("file");
+    let l = common::block_locations(cluster.nn.addr, path).await;
     (l.under_construction, l.file_length)
 }
 

@@ -365,3 +365,31 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
     out.truncate(len);
     out
 }
+
+/// getBlockLocations of a whole file, through raw ClientProtocol (what the
+/// NameNode hands readers: blocks, lengths, live locations).
+pub async fn block_locations(
+    nn: SocketAddr,
+    path: &str,
+) -> cairn_proto::hadoop::hdfs::LocatedBlocksProto {
+    use cairn_proto::hadoop::hdfs as pb;
+    let c = cairn_rpc::client::Client::connect(
+        nn,
+        &current_user(),
+        cairn_proto::protocols::CLIENT_PROTOCOL,
+    )
+    .await
+    .expect("connect");
+    let r: pb::GetBlockLocationsResponseProto = c
+        .call(
+            "getBlockLocations",
+            &pb::GetBlockLocationsRequestProto {
+                src: path.into(),
+                offset: 0,
+                length: u64::MAX >> 1,
+            },
+        )
+        .await
+        .expect("getBlockLocations");
+    r.locations.expect("a file")
+}
