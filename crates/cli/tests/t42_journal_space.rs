@@ -40,7 +40,22 @@ async fn preallocated_segments_are_allocated_on_disk() {
     assert!(meta.len() >= 1024 * 1024);
 }
 
+/// A 3 MiB tmpfs mounted for one test, unmounted on drop.
 struct Mount(std::path::PathBuf);
+
+impl Mount {
+    /// Mounts it at `dir`; `None` where that is not allowed (not root).
+    fn small_tmpfs(dir: &std::path::Path) -> Option<Mount> {
+        std::fs::create_dir_all(dir).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=3m", "tmpfs"])
+            .arg(dir)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false);
+        ok.then(|| Mount(dir.to_path_buf()))
+    }
+}
 impl Drop for Mount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.0).status();
@@ -53,19 +68,11 @@ async fn a_full_disk_turns_mutations_away_and_loses_nothing() {
     // SafeModeException, reads work, the log holds only whole records, and
     // after freeing space and restarting, every acknowledged mkdir exists.
     let base = tempfile::tempdir().expect("tmp");
-    let mnt = base.path().join("small");
-    std::fs::create_dir_all(&mnt).expect("mkdir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=3m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !mounted {
+    let Some(_guard) = Mount::small_tmpfs(&base.path().join("small")) else {
         eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root)");
         return;
-    }
-    let _guard = Mount(mnt.clone());
+    };
+    let mnt = _guard.0.clone();
     let name = mnt.join("name");
     let step = "cairn.namenode.edits.preallocate.step=65536";
     format_namenode(&name, &[step]);
@@ -198,19 +205,11 @@ async fn a_failing_copy_of_the_log_is_dropped_while_one_stays_healthy() {
     // is dropped with an error and the NameNode goes on with the other;
     // every acknowledged change is there after a restart.
     let base = tempfile::tempdir().expect("tmp");
-    let mnt = base.path().join("small");
-    std::fs::create_dir_all(&mnt).expect("mkdir");
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=3m", "tmpfs"])
-        .arg(&mnt)
-        .status()
-        .map(|s| s.success())
-        .unwrap_or(false);
-    if !mounted {
+    let Some(_guard) = Mount::small_tmpfs(&base.path().join("small")) else {
         eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root)");
         return;
-    }
-    let _guard = Mount(mnt.clone());
+    };
+    let mnt = _guard.0.clone();
     let healthy = base.path().join("healthy");
     let dirs = format!("{},{}", healthy.display(), mnt.join("b").display());
     let step = "cairn.namenode.edits.preallocate.step=65536";

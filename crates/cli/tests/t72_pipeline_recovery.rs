@@ -109,28 +109,14 @@ fn java_client_survives_a_datanode_dying_mid_write() {
     // Goal: the Java client's pipeline recovery (updateBlockForPipeline,
     // the recovery stage on the surviving DataNodes, updatePipeline) after
     // one of its DataNodes is killed mid-block; the file is intact.
-    use std::io::{BufRead, BufReader, Write};
+    use std::io::{BufRead, Write};
     let mut cluster = Cluster::start(3, &["dfs.heartbeat.interval=1"]);
-    let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/run.sh");
-    let mut child = std::process::Command::new(kit)
-        .args([
-            "--main",
-            "PausedWrite",
-            "--fs",
-            &cluster.nn.url(),
-            "--path",
-            "/pipe/java",
-        ])
-        .args(["--size", "6291456", "--replication", "3"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("run the Java kit");
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    out.read_line(&mut line).expect("read");
-    assert_eq!(line.trim(), "PAUSED", "unexpected: {line}");
+    let (mut child, out) = common::paused_java_writer(
+        &cluster.nn.url(),
+        "/pipe/java",
+        6291456,
+        std::process::Stdio::piped(),
+    );
     // All three DataNodes hold the block; kill one.
     cluster.dns[1].kill();
     child

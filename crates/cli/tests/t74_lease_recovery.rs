@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
 use common::Cluster;
@@ -37,26 +36,12 @@ async fn a_dead_writers_file_is_closed_after_the_hard_limit() {
             "dfs.namenode.lease-hard-limit-sec=4",
         ],
     );
-    let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/run.sh");
-    let mut child = std::process::Command::new(kit)
-        .args([
-            "--main",
-            "PausedWrite",
-            "--fs",
-            &cluster.nn.url(),
-            "--path",
-            "/lease/f",
-        ])
-        .args(["--size", "6291456", "--replication", "3"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("run the Java kit");
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    out.read_line(&mut line).expect("read");
-    assert_eq!(line.trim(), "PAUSED");
+    let (mut child, _out) = common::paused_java_writer(
+        &cluster.nn.url(),
+        "/lease/f",
+        6291456,
+        std::process::Stdio::null(),
+    );
     // run.sh execs java, so this kills the JVM itself.
     child.kill().expect("kill the writer");
     let _ = child.wait();
@@ -97,26 +82,12 @@ async fn recover_lease_from_another_client_closes_the_file() {
     // writer hangs after hflush answers false while block recovery runs and
     // true once the file is closed at >= the hflushed length.
     let cluster = Cluster::start(3, &["dfs.heartbeat.interval=1"]);
-    let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/run.sh");
-    let mut child = std::process::Command::new(kit)
-        .args([
-            "--main",
-            "PausedWrite",
-            "--fs",
-            &cluster.nn.url(),
-            "--path",
-            "/lease/g",
-        ])
-        .args(["--size", "4194304", "--replication", "3"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("run the Java kit");
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    out.read_line(&mut line).expect("read");
-    assert_eq!(line.trim(), "PAUSED");
+    let (mut child, _out) = common::paused_java_writer(
+        &cluster.nn.url(),
+        "/lease/g",
+        4194304,
+        std::process::Stdio::null(),
+    );
     let c = cluster.nn.client(None);
     let start = Instant::now();
     let mut answers = Vec::new();
@@ -157,26 +128,12 @@ async fn after_the_soft_limit_another_writer_triggers_recovery() {
             "cairn.namenode.lease.soft-limit=2",
         ],
     );
-    let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/run.sh");
-    let mut child = std::process::Command::new(kit)
-        .args([
-            "--main",
-            "PausedWrite",
-            "--fs",
-            &cluster.nn.url(),
-            "--path",
-            "/lease/h",
-        ])
-        .args(["--size", "2097152", "--replication", "3"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("run the Java kit");
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut line = String::new();
-    out.read_line(&mut line).expect("read");
-    assert_eq!(line.trim(), "PAUSED");
+    let (mut child, _out) = common::paused_java_writer(
+        &cluster.nn.url(),
+        "/lease/h",
+        2097152,
+        std::process::Stdio::null(),
+    );
     let c = cluster.nn.client(None);
     let opts = || {
         hdfs_native::WriteOptions::default()

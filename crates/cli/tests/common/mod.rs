@@ -393,3 +393,29 @@ pub async fn block_locations(
         .expect("getBlockLocations");
     r.locations.expect("a file")
 }
+
+/// Starts the Java kit's PausedWrite (`tests/java`): it writes half of
+/// `size` bytes to `path`, hflushes and waits on stdin; returns once it
+/// printed PAUSED, with its stdout for what follows. `stderr` decides
+/// where the JVM's own messages go.
+pub fn paused_java_writer(
+    url: &str,
+    path: &str,
+    size: u64,
+    stderr: Stdio,
+) -> (Child, BufReader<std::process::ChildStdout>) {
+    let kit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/run.sh");
+    let mut child = Command::new(kit)
+        .args(["--main", "PausedWrite", "--fs", url, "--path", path])
+        .args(["--size", &size.to_string(), "--replication", "3"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(stderr)
+        .spawn()
+        .expect("run the Java kit (needs java and mvn)");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut line = String::new();
+    out.read_line(&mut line).expect("read");
+    assert_eq!(line.trim(), "PAUSED", "unexpected: {line}");
+    (child, out)
+}
