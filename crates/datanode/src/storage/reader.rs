@@ -95,9 +95,7 @@ impl ReplicaReader {
     /// checksums first.
     ///
     /// # Errors
-    /// [`ReadError::Range`] for a bad range, [`ReadError::Io`] for a failed
-    /// read (a replica cut short under us included), [`ReadError::Corrupt`]
-    /// when `verify` finds a bad chunk.
+    /// As [`ReplicaReader::read_into`].
     pub fn read(
         &self,
         start: u64,
@@ -106,6 +104,27 @@ impl ReplicaReader {
         data: &mut Vec<u8>,
         sums: &mut Vec<u8>,
     ) -> Result<(), ReadError> {
+        let n = self.range_len(start, end)?;
+        let data_at = data.len();
+        data.resize(data_at + n, 0);
+        let sums_at = sums.len();
+        sums.resize(sums_at + self.checksum.checksum_len(n), 0);
+        self.read_into(
+            start,
+            end,
+            verify,
+            &mut data[data_at..],
+            &mut sums[sums_at..],
+        )
+    }
+
+    /// Bytes in `start..end` if it is a range [`ReplicaReader::read_into`]
+    /// accepts.
+    ///
+    /// # Errors
+    /// [`ReadError::Range`] for a range that is not chunk aligned or not
+    /// within the visible length.
+    pub fn range_len(&self, start: u64, end: u64) -> Result<usize, ReadError> {
         let bpc = u64::from(self.checksum.bytes_per_checksum);
         let bad_range = || ReadError::Range {
             start,
@@ -119,44 +138,65 @@ impl ReplicaReader {
         {
             return Err(bad_range());
         }
-        let n = usize::try_from(end - start).map_err(|_| bad_range())?;
-        let data_at = data.len();
-        data.resize(data_at + n, 0);
+        usize::try_from(end - start).map_err(|_| bad_range())
+    }
+
+    /// Reads bytes `start..end` into `data` and their checksums into `sums`,
+    /// which must be exactly [`ReplicaReader::range_len`] and
+    /// `checksum_len` of that long (the READ_BLOCK path reads straight into
+    /// the packet it sends). With `verify` the data is checked first.
+    ///
+    /// # Errors
+    /// [`ReadError::Range`] for a bad range or wrongly sized buffers,
+    /// [`ReadError::Io`] for a failed read (a replica cut short under us
+    /// included), [`ReadError::Corrupt`] when `verify` finds a bad chunk.
+    pub fn read_into(
+        &self,
+        start: u64,
+        end: u64,
+        verify: Option<Crc32cImpl>,
+        data: &mut [u8],
+        sums: &mut [u8],
+    ) -> Result<(), ReadError> {
+        let bpc = u64::from(self.checksum.bytes_per_checksum);
+        let n = self.range_len(start, end)?;
+        let sum_len = self.checksum.checksum_len(n);
+        if data.len() != n || sums.len() != sum_len {
+            return Err(ReadError::Range {
+                start,
+                end,
+                len: self.len,
+            });
+        }
         self.data
-            .read_exact_at(&mut data[data_at..], start)
+            .read_exact_at(data, start)
             .map_err(|source| ReadError::Io {
                 path: self.data_path.clone(),
                 source,
             })?;
-        let sum_len = self.checksum.checksum_len(n);
-        let sums_at = sums.len();
-        sums.resize(sums_at + sum_len, 0);
         self.meta
-            .read_exact_at(
-                &mut sums[sums_at..],
-                meta::checksum_offset(&self.checksum, start / bpc),
-            )
+            .read_exact_at(sums, meta::checksum_offset(&self.checksum, start / bpc))
             .map_err(|source| ReadError::Io {
                 path: self.meta_path.clone(),
                 source,
             })?;
         if end == self.len && !end.is_multiple_of(bpc) && sum_len >= CHECKSUM_SIZE {
             if let Some(crc) = self.tail_crc {
-                let last = sums.len() - CHECKSUM_SIZE;
-                sums[last..].copy_from_slice(&crc.to_be_bytes());
+                sums[sum_len - CHECKSUM_SIZE..].copy_from_slice(&crc.to_be_bytes());
             }
         }
         if let Some(imp) = verify {
-            if let Err(e) = self
-                .checksum
-                .verify(imp, &data[data_at..], &sums[sums_at..])
-            {
+            if let Err(e) = self.checksum.verify(imp, data, sums) {
                 return Err(match e {
                     crate::checksum::ChecksumError::Mismatch(mismatch) => ReadError::Corrupt {
                         offset: start + mismatch.chunk as u64 * bpc,
                         mismatch,
                     },
-                    crate::checksum::ChecksumError::Shape { .. } => bad_range(),
+                    crate::checksum::ChecksumError::Shape { .. } => ReadError::Range {
+                        start,
+                        end,
+                        len: self.len,
+                    },
                 });
             }
         }

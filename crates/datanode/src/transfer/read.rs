@@ -31,9 +31,10 @@ use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
 use crate::storage::{ReadError, ReplicaReader, ReplicaState, StorageError};
 use crate::Shared;
+use prost::Message;
 
 use super::ack::error_response;
-use super::packet::{encode_packet, header, read_delimited, PacketError};
+use super::packet::{encode_packet, header, read_delimited, PacketError, LENGTHS_LEN};
 use super::{timed, After, Conn, XferError};
 
 /// How long a read of a replica being written waits for the bytes it asks
@@ -183,22 +184,93 @@ pub(crate) async fn read_block(
     }
 }
 
-/// Reads one packet's data and checksums on a blocking thread.
-async fn read_packet_data(
-    reader: Arc<ReplicaReader>,
+/// Packets built per hand-off to a blocking thread: one at first, doubling
+/// up to this many. A reader that leaves after a few KiB (the Java client's
+/// seek+read asks for the rest of the block, reads 4 KiB and hangs up) costs
+/// about one packet; a streaming read pays one hand-off per ~1 MiB instead
+/// of one per packet.
+const MAX_PACKETS_PER_BATCH: u64 = 16;
+
+/// The socket send buffer while a read starts (the kernel doubles it), and
+/// once the reader has taken [`STREAMING_AFTER`] bytes. Left to autotuning,
+/// the buffer of a long read grows to megabytes that a reader who hangs up
+/// after a few KiB makes us read, checksum and copy for nothing.
+const START_SEND_BUFFER: usize = 64 * 1024;
+const STREAMING_SEND_BUFFER: usize = 1024 * 1024;
+const STREAMING_AFTER: u64 = 1024 * 1024;
+
+fn set_send_buffer(conn: &Conn, bytes: usize) {
+    let stream: &tokio::net::TcpStream = conn.wr.as_ref();
+    // Best effort: only the amount of wasted work depends on it.
+    let _ = nix::sys::socket::setsockopt(stream, nix::sys::socket::sockopt::SndBuf, &bytes);
+}
+
+/// Consecutive packets built in one buffer, ready to send.
+struct Batch {
+    buf: Vec<u8>,
+    /// Bytes of `buf` holding packets (the rest is spare room from before).
+    used: usize,
     from: u64,
     to: u64,
+    packets: i64,
+}
+
+/// Builds the packets for `from..to` (`per_packet` bytes of data each,
+/// sequence numbers from `seqno`) into `buf`, reading data and checksums
+/// straight into place: no copy between the disk read and the socket write.
+#[allow(clippy::too_many_arguments)] // one batch's complete description
+fn build_batch(
+    reader: &ReplicaReader,
+    from: u64,
+    to: u64,
+    per_packet: u64,
+    seqno: i64,
+    send_sums: bool,
     verify: Option<crate::checksum::Crc32cImpl>,
-) -> Result<(Vec<u8>, Vec<u8>), XferError> {
-    tokio::task::spawn_blocking(move || {
-        let mut data = Vec::new();
-        let mut sums = Vec::new();
-        reader.read(from, to, verify, &mut data, &mut sums)?;
-        Ok::<_, ReadError>((data, sums))
+    mut buf: Vec<u8>,
+) -> Result<Batch, ReadError> {
+    let mut used = 0;
+    let mut pos = from;
+    let mut packets = 0;
+    let mut scratch = Vec::new();
+    while pos < to {
+        let end = (pos + per_packet).min(to);
+        let n = reader.range_len(pos, end)?;
+        let sum_len = reader.checksum().checksum_len(n);
+        let wire_sums = if send_sums { sum_len } else { 0 };
+        let hdr = header(pos, seqno + packets, false, n, false);
+        let hlen = hdr.encoded_len();
+        let total = LENGTHS_LEN + hlen + wire_sums + n;
+        if buf.len() < used + total {
+            // Grows (and zeroes) only the first time: buffers are reused.
+            buf.resize(used + total, 0);
+        }
+        let (lengths, rest) = buf[used..used + total].split_at_mut(LENGTHS_LEN);
+        let plen = u32::try_from(4 + wire_sums + n).unwrap_or(u32::MAX);
+        lengths[..4].copy_from_slice(&plen.to_be_bytes());
+        lengths[4..].copy_from_slice(&u16::try_from(hlen).unwrap_or(u16::MAX).to_be_bytes());
+        let (mut hbuf, body) = rest.split_at_mut(hlen);
+        hdr.encode_raw(&mut hbuf);
+        if send_sums {
+            let (sums, data) = body.split_at_mut(sum_len);
+            reader.read_into(pos, end, verify, data, sums)?;
+        } else {
+            // The checksums are still read (and verified with `verify`),
+            // just not sent.
+            scratch.resize(sum_len, 0);
+            reader.read_into(pos, end, verify, body, &mut scratch)?;
+        }
+        used += total;
+        pos = end;
+        packets += 1;
+    }
+    Ok(Batch {
+        buf,
+        used,
+        from,
+        to: pos,
+        packets,
     })
-    .await
-    .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?
-    .map_err(XferError::Read)
 }
 
 async fn send_packets(
@@ -215,54 +287,57 @@ async fn send_packets(
     let bpc = u64::from(reader.checksum().bytes_per_checksum);
     let per_packet = (cfg.read_packet_bytes as u64 / bpc).max(1) * bpc;
     let verify = cfg.read_verify_checksums.then_some(cfg.write_path.crc);
+    let spawn = |from: u64, packets: u64, seqno: i64, buf: Vec<u8>| {
+        let reader = reader.clone();
+        let to = from
+            .saturating_add(packets.saturating_mul(per_packet))
+            .min(end);
+        tokio::task::spawn_blocking(move || {
+            build_batch(&reader, from, to, per_packet, seqno, send_sums, verify, buf)
+        })
+    };
+    let mut batch_packets = 1;
+    let mut next = (start < end).then(|| spawn(start, batch_packets, 0, Vec::new()));
+    let long_read = end - start > STREAMING_AFTER;
+    if long_read {
+        set_send_buffer(conn, START_SEND_BUFFER);
+    }
+    let mut spare = Vec::new();
     let mut seqno = 0i64;
-    let mut pos = start;
-    let mut next = (pos < end).then(|| {
-        let to = (pos + per_packet).min(end);
-        tokio::spawn(read_packet_data(reader.clone(), pos, to, verify))
-    });
-    let mut buf = BytesMut::new();
     while let Some(pending) = next.take() {
-        let (data, sums) = match pending
+        let built = pending
             .await
-            .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?
-        {
-            Ok(x) => x,
+            .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?;
+        let batch = match built {
+            Ok(b) => b,
             Err(e) => {
                 Metrics::inc(&m.read_checksum_errors);
                 warn!(replica = %key, peer = %conn.peer, error = %e, "cannot read a replica for a client");
-                if matches!(e, XferError::Read(_)) {
-                    crate::scanner::check_replica(shared, key.clone(), format!("read: {e}"));
-                }
-                return Err(e);
+                crate::scanner::check_replica(shared, key.clone(), format!("read: {e}"));
+                return Err(XferError::Read(e));
             }
         };
-        let from = pos;
-        pos += data.len() as u64;
-        // Read ahead exactly one packet while this one is sent.
-        if pos < end {
-            let to = (pos + per_packet).min(end);
-            next = Some(tokio::spawn(read_packet_data(
-                reader.clone(),
-                pos,
-                to,
-                verify,
-            )));
+        seqno += batch.packets;
+        // Build the next batch while this one is sent.
+        if batch.to < end {
+            batch_packets = (batch_packets * 2).min(MAX_PACKETS_PER_BATCH);
+            next = Some(spawn(
+                batch.to,
+                batch_packets,
+                seqno,
+                std::mem::take(&mut spare),
+            ));
         }
-        buf.clear();
-        let sums: &[u8] = if send_sums { &sums } else { &[] };
-        encode_packet(
-            &header(from, seqno, false, data.len(), false),
-            sums,
-            &data,
-            &mut buf,
-        );
-        send_watching(conn, &buf, cfg.socket_write_timeout).await?;
-        Metrics::add(&m.read_bytes_sent, data.len() as u64);
-        Metrics::inc(&m.read_packets_sent);
-        seqno += 1;
+        send_watching(conn, &batch.buf[..batch.used], cfg.socket_write_timeout).await?;
+        Metrics::add(&m.read_bytes_sent, batch.to - batch.from);
+        if long_read && batch.from - start < STREAMING_AFTER && batch.to - start >= STREAMING_AFTER
+        {
+            set_send_buffer(conn, STREAMING_SEND_BUFFER);
+        }
+        Metrics::add(&m.read_packets_sent, batch.packets as u64);
+        spare = batch.buf;
     }
-    buf.clear();
+    let mut buf = BytesMut::new();
     encode_packet(&header(end, seqno, true, 0, false), &[], &[], &mut buf);
     send_watching(conn, &buf, cfg.socket_write_timeout).await?;
     Metrics::inc(&m.read_packets_sent);
