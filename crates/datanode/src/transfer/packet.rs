@@ -158,12 +158,18 @@ pub async fn read_packet<R: AsyncRead + Unpin>(
     let body = body_len(&lengths, max)?;
     let mut buf = BytesMut::with_capacity(LENGTHS_LEN + body);
     buf.put_slice(&lengths);
-    buf.resize(LENGTHS_LEN + body, 0);
     match small_reads {
         None => {
-            r.read_exact(&mut buf[LENGTHS_LEN..]).await?;
+            // Straight into the spare capacity: no zeroing of the buffer.
+            let mut rest = (&mut *r).take(body as u64);
+            while buf.len() < LENGTHS_LEN + body {
+                if rest.read_buf(&mut buf).await? == 0 {
+                    return Err(std::io::Error::from(std::io::ErrorKind::UnexpectedEof).into());
+                }
+            }
         }
         Some(n) => {
+            buf.resize(LENGTHS_LEN + body, 0);
             let mut pos = LENGTHS_LEN;
             while pos < buf.len() {
                 let end = (pos + n.max(1)).min(buf.len());
