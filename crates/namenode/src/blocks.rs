@@ -165,11 +165,8 @@ impl BlockManager {
         for id in ids {
             if let Some(state) = self.blocks.remove(id) {
                 for r in state.replicas {
-                    unindex(&mut self.on_node, &r.datanode, *id);
-                    self.invalidate
-                        .entry(r.datanode)
-                        .or_default()
-                        .insert((*id, r.gs));
+                    self.unindex(&r.datanode, *id);
+                    self.queue_invalidation(r.datanode, *id, r.gs);
                 }
             }
         }
@@ -186,20 +183,13 @@ impl BlockManager {
         finalized: bool,
     ) -> ReportOutcome {
         let Some(state) = self.blocks.get_mut(&id) else {
-            self.invalidate
-                .entry(datanode.clone())
-                .or_default()
-                .insert((id, gs));
+            self.queue_invalidation(datanode.clone(), id, gs);
             return ReportOutcome::Invalidate;
         };
         if gs < state.gs {
             // A stale replica from before a pipeline recovery: never served.
-            state.replicas.retain(|r| &r.datanode != datanode);
-            unindex(&mut self.on_node, datanode, id);
-            self.invalidate
-                .entry(datanode.clone())
-                .or_default()
-                .insert((id, gs));
+            self.replica_deleted(datanode, id);
+            self.queue_invalidation(datanode.clone(), id, gs);
             return ReportOutcome::Invalidate;
         }
         match state.replicas.iter_mut().find(|r| &r.datanode == datanode) {
@@ -275,12 +265,31 @@ impl BlockManager {
         })
     }
 
-    /// A DataNode deleted a replica (incremental DELETED).
+    /// A DataNode deleted a replica (incremental DELETED), or the replica
+    /// is to be forgotten: gone from the block map and the per-node index.
     pub fn replica_deleted(&mut self, datanode: &DatanodeUuid, id: BlockId) {
         if let Some(state) = self.blocks.get_mut(&id) {
             state.replicas.retain(|r| &r.datanode != datanode);
         }
-        unindex(&mut self.on_node, datanode, id);
+        self.unindex(datanode, id);
+    }
+
+    /// Queues `datanode`'s replica of `id` for deletion (once).
+    fn queue_invalidation(&mut self, datanode: DatanodeUuid, id: BlockId, gs: u64) {
+        self.invalidate
+            .entry(datanode)
+            .or_default()
+            .insert((id, gs));
+    }
+
+    /// Drops `id` from `datanode`'s entry in the per-node index.
+    fn unindex(&mut self, datanode: &DatanodeUuid, id: BlockId) {
+        if let Some(ids) = self.on_node.get_mut(datanode) {
+            ids.remove(&id);
+            if ids.is_empty() {
+                self.on_node.remove(datanode);
+            }
+        }
     }
 
     /// Applies a full block report: replicas of `datanode` that the report
@@ -320,7 +329,7 @@ impl BlockManager {
                 None => false,
             };
             if !still_held {
-                unindex(&mut self.on_node, datanode, id);
+                self.unindex(datanode, id);
             }
         }
         let mut accepted = 0;
@@ -537,19 +546,13 @@ impl BlockManager {
             work.scheduled += 1;
         }
         for (id, dn, gs) in excess {
-            if let Some(state) = self.blocks.get_mut(&id) {
-                state.replicas.retain(|r| r.datanode != dn);
-            }
-            unindex(&mut self.on_node, &dn, id);
-            self.invalidate.entry(dn).or_default().insert((id, gs));
+            self.replica_deleted(&dn, id);
+            self.queue_invalidation(dn, id, gs);
             work.excess_removed += 1;
         }
         for (id, dn, gs) in corrupt {
-            if let Some(state) = self.blocks.get_mut(&id) {
-                state.replicas.retain(|r| r.datanode != dn);
-            }
-            unindex(&mut self.on_node, &dn, id);
-            self.invalidate.entry(dn).or_default().insert((id, gs));
+            self.replica_deleted(&dn, id);
+            self.queue_invalidation(dn, id, gs);
             work.corrupt_removed += 1;
         }
         work
@@ -659,20 +662,6 @@ impl BlockManager {
 
     pub fn block_count(&self) -> usize {
         self.blocks.len()
-    }
-}
-
-/// Drops `id` from `datanode`'s entry in the per-node index.
-fn unindex(
-    on_node: &mut HashMap<DatanodeUuid, HashSet<BlockId>>,
-    datanode: &DatanodeUuid,
-    id: BlockId,
-) {
-    if let Some(ids) = on_node.get_mut(datanode) {
-        ids.remove(&id);
-        if ids.is_empty() {
-            on_node.remove(datanode);
-        }
     }
 }
 

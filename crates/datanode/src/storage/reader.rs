@@ -118,6 +118,14 @@ impl ReplicaReader {
         )
     }
 
+    fn bad_range(&self, start: u64, end: u64) -> ReadError {
+        ReadError::Range {
+            start,
+            end,
+            len: self.len,
+        }
+    }
+
     /// Bytes in `start..end` if it is a range [`ReplicaReader::read_into`]
     /// accepts.
     ///
@@ -126,11 +134,7 @@ impl ReplicaReader {
     /// within the visible length.
     pub fn range_len(&self, start: u64, end: u64) -> Result<usize, ReadError> {
         let bpc = u64::from(self.checksum.bytes_per_checksum);
-        let bad_range = || ReadError::Range {
-            start,
-            end,
-            len: self.len,
-        };
+        let bad_range = || self.bad_range(start, end);
         if start > end
             || end > self.len
             || !start.is_multiple_of(bpc)
@@ -162,11 +166,7 @@ impl ReplicaReader {
         let n = self.range_len(start, end)?;
         let sum_len = self.checksum.checksum_len(n);
         if data.len() != n || sums.len() != sum_len {
-            return Err(ReadError::Range {
-                start,
-                end,
-                len: self.len,
-            });
+            return Err(self.bad_range(start, end));
         }
         self.data
             .read_exact_at(data, start)
@@ -192,11 +192,7 @@ impl ReplicaReader {
                         offset: start + mismatch.chunk as u64 * bpc,
                         mismatch,
                     },
-                    crate::checksum::ChecksumError::Shape { .. } => ReadError::Range {
-                        start,
-                        end,
-                        len: self.len,
-                    },
+                    crate::checksum::ChecksumError::Shape { .. } => self.bad_range(start, end),
                 });
             }
         }

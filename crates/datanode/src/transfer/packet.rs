@@ -186,14 +186,29 @@ pub async fn read_packet<R: AsyncRead + Unpin>(
 
 /// Appends an encoded packet to `out`.
 pub fn encode_packet(header: &PacketHeaderProto, sums: &[u8], data: &[u8], out: &mut BytesMut) {
-    let plen = 4 + sums.len() + data.len();
-    let hlen = header.encoded_len();
-    out.reserve(LENGTHS_LEN + hlen + sums.len() + data.len());
-    out.put_u32(u32::try_from(plen).unwrap_or(u32::MAX));
-    out.put_u16(u16::try_from(hlen).unwrap_or(u16::MAX));
-    header.encode_raw(out);
+    out.reserve(prefix_len(header) + sums.len() + data.len());
+    encode_prefix(header, sums.len(), data.len(), out);
     out.put_slice(sums);
     out.put_slice(data);
+}
+
+/// Bytes of a packet before its checksums: the two lengths and the header.
+pub fn prefix_len(header: &PacketHeaderProto) -> usize {
+    LENGTHS_LEN + header.encoded_len()
+}
+
+/// Writes a packet's lengths and header ([`prefix_len`] bytes); the
+/// `sums_len` bytes of checksums and `data_len` bytes of data follow.
+pub fn encode_prefix(
+    header: &PacketHeaderProto,
+    sums_len: usize,
+    data_len: usize,
+    out: &mut impl BufMut,
+) {
+    let plen = 4 + sums_len + data_len;
+    out.put_u32(u32::try_from(plen).unwrap_or(u32::MAX));
+    out.put_u16(u16::try_from(header.encoded_len()).unwrap_or(u16::MAX));
+    header.encode_raw(out);
 }
 
 /// A packet header with every required field set.

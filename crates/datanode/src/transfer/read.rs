@@ -31,10 +31,11 @@ use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
 use crate::storage::{ReadError, ReplicaReader, ReplicaState, StorageError};
 use crate::Shared;
-use prost::Message;
 
 use super::ack::error_response;
-use super::packet::{encode_packet, header, read_delimited, PacketError, LENGTHS_LEN};
+use super::packet::{
+    encode_packet, encode_prefix, header, prefix_len, read_delimited, PacketError,
+};
 use super::{timed, After, Conn, XferError};
 
 /// How long a read of a replica being written waits for the bytes it asks
@@ -239,18 +240,14 @@ fn build_batch(
         let sum_len = reader.checksum().checksum_len(n);
         let wire_sums = if send_sums { sum_len } else { 0 };
         let hdr = header(pos, seqno + packets, false, n, false);
-        let hlen = hdr.encoded_len();
-        let total = LENGTHS_LEN + hlen + wire_sums + n;
+        let prefix = prefix_len(&hdr);
+        let total = prefix + wire_sums + n;
         if buf.len() < used + total {
             // Grows (and zeroes) only the first time: buffers are reused.
             buf.resize(used + total, 0);
         }
-        let (lengths, rest) = buf[used..used + total].split_at_mut(LENGTHS_LEN);
-        let plen = u32::try_from(4 + wire_sums + n).unwrap_or(u32::MAX);
-        lengths[..4].copy_from_slice(&plen.to_be_bytes());
-        lengths[4..].copy_from_slice(&u16::try_from(hlen).unwrap_or(u16::MAX).to_be_bytes());
-        let (mut hbuf, body) = rest.split_at_mut(hlen);
-        hdr.encode_raw(&mut hbuf);
+        let (mut head, body) = buf[used..used + total].split_at_mut(prefix);
+        encode_prefix(&hdr, wire_sums, n, &mut head);
         if send_sums {
             let (sums, data) = body.split_at_mut(sum_len);
             reader.read_into(pos, end, verify, data, sums)?;
