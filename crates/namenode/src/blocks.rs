@@ -15,8 +15,6 @@
 
 use std::collections::{HashMap, HashSet};
 
-use indexmap::IndexSet;
-
 use crate::datanodes::DatanodeUuid;
 use crate::namespace::{BlockId, BlockRecord, INodeId};
 
@@ -82,9 +80,7 @@ pub struct Transfer {
 pub struct BlockManager {
     blocks: HashMap<BlockId, BlockState>,
     /// Replicas each DataNode must delete, sent with its next heartbeats.
-    /// A set in arrival order: a node that reports the same unknown
-    /// replica again before deleting it must not queue it twice.
-    invalidate: HashMap<DatanodeUuid, IndexSet<(BlockId, u64)>>,
+    invalidate: HashMap<DatanodeUuid, Vec<(BlockId, u64)>>,
     /// Copies each DataNode must make, sent with its next heartbeats.
     transfers: HashMap<DatanodeUuid, Vec<Transfer>>,
     /// Blocks with a copy under way, and when to give up waiting for it.
@@ -93,9 +89,6 @@ pub struct BlockManager {
     recoveries: HashMap<DatanodeUuid, Vec<Recovery>>,
     /// Files whose last block is being recovered.
     recovering: HashSet<INodeId>,
-    /// The blocks each DataNode holds a replica of: a full report and a
-    /// node's removal touch only that node's blocks, not every block.
-    on_node: HashMap<DatanodeUuid, HashSet<BlockId>>,
 }
 
 /// A block recovery for a DataNode to coordinate (lease recovery).
@@ -165,8 +158,10 @@ impl BlockManager {
         for id in ids {
             if let Some(state) = self.blocks.remove(id) {
                 for r in state.replicas {
-                    self.unindex(&r.datanode, *id);
-                    self.queue_invalidation(r.datanode, *id, r.gs);
+                    self.invalidate
+                        .entry(r.datanode)
+                        .or_default()
+                        .push((*id, r.gs));
                 }
             }
         }
@@ -183,38 +178,37 @@ impl BlockManager {
         finalized: bool,
     ) -> ReportOutcome {
         let Some(state) = self.blocks.get_mut(&id) else {
-            self.queue_invalidation(datanode.clone(), id, gs);
+            self.invalidate
+                .entry(datanode.clone())
+                .or_default()
+                .push((id, gs));
             return ReportOutcome::Invalidate;
         };
         if gs < state.gs {
             // A stale replica from before a pipeline recovery: never served.
-            self.replica_deleted(datanode, id);
-            self.queue_invalidation(datanode.clone(), id, gs);
+            state.replicas.retain(|r| &r.datanode != datanode);
+            self.invalidate
+                .entry(datanode.clone())
+                .or_default()
+                .push((id, gs));
             return ReportOutcome::Invalidate;
         }
+        let mut replica = Replica {
+            datanode: datanode.clone(),
+            storage: storage.to_string(),
+            gs,
+            num_bytes,
+            finalized,
+            corrupt: false,
+        };
         match state.replicas.iter_mut().find(|r| &r.datanode == datanode) {
             Some(r) => {
                 // A corrupt replica reported again (its node did not set it
                 // aside) is still corrupt; a new stamp is a new replica.
-                r.corrupt = r.corrupt && r.gs == gs;
-                if r.storage != storage {
-                    r.storage = storage.to_string();
-                }
-                r.gs = gs;
-                r.num_bytes = num_bytes;
-                r.finalized = finalized;
+                replica.corrupt = r.corrupt && r.gs == gs;
+                *r = replica;
             }
-            None => {
-                state.replicas.push(Replica {
-                    datanode: datanode.clone(),
-                    storage: storage.to_string(),
-                    gs,
-                    num_bytes,
-                    finalized,
-                    corrupt: false,
-                });
-                self.on_node.entry(datanode.clone()).or_default().insert(id);
-            }
+            None => state.replicas.push(replica),
         }
         if finalized {
             // A copy arrived: the block may need more, judged afresh.
@@ -265,30 +259,10 @@ impl BlockManager {
         })
     }
 
-    /// A DataNode deleted a replica (incremental DELETED), or the replica
-    /// is to be forgotten: gone from the block map and the per-node index.
+    /// A DataNode deleted a replica (incremental DELETED).
     pub fn replica_deleted(&mut self, datanode: &DatanodeUuid, id: BlockId) {
         if let Some(state) = self.blocks.get_mut(&id) {
             state.replicas.retain(|r| &r.datanode != datanode);
-        }
-        self.unindex(datanode, id);
-    }
-
-    /// Queues `datanode`'s replica of `id` for deletion (once).
-    fn queue_invalidation(&mut self, datanode: DatanodeUuid, id: BlockId, gs: u64) {
-        self.invalidate
-            .entry(datanode)
-            .or_default()
-            .insert((id, gs));
-    }
-
-    /// Drops `id` from `datanode`'s entry in the per-node index.
-    fn unindex(&mut self, datanode: &DatanodeUuid, id: BlockId) {
-        if let Some(ids) = self.on_node.get_mut(datanode) {
-            ids.remove(&id);
-            if ids.is_empty() {
-                self.on_node.remove(datanode);
-            }
         }
     }
 
@@ -307,29 +281,11 @@ impl BlockManager {
         committed: &dyn Fn(INodeId, BlockId) -> Option<(u64, u64)>,
     ) -> (usize, usize) {
         let listed: HashSet<BlockId> = replicas.iter().map(|r| r.0).collect();
-        // Only this node's known replicas can have vanished.
-        let held: Vec<BlockId> = self
-            .on_node
-            .get(datanode)
-            .map(|ids| {
-                ids.iter()
-                    .filter(|id| !listed.contains(id))
-                    .copied()
-                    .collect()
-            })
-            .unwrap_or_default();
-        for id in held {
-            let still_held = match self.blocks.get_mut(&id) {
-                Some(state) => {
-                    state
-                        .replicas
-                        .retain(|r| !(&r.datanode == datanode && r.storage == storage));
-                    state.replicas.iter().any(|r| &r.datanode == datanode)
-                }
-                None => false,
-            };
-            if !still_held {
-                self.unindex(datanode, id);
+        for (id, state) in self.blocks.iter_mut() {
+            if !listed.contains(id) {
+                state
+                    .replicas
+                    .retain(|r| !(&r.datanode == datanode && r.storage == storage));
             }
         }
         let mut accepted = 0;
@@ -355,10 +311,8 @@ impl BlockManager {
 
     /// Forgets every replica on a DataNode (it is gone or re-registered).
     pub fn remove_datanode(&mut self, datanode: &DatanodeUuid) {
-        for id in self.on_node.remove(datanode).unwrap_or_default() {
-            if let Some(state) = self.blocks.get_mut(&id) {
-                state.replicas.retain(|r| &r.datanode != datanode);
-            }
+        for state in self.blocks.values_mut() {
+            state.replicas.retain(|r| &r.datanode != datanode);
         }
     }
 
@@ -546,13 +500,17 @@ impl BlockManager {
             work.scheduled += 1;
         }
         for (id, dn, gs) in excess {
-            self.replica_deleted(&dn, id);
-            self.queue_invalidation(dn, id, gs);
+            if let Some(state) = self.blocks.get_mut(&id) {
+                state.replicas.retain(|r| r.datanode != dn);
+            }
+            self.invalidate.entry(dn).or_default().push((id, gs));
             work.excess_removed += 1;
         }
         for (id, dn, gs) in corrupt {
-            self.replica_deleted(&dn, id);
-            self.queue_invalidation(dn, id, gs);
+            if let Some(state) = self.blocks.get_mut(&id) {
+                state.replicas.retain(|r| r.datanode != dn);
+            }
+            self.invalidate.entry(dn).or_default().push((id, gs));
             work.corrupt_removed += 1;
         }
         work
@@ -567,24 +525,20 @@ impl BlockManager {
         replication_of: &dyn Fn(INodeId) -> Option<usize>,
         alive: &dyn Fn(&DatanodeUuid) -> bool,
     ) -> bool {
-        let Some(held) = self.on_node.get(datanode) else {
-            return true;
-        };
-        held.iter()
-            .filter_map(|id| self.blocks.get(id))
-            .all(|state| {
-                let Some(want) = replication_of(state.file) else {
-                    return false;
-                };
-                let elsewhere = state
-                    .replicas
-                    .iter()
-                    .filter(|r| {
-                        &r.datanode != datanode && r.is_good(state.gs) && alive(&r.datanode)
-                    })
-                    .count();
-                elsewhere >= want
-            })
+        self.blocks.values().all(|state| {
+            if !state.replicas.iter().any(|r| &r.datanode == datanode) {
+                return true;
+            }
+            let Some(want) = replication_of(state.file) else {
+                return false;
+            };
+            let elsewhere = state
+                .replicas
+                .iter()
+                .filter(|r| &r.datanode != datanode && r.is_good(state.gs) && alive(&r.datanode))
+                .count();
+            elsewhere >= want
+        })
     }
 
     /// Every DataNode that may hold a replica of `id`: reported replicas and
@@ -657,7 +611,7 @@ impl BlockManager {
     }
 
     pub fn pending_deletions(&self) -> usize {
-        self.invalidate.values().map(IndexSet::len).sum()
+        self.invalidate.values().map(Vec::len).sum()
     }
 
     pub fn block_count(&self) -> usize {
@@ -668,39 +622,6 @@ impl BlockManager {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn full_report_forgets_only_what_the_node_no_longer_lists() {
-        let mut bm = BlockManager::default();
-        for id in 1..=3 {
-            bm.add_block(BlockId(id), 1, INodeId(10), vec![]);
-            for d in ["a", "b"] {
-                bm.replica_reported(&dn(d), "s", BlockId(id), 1, 5, true);
-            }
-        }
-        // "a" reports blocks 1 and 3 (block 2 vanished) and an unknown 9.
-        let committed = |_: INodeId, _: BlockId| Some((1, 5));
-        let report = [
-            (BlockId(1), 1, 5, true),
-            (BlockId(3), 1, 5, true),
-            (BlockId(9), 1, 5, true),
-        ];
-        assert_eq!(bm.full_report(&dn("a"), "s", &report, &committed), (2, 1));
-        assert_eq!(bm.replica_count(BlockId(2)), 1, "only b holds block 2 now");
-        assert_eq!(bm.replica_count(BlockId(1)), 2);
-        // The index agrees: after "a" goes, blocks 1 and 3 lose one replica
-        // each and block 2 keeps its copy on "b".
-        bm.remove_datanode(&dn("a"));
-        for id in 1..=3 {
-            assert_eq!(bm.replica_count(BlockId(id)), 1, "block {id}");
-        }
-        // A report from "b" listing nothing forgets everything it held.
-        assert_eq!(bm.full_report(&dn("b"), "s", &[], &committed), (0, 0));
-        for id in 1..=3 {
-            assert_eq!(bm.replica_count(BlockId(id)), 0, "block {id}");
-        }
-        assert!(bm.on_node.is_empty());
-    }
 
     #[test]
     fn replication_work_copies_the_most_endangered_first_and_trims_excess() {
