@@ -132,17 +132,13 @@ fn spawn_line(mut cmd: Command) -> (Proc, String) {
     (Proc(child), line)
 }
 
-const DEFINES: [&str; 8] = [
+const DEFINES: [&str; 6] = [
     "-D",
     "dfs.heartbeat.interval=1",
     "-D",
     "dfs.namenode.heartbeat.recheck-interval=500",
     "-D",
     "dfs.namenode.redundancy.interval.seconds=1",
-    // A call sent into the cut link is abandoned after 5 s, not the default
-    // 60 s: the node must be back within the 60 s the test waits for it.
-    "-D",
-    "cairn.datanode.namenode.call-timeout=5000",
 ];
 
 async fn placements(nn: SocketAddr, files: usize) -> Vec<Vec<String>> {
