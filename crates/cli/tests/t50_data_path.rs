@@ -271,3 +271,34 @@ async fn block_locations_lengths_and_a_stopped_datanode() {
         assert!(back[..] == want[..], "{path} after a DataNode stopped");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn appends_at_a_block_boundary_start_a_new_block() {
+    // Goal: appending to a file whose length is an exact multiple of the
+    // block size (the client's first addBlock has no previous block, as
+    // HDFS allows) works, twice in a row, and reads back whole.
+    let cluster = Cluster::start(3, &[]);
+    let c = cluster.nn.client(None);
+    for (replication, blocks) in [(3u32, 1usize), (1, 2)] {
+        let path = format!("/boundary/r{replication}");
+        let mut want = pattern(replication.into(), blocks * BLOCK);
+        write(&c, &path, &want, replication).await;
+        for (i, extra) in [BLOCK, 1000].into_iter().enumerate() {
+            let more = pattern(100 + i as u64, extra);
+            let mut w = c
+                .append(&path)
+                .await
+                .unwrap_or_else(|e| panic!("append {path}: {e}"));
+            w.write_bytes(Bytes::from(more.clone()))
+                .await
+                .unwrap_or_else(|e| panic!("append write {path}: {e}"));
+            w.close()
+                .await
+                .unwrap_or_else(|e| panic!("append close {path}: {e}"));
+            want.extend_from_slice(&more);
+            let got = read_all(&c, &path).await;
+            assert_eq!(got.len(), want.len(), "{path} length after append {i}");
+            assert!(got == want, "{path} content after append {i}");
+        }
+    }
+}

@@ -1220,44 +1220,71 @@ impl Namespace {
             .ok_or_else(|| FsError::FileNotFound(path.clone()))?;
         let blocks = &f.blocks;
         let n = blocks.len();
-        let retried = match previous {
-            Some(p) => n >= 2 && blocks[n - 2].id == p.id,
-            None => n == 1,
+        let last = blocks.last();
+        let previous_is_last = match (previous, last) {
+            (Some(p), Some(l)) => p.id == l.id,
+            (None, None) => true,
+            _ => false,
         };
-        if retried {
-            let block = blocks[n - 1];
-            let offset = blocks[..n - 1].iter().map(|b| b.num_bytes).sum();
-            return Ok((
-                AllocatedBlock {
-                    block,
-                    offset,
-                    file: id,
-                    replication: f.replication,
-                    existing: true,
-                },
-                None,
-            ));
-        }
-        match (previous, blocks.last()) {
-            (Some(p), Some(last)) if p.id == last.id => {}
-            (None, None) => {}
-            (p, last) => {
-                return Err(FsError::Io(format!(
-                    "Cannot allocate a block for {path}: the previous block {:?} does not match the last block {:?}",
-                    p.map(|b| b.id.0),
-                    last.map(|b| b.id.0)
-                )))
+        // The four cases HDFS tells apart when `previous` is not the last
+        // block: (1) the first addBlock of an append that starts at a block
+        // boundary has no previous block, and the last block is full and
+        // complete; (2) a retry of an addBlock whose answer was lost names
+        // the block before the last, and the last is still empty: it gets
+        // that block again; (3) anything else is refused.
+        let append_at_boundary = previous.is_none()
+            && last.is_some_and(|l| l.num_bytes >= f.block_size && is_complete(l));
+        if !previous_is_last && !append_at_boundary {
+            let penultimate = n.checked_sub(2).and_then(|i| blocks.get(i));
+            let retried = match (previous, penultimate) {
+                (Some(p), Some(pen)) => p.id == pen.id,
+                (None, None) => n == 1,
+                _ => false,
+            };
+            match last {
+                Some(block) if retried => {
+                    if block.num_bytes != 0 {
+                        return Err(FsError::Io(format!(
+                            "Request looked like a retry to allocate block {} but it already contains {} bytes",
+                            block.id.0, block.num_bytes
+                        )));
+                    }
+                    let offset = blocks[..n - 1].iter().map(|b| b.num_bytes).sum();
+                    return Ok((
+                        AllocatedBlock {
+                            block: *block,
+                            offset,
+                            file: id,
+                            replication: f.replication,
+                            existing: true,
+                        },
+                        None,
+                    ));
+                }
+                _ => {
+                    return Err(FsError::Io(format!(
+                        "Cannot allocate a block for {path}: the previous block {:?} does not match the last block {:?}",
+                        previous.map(|b| b.id.0),
+                        last.map(|b| b.id.0)
+                    )))
+                }
             }
         }
-        if n >= 2 && !is_complete(&blocks[n - 2]) {
-            return Err(FsError::NotReplicatedYet(format!(
-                "Not replicated yet: {path}"
-            )));
+        // The block before the one being committed must have its minimum
+        // replication (at a boundary append, the committed one is `last`).
+        let settled = if append_at_boundary {
+            n
+        } else {
+            n.saturating_sub(1)
+        };
+        if let Some(before) = settled.checked_sub(1).and_then(|i| blocks.get(i)) {
+            if !is_complete(before) {
+                return Err(FsError::NotReplicatedYet(format!(
+                    "Not replicated yet: {path}"
+                )));
+            }
         }
-        let offset: u64 = blocks[..n.saturating_sub(1)]
-            .iter()
-            .map(|b| b.num_bytes)
-            .sum::<u64>()
+        let offset: u64 = blocks[..settled].iter().map(|b| b.num_bytes).sum::<u64>()
             + previous.map_or(0, |p| p.num_bytes);
         let block = BlockRecord {
             id: BlockId(self.last_block_id + 1),

@@ -538,3 +538,70 @@ fn blocks_are_allocated_committed_and_replayed() {
     let _ = removed_edit;
     assert_eq!(removed.blocks, vec![a1.block.id, a2.block.id]);
 }
+
+#[test]
+fn append_at_a_block_boundary_allocates_after_the_full_last_block() {
+    // Goal: as HDFS's analyzeFileState "case 1": the first addBlock of an
+    // append to a file whose last block is full and complete has no
+    // previous block, and gets a new block after it; a retried addBlock
+    // whose block already holds data, and a previous block that names
+    // nothing of the file, are refused.
+    let mut ns = ns();
+    let c = root();
+    let mut log = Vec::new();
+    let (st, e, _) = ns
+        .create(&c, "/a", 0o644, "w", "m", false, true, 3, 1024, NOW)
+        .expect("create");
+    log.extend(e);
+    let yes = |_: &BlockRecord| true;
+    let mut prev = None;
+    for _ in 0..2 {
+        let (a, e) = ns.add_block("/a", st.id.0, "w", prev, &yes).expect("block");
+        log.extend(e);
+        prev = Some(BlockRecord {
+            num_bytes: 1024,
+            ..a.block
+        });
+    }
+    let (done, e) = ns
+        .complete("/a", 0, "w", prev, NOW + 1, &yes)
+        .expect("complete");
+    assert!(done);
+    log.extend(e);
+    let (_, partial, e) = ns.append(&c, "/a", "w2", "m", false).expect("append");
+    assert!(partial.is_none(), "the last block is full");
+    log.push(e);
+    // The last block lacks its minimum replication: not a boundary append.
+    assert!(ns
+        .add_block("/a", 0, "w2", None, &|_: &BlockRecord| false)
+        .is_err());
+    let (a3, e) = ns
+        .add_block("/a", 0, "w2", None, &yes)
+        .expect("boundary append");
+    assert!(!a3.existing);
+    assert_eq!(a3.offset, 2048);
+    log.extend(e);
+    // A retry naming the full block as previous gets the same, empty block.
+    let (again, e) = ns.add_block("/a", 0, "w2", prev, &yes).expect("retry");
+    assert!(again.existing && e.is_none());
+    assert_eq!(again.block, a3.block);
+    let bogus = BlockRecord {
+        id: BlockId(FIRST_BLOCK_ID + 77),
+        ..a3.block
+    };
+    assert!(matches!(
+        ns.add_block("/a", 0, "w2", Some(bogus), &yes),
+        Err(FsError::Io(_))
+    ));
+    let last = BlockRecord {
+        num_bytes: 5,
+        ..a3.block
+    };
+    let (done, e) = ns
+        .complete("/a", 0, "w2", Some(last), NOW + 2, &yes)
+        .expect("complete");
+    assert!(done);
+    log.extend(e);
+    assert_eq!(stat(&ns, "/a").length, 2053);
+    assert_replays(&ns, &log);
+}
