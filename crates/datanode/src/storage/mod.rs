@@ -23,6 +23,7 @@
 //! `spawn_blocking` or a dedicated thread. The replica map is a std `Mutex`
 //! held only for map updates, never across I/O.
 
+mod create;
 pub mod layout;
 pub mod meta;
 pub mod reader;
@@ -486,64 +487,6 @@ impl Storage {
             shared,
             self.metrics.clone(),
         ))
-    }
-
-    /// Creates a new RBW replica (PIPELINE_SETUP_CREATE, and the receiving
-    /// end of a DataNode-to-DataNode copy). Checksums are stored with the
-    /// client's chunk size and the configured algorithm.
-    ///
-    /// # Errors
-    /// [`StorageError::Exists`] if any replica of the block is present,
-    /// [`StorageError::Io`] if the files cannot be created.
-    pub fn create_rbw(
-        &self,
-        key: &ReplicaKey,
-        gs: GenStamp,
-        client: DataChecksum,
-    ) -> Result<ReplicaWriter, StorageError> {
-        let stored = DataChecksum {
-            kind: self.opts.stored_kind,
-            bytes_per_checksum: if client.kind == ChecksumKind::Null {
-                self.opts.default_bpc
-            } else {
-                client.bytes_per_checksum
-            },
-        };
-        let shared = RbwShared::new(0, None);
-        {
-            let mut map = self.map();
-            if map.contains_key(key) {
-                return Err(StorageError::Exists(key.clone()));
-            }
-            map.insert(
-                key.clone(),
-                Replica {
-                    gs,
-                    state: ReplicaState::Rbw(shared.clone()),
-                    checksum: stored,
-                },
-            );
-        }
-        let result = (|| {
-            let dirs = self.dirs(&key.pool);
-            create_dir_all_durable(&dirs.rbw()).map_err(io_err(&dirs.rbw()))?;
-            let (data_path, meta_path) = self.paths(key, gs, false);
-            let data = open_rw(&data_path, true)?;
-            let meta = open_rw(&meta_path, true)?;
-            meta.write_all_at(&meta::encode_header(&stored), 0)
-                .map_err(io_err(&meta_path))?;
-            Ok(((data_path, meta_path), (data, meta)))
-        })();
-        match result {
-            Ok((paths, handles)) => {
-                shared.take_over();
-                self.writer(key, gs, paths, handles, stored, 0, shared)
-            }
-            Err(e) => {
-                self.map().remove(key);
-                Err(e)
-            }
-        }
     }
 
     /// Moves a finalized replica back to `rbw/` under `new_gs` to be

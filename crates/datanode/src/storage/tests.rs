@@ -71,7 +71,7 @@ fn write_finalize_reopen() {
     s.add_pool(&k.pool).expect("pool");
     let data = bytes(64512 * 2 + 1000, 1);
     let mut w = s
-        .create_rbw(&k, GenStamp(1001), DataChecksum::DEFAULT)
+        .create_rbw(&k, GenStamp(1001), DataChecksum::DEFAULT, false)
         .expect("create");
     for (i, chunk) in data.chunks(64512).enumerate() {
         put(&mut w, (i * 64512) as u64, chunk);
@@ -79,7 +79,7 @@ fn write_finalize_reopen() {
     let fin = s.finalize(w, data.len() as u64, false).expect("finalize");
     assert_eq!(fin.len, data.len() as u64);
     assert!(matches!(
-        s.create_rbw(&k, GenStamp(1002), DataChecksum::DEFAULT),
+        s.create_rbw(&k, GenStamp(1002), DataChecksum::DEFAULT, false),
         Err(StorageError::Exists(_))
     ));
     assert_eq!(read_all(&s, &k), data);
@@ -118,7 +118,7 @@ fn every_write_switch_gives_the_same_files() {
         .expect("open");
         let k = key(7);
         let mut w = s
-            .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT)
+            .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT, false)
             .expect("create");
         // Odd packet sizes, a partial chunk grown over three packets, and a
         // re-sent overlap.
@@ -145,7 +145,7 @@ fn hflush_resend_of_a_partial_chunk_is_accepted() {
     let k = key(9);
     let data = bytes(1000, 3);
     let mut w = s
-        .create_rbw(&k, GenStamp(1003), DataChecksum::DEFAULT)
+        .create_rbw(&k, GenStamp(1003), DataChecksum::DEFAULT, false)
         .expect("create");
     put(&mut w, 0, &data);
     w.publish().expect("publish");
@@ -168,7 +168,7 @@ fn append_recomputes_the_partial_chunk() {
     let k = key(11);
     let first = bytes(1000, 5);
     let mut w = s
-        .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT)
+        .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT, false)
         .expect("create");
     put(&mut w, 0, &first);
     s.finalize(w, 1000, false).expect("finalize");
@@ -199,7 +199,7 @@ fn rbw_recovery_cuts_a_torn_tail() {
     {
         let s = open(dir.path());
         let mut w = s
-            .create_rbw(&k, GenStamp(5), DataChecksum::DEFAULT)
+            .create_rbw(&k, GenStamp(5), DataChecksum::DEFAULT, false)
             .expect("create");
         put(&mut w, 0, &data);
         w.publish().expect("publish");
@@ -250,7 +250,7 @@ fn interrupted_finalize_is_completed_at_start() {
     {
         let s = open(dir.path());
         let mut w = s
-            .create_rbw(&k, GenStamp(3), DataChecksum::DEFAULT)
+            .create_rbw(&k, GenStamp(3), DataChecksum::DEFAULT, false)
             .expect("create");
         put(&mut w, 0, &data);
         w.publish().expect("publish");
@@ -283,7 +283,7 @@ fn usage_counts_our_bytes() {
     let s = open(dir.path());
     let k = key(30);
     let mut w = s
-        .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT)
+        .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT, false)
         .expect("create");
     put(&mut w, 0, &bytes(1024, 1));
     s.finalize(w, 1024, false).expect("finalize");
@@ -299,7 +299,7 @@ fn block_recovery_takes_over_cuts_and_finalizes() {
     let k = key(21);
     let data = bytes(3000, 3);
     let mut w = s
-        .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT)
+        .create_rbw(&k, GenStamp(1), DataChecksum::DEFAULT, false)
         .expect("create");
     put(&mut w, 0, &data);
     drop(w);
@@ -356,4 +356,59 @@ fn block_recovery_takes_over_cuts_and_finalizes() {
     let r = s.get(&k).expect("replica after restart");
     assert_eq!(r.gs, GenStamp(5));
     assert!(matches!(r.state, ReplicaState::Finalized { len: 1500 }));
+}
+
+#[test]
+fn a_transfer_replaces_an_older_replica_as_hdfs_create_temporary() {
+    // Goal: a copy (transfer) with a newer stamp replaces an older
+    // finalized replica; a client's new pipeline does not; the same or an
+    // older stamp is always refused; an older replica still being written
+    // is replaced by a new pipeline too (its writer is stopped).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open(dir.path());
+    let k = key(1073741900);
+    s.add_pool(&k.pool).expect("pool");
+    let old = bytes(3000, 7);
+    let mut w = s
+        .create_rbw(&k, GenStamp(5), DataChecksum::DEFAULT, false)
+        .expect("create");
+    put(&mut w, 0, &old);
+    s.finalize(w, old.len() as u64, false).expect("finalize");
+    let old_meta = dir
+        .path()
+        .join("current/BP-test/finalized/subdir0/subdir0/blk_1073741900_5.meta");
+    assert!(old_meta.exists());
+    for (gs, transfer) in [
+        (GenStamp(6), false),
+        (GenStamp(5), true),
+        (GenStamp(4), true),
+    ] {
+        assert!(
+            matches!(
+                s.create_rbw(&k, gs, DataChecksum::DEFAULT, transfer),
+                Err(StorageError::Exists(_))
+            ),
+            "gs {gs} transfer {transfer} must be refused"
+        );
+    }
+    let new = bytes(5000, 9);
+    let mut w = s
+        .create_rbw(&k, GenStamp(6), DataChecksum::DEFAULT, true)
+        .expect("a newer transfer replaces the finalized replica");
+    assert!(!old_meta.exists(), "the older replica's files are gone");
+    put(&mut w, 0, &new[..1000]);
+    // The copy dies half way; a newer pipeline takes the RBW replica over.
+    drop(w);
+    let mut w = s
+        .create_rbw(&k, GenStamp(7), DataChecksum::DEFAULT, false)
+        .expect("a newer pipeline replaces an RBW replica");
+    put(&mut w, 0, &new);
+    s.finalize(w, new.len() as u64, false).expect("finalize");
+    assert_eq!(read_all(&s, &k), new);
+    assert_eq!(s.get(&k).expect("replica").gs, GenStamp(7));
+    drop(s);
+    let s = open(dir.path());
+    let report = s.report(&k.pool);
+    assert_eq!(report.len(), 1, "one replica after a restart: {report:?}");
+    assert_eq!(report[0].len, new.len() as u64);
 }

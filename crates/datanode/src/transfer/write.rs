@@ -237,8 +237,11 @@ pub(crate) async fn write_block(
     let setup =
         tokio::task::spawn_blocking(move || -> Result<Setup, crate::storage::StorageError> {
             Ok(match stage {
-                Stage::PipelineSetupCreate | Stage::TransferRbw | Stage::TransferFinalized => {
-                    Setup::Writer(storage.create_rbw(&key, gs, client)?)
+                Stage::PipelineSetupCreate => {
+                    Setup::Writer(storage.create_rbw(&key, gs, client, false)?)
+                }
+                Stage::TransferRbw | Stage::TransferFinalized => {
+                    Setup::Writer(storage.create_rbw(&key, gs, client, true)?)
                 }
                 Stage::PipelineSetupAppend => Setup::Writer(storage.append(&key, gs, min)?),
                 Stage::PipelineSetupAppendRecovery | Stage::PipelineSetupStreamingRecovery => {
