@@ -90,6 +90,9 @@ enum Command {
         /// NameNode RPC address.
         #[arg(long, default_value = "127.0.0.1:8020")]
         rpc_address: String,
+        /// Seconds before a DataNode that exited is started again (0: never).
+        #[arg(long, default_value_t = 30)]
+        datanode_restart_delay: u64,
     },
     /// Benchmarks: dfsio, limits, journal (add --json for one JSON object).
     Bench {
@@ -315,10 +318,12 @@ fn main() -> ExitCode {
             datanodes,
             dir,
             rpc_address,
+            datanode_restart_delay,
         } => match up::run(up::UpArgs {
             dir: dir.clone(),
             datanodes: *datanodes,
             rpc_address: rpc_address.clone(),
+            datanode_restart_delay: *datanode_restart_delay,
             passthrough,
         }) {
             Ok(()) => ExitCode::SUCCESS,

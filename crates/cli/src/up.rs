@@ -3,6 +3,13 @@
 //! folder — started in order, announced with its `hdfs://` URL, and stopped
 //! cleanly (SIGTERM to each child, SIGKILL after a deadline) on Ctrl-C or
 //! SIGTERM. Starting again on the same folder brings every file back.
+//!
+//! A DataNode that exits does not take the cluster down: as on a real
+//! cluster the others keep serving, the NameNode notices the loss and
+//! re-replicates, and `cairn up` starts the node again after
+//! `--datanode-restart-delay` seconds (0: never), with a longer delay each
+//! time it exits again soon after a restart. Only the NameNode's exit, or
+//! Ctrl-C/SIGTERM, stops everything.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -20,6 +27,8 @@ pub struct UpArgs {
     pub dir: PathBuf,
     pub datanodes: usize,
     pub rpc_address: String,
+    /// Seconds before a DataNode that exited is started again (0: never).
+    pub datanode_restart_delay: u64,
     /// `--conf` and `-D` arguments to pass on to every child.
     pub passthrough: Vec<String>,
 }
@@ -27,7 +36,22 @@ pub struct UpArgs {
 struct Proc {
     name: String,
     child: Child,
+    /// The arguments it was started with, to start it again.
+    args: Vec<String>,
 }
+
+/// A DataNode that exited, waiting to be started again.
+struct Down {
+    index: usize,
+    /// When to start it again; `None`: never (restart delay 0).
+    restart_at: Option<Instant>,
+}
+
+/// A DataNode that runs this long after a restart has recovered: its next
+/// exit waits the base delay again, not a doubled one.
+const STABLE_AFTER: Duration = Duration::from_secs(120);
+/// The longest wait before starting a DataNode that keeps exiting.
+const MAX_RESTART_DELAY: Duration = Duration::from_secs(600);
 
 fn spawn(
     name: &str,
@@ -67,6 +91,7 @@ fn spawn(
     let proc = Proc {
         name: name.to_string(),
         child,
+        args: args.to_vec(),
     };
     if line.trim().is_empty() {
         let mut p = proc;
@@ -172,7 +197,7 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
                 &args.passthrough,
                 &log_dir,
             )?;
-            println!("{name}: {line}");
+            println!("{name} (pid {}): {line}", dn.child.id());
             procs.push(dn);
         }
         println!(
@@ -182,30 +207,99 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
             log_dir.display()
         );
         println!("Try: cairn dfs -fs {url} -ls /    (Ctrl-C stops the cluster)");
-        wait_for_signal_or_exit(&mut procs)
+        supervise(&mut procs, &args, &log_dir)
     })();
     stop_all(&mut procs);
     println!("Cairn stopped.");
     result
 }
 
-fn wait_for_signal_or_exit(procs: &mut [Proc]) -> anyhow::Result<()> {
+/// Runs until Ctrl-C/SIGTERM (Ok) or the NameNode exits (Err); DataNodes
+/// that exit are reported and started again after the restart delay.
+fn supervise(procs: &mut [Proc], args: &UpArgs, log_dir: &Path) -> anyhow::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let term = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     signal_hook::flag::register(SIGTERM, term.clone())?;
     signal_hook::flag::register(SIGINT, term.clone())?;
+    let base = Duration::from_secs(args.datanode_restart_delay);
+    // Per DataNode: when it was last started, and the delay its next
+    // restart waits.
+    let mut started: Vec<Instant> = vec![Instant::now(); procs.len()];
+    let mut delay: Vec<Duration> = vec![base; procs.len()];
+    let mut down: Vec<Down> = Vec::new();
     loop {
         if term.load(std::sync::atomic::Ordering::Relaxed) {
             return Ok(());
         }
-        for p in procs.iter_mut() {
-            if let Ok(Some(status)) = p.child.try_wait() {
+        for (i, p) in procs.iter_mut().enumerate() {
+            if down.iter().any(|d| d.index == i) {
+                continue;
+            }
+            let Ok(Some(status)) = p.child.try_wait() else {
+                continue;
+            };
+            if i == 0 {
                 bail!(
                     "{} exited unexpectedly ({status}); stopping the cluster",
                     p.name
                 );
             }
+            if started[i].elapsed() >= STABLE_AFTER {
+                delay[i] = base;
+            }
+            if base.is_zero() {
+                eprintln!(
+                    "{} exited ({status}); the cluster keeps serving without it \
+                     (--datanode-restart-delay 0: not restarted)",
+                    p.name
+                );
+                down.push(Down {
+                    index: i,
+                    restart_at: None,
+                });
+            } else {
+                eprintln!(
+                    "{} exited ({status}); the cluster keeps serving without it; \
+                     restarting it in {} s",
+                    p.name,
+                    delay[i].as_secs()
+                );
+                down.push(Down {
+                    index: i,
+                    restart_at: Some(Instant::now() + delay[i]),
+                });
+                delay[i] = (delay[i] * 2).min(MAX_RESTART_DELAY);
+            }
         }
+        let now = Instant::now();
+        let mut still_down = Vec::new();
+        for d in down.drain(..) {
+            if d.restart_at.is_none_or(|at| at > now) {
+                still_down.push(d);
+                continue;
+            }
+            let p = &mut procs[d.index];
+            match spawn(&p.name, &p.args, &args.passthrough, log_dir) {
+                Ok((proc, line)) => {
+                    eprintln!(
+                        "{} (pid {}) started again: {line}",
+                        proc.name,
+                        proc.child.id()
+                    );
+                    *p = proc;
+                    started[d.index] = Instant::now();
+                }
+                Err(e) => {
+                    eprintln!("{e:#}");
+                    still_down.push(Down {
+                        index: d.index,
+                        restart_at: Some(now + delay[d.index]),
+                    });
+                    delay[d.index] = (delay[d.index] * 2).min(MAX_RESTART_DELAY);
+                }
+            }
+        }
+        down = still_down;
         std::thread::sleep(Duration::from_millis(100));
     }
 }

@@ -145,31 +145,6 @@ const DEFINES: [&str; 8] = [
     "cairn.datanode.namenode.call-timeout=5000",
 ];
 
-/// Finalized replicas (data files `blk_<id>`) under a DataNode's directory.
-fn finalized_replicas(dir: &std::path::Path) -> usize {
-    fn walk(d: &std::path::Path, in_finalized: bool) -> usize {
-        let Ok(entries) = std::fs::read_dir(d) else {
-            return 0;
-        };
-        let mut n = 0;
-        for e in entries.flatten() {
-            let path = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
-            if path.is_dir() {
-                n += walk(&path, in_finalized || name == "finalized");
-            } else if in_finalized
-                && name
-                    .strip_prefix("blk_")
-                    .is_some_and(|id| id.bytes().all(|b| b.is_ascii_digit()))
-            {
-                n += 1;
-            }
-        }
-        n
-    }
-    walk(dir, false)
-}
-
 /// The addresses of the DataNodes the NameNode reports live (type LIVE).
 async fn live_addresses(nn: SocketAddr) -> Vec<String> {
     use cairn_proto::hadoop::hdfs as pb;
@@ -351,7 +326,7 @@ async fn a_partitioned_datanode_is_healed_around_and_trimmed_on_return() {
     let blocks = p.len();
     let on_disk = || -> usize {
         (0..4)
-            .map(|i| finalized_replicas(&work.path().join(format!("dn{i}"))))
+            .map(|i| common::finalized_replicas(&work.path().join(format!("dn{i}"))))
             .sum()
     };
     let before = on_disk();

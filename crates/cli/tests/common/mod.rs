@@ -419,3 +419,28 @@ pub fn paused_java_writer(
     assert_eq!(line.trim(), "PAUSED", "unexpected: {line}");
     (child, out)
 }
+
+/// Finalized replicas (data files `blk_<id>`) under a DataNode's directory.
+pub fn finalized_replicas(dir: &std::path::Path) -> usize {
+    fn walk(d: &std::path::Path, in_finalized: bool) -> usize {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            return 0;
+        };
+        let mut n = 0;
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if path.is_dir() {
+                n += walk(&path, in_finalized || name == "finalized");
+            } else if in_finalized
+                && name
+                    .strip_prefix("blk_")
+                    .is_some_and(|id| id.bytes().all(|b| b.is_ascii_digit()))
+            {
+                n += 1;
+            }
+        }
+        n
+    }
+    walk(dir, false)
+}
