@@ -1,0 +1,236 @@
+//! `ClientProtocol` over Hadoop IPC: decodes each request, runs it against
+//! the namespace with the caller's identity, logs the resulting edits to the
+//! journal under the namespace lock, waits outside the lock until they are
+//! durable, and encodes the reply exactly as HDFS does (required proto2
+//! fields always present, optional fields clients depend on filled in).
+//!
+//! This file holds the shared state, the helpers every handler uses (locks,
+//! `mutate`/`read`, the safe-mode check, the caller's identity) and the
+//! dispatch table from method name to handler. The handlers live by area:
+//! `namespace_ops` (metadata queries and changes), `write_path` (writers,
+//! leases, pipelines), `read_path` (block locations), `admin` (cluster
+//! state and dfsadmin calls); `convert` builds the protobuf answers.
+
+mod admin;
+mod convert;
+mod namespace_ops;
+mod read_path;
+mod write_path;
+
+pub use convert::{block_record, to_call_error};
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use cairn_proto::exceptions as ex;
+use cairn_rpc::{CallContext, CallError, Protocol};
+use futures::future::BoxFuture;
+use tracing::debug;
+
+use crate::blocks::BlockManager;
+use crate::config::NameNodeConfig;
+use crate::datanodes::DatanodeManager;
+use crate::journal::{EditLog, TxId};
+use crate::leases::LeaseTable;
+use crate::namespace::permission::Caller;
+use crate::namespace::{Edit, FsError, Namespace, Removed};
+use crate::users::UserDirectory;
+
+use convert::{decode, empty_token};
+
+/// Default storage policy id (HOT), as HDFS reports it.
+const HOT_STORAGE_POLICY_ID: u32 = 7;
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// State shared by every handler of the NameNode.
+pub struct NameNodeState {
+    pub namespace: RwLock<Namespace>,
+    pub leases: Mutex<LeaseTable>,
+    pub journal: Arc<dyn EditLog>,
+    pub users: UserDirectory,
+    pub config: NameNodeConfig,
+    /// Manual safe mode (`setSafeMode ENTER`): mutations are refused.
+    pub safe_mode: AtomicBool,
+    /// Replica locations (lock after `namespace`).
+    pub blocks: Mutex<BlockManager>,
+    /// Registered DataNodes (lock after `blocks`).
+    pub datanodes: Mutex<DatanodeManager>,
+    /// Identity of this namespace, handed to DataNodes.
+    pub block_pool_id: String,
+    pub cluster_id: String,
+    pub namespace_id: u32,
+    /// Varies block placement between calls.
+    pub placement_seed: std::sync::atomic::AtomicU64,
+}
+
+/// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
+/// `dfs.block.invalidate.limit` default).
+pub const INVALIDATE_LIMIT: usize = 1000;
+
+type CallResult = Result<Bytes, CallError>;
+
+impl NameNodeState {
+    pub fn lock_blocks(&self) -> Result<std::sync::MutexGuard<'_, BlockManager>, CallError> {
+        self.blocks
+            .lock()
+            .map_err(|_| CallError::io("block manager lock poisoned"))
+    }
+
+    pub fn lock_datanodes(&self) -> Result<std::sync::MutexGuard<'_, DatanodeManager>, CallError> {
+        self.datanodes
+            .lock()
+            .map_err(|_| CallError::io("datanode manager lock poisoned"))
+    }
+
+    fn min_replication(&self) -> usize {
+        usize::from(self.config.limits.min_replication)
+    }
+
+    /// Drops leases and replicas of what a delete/overwrite removed.
+    fn forget_removed(&self, removed: &Removed) {
+        self.forget_leases(&removed.files);
+        if let Ok(mut b) = self.blocks.lock() {
+            b.remove_blocks(&removed.blocks);
+        }
+    }
+
+    fn caller(&self, ctx: &CallContext) -> Caller {
+        self.users.caller(&ctx.user)
+    }
+
+    fn check_not_safe_mode(&self, what: &str) -> Result<(), CallError> {
+        if let Some(why) = self.journal.failure() {
+            return Err(CallError::remote(
+                ex::SAFE_MODE,
+                format!("Cannot {what}. Name node is in safe mode.\nThe edit log cannot accept changes: {why}"),
+            ));
+        }
+        if self.safe_mode.load(Ordering::Acquire) {
+            return Err(CallError::remote(
+                ex::SAFE_MODE,
+                format!("Cannot {what}. Name node is in safe mode.\nIt was turned on manually. Use \"hdfs dfsadmin -safemode leave\" to turn safe mode off."),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs a mutation under the write lock, logs its edits while still
+    /// holding it (txids follow apply order), then waits outside the lock
+    /// until the journal has made them durable.
+    pub(crate) async fn mutate<T>(
+        self: &Arc<Self>,
+        what: &str,
+        f: impl FnOnce(&mut Namespace) -> Result<(T, Vec<Edit>), FsError>,
+    ) -> Result<T, CallError> {
+        self.check_not_safe_mode(what)?;
+        let (value, txid): (T, Option<TxId>) = {
+            let mut ns = self
+                .namespace
+                .write()
+                .map_err(|_| CallError::io("namespace lock poisoned"))?;
+            let (value, edits) = f(&mut ns).map_err(to_call_error)?;
+            let txid = (!edits.is_empty()).then(|| self.journal.append(&edits));
+            (value, txid)
+        };
+        if let Some(txid) = txid {
+            self.journal
+                .wait_durable(txid)
+                .await
+                .map_err(|e| CallError::io(e.to_string()))?;
+        }
+        Ok(value)
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Namespace) -> Result<T, FsError>) -> Result<T, CallError> {
+        let ns = self
+            .namespace
+            .read()
+            .map_err(|_| CallError::io("namespace lock poisoned"))?;
+        f(&ns).map_err(to_call_error)
+    }
+
+    async fn dispatch(self: Arc<Self>, ctx: CallContext, method: &str, req: Bytes) -> CallResult {
+        let caller = self.caller(&ctx);
+        match method {
+            "getFileInfo" | "getFileLinkInfo" | "getLocatedFileInfo" => {
+                self.get_file_info(&caller, decode(&req)?)
+            }
+            "getListing" => self.get_listing(&caller, decode(&req)?),
+            "getBlockLocations" => self.get_block_locations(&caller, &ctx, decode(&req)?),
+            "getServerDefaults" => self.get_server_defaults(),
+            "getContentSummary" => self.get_content_summary(&caller, decode(&req)?),
+            "getQuotaUsage" => self.get_quota_usage(&caller, decode(&req)?),
+            "reportBadBlocks" => self.client_report_bad_blocks(decode(&req)?),
+            "getFsStats" => self.get_fs_stats(),
+            "getDatanodeReport" => self.get_datanode_report(decode(&req)?),
+            "getDatanodeStorageReport" => self.get_datanode_storage_report(),
+            "getPreferredBlockSize" => self.get_preferred_block_size(&caller, decode(&req)?),
+            "isFileClosed" => self.is_file_closed(&caller, decode(&req)?),
+            "getStoragePolicies" => self.get_storage_policies(),
+            "getStoragePolicy" => self.get_storage_policy(&caller, decode(&req)?),
+            "getErasureCodingPolicies" => self.get_erasure_coding_policies(),
+            "getErasureCodingPolicy" => self.get_erasure_coding_policy(&caller, decode(&req)?),
+            "getEnclosingRoot" => self.get_enclosing_root(),
+            "getAclStatus" => self.get_acl_status(&caller, decode(&req)?),
+            "checkAccess" => self.check_access(&caller, decode(&req)?),
+            "msync" => self.msync(),
+            "getHAServiceState" => self.get_ha_service_state(),
+            "setSafeMode" => self.set_safe_mode(&caller, decode(&req)?),
+            "saveNamespace" => self.save_namespace(),
+            "refreshNodes" => self.refresh_nodes(&caller),
+            "mkdirs" => self.mkdirs(&caller, decode(&req)?).await,
+            "delete" => self.delete(&caller, decode(&req)?).await,
+            "rename" => self.rename(&caller, decode(&req)?).await,
+            "rename2" => self.rename2(&caller, decode(&req)?).await,
+            "setPermission" => self.set_permission(&caller, decode(&req)?).await,
+            "setOwner" => self.set_owner(&caller, decode(&req)?).await,
+            "setTimes" => self.set_times(&caller, decode(&req)?).await,
+            "setReplication" => self.set_replication(&caller, decode(&req)?).await,
+            "create" => self.create(&caller, &ctx, decode(&req)?).await,
+            "complete" => self.complete(decode(&req)?).await,
+            "renewLease" => self.renew_lease(decode(&req)?),
+            "recoverLease" => self.recover_lease(&caller, decode(&req)?).await,
+            "fsync" => self.fsync(decode(&req)?).await,
+            "abandonBlock" => self.abandon_block(decode(&req)?).await,
+            "addBlock" => self.add_block(&ctx, decode(&req)?).await,
+            "append" => self.append(&caller, &ctx, decode(&req)?).await,
+            "updateBlockForPipeline" => self.update_block_for_pipeline(decode(&req)?).await,
+            "updatePipeline" => self.update_pipeline(decode(&req)?).await,
+            "getAdditionalDatanode" => self.get_additional_datanode(decode(&req)?),
+            other => {
+                debug!(method = other, "unknown ClientProtocol method");
+                let _ = empty_token();
+                Err(CallError::NoSuchMethod(other.to_string()))
+            }
+        }
+    }
+}
+
+/// The `ClientProtocol` endpoint.
+pub struct ClientProtocolService {
+    pub state: Arc<NameNodeState>,
+}
+
+impl Protocol for ClientProtocolService {
+    fn name(&self) -> &str {
+        cairn_proto::protocols::CLIENT_PROTOCOL
+    }
+
+    fn call(
+        self: Arc<Self>,
+        ctx: CallContext,
+        method: String,
+        request: Bytes,
+    ) -> BoxFuture<'static, CallResult> {
+        let state = self.state.clone();
+        Box::pin(async move { state.dispatch(ctx, &method, request).await })
+    }
+}

@@ -1,0 +1,129 @@
+//! `ClientProtocol` calls a reader makes: where the blocks of a file are
+//! (`getBlockLocations`, nearest replica first), the server defaults a
+//! client reads before it starts, and `reportBadBlocks` when a replica
+//! fails its checksum (the DataNode protocol reports through the same
+//! function).
+
+use cairn_proto::hadoop::hdfs as pb;
+use cairn_rpc::{CallContext, CallError};
+
+use super::convert::encode;
+use super::{CallResult, NameNodeState, HOT_STORAGE_POLICY_ID};
+use crate::datanodes::DatanodeUuid;
+use crate::namespace::permission::Caller;
+use crate::namespace::BlockId;
+
+impl NameNodeState {
+    /// `getBlockLocations`.
+    pub(super) fn get_block_locations(
+        &self,
+        caller: &Caller,
+        ctx: &CallContext,
+        r: pb::GetBlockLocationsRequestProto,
+    ) -> CallResult {
+        let (st, blocks) = self.read(|ns| {
+            let st = ns.open_for_read(caller, &r.src)?;
+            Ok((st.clone(), ns.blocks_of(st.id).to_vec()))
+        })?;
+        let bm = self.lock_blocks()?;
+        let dns = self.lock_datanodes()?;
+        let client_ip = Some(ctx.remote_addr.ip());
+        let end = r.offset.saturating_add(r.length);
+        let mut located = Vec::new();
+        let mut pos = 0u64;
+        let n = blocks.len();
+        let mut last_located = None;
+        for (i, b) in blocks.iter().enumerate() {
+            let is_last = i + 1 == n;
+            let overlaps = pos < end
+                && (pos + b.num_bytes > r.offset
+                    || (is_last && st.under_construction && pos >= r.offset));
+            if overlaps || is_last {
+                let mut lb = self.located_block(b, pos, &bm.locations(b.id), &dns, client_ip);
+                // Only corrupt replicas left: hand them out, marked.
+                lb.corrupt = bm.all_corrupt(b.id);
+                if is_last {
+                    last_located = Some(lb.clone());
+                }
+                if overlaps && r.length > 0 {
+                    located.push(lb);
+                }
+            }
+            pos += b.num_bytes;
+        }
+        // For a file being written, the length excludes the last block.
+        let file_length = if st.under_construction {
+            blocks[..n.saturating_sub(1)]
+                .iter()
+                .map(|b| b.num_bytes)
+                .sum()
+        } else {
+            st.length
+        };
+        encode(&pb::GetBlockLocationsResponseProto {
+            locations: Some(pb::LocatedBlocksProto {
+                file_length,
+                blocks: located,
+                under_construction: st.under_construction,
+                last_block: last_located,
+                is_last_block_complete: !st.under_construction && n > 0,
+                ..Default::default()
+            }),
+        })
+    }
+
+    /// `getServerDefaults`.
+    pub(super) fn get_server_defaults(&self) -> CallResult {
+        encode(&pb::GetServerDefaultsResponseProto {
+            server_defaults: self.server_defaults(),
+        })
+    }
+
+    /// `reportBadBlocks`.
+    pub(super) fn client_report_bad_blocks(
+        &self,
+        r: pb::ReportBadBlocksRequestProto,
+    ) -> CallResult {
+        self.report_bad_blocks(&r.blocks, "client")?;
+        encode(&pb::ReportBadBlocksResponseProto {})
+    }
+
+    /// `reportBadBlocks` (ClientProtocol and DatanodeProtocol): marks the
+    /// replica of each block on each listed DataNode corrupt.
+    ///
+    /// # Errors
+    /// A poisoned block manager lock.
+    pub(crate) fn report_bad_blocks(
+        &self,
+        blocks: &[pb::LocatedBlockProto],
+        from: &str,
+    ) -> Result<(), CallError> {
+        let mut bm = self.lock_blocks()?;
+        for lb in blocks {
+            let id = BlockId(lb.b.block_id);
+            for loc in &lb.locs {
+                let dn = DatanodeUuid(loc.id.datanode_uuid.clone());
+                let outcome = bm.mark_corrupt(&dn, id);
+                tracing::warn!(block = %id, datanode = %dn, reporter = from, ?outcome, "replica reported corrupt");
+            }
+        }
+        Ok(())
+    }
+
+    fn server_defaults(&self) -> pb::FsServerDefaultsProto {
+        let c = &self.config;
+        pb::FsServerDefaultsProto {
+            block_size: c.block_size,
+            bytes_per_checksum: c.bytes_per_checksum,
+            write_packet_size: c.write_packet_size,
+            replication: u32::from(c.replication),
+            file_buffer_size: c.file_buffer_size,
+            encrypt_data_transfer: Some(false),
+            trash_interval: Some(c.trash_interval_minutes),
+            checksum_type: Some(pb::ChecksumTypeProto::ChecksumCrc32c as i32),
+            key_provider_uri: Some(String::new()),
+            policy_id: Some(HOT_STORAGE_POLICY_ID),
+            snapshot_trash_root_enabled: Some(false),
+        }
+    }
+}

@@ -1,0 +1,578 @@
+//! `ClientProtocol` calls a writer makes, from `create`/`append` to
+//! `complete`: block allocation (`addBlock`, `abandonBlock`), `fsync`,
+//! pipeline recovery (`updateBlockForPipeline`, `updatePipeline`,
+//! `getAdditionalDatanode`) and leases (`renewLease`, `recoverLease`). Lease
+//! recovery lives here too: starting it for a file whose writer is gone,
+//! the DataNodes' `commitBlockSynchronization` that ends it, and the answer
+//! to a create/append that finds a lease past its soft limit.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use cairn_proto::exceptions as ex;
+use cairn_proto::hadoop::hdfs as pb;
+use cairn_rpc::{CallContext, CallError};
+
+use super::convert::{block_record, encode, status_proto};
+use super::{now_ms, CallResult, NameNodeState};
+use crate::datanodes::{DatanodeUuid, PlacementRequest};
+use crate::namespace::permission::Caller;
+use crate::namespace::{BlockId, Edit, FsError};
+
+const CREATE_FLAG_OVERWRITE: u32 = 0x02;
+
+impl NameNodeState {
+    /// `create`.
+    pub(super) async fn create(
+        self: &Arc<Self>,
+        caller: &Caller,
+        ctx: &CallContext,
+        r: pb::CreateRequestProto,
+    ) -> CallResult {
+        let perm = (r.masked.perm & 0o7777) as u16;
+        let overwrite = r.create_flag & CREATE_FLAG_OVERWRITE != 0;
+        let repl = u16::try_from(r.replication).unwrap_or(u16::MAX);
+        let machine = ctx.remote_addr.ip().to_string();
+        let now = now_ms();
+        let client = r.client_name.clone();
+        let (st, removed) = self
+            .mutate(&format!("create file{}", r.src), |ns| {
+                let (st, edits, removed) = ns.create(
+                    caller,
+                    &r.src,
+                    perm,
+                    &client,
+                    &machine,
+                    overwrite,
+                    r.create_parent,
+                    repl,
+                    r.block_size,
+                    now,
+                )?;
+                Ok(((st, removed), edits))
+            })
+            .await
+            .map_err(|e| self.after_lease_conflict(e, &r.src, "CREATE_FILE", &client, &machine))?;
+        self.forget_removed(&removed);
+        if let Ok(mut leases) = self.leases.lock() {
+            leases.add(&r.client_name, st.id, std::time::Instant::now());
+        }
+        encode(&pb::CreateResponseProto {
+            fs: Some(status_proto(&st, false)),
+        })
+    }
+
+    /// `complete`.
+    pub(super) async fn complete(self: &Arc<Self>, r: pb::CompleteRequestProto) -> CallResult {
+        let last = r.last.as_ref().map(block_record);
+        let now = now_ms();
+        let file_id = r.file_id.unwrap_or(0);
+        let min = self.min_replication();
+        let state = self.clone();
+        let (done, id) = self
+            .mutate(&format!("complete file {}", r.src), |ns| {
+                let (id, _) = ns.resolve_file(&r.src, file_id)?;
+                let bm = state
+                    .blocks
+                    .lock()
+                    .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+                let (done, edit) =
+                    ns.complete(&r.src, file_id, &r.client_name, last, now, &|b| {
+                        bm.is_complete(b, min)
+                    })?;
+                Ok(((done, id), edit.into_iter().collect()))
+            })
+            .await?;
+        if done {
+            if let Ok(mut leases) = self.leases.lock() {
+                leases.remove_file(&r.client_name, id);
+            }
+        }
+        encode(&pb::CompleteResponseProto { result: done })
+    }
+
+    /// `renewLease`.
+    pub(super) fn renew_lease(&self, r: pb::RenewLeaseRequestProto) -> CallResult {
+        self.check_not_safe_mode(&format!("renew lease for {}", r.client_name))?;
+        if let Ok(mut leases) = self.leases.lock() {
+            leases.renew(&r.client_name, std::time::Instant::now());
+        }
+        encode(&pb::RenewLeaseResponseProto {})
+    }
+
+    /// `recoverLease`.
+    pub(super) async fn recover_lease(
+        self: &Arc<Self>,
+        caller: &Caller,
+        r: pb::RecoverLeaseRequestProto,
+    ) -> CallResult {
+        // As HDFS: true when the file is closed; otherwise start
+        // lease recovery (block recovery on the DataNodes when the
+        // last block has replicas) and answer false until it is.
+        let (file, open) = self.read(|ns| {
+            let st = ns.open_for_read(caller, &r.src)?;
+            Ok((st.id, st.under_construction))
+        })?;
+        if !open {
+            return encode(&pb::RecoverLeaseResponseProto { result: true });
+        }
+        let already = self.lock_blocks()?.recovery_pending(file);
+        if !already {
+            self.recover_file_lease(file).await?;
+        }
+        let closed = self.read(|ns| Ok(ns.writer_of(file).is_none()))?;
+        encode(&pb::RecoverLeaseResponseProto { result: closed })
+    }
+
+    /// `fsync`.
+    pub(super) async fn fsync(self: &Arc<Self>, r: pb::FsyncRequestProto) -> CallResult {
+        let len = r.last_block_length.filter(|l| *l > 0).map(|l| l as u64);
+        let file_id = r.file_id.unwrap_or(0);
+        self.mutate(&format!("fsync {}", r.src), |ns| {
+            Ok((
+                (),
+                ns.fsync(&r.src, file_id, &r.client, len)?
+                    .into_iter()
+                    .collect(),
+            ))
+        })
+        .await?;
+        encode(&pb::FsyncResponseProto {})
+    }
+
+    /// `abandonBlock`.
+    pub(super) async fn abandon_block(
+        self: &Arc<Self>,
+        r: pb::AbandonBlockRequestProto,
+    ) -> CallResult {
+        let file_id = r.file_id.unwrap_or(0);
+        let block = BlockId(r.b.block_id);
+        let abandoned = self
+            .mutate(&format!("abandon block of {}", r.src), |ns| {
+                let e = ns.abandon_block(&r.src, file_id, &r.holder, block)?;
+                Ok((e.is_some(), e.into_iter().collect()))
+            })
+            .await?;
+        if abandoned {
+            self.lock_blocks()?.remove_blocks(&[block]);
+        }
+        encode(&pb::AbandonBlockResponseProto {})
+    }
+
+    /// `append`.
+    pub(super) async fn append(
+        self: &Arc<Self>,
+        caller: &Caller,
+        ctx: &CallContext,
+        r: pb::AppendRequestProto,
+    ) -> CallResult {
+        // CreateFlag bits: APPEND 0x04, NEW_BLOCK 0x20.
+        let new_block = r.flag.unwrap_or(0) & 0x20 != 0;
+        let machine = ctx.remote_addr.ip().to_string();
+        let (st, partial) = self
+            .mutate(&format!("append to {}", r.src), |ns| {
+                let (st, partial, edit) =
+                    ns.append(caller, &r.src, &r.client_name, &machine, new_block)?;
+                Ok(((st, partial), vec![edit]))
+            })
+            .await
+            .map_err(|e| {
+                self.after_lease_conflict(e, &r.src, "APPEND_FILE", &r.client_name, &machine)
+            })?;
+        if let Ok(mut leases) = self.leases.lock() {
+            leases.add(&r.client_name, st.id, std::time::Instant::now());
+        }
+        let block = match partial {
+            Some(b) => {
+                let bm = self.lock_blocks()?;
+                let dns = self.lock_datanodes()?;
+                let offset = st.length - b.num_bytes;
+                Some(self.located_block(
+                    &b,
+                    offset,
+                    &bm.locations(b.id),
+                    &dns,
+                    Some(ctx.remote_addr.ip()),
+                ))
+            }
+            None => None,
+        };
+        encode(&pb::AppendResponseProto {
+            block,
+            stat: Some(status_proto(&st, false)),
+        })
+    }
+
+    /// `updateBlockForPipeline`.
+    pub(super) async fn update_block_for_pipeline(
+        self: &Arc<Self>,
+        r: pb::UpdateBlockForPipelineRequestProto,
+    ) -> CallResult {
+        let id = BlockId(r.block.block_id);
+        let file = self
+            .lock_blocks()?
+            .file_of(id)
+            .ok_or_else(|| CallError::io(format!("Unknown block {id}")))?;
+        let updated = self
+            .mutate(&format!("update block {id}"), |ns| {
+                let (b, edit) = ns.bump_generation_stamp(file, &r.client_name, id)?;
+                Ok((b, vec![edit]))
+            })
+            .await?;
+        let dns = self.lock_datanodes()?;
+        let mut lb = self.located_block(&updated, 0, &[], &dns, None);
+        // HDFS sends offset -1 here.
+        lb.offset = u64::MAX;
+        encode(&pb::UpdateBlockForPipelineResponseProto { block: lb })
+    }
+
+    /// `updatePipeline`.
+    pub(super) async fn update_pipeline(
+        self: &Arc<Self>,
+        r: pb::UpdatePipelineRequestProto,
+    ) -> CallResult {
+        let new = block_record(&r.new_block);
+        let file = self
+            .lock_blocks()?
+            .file_of(new.id)
+            .ok_or_else(|| CallError::io(format!("Unknown block {}", new.id)))?;
+        self.mutate(&format!("update pipeline of {}", new.id), |ns| {
+            Ok(((), vec![ns.update_pipeline(file, &r.client_name, new)?]))
+        })
+        .await?;
+        let nodes = r
+            .new_nodes
+            .iter()
+            .map(|n| DatanodeUuid(n.datanode_uuid.clone()))
+            .collect();
+        self.lock_blocks()?
+            .update_generation_stamp(new.id, new.gs, Some(nodes));
+        encode(&pb::UpdatePipelineResponseProto {})
+    }
+
+    /// `getAdditionalDatanode`.
+    pub(super) fn get_additional_datanode(
+        &self,
+        r: pb::GetAdditionalDatanodeRequestProto,
+    ) -> CallResult {
+        let mut excluded: std::collections::HashSet<String> = r
+            .excludes
+            .iter()
+            .chain(r.existings.iter())
+            .flat_map(|d| {
+                [
+                    format!("{}:{}", d.id.ip_addr, d.id.xfer_port),
+                    d.id.datanode_uuid.clone(),
+                ]
+            })
+            .collect();
+        excluded.retain(|s| !s.is_empty());
+        let dns = self.lock_datanodes()?;
+        let now = std::time::Instant::now();
+        let extra = dns.choose_targets(
+            &PlacementRequest {
+                want: r.num_additional_nodes as usize,
+                excluded: &excluded,
+                favored: &[],
+                writer_ip: None,
+                block_size: 0,
+                seed: self
+                    .placement_seed
+                    .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed),
+            },
+            now,
+        );
+        if extra.len() < r.num_additional_nodes as usize {
+            return Err(CallError::io(format!(
+                "Failed to find {} additional datanode(s) for {} (found {})",
+                r.num_additional_nodes,
+                r.src,
+                extra.len()
+            )));
+        }
+        let mut locs: Vec<(DatanodeUuid, Option<String>)> = r
+            .existings
+            .iter()
+            .zip(
+                r.existing_storage_uuids
+                    .iter()
+                    .map(Some)
+                    .chain(std::iter::repeat(None)),
+            )
+            .map(|(d, s)| (DatanodeUuid(d.id.datanode_uuid.clone()), s.cloned()))
+            .collect();
+        locs.extend(extra.into_iter().map(|d| (d, None)));
+        let b = block_record(&r.blk);
+        encode(&pb::GetAdditionalDatanodeResponseProto {
+            block: self.located_block(&b, 0, &locs, &dns, None),
+        })
+    }
+
+    /// `addBlock`.
+    pub(super) async fn add_block(
+        self: Arc<Self>,
+        ctx: &CallContext,
+        r: pb::AddBlockRequestProto,
+    ) -> CallResult {
+        let file_id = r.file_id.unwrap_or(0);
+        let previous = r.previous.as_ref().map(block_record);
+        let excluded: std::collections::HashSet<String> = r
+            .exclude_nodes
+            .iter()
+            .flat_map(|d| {
+                [
+                    format!("{}:{}", d.id.ip_addr, d.id.xfer_port),
+                    d.id.datanode_uuid.clone(),
+                ]
+            })
+            .collect();
+        let min = self.min_replication();
+        let seed = self
+            .placement_seed
+            .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+        let writer_ip = Some(ctx.remote_addr.ip());
+        let state = self.clone();
+        let (alloc, targets) = self
+            .mutate(&format!("add block to {}", r.src), |ns| {
+                let mut bm = state
+                    .blocks
+                    .lock()
+                    .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+                let dns = state
+                    .datanodes
+                    .lock()
+                    .map_err(|_| FsError::Io("datanode manager lock poisoned".into()))?;
+                // Choose targets before allocating, so a cluster without room
+                // allocates nothing.
+                let (fid, _) = ns.resolve_file(&r.src, file_id)?;
+                let block_size = ns.inode(fid).and_then(|n| n.file()).map_or(0, |f| f.block_size);
+                let replication = ns
+                    .inode(fid)
+                    .and_then(|n| n.file())
+                    .map_or(1, |f| usize::from(f.replication));
+                let (alloc, edit) = ns.add_block(&r.src, file_id, &r.client_name, previous, &|b| {
+                    bm.is_complete(b, min)
+                })?;
+                if alloc.existing {
+                    let targets = bm.locations(alloc.block.id).into_iter().map(|(d, _)| d).collect();
+                    return Ok(((alloc, targets), Vec::new()));
+                }
+                let now = std::time::Instant::now();
+                let targets = dns.choose_targets(
+                    &PlacementRequest {
+                        want: replication,
+                        excluded: &excluded,
+                        favored: &r.favored_nodes,
+                        writer_ip,
+                        block_size,
+                        seed,
+                    },
+                    now,
+                );
+                if targets.len() < min {
+                    // Undo the allocation: nothing was logged yet.
+                    if let Some(Edit::AddBlock { path, block, .. }) = &edit {
+                        let undo = Edit::AbandonBlock {
+                            path: path.clone(),
+                            block: block.id,
+                        };
+                        let _ = ns.apply(&undo);
+                    }
+                    return Err(FsError::Io(format!(
+                        "File {} could only be written to {} of the {min} minReplication nodes. There are {} datanode(s) running and {} node(s) are excluded in this operation.",
+                        r.src,
+                        targets.len(),
+                        dns.live(now).len(),
+                        r.exclude_nodes.len()
+                    )));
+                }
+                bm.add_block(alloc.block.id, alloc.block.gs, alloc.file, targets.clone());
+                Ok(((alloc, targets), edit.into_iter().collect()))
+            })
+            .await?;
+        let dns = self.lock_datanodes()?;
+        let locs: Vec<(DatanodeUuid, Option<String>)> =
+            targets.into_iter().map(|d| (d, None)).collect();
+        // The pipeline keeps the order placement chose (writer's node first).
+        let mut lb = self.located_block(&alloc.block, alloc.offset, &locs, &dns, None);
+        lb.b.num_bytes = Some(0);
+        encode(&pb::AddBlockResponseProto { block: lb })
+    }
+
+    /// Lease recovery for `file` (its writer is gone): closes it at once
+    /// when there is nothing to recover, else stamps its last block with a
+    /// recovery id and asks a DataNode holding it to make the replicas
+    /// agree (BlockRecoveryCommand with its next heartbeat).
+    ///
+    /// # Errors
+    /// When the namespace or the journal fails.
+    pub async fn recover_file_lease(
+        self: &Arc<Self>,
+        file: crate::namespace::INodeId,
+    ) -> Result<(), CallError> {
+        let now = now_ms();
+        let state = self.clone();
+        let queued = self
+            .mutate("recover a lease", |ns| {
+                let bm = state
+                    .blocks
+                    .lock()
+                    .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+                let dns = state
+                    .datanodes
+                    .lock()
+                    .map_err(|_| FsError::Io("datanode manager lock poisoned".into()))?;
+                let Some(last) = ns.blocks_of(file).last().copied() else {
+                    return Ok((None, ns.close_abandoned(file, now)?));
+                };
+                let instant = std::time::Instant::now();
+                let holders: Vec<DatanodeUuid> = bm
+                    .candidate_holders(last.id)
+                    .into_iter()
+                    .filter(|d| dns.is_alive(d, instant))
+                    .collect();
+                if holders.is_empty() {
+                    return Ok((None, ns.close_abandoned(file, now)?));
+                }
+                let Some((old, new, edit)) = ns.begin_block_recovery(file)? else {
+                    return Ok((None, ns.close_abandoned(file, now)?));
+                };
+                Ok((Some((old, new.gs, holders)), vec![edit]))
+            })
+            .await?;
+        if let Ok(mut leases) = self.leases.lock() {
+            leases.remove_file_any(file);
+        }
+        if let Some((old, new_gs, holders)) = queued {
+            tracing::info!(block = %old.id, new_gs, primary = %holders[0], "lease recovery: block recovery queued");
+            self.lock_blocks()?.queue_recovery(
+                holders[0].clone(),
+                crate::blocks::Recovery {
+                    block: old,
+                    new_gs,
+                    locations: holders,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// commitBlockSynchronization: the DataNodes agreed on the last block
+    /// of a file under lease recovery; record it and close the file.
+    ///
+    /// # Errors
+    /// When the block is unknown or the journal fails.
+    pub async fn commit_block_synchronization(
+        self: &Arc<Self>,
+        r: &pb::CommitBlockSynchronizationRequestProto,
+    ) -> Result<(), CallError> {
+        let id = BlockId(r.block.block_id);
+        let file = self.lock_blocks()?.file_of(id).ok_or_else(|| {
+            CallError::io(format!("commitBlockSynchronization of unknown block {id}"))
+        })?;
+        let now = now_ms();
+        self.mutate("commit block synchronization", |ns| {
+            Ok((
+                (),
+                ns.commit_block_synchronization(
+                    file,
+                    id,
+                    r.new_gen_stamp,
+                    r.new_length,
+                    r.delete_block,
+                    now,
+                )?,
+            ))
+        })
+        .await?;
+        let mut bm = self.lock_blocks()?;
+        bm.recovery_done(file);
+        if r.delete_block {
+            bm.remove_blocks(&[id]);
+        } else {
+            let targets: Vec<DatanodeUuid> = r
+                .new_targets
+                .iter()
+                .map(|t| DatanodeUuid(t.datanode_uuid.clone()))
+                .collect();
+            bm.update_generation_stamp(id, r.new_gen_stamp, Some(targets.clone()));
+            for (i, t) in targets.iter().enumerate() {
+                let storage = r.new_target_storages.get(i).cloned().unwrap_or_default();
+                bm.replica_reported(t, &storage, id, r.new_gen_stamp, r.new_length, true);
+            }
+        }
+        if let Ok(mut leases) = self.leases.lock() {
+            leases.remove_file_any(file);
+        }
+        tracing::info!(block = %id, length = r.new_length, gs = r.new_gen_stamp, "lease recovery: block synchronized, file closed");
+        Ok(())
+    }
+
+    /// Another client's create/append hit a file still open by a writer.
+    /// If that writer's lease is past the soft limit, start recovering the
+    /// file and tell the caller to try again later, as HDFS does; else pass
+    /// the error on.
+    fn after_lease_conflict(
+        self: &Arc<Self>,
+        e: CallError,
+        src: &str,
+        op: &str,
+        client: &str,
+        machine: &str,
+    ) -> CallError {
+        if !matches!(&e, CallError::Remote { class, .. } if class == ex::ALREADY_BEING_CREATED) {
+            return e;
+        }
+        let su = Caller::superuser(self.users.superuser());
+        let holder = self
+            .read(|ns| {
+                let st = ns.get_file_info(&su, src)?;
+                Ok(st.and_then(|st| {
+                    ns.writer_of(st.id)
+                        .map(|uc| (st.id, uc.client_name.clone()))
+                }))
+            })
+            .ok()
+            .flatten();
+        let Some((file, holder)) = holder else {
+            return e;
+        };
+        if holder == client {
+            return e;
+        }
+        let renewed = self
+            .leases
+            .lock()
+            .ok()
+            .and_then(|l| l.last_renewed(&holder));
+        let expired = renewed.is_none_or(|t| t.elapsed() > self.config.lease_soft_limit);
+        if !expired {
+            return e;
+        }
+        let pending = self
+            .blocks
+            .lock()
+            .map(|b| b.recovery_pending(file))
+            .unwrap_or(true);
+        if !pending {
+            let state = self.clone();
+            tokio::spawn(async move {
+                if let Err(err) = state.recover_file_lease(file).await {
+                    tracing::warn!(%file, error = %err, "lease recovery after the soft limit failed");
+                }
+            });
+        }
+        CallError::remote(
+            ex::RECOVERY_IN_PROGRESS,
+            format!("Failed to {op} {src} for {client} on {machine} because lease recovery is in progress. Try again later."),
+        )
+    }
+
+    pub(super) fn forget_leases(&self, files: &[crate::namespace::INodeId]) {
+        if let Ok(mut leases) = self.leases.lock() {
+            for f in files {
+                leases.remove_file_any(*f);
+            }
+        }
+    }
+}
