@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerate the golden transcript(s) expected/<name>.txt from REAL Apache HDFS 3.4.1.
+# Regenerate the golden transcript(s) expected/<name>.txt from REAL Apache HDFS 3.4.1
+# (the FsShell scripts, and the kit programs listed in PROGRAMS below).
 #
 #   tests/java/regenerate-golden.sh [SCRIPT_NAME...]     (default: every scripts/*.txt)
 #
@@ -94,17 +95,32 @@ if ! grep -q '^READY ' "$WORK/minidfs.out"; then
 fi
 URL="hdfs://127.0.0.1:$NN_PORT"
 
-for n in "${NAMES[@]}"; do
+# record NAME CMD...: runs CMD twice against the cluster; if both transcripts
+# are identical (determinism), writes expected/NAME.txt.
+record() {
+  local name="$1"
+  shift
   for run in 1 2; do
-    echo "regenerate-golden: $n, run $run against $URL" >&2
-    "$HERE/run.sh" --fs "$URL" --script "$HERE/scripts/$n.txt" > "$WORK/$n.$run.txt"
+    echo "regenerate-golden: $name, run $run against $URL" >&2
+    "$@" > "$WORK/$name.$run.txt"
   done
-  if ! cmp -s "$WORK/$n.1.txt" "$WORK/$n.2.txt"; then
-    diff -u "$WORK/$n.1.txt" "$WORK/$n.2.txt" >&2 || true
-    echo "regenerate-golden: $n: the two runs differ; golden NOT written" >&2
+  if ! cmp -s "$WORK/$name.1.txt" "$WORK/$name.2.txt"; then
+    diff -u "$WORK/$name.1.txt" "$WORK/$name.2.txt" >&2 || true
+    echo "regenerate-golden: $name: the two runs differ; golden NOT written" >&2
     exit 1
   fi
   mkdir -p "$HERE/expected"
-  cp "$WORK/$n.1.txt" "$HERE/expected/$n.txt"
-  echo "regenerate-golden: wrote expected/$n.txt ($(grep -c '^\$ ' "$HERE/expected/$n.txt") commands)" >&2
+  cp "$WORK/$name.1.txt" "$HERE/expected/$name.txt"
+  echo "regenerate-golden: wrote expected/$name.txt" >&2
+}
+
+# Programs of the kit with a golden transcript of their own
+# (name:Class → expected/name.txt from `run.sh --main Class --fs URL`).
+PROGRAMS=("appcalls:AppCalls")
+for entry in "${PROGRAMS[@]}"; do
+  record "${entry%%:*}" "$HERE/run.sh" --main "${entry#*:}" --fs "$URL"
+done
+
+for n in "${NAMES[@]}"; do
+  record "$n" "$HERE/run.sh" --fs "$URL" --script "$HERE/scripts/$n.txt"
 done

@@ -186,6 +186,9 @@ pub const DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_DEFAULT: u32 = 1024 * 1024;
 pub const DFS_LS_LIMIT: &str = "dfs.ls.limit";
 /// 1000 entries.
 pub const DFS_LS_LIMIT_DEFAULT: u32 = 1000;
+/// Most paths one `getBatchedListing` call may name.
+pub const DFS_BATCHED_LS_LIMIT: &str = "dfs.batched.ls.limit";
+pub const DFS_BATCHED_LS_LIMIT_DEFAULT: u32 = 100;
 
 /// Whether the NameNode checks permissions, boolean.
 pub const DFS_PERMISSIONS_ENABLED: &str = "dfs.permissions.enabled";

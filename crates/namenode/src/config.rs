@@ -35,6 +35,8 @@ pub struct NameNodeConfig {
     pub permissions_enabled: bool,
     /// Entries per getListing reply (`dfs.ls.limit`).
     pub ls_limit: usize,
+    /// `dfs.batched.ls.limit`: most paths in one getBatchedListing.
+    pub batched_ls_limit: usize,
     pub limits: Limits,
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
@@ -188,6 +190,8 @@ impl NameNodeConfig {
             k::FS_TRASH_INTERVAL_DEFAULT,
         )?;
         let ls_limit = conf.get_u32(k::DFS_LS_LIMIT, k::DFS_LS_LIMIT_DEFAULT)?;
+        let batched_ls_limit =
+            conf.get_u32(k::DFS_BATCHED_LS_LIMIT, k::DFS_BATCHED_LS_LIMIT_DEFAULT)?;
         let max_component_len = conf.get_u32(
             k::DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH,
             k::DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH_DEFAULT,
@@ -317,6 +321,7 @@ impl NameNodeConfig {
                 k::DFS_PERMISSIONS_ENABLED_DEFAULT,
             )?,
             ls_limit: ls_limit.max(1) as usize,
+            batched_ls_limit: batched_ls_limit.max(1) as usize,
             limits: Limits {
                 // 0 means "no limit" in Hadoop.
                 max_component_len: if max_component_len == 0 {

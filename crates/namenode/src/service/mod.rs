@@ -13,6 +13,7 @@
 
 mod admin;
 mod convert;
+mod listing;
 mod namespace_ops;
 mod read_path;
 mod write_path;
@@ -160,10 +161,10 @@ impl NameNodeState {
     async fn dispatch(self: Arc<Self>, ctx: CallContext, method: &str, req: Bytes) -> CallResult {
         let caller = self.caller(&ctx);
         match method {
-            "getFileInfo" | "getFileLinkInfo" | "getLocatedFileInfo" => {
-                self.get_file_info(&caller, decode(&req)?)
-            }
-            "getListing" => self.get_listing(&caller, decode(&req)?),
+            "getFileInfo" | "getFileLinkInfo" => self.get_file_info(&caller, decode(&req)?),
+            "getLocatedFileInfo" => self.get_located_file_info(&caller, &ctx, decode(&req)?),
+            "getListing" => self.get_listing(&caller, &ctx, decode(&req)?),
+            "getBatchedListing" => self.get_batched_listing(&caller, &ctx, decode(&req)?),
             "getBlockLocations" => self.get_block_locations(&caller, &ctx, decode(&req)?),
             "getServerDefaults" => self.get_server_defaults(),
             "getContentSummary" => self.get_content_summary(&caller, decode(&req)?),

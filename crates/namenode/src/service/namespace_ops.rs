@@ -31,23 +31,6 @@ impl NameNodeState {
         })
     }
 
-    /// `getListing`.
-    pub(super) fn get_listing(&self, caller: &Caller, r: pb::GetListingRequestProto) -> CallResult {
-        let start_after = String::from_utf8_lossy(&r.start_after).into_owned();
-        let limit = self.config.ls_limit;
-        let listing = self.read(|ns| ns.get_listing(caller, &r.src, &start_after, limit))?;
-        encode(&pb::GetListingResponseProto {
-            dir_list: listing.map(|l| pb::DirectoryListingProto {
-                partial_listing: l
-                    .entries
-                    .iter()
-                    .map(|e| status_proto(e, !e.name.is_empty()))
-                    .collect(),
-                remaining_entries: l.remaining,
-            }),
-        })
-    }
-
     /// `getContentSummary`.
     pub(super) fn get_content_summary(
         &self,

@@ -9,9 +9,10 @@ use cairn_rpc::{CallContext, CallError};
 
 use super::convert::encode;
 use super::{CallResult, NameNodeState, HOT_STORAGE_POLICY_ID};
-use crate::datanodes::DatanodeUuid;
+use crate::blocks::BlockManager;
+use crate::datanodes::{DatanodeManager, DatanodeUuid};
 use crate::namespace::permission::Caller;
-use crate::namespace::BlockId;
+use crate::namespace::{BlockId, BlockRecord, FileStatus};
 
 impl NameNodeState {
     /// `getBlockLocations`.
@@ -27,8 +28,27 @@ impl NameNodeState {
         })?;
         let bm = self.lock_blocks()?;
         let dns = self.lock_datanodes()?;
+        let range = (r.offset, r.length);
         let client_ip = Some(ctx.remote_addr.ip());
-        let end = r.offset.saturating_add(r.length);
+        encode(&pb::GetBlockLocationsResponseProto {
+            locations: Some(self.located_blocks(&st, &blocks, range, &bm, &dns, client_ip)),
+        })
+    }
+
+    /// The blocks of file `st` that overlap `(offset, length)`, with their
+    /// live locations (nearest to `client_ip` first), as HDFS's
+    /// `createLocatedBlocks`: the last block is always described, and a
+    /// file being written reports the length of its completed blocks.
+    pub(super) fn located_blocks(
+        &self,
+        st: &FileStatus,
+        blocks: &[BlockRecord],
+        (offset, length): (u64, u64),
+        bm: &BlockManager,
+        dns: &DatanodeManager,
+        client_ip: Option<std::net::IpAddr>,
+    ) -> pb::LocatedBlocksProto {
+        let end = offset.saturating_add(length);
         let mut located = Vec::new();
         let mut pos = 0u64;
         let n = blocks.len();
@@ -36,16 +56,16 @@ impl NameNodeState {
         for (i, b) in blocks.iter().enumerate() {
             let is_last = i + 1 == n;
             let overlaps = pos < end
-                && (pos + b.num_bytes > r.offset
-                    || (is_last && st.under_construction && pos >= r.offset));
+                && (pos + b.num_bytes > offset
+                    || (is_last && st.under_construction && pos >= offset));
             if overlaps || is_last {
-                let mut lb = self.located_block(b, pos, &bm.locations(b.id), &dns, client_ip);
+                let mut lb = self.located_block(b, pos, &bm.locations(b.id), dns, client_ip);
                 // Only corrupt replicas left: hand them out, marked.
                 lb.corrupt = bm.all_corrupt(b.id);
                 if is_last {
                     last_located = Some(lb.clone());
                 }
-                if overlaps && r.length > 0 {
+                if overlaps && length > 0 {
                     located.push(lb);
                 }
             }
@@ -60,16 +80,14 @@ impl NameNodeState {
         } else {
             st.length
         };
-        encode(&pb::GetBlockLocationsResponseProto {
-            locations: Some(pb::LocatedBlocksProto {
-                file_length,
-                blocks: located,
-                under_construction: st.under_construction,
-                last_block: last_located,
-                is_last_block_complete: !st.under_construction && n > 0,
-                ..Default::default()
-            }),
-        })
+        pb::LocatedBlocksProto {
+            file_length,
+            blocks: located,
+            under_construction: st.under_construction,
+            last_block: last_located,
+            is_last_block_complete: !st.under_construction && n > 0,
+            ..Default::default()
+        }
     }
 
     /// `getServerDefaults`.
