@@ -285,6 +285,9 @@ async fn run_datanode(
 }
 
 fn main() -> ExitCode {
+    // A panic anywhere (any thread, any task) stops the process: a server
+    // never keeps serving on state a panic left half changed.
+    cairn_common::fatal::exit_on_panic();
     // Hadoop spells the NameNode's one-word options with one dash.
     let is_namenode = std::env::args().any(|a| a == "namenode");
     let args = std::env::args().map(|a| match a.as_str() {

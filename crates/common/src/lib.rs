@@ -1,7 +1,9 @@
 //! Pieces shared by every Cairn server and tool: Hadoop-style configuration
 //! (`core-site.xml`/`hdfs-site.xml`, `-D key=value`, size and time suffixes)
-//! and the names of the Hadoop configuration keys we read.
+//! and the names of the Hadoop configuration keys we read; durable file
+//! helpers; the fatal-stop path.
 
 pub mod config;
 pub mod durable;
+pub mod fatal;
 pub mod keys;

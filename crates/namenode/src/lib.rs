@@ -19,6 +19,7 @@ pub mod users;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 
+use cairn_common::fatal;
 use cairn_rpc::server::{serve, ServerConfig};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -215,7 +216,7 @@ async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
         }
         let expired = match state.leases.lock() {
             Ok(l) => l.expired(std::time::Instant::now(), state.config.lease_hard_limit),
-            Err(_) => return,
+            Err(_) => fatal::stop("lease table lock poisoned (lease monitor)"),
         };
         for (holder, files) in expired {
             info!(%holder, files = files.len(), "lease hard limit passed; recovering its files");
@@ -254,7 +255,7 @@ async fn checkpointer(
         }
         let rolled = {
             let Ok(_ns) = state.namespace.write() else {
-                return;
+                fatal::stop("namespace lock poisoned (checkpointer)");
             };
             journal.roll()
         };
@@ -304,13 +305,13 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
             _ = tick.tick() => {}
         }
         let Ok(ns) = state.namespace.read() else {
-            return;
+            fatal::stop("namespace lock poisoned (replication monitor)");
         };
         let Ok(mut bm) = state.blocks.lock() else {
-            return;
+            fatal::stop("block manager lock poisoned (replication monitor)");
         };
         let Ok(dns) = state.datanodes.lock() else {
-            return;
+            fatal::stop("datanode manager lock poisoned (replication monitor)");
         };
         let now = std::time::Instant::now();
         let mut seed = state

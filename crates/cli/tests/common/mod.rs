@@ -97,6 +97,11 @@ impl NameNode {
         matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// Waits up to `timeout` for the process to exit; its status if it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        wait_exit(&mut self.child, timeout)
+    }
+
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
@@ -262,6 +267,11 @@ impl DataNode {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Waits up to `timeout` for the process to exit; its status if it did.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<std::process::ExitStatus> {
+        wait_exit(&mut self.child, timeout)
     }
 
     /// The DataNode's `/metrics` JSON.
@@ -443,4 +453,16 @@ pub fn finalized_replicas(dir: &std::path::Path) -> usize {
         n
     }
     walk(dir, false)
+}
+
+/// Waits up to `timeout` for `child` to exit; its status if it did.
+pub fn wait_exit(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < timeout {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
 }

@@ -219,6 +219,7 @@ pub(crate) async fn write_block(
     conn: &mut Conn,
     req: OpWriteBlockProto,
 ) -> Result<(), XferError> {
+    cairn_common::fatal::inject("datanode", "writeBlock");
     let cfg = &shared.config;
     let wt = cfg.socket_write_timeout;
     let w = match decode(&req) {

@@ -159,6 +159,7 @@ impl NameNodeState {
     }
 
     async fn dispatch(self: Arc<Self>, ctx: CallContext, method: &str, req: Bytes) -> CallResult {
+        cairn_common::fatal::inject("namenode", method);
         let caller = self.caller(&ctx);
         match method {
             "getFileInfo" | "getFileLinkInfo" => self.get_file_info(&caller, decode(&req)?),
