@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# Regenerate the golden transcript(s) expected/<name>.txt from REAL Apache HDFS 3.4.1
-# (the FsShell scripts, and the kit programs listed in PROGRAMS below).
+# Regenerate the golden transcript(s) expected/<name>.txt from REAL Apache HDFS 3.4.1.
 #
-#   tests/java/regenerate-golden.sh [SCRIPT_NAME...]     (default: every scripts/*.txt)
+#   tests/java/regenerate-golden.sh [NAME...]     (default: every scripts/*.txt, then the programs)
+#
+# A NAME is either an FsShell script (scripts/NAME.txt, run by ShellScript on a
+# cluster of 1 DataNode) or a program: `appcalls` (AppCalls: located, batched
+# listings and other application calls; 1 DataNode), `checksums`
+# (FileChecksums: files written with replication 1 and 3, CRC32C, 512-byte
+# chunks, and their getFileChecksum values; 3 DataNodes) or `checksums-crc32`
+# (the same with CRC32, 1024-byte chunks, replication 1; 3 DataNodes).
 #
 # What it does:
 #   1. copies the anchor harness (../shared/anchors/hdfs-harness, i.e. the shared
 #      docs checkout next to the repository; override with HDFS_HARNESS=DIR) to a
 #      temporary directory and builds it (`./harness build`);
-#   2. starts a real MiniDFSCluster there (`./harness minidfs`, 1 DataNode, free
-#      ports on 127.0.0.1, fresh data directory) and waits for its READY line;
-#   3. runs run.sh on each script TWICE against it and checks that the two
-#      normalised transcripts are identical (determinism), then writes
-#      expected/<name>.txt;
+#   2. starts a real MiniDFSCluster there (`./harness minidfs`, free ports on
+#      127.0.0.1, fresh data directory) and waits for its READY line;
+#   3. runs run.sh on each script (or the program) TWICE against it and checks that
+#      the two outputs are identical (determinism), then writes expected/<name>.txt;
 #   4. stops the cluster with SIGTERM and removes the temporary directory.
 #
 # Needs: JDK 17, Maven, python3 (free ports), and network access to Maven Central
@@ -20,7 +25,7 @@
 # Hadoop client jars for run.sh); later runs work from ~/.m2.
 # The NameNode runs as the current OS user, who is then the HDFS superuser
 # (shown as <super> in the transcript); dfs.permissions.superusergroup is the
-# default "supergroup". Takes about a minute.
+# default "supergroup". Takes about a minute per cluster.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -31,6 +36,23 @@ if [ ! -x "$HARNESS_SRC/harness" ]; then
 fi
 HARNESS_SRC="$(cd "$HARNESS_SRC" && pwd)"
 
+# Programs with a golden output of their own: name -> run.sh arguments (the
+# cluster's URL is added) and the DataNodes their cluster needs.
+program_args() {
+  case "$1" in
+    appcalls) echo "--main AppCalls" ;;
+    checksums) echo "--main FileChecksums --replications 1,3" ;;
+    checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
+    *) return 1 ;;
+  esac
+}
+program_datanodes() {
+  case "$1" in
+    appcalls) echo 1 ;;
+    *) echo 3 ;;
+  esac
+}
+
 if [ $# -gt 0 ]; then
   NAMES=("$@")
 else
@@ -38,14 +60,24 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
+  NAMES+=(appcalls checksums checksums-crc32)
 fi
+SCRIPTS=()
+PROGRAMS=()
 for n in "${NAMES[@]}"; do
-  [ -f "$HERE/scripts/$n.txt" ] || { echo "regenerate-golden: no scripts/$n.txt" >&2; exit 2; }
+  if program_args "$n" >/dev/null; then
+    PROGRAMS+=("$n")
+  elif [ -f "$HERE/scripts/$n.txt" ]; then
+    SCRIPTS+=("$n")
+  else
+    echo "regenerate-golden: no scripts/$n.txt and no program $n" >&2
+    exit 2
+  fi
 done
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-golden.XXXXXX")"
 NN_PID=""
-cleanup() {
+stop_cluster() {
   if [ -n "$NN_PID" ] && kill -0 "$NN_PID" 2>/dev/null; then
     kill -TERM "$NN_PID" 2>/dev/null || true
     for _ in $(seq 60); do
@@ -57,6 +89,10 @@ cleanup() {
       kill -KILL "$NN_PID" 2>/dev/null || true
     fi
   fi
+  NN_PID=""
+}
+cleanup() {
+  stop_cluster
   rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -66,7 +102,10 @@ cp -r "$HARNESS_SRC" "$WORK/harness"
 rm -rf "$WORK/harness/target" "$WORK/harness/data"
 "$WORK/harness/harness" build
 
-read -r NN_PORT HTTP_PORT < <(python3 -c '
+# start_cluster N: a fresh MiniDFSCluster with N DataNodes; sets URL.
+start_cluster() {
+  local datanodes="$1" nn_port http_port dfs="$WORK/dfs-$1"
+  read -r nn_port http_port < <(python3 -c '
 import socket
 ss = [socket.socket() for _ in range(2)]
 for s in ss:
@@ -75,52 +114,60 @@ print(" ".join(str(s.getsockname()[1]) for s in ss))
 for s in ss:
     s.close()')
 
-echo "regenerate-golden: starting MiniDFSCluster on 127.0.0.1:$NN_PORT" >&2
-"$WORK/harness/harness" minidfs --nn-port "$NN_PORT" --http-port "$HTTP_PORT" \
-  --datanodes 1 --dir "$WORK/dfs" > "$WORK/minidfs.out" 2>&1 &
-NN_PID=$!
-for _ in $(seq 180); do
-  grep -q '^READY ' "$WORK/minidfs.out" && break
-  if ! kill -0 "$NN_PID" 2>/dev/null; then
-    cat "$WORK/minidfs.out" >&2
-    echo "regenerate-golden: MiniDFSCluster exited before READY" >&2
+  echo "regenerate-golden: starting MiniDFSCluster ($datanodes DataNodes) on 127.0.0.1:$nn_port" >&2
+  "$WORK/harness/harness" minidfs --nn-port "$nn_port" --http-port "$http_port" \
+    --datanodes "$datanodes" --dir "$dfs" > "$dfs.out" 2>&1 &
+  NN_PID=$!
+  for _ in $(seq 180); do
+    grep -q '^READY ' "$dfs.out" && break
+    if ! kill -0 "$NN_PID" 2>/dev/null; then
+      cat "$dfs.out" >&2
+      echo "regenerate-golden: MiniDFSCluster exited before READY" >&2
+      exit 1
+    fi
+    sleep 1
+  done
+  if ! grep -q '^READY ' "$dfs.out"; then
+    cat "$dfs.out" >&2
+    echo "regenerate-golden: no READY line after 180 s" >&2
     exit 1
   fi
-  sleep 1
-done
-if ! grep -q '^READY ' "$WORK/minidfs.out"; then
-  cat "$WORK/minidfs.out" >&2
-  echo "regenerate-golden: no READY line after 180 s" >&2
-  exit 1
-fi
-URL="hdfs://127.0.0.1:$NN_PORT"
+  URL="hdfs://127.0.0.1:$nn_port"
+}
 
-# record NAME CMD...: runs CMD twice against the cluster; if both transcripts
-# are identical (determinism), writes expected/NAME.txt.
+# record NAME RUN.SH-ARGS...: runs twice, checks both outputs agree, writes the golden.
 record() {
-  local name="$1"
+  local n="$1"
   shift
   for run in 1 2; do
-    echo "regenerate-golden: $name, run $run against $URL" >&2
-    "$@" > "$WORK/$name.$run.txt"
+    echo "regenerate-golden: $n, run $run against $URL" >&2
+    "$HERE/run.sh" "$@" > "$WORK/$n.$run.txt"
   done
-  if ! cmp -s "$WORK/$name.1.txt" "$WORK/$name.2.txt"; then
-    diff -u "$WORK/$name.1.txt" "$WORK/$name.2.txt" >&2 || true
-    echo "regenerate-golden: $name: the two runs differ; golden NOT written" >&2
+  if ! cmp -s "$WORK/$n.1.txt" "$WORK/$n.2.txt"; then
+    diff -u "$WORK/$n.1.txt" "$WORK/$n.2.txt" >&2 || true
+    echo "regenerate-golden: $n: the two runs differ; golden NOT written" >&2
     exit 1
   fi
   mkdir -p "$HERE/expected"
-  cp "$WORK/$name.1.txt" "$HERE/expected/$name.txt"
-  echo "regenerate-golden: wrote expected/$name.txt" >&2
+  cp "$WORK/$n.1.txt" "$HERE/expected/$n.txt"
+  echo "regenerate-golden: wrote expected/$n.txt ($(wc -l < "$HERE/expected/$n.txt") lines)" >&2
 }
 
-# Programs of the kit with a golden transcript of their own
-# (name:Class → expected/name.txt from `run.sh --main Class --fs URL`).
-PROGRAMS=("appcalls:AppCalls")
-for entry in "${PROGRAMS[@]}"; do
-  record "${entry%%:*}" "$HERE/run.sh" --main "${entry#*:}" --fs "$URL"
-done
-
-for n in "${NAMES[@]}"; do
-  record "$n" "$HERE/run.sh" --fs "$URL" --script "$HERE/scripts/$n.txt"
+# One cluster per DataNode count: the scripts and 1-DataNode programs, then
+# the others.
+for datanodes in 1 3; do
+  started=""
+  if [ "$datanodes" = 1 ]; then
+    for n in "${SCRIPTS[@]}"; do
+      [ -n "$started" ] || { start_cluster 1; started=1; }
+      record "$n" --fs "$URL" --script "$HERE/scripts/$n.txt"
+    done
+  fi
+  for n in "${PROGRAMS[@]}"; do
+    [ "$(program_datanodes "$n")" = "$datanodes" ] || continue
+    [ -n "$started" ] || { start_cluster "$datanodes"; started=1; }
+    # shellcheck disable=SC2046
+    record "$n" $(program_args "$n") --fs "$URL"
+  done
+  [ -z "$started" ] || stop_cluster
 done

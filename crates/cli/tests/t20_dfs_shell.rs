@@ -174,16 +174,7 @@ fn transcript_matches_apache_hdfs() {
         let code = if out.code == 255 { -1 } else { out.code };
         got.push_str(&format!("exit={code}\n\n"));
     }
-    if got != want {
-        let first = got
-            .lines()
-            .zip(want.lines())
-            .enumerate()
-            .find(|(_, (g, w))| g != w)
-            .map(|(i, (g, w))| format!("line {}: got {g:?}, HDFS printed {w:?}", i + 1))
-            .unwrap_or_else(|| "lengths differ".to_owned());
-        panic!("transcript differs from Apache HDFS's: {first}\n--- got ---\n{got}");
-    }
+    common::assert_matches_golden(&got, &want, "transcript");
 }
 
 /// Splits a script line on white space; single or double quotes group.

@@ -36,22 +36,5 @@ fn fsshell_transcript_matches_apache_hdfs() {
     assert!(out.status.success(), "the Java kit failed: {stderr}");
     let got = String::from_utf8_lossy(&out.stdout).into_owned();
     let want = std::fs::read_to_string(kit.join("expected/fsshell.txt")).expect("golden");
-    if got != want {
-        let diff_path = nn.dir.path().join("fsshell.actual.txt");
-        let _ = std::fs::write(&diff_path, &got);
-        let first = got
-            .lines()
-            .zip(want.lines())
-            .enumerate()
-            .find(|(_, (g, w))| g != w)
-            .map(|(i, (g, w))| format!("line {}: got {g:?}, HDFS printed {w:?}", i + 1))
-            .unwrap_or_else(|| {
-                format!(
-                    "lengths differ: {} vs {} lines",
-                    got.lines().count(),
-                    want.lines().count()
-                )
-            });
-        panic!("transcript differs from Apache HDFS's: {first}\n--- got ---\n{got}");
-    }
+    common::assert_matches_golden(&got, &want, "transcript");
 }

@@ -241,21 +241,24 @@ impl DataChecksum {
     }
 }
 
+/// Deterministic test data (xorshift; `seed` must not be 0), shared by the
+/// checksum tests of this crate.
+#[cfg(test)]
+pub(crate) fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed;
+    (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 24) as u8
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
-        let mut x = seed;
-        (0..len)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 24) as u8
-            })
-            .collect()
-    }
 
     #[test]
     fn known_vectors() {

@@ -9,7 +9,7 @@
 //! - [`storage`]: the volume: VERSION, `rbw/` and `finalized/`, block and
 //!   `.meta` files, recovery at start-up;
 //! - [`transfer`]: the xfer port: WRITE_BLOCK (the pipelined receive path),
-//!   READ_BLOCK (exact chunk ranges), TRANSFER_BLOCK;
+//!   READ_BLOCK (exact chunk ranges), TRANSFER_BLOCK, BLOCK_CHECKSUM;
 //! - [`heartbeat`]: registration, heartbeats, full and incremental block
 //!   reports, NameNode commands;
 //! - [`ipc`]: ClientDatanodeProtocol (`getReplicaVisibleLength`) and
@@ -17,7 +17,7 @@
 //! - [`metrics`] and the HTTP `/metrics` endpoint;
 //! - [`scanner`]: the block scanner, and what happens to a corrupt replica
 //!   (set aside in `quarantine/`, reported with `reportBadBlocks`);
-//! - [`checksum`], [`block_report`], [`ids`]: shared pieces.
+//! - [`checksum`], [`crc_compose`], [`block_report`], [`ids`]: shared pieces.
 //!
 //! Entry points: [`DataNode::bind`] then [`DataNode::run`] (so a caller can
 //! print the bound addresses in between), or [`run`] for both.
@@ -25,6 +25,7 @@
 pub mod block_report;
 pub mod checksum;
 pub mod config;
+pub mod crc_compose;
 pub mod heartbeat;
 mod http;
 pub mod ids;

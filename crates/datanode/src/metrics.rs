@@ -116,6 +116,10 @@ metrics! {
     ibr_entries,
     /// Replicas copied to other DataNodes on the NameNode's TRANSFER.
     blocks_transferred,
+    /// BLOCK_CHECKSUM requests (getFileChecksum, one per block).
+    block_checksum_ops,
+    /// BLOCK_CHECKSUM requests answered with an error.
+    block_checksum_ops_failed,
     /// Times the DataNode (re)registered with the NameNode.
     registrations,
 }

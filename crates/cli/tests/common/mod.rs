@@ -376,6 +376,28 @@ pub fn pattern(seed: u64, len: usize) -> Vec<u8> {
     out
 }
 
+/// Panics unless `got` equals `want`, the golden output `what` recorded
+/// from Apache HDFS 3.4.1, naming the first differing line.
+pub fn assert_matches_golden(got: &str, want: &str, what: &str) {
+    if got == want {
+        return;
+    }
+    let first = got
+        .lines()
+        .zip(want.lines())
+        .enumerate()
+        .find(|(_, (g, w))| g != w)
+        .map(|(i, (g, w))| format!("line {}: got {g:?}, HDFS printed {w:?}", i + 1))
+        .unwrap_or_else(|| {
+            format!(
+                "lengths differ: {} vs {} lines",
+                got.lines().count(),
+                want.lines().count()
+            )
+        });
+    panic!("{what} differs from Apache HDFS's: {first}\n--- got ---\n{got}");
+}
+
 /// getBlockLocations of a whole file, through raw ClientProtocol (what the
 /// NameNode hands readers: blocks, lengths, live locations).
 pub async fn block_locations(

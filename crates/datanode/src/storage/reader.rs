@@ -126,6 +126,68 @@ impl ReplicaReader {
         }
     }
 
+    /// Reads the stored checksums of chunks `first_chunk..` into `sums`
+    /// (whole checksums, as many as fit), with the snapshot's checksum of a
+    /// partial last chunk in place of the meta file's. Nothing is verified:
+    /// BLOCK_CHECKSUM digests what is stored.
+    ///
+    /// # Errors
+    /// [`ReadError::Range`] when `sums` is not whole checksums or reaches
+    /// past the last chunk of the visible length, [`ReadError::Io`] for a
+    /// failed read (a meta file cut short included).
+    pub fn read_checksums(&self, first_chunk: u64, sums: &mut [u8]) -> Result<(), ReadError> {
+        if sums.is_empty() {
+            return Ok(());
+        }
+        let size = self.checksum.kind.size();
+        let bpc = u64::from(self.checksum.bytes_per_checksum).max(1);
+        let chunks = self.len.div_ceil(bpc);
+        let end_chunk = (size != 0 && sums.len().is_multiple_of(size))
+            .then(|| u64::try_from(sums.len() / size).ok())
+            .flatten()
+            .and_then(|count| first_chunk.checked_add(count))
+            .filter(|end| *end <= chunks)
+            .ok_or_else(|| self.bad_range(first_chunk.saturating_mul(bpc), u64::MAX))?;
+        self.meta
+            .read_exact_at(sums, meta::checksum_offset(&self.checksum, first_chunk))
+            .map_err(|source| ReadError::Io {
+                path: self.meta_path.clone(),
+                source,
+            })?;
+        if end_chunk == chunks && !self.len.is_multiple_of(bpc) {
+            let last = sums
+                .len()
+                .checked_sub(size)
+                .and_then(|at| sums.get_mut(at..));
+            if let (Some(crc), Some(last)) = (self.tail_crc, last) {
+                last.copy_from_slice(&crc.to_be_bytes());
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads data bytes `start..start + data.len()`, which must lie within
+    /// the visible length, without checking them against their checksums.
+    ///
+    /// # Errors
+    /// [`ReadError::Range`] for a range past the visible length,
+    /// [`ReadError::Io`] for a failed read.
+    pub fn read_data(&self, start: u64, data: &mut [u8]) -> Result<(), ReadError> {
+        let end = u64::try_from(data.len())
+            .ok()
+            .and_then(|n| start.checked_add(n));
+        match end {
+            Some(end) if end <= self.len => {}
+            _ => return Err(self.bad_range(start, end.unwrap_or(u64::MAX))),
+        }
+        self.data
+            .read_exact_at(data, start)
+            .map_err(|source| ReadError::Io {
+                path: self.data_path.clone(),
+                source,
+            })
+    }
+
     /// Bytes in `start..end` if it is a range [`ReplicaReader::read_into`]
     /// accepts.
     ///

@@ -412,3 +412,44 @@ fn a_transfer_replaces_an_older_replica_as_hdfs_create_temporary() {
     assert_eq!(report.len(), 1, "one replica after a restart: {report:?}");
     assert_eq!(report[0].len, new.len() as u64);
 }
+
+#[test]
+fn raw_checksum_and_data_reads_for_block_checksum() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open(dir.path());
+    let k = key(1073741900);
+    s.add_pool(&k.pool).expect("pool");
+    let data = bytes(1300, 4);
+    let mut w = s
+        .create_rbw(&k, GenStamp(1001), DataChecksum::DEFAULT, false)
+        .expect("create");
+    put(&mut w, 0, &data[..1000]);
+    w.publish().expect("publish");
+    // Being written: the snapshot's CRC of the partial chunk at 1000 bytes.
+    let r = s.open_reader(&k, GenStamp(1001)).expect("rbw reader");
+    assert_eq!(r.len(), 1000);
+    let mut got = vec![0u8; 8];
+    r.read_checksums(0, &mut got).expect("two crcs");
+    assert_eq!(got, sums(&data[..1000]));
+    put(&mut w, 1000, &data[1000..]);
+    s.finalize(w, 1300, false).expect("finalize");
+
+    let r = s.open_reader(&k, GenStamp(1001)).expect("reader");
+    let mut got = vec![0u8; 12];
+    r.read_checksums(0, &mut got).expect("all crcs");
+    assert_eq!(got, sums(&data));
+    let mut last = [0u8; 4];
+    r.read_checksums(2, &mut last).expect("last crc");
+    assert_eq!(last.as_slice(), &sums(&data)[8..]);
+    r.read_checksums(3, &mut []).expect("nothing to read");
+    // Past the last chunk, or not whole checksums.
+    assert!(r.read_checksums(3, &mut [0u8; 4]).is_err());
+    assert!(r.read_checksums(0, &mut [0u8; 6]).is_err());
+    assert!(r.read_checksums(u64::MAX, &mut [0u8; 4]).is_err());
+
+    let mut mid = vec![0u8; 77];
+    r.read_data(1200, &mut mid).expect("data");
+    assert_eq!(mid, &data[1200..1277]);
+    assert!(r.read_data(1250, &mut [0u8; 51]).is_err());
+    assert!(r.read_data(u64::MAX, &mut [0u8; 2]).is_err());
+}

@@ -5,7 +5,9 @@
 //! connection when done; READ_BLOCK ([`read`]) keeps it for the client's next
 //! op for `dfs.datanode.socket.reuse.keepalive`, as both Hadoop clients reuse
 //! connections. TRANSFER_BLOCK copies a replica to other DataNodes
-//! ([`copy`]). Other ops get ERROR_UNSUPPORTED and the connection is closed.
+//! ([`copy`]). BLOCK_CHECKSUM answers with the checksum `getFileChecksum`
+//! combines ([`checksum_op`]). Other ops get ERROR_UNSUPPORTED and the
+//! connection is closed.
 //!
 //! Connections are capped by `dfs.datanode.max.transfer.threads`; at
 //! shutdown the listener stops at once and running transfers get
@@ -13,6 +15,7 @@
 //! replica being written is then left in `rbw/` for recovery).
 
 pub mod ack;
+pub mod checksum_op;
 pub mod copy;
 pub mod packet;
 pub mod read;
@@ -23,7 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_proto::hadoop::hdfs::{
-    OpReadBlockProto, OpTransferBlockProto, OpWriteBlockProto, Status,
+    OpBlockChecksumProto, OpReadBlockProto, OpTransferBlockProto, OpWriteBlockProto, Status,
 };
 use cairn_proto::protocols::{op, DATA_TRANSFER_VERSION};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
@@ -279,6 +282,10 @@ async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, code: u8) -> Result<Aft
             copy::transfer_block(shared, conn, req)
                 .await
                 .map(|()| After::Close)
+        }
+        op::BLOCK_CHECKSUM => {
+            let req: OpBlockChecksumProto = read_op(shared, conn).await?;
+            checksum_op::block_checksum(shared, conn, req).await
         }
         other => {
             // Skip the request if it is well framed, then refuse.

@@ -3,7 +3,6 @@ package cairn.conformance;
 import java.io.IOException;
 import java.net.URI;
 import java.security.MessageDigest;
-import java.util.ArrayList;
 import java.util.List;
 
 import org.apache.hadoop.conf.Configuration;
@@ -44,35 +43,13 @@ public final class DataCheck {
   }
 
   public static void main(String[] args) throws Exception {
-    String fsUrl = null;
-    String dir = "/datacheck";
-    short replication = 3;
-    long blockSize = 1 << 20;
-    List<Long> sizes = new ArrayList<>();
-    Configuration conf = new Configuration();
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--fs": fsUrl = args[++i]; break;
-        case "--dir": dir = args[++i]; break;
-        case "--replication": replication = Short.parseShort(args[++i]); break;
-        case "--blocksize": blockSize = Long.parseLong(args[++i]); break;
-        case "--sizes":
-          for (String s : args[++i].split(",")) {
-            sizes.add(Long.parseLong(s.trim()));
-          }
-          break;
-        case "-D": {
-          String[] kv = args[++i].split("=", 2);
-          conf.set(kv[0], kv[1]);
-          break;
-        }
-        default: throw new IllegalArgumentException("unknown argument " + args[i]);
-      }
-    }
-    if (fsUrl == null) {
-      throw new IllegalArgumentException("--fs is required");
-    }
-    conf.set("fs.defaultFS", fsUrl);
+    KitArgs a = new KitArgs(args, "--dir", "--replication", "--blocksize", "--sizes");
+    String fsUrl = a.fs;
+    Configuration conf = a.conf;
+    String dir = a.get("--dir", "/datacheck");
+    short replication = (short) a.getLong("--replication", 3);
+    long blockSize = a.getLong("--blocksize", 1 << 20);
+    List<Long> sizes = a.getLongs("--sizes", "");
     FileSystem fs = FileSystem.get(URI.create(fsUrl), conf);
     int failures = 0;
     byte[] buf = new byte[1 << 20];

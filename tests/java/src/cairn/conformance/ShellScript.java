@@ -203,7 +203,7 @@ public final class ShellScript {
   }
 
   /** Hadoop's log records (slf4j -> reload4j) go to the real stderr, ERROR and up by default. */
-  private static void configureLogging() {
+  static void configureLogging() {
     String lvl = System.getProperty("cairn.log.level", System.getenv("CAIRN_LOG_LEVEL"));
     Level level = Level.toLevel(lvl == null || lvl.isEmpty() ? "ERROR" : lvl, Level.ERROR);
     LogManager.resetConfiguration();
