@@ -1,0 +1,163 @@
+//! Permission checking as HDFS's `FSPermissionChecker` does it, against a
+//! resolved path: search access on the ancestors, then what the operation
+//! [`Required`] (ancestor, parent, the inode itself, everything below it),
+//! the sticky bit and ownership. The access bits and the caller live in
+//! [`super::permission`]; this is the part that walks the tree, and the
+//! order of its checks decides which error a caller sees.
+
+use super::permission::{Access, Caller, STICKY_BIT};
+use super::{FsError, INode, INodeId, Namespace, Resolved};
+
+/// What the permission check of an operation requires (HDFS's
+/// `checkPermission(owner, ancestorAccess, parentAccess, access, subAccess)`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Required {
+    pub(super) owner: bool,
+    pub(super) ancestor: Option<Access>,
+    pub(super) parent: Option<Access>,
+    pub(super) access: Option<Access>,
+    pub(super) sub: Option<Access>,
+    pub(super) ignore_empty_dir: bool,
+}
+
+impl Namespace {
+    fn deny(&self, caller: &Caller, access: Access, path: &str, node: &INode) -> FsError {
+        FsError::AccessControl(format!(
+            "Permission denied: user={}, access={access}, inode=\"{path}\":{}",
+            caller.user,
+            node.describe()
+        ))
+    }
+
+    fn check_one(
+        &self,
+        caller: &Caller,
+        res: &Resolved,
+        index: usize,
+        access: Access,
+    ) -> Result<(), FsError> {
+        let Some(id) = res.inodes.get(index).copied().flatten() else {
+            return Ok(());
+        };
+        let node = self.node(id);
+        if access.granted_by(caller.class_bits(&node.owner, &node.group, node.permission)) {
+            Ok(())
+        } else {
+            Err(self.deny(caller, access, &res.prefix(index), node))
+        }
+    }
+
+    pub(super) fn check(
+        &self,
+        caller: &Caller,
+        res: &Resolved,
+        req: Required,
+    ) -> Result<(), FsError> {
+        if !self.permissions_enabled || caller.is_superuser {
+            return Ok(());
+        }
+        let n = res.inodes.len();
+        // Nearest existing ancestor of the last component.
+        let mut ancestor = n.saturating_sub(2);
+        while ancestor > 0 && res.inodes[ancestor].is_none() {
+            ancestor -= 1;
+        }
+        for i in 0..=ancestor.min(n - 1) {
+            if n >= 2 {
+                self.check_one(caller, res, i, Access::EXECUTE)?;
+            }
+        }
+        if req.parent.is_some_and(|p| p.implies(Access::WRITE)) && n > 1 && res.last().is_some() {
+            self.check_sticky(caller, res)?;
+        }
+        if let Some(a) = req.ancestor {
+            if n > 1 {
+                self.check_one(caller, res, ancestor, a)?;
+            }
+        }
+        if let Some(a) = req.parent {
+            if n > 1 {
+                self.check_one(caller, res, n - 2, a)?;
+            }
+        }
+        if let Some(a) = req.access {
+            self.check_one(caller, res, n - 1, a)?;
+        }
+        if let (Some(a), Some(last)) = (req.sub, res.last()) {
+            self.check_sub_access(caller, &res.path(), last, a, req.ignore_empty_dir)?;
+        }
+        if req.owner {
+            self.check_owner(caller, res)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn check_owner(&self, caller: &Caller, res: &Resolved) -> Result<(), FsError> {
+        if !self.permissions_enabled || caller.is_superuser {
+            return Ok(());
+        }
+        match res.last() {
+            Some(id) if self.node(id).owner == caller.user => Ok(()),
+            _ => Err(FsError::AccessControl(format!(
+                "Permission denied. user={} is not the owner of inode={}",
+                caller.user,
+                res.path()
+            ))),
+        }
+    }
+
+    fn check_sticky(&self, caller: &Caller, res: &Resolved) -> Result<(), FsError> {
+        let (Some(parent_id), Some(id)) = (res.parent(), res.last()) else {
+            return Ok(());
+        };
+        let parent = self.node(parent_id);
+        if parent.permission & STICKY_BIT == 0 {
+            return Ok(());
+        }
+        let node = self.node(id);
+        if parent.owner == caller.user || node.owner == caller.user {
+            return Ok(());
+        }
+        let n = res.components.len();
+        Err(FsError::AccessControl(format!(
+            "Permission denied by sticky bit: user={}, path=\"{}\":{}, parent=\"{}\":{}",
+            caller.user,
+            res.path(),
+            node.describe(),
+            res.prefix(n - 1),
+            parent.describe()
+        )))
+    }
+
+    fn check_sub_access(
+        &self,
+        caller: &Caller,
+        path: &str,
+        id: INodeId,
+        access: Access,
+        ignore_empty_dir: bool,
+    ) -> Result<(), FsError> {
+        let mut stack = vec![(path.to_string(), id)];
+        while let Some((p, id)) = stack.pop() {
+            let node = self.node(id);
+            let Some(children) = node.children() else {
+                continue;
+            };
+            let skip = ignore_empty_dir && children.is_empty();
+            let granted =
+                access.granted_by(caller.class_bits(&node.owner, &node.group, node.permission));
+            if !skip && !granted {
+                return Err(self.deny(caller, access, &p, node));
+            }
+            for (name, child) in children {
+                let cp = if p == "/" {
+                    format!("/{name}")
+                } else {
+                    format!("{p}/{name}")
+                };
+                stack.push((cp, *child));
+            }
+        }
+        Ok(())
+    }
+}

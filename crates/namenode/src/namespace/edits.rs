@@ -1,0 +1,565 @@
+//! The journal's view of the namespace: the [`Edit`] records, applying them
+//! ([`Namespace::apply`], for operations and for replay alike), and the
+//! conversion of a whole tree into the edits that rebuild it (what a
+//! checkpoint image stores) together with the id counters it carries.
+//! Operations elsewhere validate before they build an edit; `apply` only
+//! checks that an edit fits the tree, which fails for a corrupt journal.
+
+use std::collections::BTreeMap;
+
+use super::{
+    BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, Namespace, Resolved,
+    UnderConstruction, ROOT_INODE_ID,
+};
+
+/// A change to the namespace, as the journal records it. Paths are final
+/// (already resolved, e.g. the `dst/name` of an old-style rename); times
+/// and ids are fixed, so replay is deterministic.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    Mkdir {
+        id: INodeId,
+        path: String,
+        permission: u16,
+        owner: String,
+        group: String,
+        mtime_ms: u64,
+    },
+    /// Create a file open for writing (replacing an existing file when
+    /// `overwrite`).
+    AddFile {
+        id: INodeId,
+        path: String,
+        permission: u16,
+        owner: String,
+        group: String,
+        mtime_ms: u64,
+        replication: u16,
+        block_size: u64,
+        client_name: String,
+        client_machine: String,
+        overwrite: bool,
+    },
+    CloseFile {
+        path: String,
+        mtime_ms: u64,
+        /// The last block as the writer committed it.
+        last: Option<BlockRecord>,
+    },
+    /// A new last block (committing the previous one as the client reported it).
+    AddBlock {
+        path: String,
+        previous: Option<BlockRecord>,
+        block: BlockRecord,
+    },
+    /// An append: the closed file is open for writing again.
+    Reopen {
+        path: String,
+        client_name: String,
+        client_machine: String,
+    },
+    /// The writer gave up on the (empty) last block.
+    AbandonBlock {
+        path: String,
+        block: BlockId,
+    },
+    /// New length or generation stamp of a block of an open file (fsync,
+    /// pipeline recovery).
+    UpdateBlock {
+        path: String,
+        block: BlockRecord,
+    },
+    Delete {
+        path: String,
+        mtime_ms: u64,
+    },
+    Rename {
+        src: String,
+        dst: String,
+        /// Replace an existing destination (rename2 with OVERWRITE).
+        overwrite: bool,
+        mtime_ms: u64,
+    },
+    SetPermission {
+        path: String,
+        permission: u16,
+    },
+    SetOwner {
+        path: String,
+        owner: Option<String>,
+        group: Option<String>,
+    },
+    SetTimes {
+        path: String,
+        mtime_ms: Option<u64>,
+        atime_ms: Option<u64>,
+    },
+    SetReplication {
+        path: String,
+        replication: u16,
+    },
+}
+
+/// Why an edit could not be applied (only possible for a corrupt journal).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot apply edit: {0}")]
+pub struct ApplyError(pub String);
+
+impl Namespace {
+    /// The id counters: last inode id, last block id, last generation stamp.
+    pub fn counters(&self) -> (u64, u64, u64) {
+        (self.last_inode_id, self.last_block_id, self.last_gs)
+    }
+
+    /// Restores the id counters (from a checkpoint image), never lowering them.
+    pub fn restore_counters(&mut self, inode: u64, block: u64, gs: u64) {
+        self.last_inode_id = self.last_inode_id.max(inode);
+        self.last_block_id = self.last_block_id.max(block);
+        self.last_gs = self.last_gs.max(gs);
+    }
+
+    /// The edits that rebuild this namespace from an empty one: what a
+    /// checkpoint image stores. Creation in tree order, then the exact
+    /// attributes and times of every inode (creating children changes a
+    /// directory's mtime, so times come last).
+    pub fn to_edits(&self) -> Vec<Edit> {
+        let mut create = Vec::new();
+        let mut attrs = Vec::new();
+        let mut stack = vec![(ROOT_INODE_ID, "/".to_string())];
+        while let Some((id, path)) = stack.pop() {
+            let node = self.node(id);
+            if id != ROOT_INODE_ID {
+                match &node.kind {
+                    INodeKind::Directory { .. } => create.push(Edit::Mkdir {
+                        id,
+                        path: path.clone(),
+                        permission: node.permission,
+                        owner: node.owner.clone(),
+                        group: node.group.clone(),
+                        mtime_ms: node.mtime_ms,
+                    }),
+                    INodeKind::File(f) => {
+                        let uc = f.under_construction.clone();
+                        create.push(Edit::AddFile {
+                            id,
+                            path: path.clone(),
+                            permission: node.permission,
+                            owner: node.owner.clone(),
+                            group: node.group.clone(),
+                            mtime_ms: node.mtime_ms,
+                            replication: f.replication,
+                            block_size: f.block_size,
+                            client_name: uc
+                                .as_ref()
+                                .map(|u| u.client_name.clone())
+                                .unwrap_or_default(),
+                            client_machine: uc
+                                .as_ref()
+                                .map(|u| u.client_machine.clone())
+                                .unwrap_or_default(),
+                            overwrite: false,
+                        });
+                        for b in &f.blocks {
+                            create.push(Edit::AddBlock {
+                                path: path.clone(),
+                                previous: None,
+                                block: *b,
+                            });
+                        }
+                        if uc.is_none() {
+                            create.push(Edit::CloseFile {
+                                path: path.clone(),
+                                mtime_ms: node.mtime_ms,
+                                last: None,
+                            });
+                        }
+                    }
+                }
+            } else {
+                attrs.push(Edit::SetPermission {
+                    path: "/".into(),
+                    permission: node.permission,
+                });
+                attrs.push(Edit::SetOwner {
+                    path: "/".into(),
+                    owner: Some(node.owner.clone()),
+                    group: Some(node.group.clone()),
+                });
+            }
+            attrs.push(Edit::SetTimes {
+                path: path.clone(),
+                mtime_ms: Some(node.mtime_ms),
+                atime_ms: Some(node.atime_ms),
+            });
+            if let Some(children) = node.children() {
+                for (name, child) in children.iter().rev() {
+                    let p = if path == "/" {
+                        format!("/{name}")
+                    } else {
+                        format!("{path}/{name}")
+                    };
+                    stack.push((*child, p));
+                }
+            }
+        }
+        create.extend(attrs);
+        create
+    }
+
+    pub(super) fn apply_checked(&mut self, edit: &Edit) {
+        // Operations validate before they build an edit, so failing here
+        // means our own logic is broken: stop rather than diverge from the
+        // journal.
+        if let Err(e) = self.apply(edit) {
+            panic!("validated edit failed to apply: {e}: {edit:?}");
+        }
+    }
+
+    fn resolve_existing(&self, path: &str) -> Result<(INodeId, Resolved), ApplyError> {
+        let res = self
+            .resolve(path)
+            .map_err(|e| ApplyError(format!("{path}: {e}")))?;
+        let id = res
+            .last()
+            .ok_or_else(|| ApplyError(format!("{path} does not exist")))?;
+        Ok((id, res))
+    }
+
+    fn parent_for_new(&self, path: &str) -> Result<(INodeId, String), ApplyError> {
+        let res = self
+            .resolve(path)
+            .map_err(|e| ApplyError(format!("{path}: {e}")))?;
+        let n = res.components.len();
+        if n == 0 {
+            return Err(ApplyError("cannot create the root".into()));
+        }
+        let parent = res
+            .parent()
+            .filter(|p| self.node(*p).is_dir())
+            .ok_or_else(|| ApplyError(format!("parent of {path} is not a directory")))?;
+        Ok((parent, res.components[n - 1].clone()))
+    }
+
+    fn link(&mut self, parent: INodeId, node: INode) {
+        let (id, name) = (node.id, node.name.clone());
+        self.last_inode_id = self.last_inode_id.max(id.0);
+        self.inodes.insert(id, node);
+        if let INodeKind::Directory { children } = &mut self.node_mut(parent).kind {
+            children.insert(name, id);
+        }
+    }
+
+    fn unlink(&mut self, id: INodeId) {
+        let node = self.node(id);
+        let (parent, name) = (node.parent, node.name.clone());
+        if let Some(p) = parent {
+            if let INodeKind::Directory { children } = &mut self.node_mut(p).kind {
+                children.remove(&name);
+            }
+        }
+    }
+
+    fn remove_tree(&mut self, id: INodeId) {
+        self.unlink(id);
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            if let Some(node) = self.inodes.remove(&id) {
+                if let INodeKind::Directory { children } = node.kind {
+                    stack.extend(children.into_values());
+                }
+            }
+        }
+    }
+
+    /// Applies one edit (from an operation, or from the journal on replay).
+    ///
+    /// # Errors
+    /// [`ApplyError`] when the edit does not fit the tree (a corrupt or
+    /// out-of-order journal).
+    pub fn apply(&mut self, edit: &Edit) -> Result<(), ApplyError> {
+        match edit {
+            Edit::Mkdir { .. }
+            | Edit::AddFile { .. }
+            | Edit::Delete { .. }
+            | Edit::Rename { .. } => self.apply_tree_edit(edit),
+            Edit::CloseFile { .. }
+            | Edit::AddBlock { .. }
+            | Edit::Reopen { .. }
+            | Edit::AbandonBlock { .. }
+            | Edit::UpdateBlock { .. } => self.apply_file_edit(edit),
+            Edit::SetPermission { .. }
+            | Edit::SetOwner { .. }
+            | Edit::SetTimes { .. }
+            | Edit::SetReplication { .. } => self.apply_attribute_edit(edit),
+        }
+    }
+
+    /// [`Namespace::apply`] for an edit that creates, removes or moves an inode.
+    fn apply_tree_edit(&mut self, edit: &Edit) -> Result<(), ApplyError> {
+        match edit {
+            Edit::Mkdir {
+                id,
+                path,
+                permission,
+                owner,
+                group,
+                mtime_ms,
+            } => {
+                let (parent, name) = self.parent_for_new(path)?;
+                if self
+                    .node(parent)
+                    .children()
+                    .is_some_and(|c| c.contains_key(&name))
+                {
+                    return Err(ApplyError(format!("{path} already exists")));
+                }
+                self.node_mut(parent).mtime_ms = *mtime_ms;
+                self.link(
+                    parent,
+                    INode {
+                        id: *id,
+                        parent: Some(parent),
+                        name,
+                        permission: *permission,
+                        owner: owner.clone(),
+                        group: group.clone(),
+                        mtime_ms: *mtime_ms,
+                        atime_ms: 0,
+                        kind: INodeKind::Directory {
+                            children: BTreeMap::new(),
+                        },
+                    },
+                );
+            }
+            Edit::AddFile {
+                id,
+                path,
+                permission,
+                owner,
+                group,
+                mtime_ms,
+                replication,
+                block_size,
+                client_name,
+                client_machine,
+                overwrite,
+            } => {
+                let (parent, name) = self.parent_for_new(path)?;
+                let existing = self
+                    .node(parent)
+                    .children()
+                    .and_then(|c| c.get(&name).copied());
+                match existing {
+                    Some(old) if *overwrite && !self.node(old).is_dir() => self.remove_tree(old),
+                    Some(_) => return Err(ApplyError(format!("{path} already exists"))),
+                    None => {}
+                }
+                self.node_mut(parent).mtime_ms = *mtime_ms;
+                self.link(
+                    parent,
+                    INode {
+                        id: *id,
+                        parent: Some(parent),
+                        name,
+                        permission: *permission,
+                        owner: owner.clone(),
+                        group: group.clone(),
+                        mtime_ms: *mtime_ms,
+                        atime_ms: *mtime_ms,
+                        kind: INodeKind::File(FileNode {
+                            replication: *replication,
+                            block_size: *block_size,
+                            blocks: Vec::new(),
+                            under_construction: Some(UnderConstruction {
+                                client_name: client_name.clone(),
+                                client_machine: client_machine.clone(),
+                            }),
+                        }),
+                    },
+                );
+            }
+            Edit::Delete { path, mtime_ms } => {
+                let (id, res) = self.resolve_existing(path)?;
+                let parent = res
+                    .parent()
+                    .ok_or_else(|| ApplyError("cannot delete the root".into()))?;
+                self.remove_tree(id);
+                self.node_mut(parent).mtime_ms = *mtime_ms;
+            }
+            Edit::Rename {
+                src,
+                dst,
+                overwrite,
+                mtime_ms,
+            } => {
+                let (id, src_res) = self.resolve_existing(src)?;
+                let src_parent = src_res
+                    .parent()
+                    .ok_or_else(|| ApplyError("cannot rename the root".into()))?;
+                let (dst_parent, name) = self.parent_for_new(dst)?;
+                if self.is_ancestor(id, dst_parent) {
+                    return Err(ApplyError(format!("{dst} is under {src}")));
+                }
+                if let Some(old) = self
+                    .node(dst_parent)
+                    .children()
+                    .and_then(|c| c.get(&name).copied())
+                {
+                    if !*overwrite {
+                        return Err(ApplyError(format!("{dst} already exists")));
+                    }
+                    self.remove_tree(old);
+                }
+                self.unlink(id);
+                let node = self.node_mut(id);
+                node.parent = Some(dst_parent);
+                node.name = name.clone();
+                if let INodeKind::Directory { children } = &mut self.node_mut(dst_parent).kind {
+                    children.insert(name, id);
+                }
+                self.node_mut(src_parent).mtime_ms = *mtime_ms;
+                self.node_mut(dst_parent).mtime_ms = *mtime_ms;
+            }
+            _ => unreachable!("apply_tree_edit got {edit:?}"),
+        }
+        Ok(())
+    }
+
+    /// [`Namespace::apply`] for an edit that changes the blocks or the writer of an existing file.
+    fn apply_file_edit(&mut self, edit: &Edit) -> Result<(), ApplyError> {
+        match edit {
+            Edit::CloseFile {
+                path,
+                mtime_ms,
+                last,
+            } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let node = self.node_mut(id);
+                node.mtime_ms = *mtime_ms;
+                let f = file_mut(node, path)?;
+                if let Some(last) = last {
+                    commit_last(f, last, path)?;
+                }
+                f.under_construction = None;
+            }
+            Edit::AddBlock {
+                path,
+                previous,
+                block,
+            } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let f = file_mut(self.node_mut(id), path)?;
+                if let Some(prev) = previous {
+                    commit_last(f, prev, path)?;
+                }
+                f.blocks.push(*block);
+                self.last_block_id = self.last_block_id.max(block.id.0);
+                self.last_gs = self.last_gs.max(block.gs);
+            }
+            Edit::Reopen {
+                path,
+                client_name,
+                client_machine,
+            } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let f = file_mut(self.node_mut(id), path)?;
+                if f.under_construction.is_some() {
+                    return Err(ApplyError(format!("{path} is already open")));
+                }
+                f.under_construction = Some(UnderConstruction {
+                    client_name: client_name.clone(),
+                    client_machine: client_machine.clone(),
+                });
+            }
+            Edit::AbandonBlock { path, block } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let f = file_mut(self.node_mut(id), path)?;
+                if f.blocks.last().map(|b| b.id) != Some(*block) {
+                    return Err(ApplyError(format!(
+                        "{block} is not the last block of {path}"
+                    )));
+                }
+                f.blocks.pop();
+            }
+            Edit::UpdateBlock { path, block } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let f = file_mut(self.node_mut(id), path)?;
+                let b = f
+                    .blocks
+                    .iter_mut()
+                    .find(|b| b.id == block.id)
+                    .ok_or_else(|| ApplyError(format!("{} is not a block of {path}", block.id)))?;
+                *b = *block;
+                self.last_gs = self.last_gs.max(block.gs);
+            }
+            _ => unreachable!("apply_file_edit got {edit:?}"),
+        }
+        Ok(())
+    }
+
+    /// [`Namespace::apply`] for an edit that changes attributes of an existing inode.
+    fn apply_attribute_edit(&mut self, edit: &Edit) -> Result<(), ApplyError> {
+        match edit {
+            Edit::SetPermission { path, permission } => {
+                let (id, _) = self.resolve_existing(path)?;
+                self.node_mut(id).permission = *permission;
+            }
+            Edit::SetOwner { path, owner, group } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let node = self.node_mut(id);
+                if let Some(o) = owner {
+                    node.owner = o.clone();
+                }
+                if let Some(g) = group {
+                    node.group = g.clone();
+                }
+            }
+            Edit::SetTimes {
+                path,
+                mtime_ms,
+                atime_ms,
+            } => {
+                let (id, _) = self.resolve_existing(path)?;
+                let node = self.node_mut(id);
+                if let Some(m) = mtime_ms {
+                    node.mtime_ms = *m;
+                }
+                if let Some(a) = atime_ms {
+                    node.atime_ms = *a;
+                }
+            }
+            Edit::SetReplication { path, replication } => {
+                let (id, _) = self.resolve_existing(path)?;
+                match &mut self.node_mut(id).kind {
+                    INodeKind::File(f) => f.replication = *replication,
+                    INodeKind::Directory { .. } => {
+                        return Err(ApplyError(format!("{path} is a directory")))
+                    }
+                }
+            }
+            _ => unreachable!("apply_attribute_edit got {edit:?}"),
+        }
+        Ok(())
+    }
+}
+
+fn file_mut<'a>(node: &'a mut INode, path: &str) -> Result<&'a mut FileNode, ApplyError> {
+    match &mut node.kind {
+        INodeKind::File(f) => Ok(f),
+        INodeKind::Directory { .. } => Err(ApplyError(format!("{path} is a directory"))),
+    }
+}
+
+/// Sets the last block's length and stamp to what the writer committed.
+fn commit_last(f: &mut FileNode, block: &BlockRecord, path: &str) -> Result<(), ApplyError> {
+    match f.blocks.last_mut() {
+        Some(last) if last.id == block.id => {
+            *last = *block;
+            Ok(())
+        }
+        _ => Err(ApplyError(format!(
+            "{} is not the last block of {path}",
+            block.id
+        ))),
+    }
+}

@@ -1,0 +1,651 @@
+//! The namespace mutations: mkdirs, create, delete, the two renames and the
+//! attribute setters (permission, owner, times, replication), with the
+//! limit checks they share (component length, directory items,
+//! replication range). Each validates fully, then builds its [`Edit`] and
+//! applies it, so a failure leaves the tree untouched. The rest of a
+//! file's write life cycle, after create, is in `write.rs`.
+
+use std::collections::BTreeMap;
+
+use super::permission::{Access, Caller};
+use super::{
+    BlockId, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace, Required, Resolved,
+    ROOT_INODE_ID,
+};
+
+/// What a delete or overwrite removed: the files (for their leases) and
+/// their blocks (for their replicas).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Removed {
+    pub files: Vec<INodeId>,
+    pub blocks: Vec<BlockId>,
+}
+
+impl Namespace {
+    fn next_id(&self) -> INodeId {
+        INodeId(self.last_inode_id + 1)
+    }
+
+    fn check_component(&self, parent_path: &str, name: &str) -> Result<(), FsError> {
+        if name.len() > self.limits.max_component_len {
+            return Err(FsError::PathComponentTooLong(format!(
+                "The maximum path component name limit of {name} in directory {parent_path} is exceeded: limit={} length={}",
+                self.limits.max_component_len,
+                name.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_dir_items(&self, parent: INodeId, parent_path: &str) -> Result<(), FsError> {
+        let count = self.node(parent).children().map_or(0, BTreeMap::len);
+        if count >= self.limits.max_directory_items {
+            return Err(FsError::MaxDirectoryItems(format!(
+                "The directory item limit of {parent_path} is exceeded: limit={} items={count}",
+                self.limits.max_directory_items
+            )));
+        }
+        Ok(())
+    }
+
+    /// Fails with ParentNotDirectory when an existing ancestor is a file.
+    fn check_ancestors_are_dirs(&self, res: &Resolved) -> Result<(), FsError> {
+        let n = res.inodes.len();
+        for i in 0..n.saturating_sub(1) {
+            match res.inodes[i] {
+                Some(id) if !self.node(id).is_dir() => {
+                    return Err(FsError::ParentNotDirectory(format!(
+                        "{} (is not a directory)",
+                        res.prefix(i)
+                    )))
+                }
+                Some(_) => {}
+                None => break,
+            }
+        }
+        Ok(())
+    }
+
+    /// mkdirs. Returns the edits applied (one per directory created; none
+    /// when the directory already exists).
+    ///
+    /// # Errors
+    /// As HDFS: FileAlreadyExists when the path is a file,
+    /// ParentNotDirectory, FileNotFound for a missing parent without
+    /// `create_parent`, permission denied, invalid path, limits.
+    pub fn mkdirs(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        permission: u16,
+        create_parent: bool,
+        now_ms: u64,
+    ) -> Result<Vec<Edit>, FsError> {
+        let res = self.resolve(src)?;
+        self.check(caller, &res, Required::default())?;
+        if let Some(id) = res.last() {
+            if self.node(id).is_dir() {
+                return Ok(Vec::new());
+            }
+            return Err(FsError::AlreadyExists(format!(
+                "Path is not a directory: {}",
+                res.path()
+            )));
+        }
+        self.check_ancestors_are_dirs(&res)?;
+        self.check(
+            caller,
+            &res,
+            Required {
+                ancestor: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        let first_missing = res
+            .inodes
+            .iter()
+            .position(Option::is_none)
+            .unwrap_or(res.inodes.len());
+        let n = res.inodes.len();
+        if first_missing < n - 1 && !create_parent {
+            return Err(FsError::FileNotFound(format!(
+                "Parent directory doesn't exist: {}",
+                res.prefix(n - 2)
+            )));
+        }
+        for i in first_missing..n {
+            self.check_component(&res.prefix(i - 1), &res.components[i - 1])?;
+        }
+        if let Some(parent) = res.inodes[first_missing - 1] {
+            self.check_dir_items(parent, &res.prefix(first_missing - 1))?;
+        }
+        let group = self
+            .node(res.inodes[first_missing - 1].unwrap_or(ROOT_INODE_ID))
+            .group
+            .clone();
+        // Implicit parents get u+wx so the final directory can be created
+        // inside them, as HDFS does.
+        let parent_perm = permission | 0o300;
+        let mut edits = Vec::new();
+        for i in first_missing..n {
+            let edit = Edit::Mkdir {
+                id: self.next_id(),
+                path: res.prefix(i),
+                permission: if i == n - 1 { permission } else { parent_perm },
+                owner: caller.user.clone(),
+                group: group.clone(),
+                mtime_ms: now_ms,
+            };
+            self.apply_checked(&edit);
+            edits.push(edit);
+        }
+        Ok(edits)
+    }
+
+    /// create: a new empty file, open for writing by `client_name`.
+    ///
+    /// # Errors
+    /// FileAlreadyExists (a directory, or a file without `overwrite`),
+    /// AlreadyBeingCreated (open by another writer), FileNotFound (missing
+    /// parent without `create_parent`), ParentNotDirectory, permission
+    /// denied, invalid path, bad replication.
+    #[allow(clippy::too_many_arguments)]
+    pub fn create(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        permission: u16,
+        client_name: &str,
+        client_machine: &str,
+        overwrite: bool,
+        create_parent: bool,
+        replication: u16,
+        block_size: u64,
+        now_ms: u64,
+    ) -> Result<(FileStatus, Vec<Edit>, Removed), FsError> {
+        let res = self.resolve(src)?;
+        let path = res.path();
+        if res.components.is_empty() {
+            return Err(FsError::AlreadyExists(
+                "/ already exists as a directory".into(),
+            ));
+        }
+        self.check_replication(replication, &path)?;
+        self.check_ancestors_are_dirs(&res)?;
+        let existing = res.last();
+        if let Some(id) = existing {
+            let node = self.node(id);
+            if node.is_dir() {
+                return Err(FsError::AlreadyExists(format!(
+                    "{path} already exists as a directory"
+                )));
+            }
+            if let Some(uc) = node.file().and_then(|f| f.under_construction.as_ref()) {
+                let msg = if uc.client_name == client_name {
+                    format!("Failed to CREATE_FILE {path} for {client_name} on {client_machine} because current leaseholder is trying to recreate file.")
+                } else {
+                    format!(
+                        "Failed to CREATE_FILE {path} for {client_name} on {client_machine} because this file lease is currently owned by {} on {}",
+                        uc.client_name, uc.client_machine
+                    )
+                };
+                return Err(FsError::AlreadyBeingCreated(msg));
+            }
+            if !overwrite {
+                return Err(FsError::AlreadyExists(format!(
+                    "{path} for client {client_machine} already exists"
+                )));
+            }
+            self.check(
+                caller,
+                &res,
+                Required {
+                    access: Some(Access::WRITE),
+                    ..Default::default()
+                },
+            )?;
+        }
+        self.check(
+            caller,
+            &res,
+            Required {
+                ancestor: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        let n = res.inodes.len();
+        let mut edits = Vec::new();
+        if res.parent().is_none() {
+            if !create_parent {
+                return Err(FsError::FileNotFound(format!(
+                    "Parent directory doesn't exist: {}",
+                    res.prefix(n - 2)
+                )));
+            }
+            // Missing parents get the default directory mode with u+wx.
+            let parent_perm = (permission | 0o111 | 0o300) & 0o777;
+            edits = self.mkdirs(caller, &res.prefix(n - 2), parent_perm, true, now_ms)?;
+        }
+        let parent = self.resolve(&res.prefix(n - 2))?.last().ok_or_else(|| {
+            FsError::FileNotFound(format!(
+                "Parent directory doesn't exist: {}",
+                res.prefix(n - 2)
+            ))
+        })?;
+        let name = &res.components[n - 2];
+        self.check_component(&res.prefix(n - 2), name)?;
+        if existing.is_none() {
+            self.check_dir_items(parent, &res.prefix(n - 2))?;
+        }
+        let removed = existing.map(|id| self.files_under(id)).unwrap_or_default();
+        let edit = Edit::AddFile {
+            id: self.next_id(),
+            path: path.clone(),
+            permission,
+            owner: caller.user.clone(),
+            group: self.node(parent).group.clone(),
+            mtime_ms: now_ms,
+            replication,
+            block_size,
+            client_name: client_name.to_string(),
+            client_machine: client_machine.to_string(),
+            overwrite: existing.is_some(),
+        };
+        self.apply_checked(&edit);
+        edits.push(edit);
+        let id = self
+            .resolve(&path)?
+            .last()
+            .ok_or_else(|| FsError::Io("file vanished".into()))?;
+        Ok((self.status(self.node(id)), edits, removed))
+    }
+
+    fn check_replication(&self, replication: u16, path: &str) -> Result<(), FsError> {
+        if replication < self.limits.min_replication {
+            return Err(FsError::Io(format!(
+                "Requested replication factor of {replication} is less than the required minimum of {} for {path}",
+                self.limits.min_replication
+            )));
+        }
+        if replication > self.limits.max_replication {
+            return Err(FsError::Io(format!(
+                "Requested replication factor of {replication} exceeds maximum of {} for {path}",
+                self.limits.max_replication
+            )));
+        }
+        Ok(())
+    }
+
+    /// delete. Returns the edit and the ids of the files removed, or `None`
+    /// when the path does not exist (HDFS answers `false`).
+    ///
+    /// # Errors
+    /// PathIsNotEmptyDirectory for a non-empty directory without
+    /// `recursive`; permission denied (write on the parent, and everything
+    /// below for a tree); invalid path.
+    pub fn delete(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        recursive: bool,
+        now_ms: u64,
+    ) -> Result<Option<(Edit, Removed)>, FsError> {
+        let res = self.resolve(src)?;
+        self.check(
+            caller,
+            &res,
+            Required {
+                parent: Some(Access::WRITE),
+                sub: Some(Access::ALL),
+                ignore_empty_dir: true,
+                ..Default::default()
+            },
+        )?;
+        let Some(id) = res.last() else {
+            return Ok(None);
+        };
+        if res.components.is_empty() {
+            return Ok(None);
+        }
+        if !recursive && self.node(id).children().is_some_and(|c| !c.is_empty()) {
+            return Err(FsError::NotEmptyDirectory(format!(
+                "`{} is non empty': Directory is not empty",
+                res.path()
+            )));
+        }
+        let files = self.files_under(id);
+        let edit = Edit::Delete {
+            path: res.path(),
+            mtime_ms: now_ms,
+        };
+        self.apply_checked(&edit);
+        Ok(Some((edit, files)))
+    }
+
+    fn files_under(&self, id: INodeId) -> Removed {
+        let mut out = Removed::default();
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            match &self.node(id).kind {
+                INodeKind::Directory { children } => stack.extend(children.values().copied()),
+                INodeKind::File(f) => {
+                    out.files.push(id);
+                    out.blocks.extend(f.blocks.iter().map(|b| b.id));
+                }
+            }
+        }
+        out
+    }
+
+    /// Old-style rename: moves into `dst` when it is a directory. Returns
+    /// `false` (HDFS's answer) instead of most errors; `true` with no edit
+    /// when source and target are the same.
+    ///
+    /// # Errors
+    /// Permission denied and invalid paths only.
+    pub fn rename(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        dst: &str,
+        now_ms: u64,
+    ) -> Result<(bool, Option<Edit>), FsError> {
+        let src_res = self.resolve(src)?;
+        let mut dst_res = self.resolve(dst)?;
+        self.check(
+            caller,
+            &src_res,
+            Required {
+                parent: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        let Some(src_id) = src_res.last() else {
+            return Ok((false, None));
+        };
+        if src_res.components.is_empty() {
+            return Ok((false, None));
+        }
+        if let Some(d) = dst_res.last() {
+            if self.node(d).is_dir() && d != src_id {
+                let target = format!(
+                    "{}/{}",
+                    dst_res.path().trim_end_matches('/'),
+                    src_res.components[src_res.components.len() - 1]
+                );
+                dst_res = self.resolve(&target)?;
+            }
+        }
+        if src_res.path() == dst_res.path() {
+            return Ok((true, None));
+        }
+        self.check(
+            caller,
+            &dst_res,
+            Required {
+                ancestor: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        if dst_res.last().is_some() {
+            return Ok((false, None));
+        }
+        let Some(dst_parent) = dst_res.parent() else {
+            return Ok((false, None));
+        };
+        if !self.node(dst_parent).is_dir() || self.is_ancestor(src_id, dst_parent) {
+            return Ok((false, None));
+        }
+        let n = dst_res.components.len();
+        self.check_component(&dst_res.prefix(n - 1), &dst_res.components[n - 1])?;
+        self.check_dir_items(dst_parent, &dst_res.prefix(n - 1))?;
+        let edit = Edit::Rename {
+            src: src_res.path(),
+            dst: dst_res.path(),
+            overwrite: false,
+            mtime_ms: now_ms,
+        };
+        self.apply_checked(&edit);
+        Ok((true, Some(edit)))
+    }
+
+    /// rename2 (with Options.Rename): never moves into a directory; throws
+    /// where the old rename returns false. Returns the edit and the files
+    /// removed by an overwrite.
+    ///
+    /// # Errors
+    /// As HDFS: FileNotFound, FileAlreadyExists, ParentNotDirectory,
+    /// IOException for root or a non-empty destination, permission denied.
+    pub fn rename2(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        dst: &str,
+        overwrite: bool,
+        now_ms: u64,
+    ) -> Result<(Edit, Removed), FsError> {
+        let src_res = self.resolve(src)?;
+        let dst_res = self.resolve(dst)?;
+        let (sp, dp) = (src_res.path(), dst_res.path());
+        self.check(
+            caller,
+            &src_res,
+            Required {
+                parent: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        self.check(
+            caller,
+            &dst_res,
+            Required {
+                parent: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        let Some(src_id) = src_res.last() else {
+            return Err(FsError::FileNotFound(format!(
+                "rename source {sp} is not found."
+            )));
+        };
+        if src_res.components.is_empty() {
+            return Err(FsError::Io("rename source cannot be the root".to_string()));
+        }
+        if dst_res.components.is_empty() {
+            return Err(FsError::Io(
+                "rename destination cannot be the root".to_string(),
+            ));
+        }
+        if sp == dp {
+            return Err(FsError::AlreadyExists(format!(
+                "The source {sp} and destination {dp} are the same"
+            )));
+        }
+        if dst_res.inodes.iter().flatten().any(|id| *id == src_id) {
+            return Err(FsError::Io(format!(
+                "Rename destination {dp} is a directory or file under source {sp}"
+            )));
+        }
+        let mut removed = Removed::default();
+        if let Some(d) = dst_res.last() {
+            if !overwrite {
+                return Err(FsError::AlreadyExists(format!(
+                    "rename destination {dp} already exists"
+                )));
+            }
+            let (src_dir, dst_node) = (self.node(src_id).is_dir(), self.node(d));
+            if src_dir != dst_node.is_dir() {
+                return Err(FsError::Io(format!(
+                    "Source {sp} and destination {dp} must both be directories"
+                )));
+            }
+            if dst_node.children().is_some_and(|c| !c.is_empty()) {
+                return Err(FsError::Io(format!(
+                    "rename destination directory is not empty: {dp}"
+                )));
+            }
+            removed = self.files_under(d);
+        }
+        let Some(dst_parent) = dst_res.parent() else {
+            return Err(FsError::FileNotFound(format!(
+                "rename destination parent {} not found.",
+                dst_res.prefix(dst_res.components.len() - 1)
+            )));
+        };
+        if !self.node(dst_parent).is_dir() {
+            return Err(FsError::ParentNotDirectory(format!(
+                "rename destination parent {} is a file.",
+                dst_res.prefix(dst_res.components.len() - 1)
+            )));
+        }
+        let name = &dst_res.components[dst_res.components.len() - 1];
+        self.check_component(&dst_res.prefix(dst_res.components.len() - 1), name)?;
+        if dst_res.last().is_none() {
+            self.check_dir_items(dst_parent, &dst_res.prefix(dst_res.components.len() - 1))?;
+        }
+        let edit = Edit::Rename {
+            src: sp,
+            dst: dp,
+            overwrite: dst_res.last().is_some(),
+            mtime_ms: now_ms,
+        };
+        self.apply_checked(&edit);
+        Ok((edit, removed))
+    }
+
+    fn existing(&self, res: &Resolved) -> Result<INodeId, FsError> {
+        res.last()
+            .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", res.path())))
+    }
+
+    /// setPermission (owner or superuser only).
+    ///
+    /// # Errors
+    /// FileNotFound, permission denied.
+    pub fn set_permission(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        permission: u16,
+    ) -> Result<Edit, FsError> {
+        let res = self.resolve(src)?;
+        self.check(caller, &res, Required::default())?;
+        self.existing(&res)?;
+        self.check_owner(caller, &res)?;
+        let edit = Edit::SetPermission {
+            path: res.path(),
+            permission: permission & 0o7777,
+        };
+        self.apply_checked(&edit);
+        Ok(edit)
+    }
+
+    /// setOwner: only the superuser may change the owner; the owner may
+    /// change the group to one of their own groups.
+    ///
+    /// # Errors
+    /// FileNotFound, permission denied.
+    pub fn set_owner(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        owner: Option<&str>,
+        group: Option<&str>,
+    ) -> Result<Edit, FsError> {
+        let res = self.resolve(src)?;
+        self.check(caller, &res, Required::default())?;
+        self.existing(&res)?;
+        self.check_owner(caller, &res)?;
+        if self.permissions_enabled && !caller.is_superuser {
+            if owner.is_some_and(|o| o != caller.user) {
+                return Err(FsError::AccessControl(format!(
+                    "User {} is not a super user (non-super user cannot change owner).",
+                    caller.user
+                )));
+            }
+            if let Some(g) = group {
+                if !caller.in_group(g) {
+                    return Err(FsError::AccessControl(format!(
+                        "User {} does not belong to {g}",
+                        caller.user
+                    )));
+                }
+            }
+        }
+        let edit = Edit::SetOwner {
+            path: res.path(),
+            owner: owner.map(str::to_string),
+            group: group.map(str::to_string),
+        };
+        self.apply_checked(&edit);
+        Ok(edit)
+    }
+
+    /// setTimes (`None` leaves a time unchanged).
+    ///
+    /// # Errors
+    /// FileNotFound, permission denied (write access).
+    pub fn set_times(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        mtime_ms: Option<u64>,
+        atime_ms: Option<u64>,
+    ) -> Result<Edit, FsError> {
+        let res = self.resolve(src)?;
+        self.check(
+            caller,
+            &res,
+            Required {
+                access: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        if res.last().is_none() {
+            return Err(FsError::FileNotFound(format!(
+                "File/Directory {} does not exist.",
+                res.path()
+            )));
+        }
+        let edit = Edit::SetTimes {
+            path: res.path(),
+            mtime_ms,
+            atime_ms,
+        };
+        self.apply_checked(&edit);
+        Ok(edit)
+    }
+
+    /// setReplication: `None` (HDFS: false) for a directory or a missing path.
+    ///
+    /// # Errors
+    /// Permission denied (write access), replication out of range.
+    pub fn set_replication(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        replication: u16,
+    ) -> Result<Option<Edit>, FsError> {
+        let res = self.resolve(src)?;
+        self.check(
+            caller,
+            &res,
+            Required {
+                access: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        self.check_replication(replication, &res.path())?;
+        match res.last() {
+            Some(id) if !self.node(id).is_dir() => {
+                let edit = Edit::SetReplication {
+                    path: res.path(),
+                    replication,
+                };
+                self.apply_checked(&edit);
+                Ok(Some(edit))
+            }
+            _ => Ok(None),
+        }
+    }
+}

@@ -1,0 +1,222 @@
+//! The read operations: getFileInfo, getListing (one page after a start
+//! name), getContentSummary, the read check of getBlockLocations and
+//! checkAccess, with the [`FileStatus`] snapshot they answer. Nothing here
+//! changes the tree or produces an edit.
+
+use super::permission::{Access, Caller};
+use super::{FsError, INode, INodeId, INodeKind, Namespace, Required};
+
+/// A snapshot of one inode, returned by reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStatus {
+    pub id: INodeId,
+    /// Local name (last component); empty for the root.
+    pub name: String,
+    pub is_dir: bool,
+    pub length: u64,
+    pub permission: u16,
+    pub owner: String,
+    pub group: String,
+    pub mtime_ms: u64,
+    pub atime_ms: u64,
+    pub replication: u16,
+    pub block_size: u64,
+    pub children_num: i32,
+    pub under_construction: bool,
+}
+
+/// One page of a directory listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Listing {
+    pub entries: Vec<FileStatus>,
+    pub remaining: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ContentSummary {
+    pub length: u64,
+    pub file_count: u64,
+    pub directory_count: u64,
+    pub space_consumed: u64,
+}
+
+impl Namespace {
+    pub(super) fn status(&self, node: &INode) -> FileStatus {
+        let (length, replication, block_size, children_num, uc) = match &node.kind {
+            INodeKind::Directory { children } => (
+                0,
+                0,
+                0,
+                i32::try_from(children.len()).unwrap_or(i32::MAX),
+                false,
+            ),
+            INodeKind::File(f) => (
+                f.length(),
+                f.replication,
+                f.block_size,
+                0,
+                f.under_construction.is_some(),
+            ),
+        };
+        FileStatus {
+            id: node.id,
+            name: node.name.clone(),
+            is_dir: node.is_dir(),
+            length,
+            permission: node.permission,
+            owner: node.owner.clone(),
+            group: node.group.clone(),
+            mtime_ms: node.mtime_ms,
+            atime_ms: node.atime_ms,
+            replication,
+            block_size,
+            children_num,
+            under_construction: uc,
+        }
+    }
+
+    /// getFileInfo: `None` when the path does not exist.
+    ///
+    /// # Errors
+    /// Invalid path, or no search permission on an ancestor.
+    pub fn get_file_info(&self, caller: &Caller, src: &str) -> Result<Option<FileStatus>, FsError> {
+        let res = self.resolve(src)?;
+        self.check(caller, &res, Required::default())?;
+        Ok(res.last().map(|id| self.status(self.node(id))))
+    }
+
+    /// getListing: children of a directory after `start_after`, at most
+    /// `limit`; a file lists as itself; `None` when the path is missing.
+    ///
+    /// # Errors
+    /// Invalid path or permission denied (read+execute on the directory).
+    pub fn get_listing(
+        &self,
+        caller: &Caller,
+        src: &str,
+        start_after: &str,
+        limit: usize,
+    ) -> Result<Option<Listing>, FsError> {
+        let res = self.resolve(src)?;
+        let Some(id) = res.last() else {
+            self.check(caller, &res, Required::default())?;
+            return Ok(None);
+        };
+        let node = self.node(id);
+        let Some(children) = node.children() else {
+            self.check(caller, &res, Required::default())?;
+            let mut st = self.status(node);
+            st.name.clear();
+            return Ok(Some(Listing {
+                entries: vec![st],
+                remaining: 0,
+            }));
+        };
+        self.check(
+            caller,
+            &res,
+            Required {
+                access: Some(Access::READ_EXECUTE),
+                ..Default::default()
+            },
+        )?;
+        use std::ops::Bound;
+        let mut after = children.range::<str, _>((Bound::Excluded(start_after), Bound::Unbounded));
+        let entries: Vec<FileStatus> = after
+            .by_ref()
+            .take(limit.max(1))
+            .map(|(_, id)| self.status(self.node(*id)))
+            .collect();
+        let remaining = u32::try_from(after.count()).unwrap_or(u32::MAX);
+        Ok(Some(Listing { entries, remaining }))
+    }
+
+    /// getContentSummary.
+    ///
+    /// # Errors
+    /// FileNotFound, or permission denied (read+execute on every directory).
+    pub fn content_summary(&self, caller: &Caller, src: &str) -> Result<ContentSummary, FsError> {
+        let res = self.resolve(src)?;
+        let Some(id) = res.last() else {
+            self.check(caller, &res, Required::default())?;
+            return Err(FsError::FileNotFound(format!(
+                "File does not exist: {}",
+                res.path()
+            )));
+        };
+        self.check(
+            caller,
+            &res,
+            Required {
+                sub: Some(Access::READ_EXECUTE),
+                ..Default::default()
+            },
+        )?;
+        let mut sum = ContentSummary::default();
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            match &self.node(id).kind {
+                INodeKind::Directory { children } => {
+                    sum.directory_count += 1;
+                    stack.extend(children.values().copied());
+                }
+                INodeKind::File(f) => {
+                    sum.file_count += 1;
+                    sum.length += f.length();
+                    sum.space_consumed += f.length() * u64::from(f.replication);
+                }
+            }
+        }
+        Ok(sum)
+    }
+
+    /// Checks read access for opening a file (getBlockLocations) and returns it.
+    ///
+    /// # Errors
+    /// FileNotFound for a missing path or a directory; permission denied.
+    pub fn open_for_read(&self, caller: &Caller, src: &str) -> Result<FileStatus, FsError> {
+        let res = self.resolve(src)?;
+        self.check(
+            caller,
+            &res,
+            Required {
+                access: Some(Access::READ),
+                ..Default::default()
+            },
+        )?;
+        match res.last() {
+            None => Err(FsError::FileNotFound(format!(
+                "File does not exist: {}",
+                res.path()
+            ))),
+            Some(id) if self.node(id).is_dir() => Err(FsError::FileNotFound(format!(
+                "Path is not a file: {}",
+                res.path()
+            ))),
+            Some(id) => Ok(self.status(self.node(id))),
+        }
+    }
+
+    /// checkAccess: fails unless the caller has `mode` (rwx bits) on `src`.
+    ///
+    /// # Errors
+    /// FileNotFound for a missing path; permission denied.
+    pub fn check_access(&self, caller: &Caller, src: &str, mode: u16) -> Result<(), FsError> {
+        let res = self.resolve(src)?;
+        if res.last().is_none() {
+            self.check(caller, &res, Required::default())?;
+            return Err(FsError::FileNotFound(format!(
+                "Path not found: {}",
+                res.path()
+            )));
+        }
+        self.check(
+            caller,
+            &res,
+            Required {
+                access: Some(Access::from_bits(mode)),
+                ..Default::default()
+            },
+        )
+    }
+}

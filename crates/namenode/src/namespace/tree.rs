@@ -1,0 +1,230 @@
+//! The inode tree itself: the inode, file and block types every other part
+//! of the namespace works on, and the lookups on the tree (by id, by path,
+//! a path resolved component by component, the path of an inode). Kept
+//! apart from the operations so the data model reads on its own, and so
+//! that reads, mutations and replay all share one way to walk the tree.
+
+use std::collections::BTreeMap;
+
+use super::permission::mode_string;
+use super::{path, FsError, Namespace};
+
+/// Inode id of the root directory (HDFS reserves 1..16384).
+pub const ROOT_INODE_ID: INodeId = INodeId(16385);
+
+/// An inode id, as clients see it in `fileId`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct INodeId(pub u64);
+
+impl std::fmt::Display for INodeId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// A file that is open for writing, and by whom.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnderConstruction {
+    pub client_name: String,
+    pub client_machine: String,
+}
+
+/// A block id. HDFS hands out positive ids from 2^30 + 1 upward (negative
+/// ids mark erasure-coded block groups, which Cairn never creates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BlockId(pub u64);
+
+impl std::fmt::Display for BlockId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// First block id of a fresh namespace (as HDFS: 2^30 + 1).
+pub const FIRST_BLOCK_ID: u64 = (1 << 30) + 1;
+
+/// First generation stamp of a fresh namespace (as HDFS).
+pub const FIRST_GENERATION_STAMP: u64 = 1001;
+
+/// A block of a file as the namespace records it: id, generation stamp and
+/// length (the committed length; for the last block of an open file, the
+/// length last reported by the writer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockRecord {
+    pub id: BlockId,
+    pub gs: u64,
+    pub num_bytes: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct FileNode {
+    pub replication: u16,
+    pub block_size: u64,
+    pub blocks: Vec<BlockRecord>,
+    pub under_construction: Option<UnderConstruction>,
+}
+
+impl FileNode {
+    /// File length: the sum of its blocks' lengths.
+    pub fn length(&self) -> u64 {
+        self.blocks.iter().map(|b| b.num_bytes).sum()
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum INodeKind {
+    /// Children by name; `BTreeMap` keeps listings in byte order of the
+    /// UTF-8 names, so paging with `startAfter` is stable.
+    Directory {
+        children: BTreeMap<String, INodeId>,
+    },
+    File(FileNode),
+}
+
+#[derive(Debug, Clone)]
+pub struct INode {
+    pub id: INodeId,
+    pub parent: Option<INodeId>,
+    pub name: String,
+    pub permission: u16,
+    pub owner: String,
+    pub group: String,
+    pub mtime_ms: u64,
+    pub atime_ms: u64,
+    pub kind: INodeKind,
+}
+
+impl INode {
+    pub fn is_dir(&self) -> bool {
+        matches!(self.kind, INodeKind::Directory { .. })
+    }
+
+    pub fn file(&self) -> Option<&FileNode> {
+        match &self.kind {
+            INodeKind::File(f) => Some(f),
+            INodeKind::Directory { .. } => None,
+        }
+    }
+
+    pub(super) fn children(&self) -> Option<&BTreeMap<String, INodeId>> {
+        match &self.kind {
+            INodeKind::Directory { children } => Some(children),
+            INodeKind::File(_) => None,
+        }
+    }
+
+    /// `drwxr-xr-x`-style description used in permission errors.
+    pub(super) fn describe(&self) -> String {
+        format!(
+            "{}:{}:{}{}",
+            self.owner,
+            self.group,
+            if self.is_dir() { 'd' } else { '-' },
+            mode_string(self.permission)
+        )
+    }
+}
+
+/// A path resolved against the tree: `inodes[0]` is the root and
+/// `inodes[i]` the inode of `components[i - 1]`, `None` from the first
+/// missing component on (resolution also stops below a file).
+pub(super) struct Resolved {
+    pub(super) components: Vec<String>,
+    pub(super) inodes: Vec<Option<INodeId>>,
+}
+
+impl Resolved {
+    pub(super) fn last(&self) -> Option<INodeId> {
+        self.inodes.last().copied().flatten()
+    }
+
+    pub(super) fn parent(&self) -> Option<INodeId> {
+        if self.inodes.len() < 2 {
+            return None;
+        }
+        self.inodes[self.inodes.len() - 2]
+    }
+
+    pub(super) fn path(&self) -> String {
+        path::join(&self.components)
+    }
+
+    pub(super) fn prefix(&self, n: usize) -> String {
+        path::join(&self.components[..n])
+    }
+}
+
+impl Namespace {
+    /// Every block of every file, with its file.
+    pub fn all_blocks(&self) -> Vec<(INodeId, BlockRecord)> {
+        let mut out = Vec::new();
+        for (id, node) in &self.inodes {
+            if let INodeKind::File(f) = &node.kind {
+                out.extend(f.blocks.iter().map(|b| (*id, *b)));
+            }
+        }
+        out
+    }
+
+    pub fn inode(&self, id: INodeId) -> Option<&INode> {
+        self.inodes.get(&id)
+    }
+
+    /// Number of inodes, the root included.
+    pub fn inode_count(&self) -> usize {
+        self.inodes.len()
+    }
+
+    pub(super) fn node(&self, id: INodeId) -> &INode {
+        // Ids in `Resolved` and in children maps always exist; a miss means
+        // the tree itself is corrupt, and stopping beats corrupting it more.
+        self.inodes
+            .get(&id)
+            .unwrap_or_else(|| panic!("inode {id} referenced but missing"))
+    }
+
+    pub(super) fn node_mut(&mut self, id: INodeId) -> &mut INode {
+        self.inodes
+            .get_mut(&id)
+            .unwrap_or_else(|| panic!("inode {id} referenced but missing"))
+    }
+
+    pub(super) fn resolve(&self, src: &str) -> Result<Resolved, FsError> {
+        let comps = path::components(src)?;
+        let mut inodes = Vec::with_capacity(comps.len() + 1);
+        inodes.push(Some(ROOT_INODE_ID));
+        let mut cur = Some(ROOT_INODE_ID);
+        for c in &comps {
+            cur = cur.and_then(|id| self.node(id).children().and_then(|ch| ch.get(*c).copied()));
+            inodes.push(cur);
+        }
+        Ok(Resolved {
+            components: comps.into_iter().map(str::to_string).collect(),
+            inodes,
+        })
+    }
+
+    /// The path of an inode, from the root.
+    pub fn path_of(&self, id: INodeId) -> Option<String> {
+        let mut names = Vec::new();
+        let mut cur = self.inodes.get(&id)?;
+        while let Some(p) = cur.parent {
+            names.push(cur.name.clone());
+            cur = self.inodes.get(&p)?;
+        }
+        names.reverse();
+        Some(path::join(&names))
+    }
+
+    pub(super) fn is_ancestor(&self, ancestor: INodeId, mut id: INodeId) -> bool {
+        loop {
+            if id == ancestor {
+                return true;
+            }
+            match self.node(id).parent {
+                Some(p) => id = p,
+                None => return false,
+            }
+        }
+    }
+}

@@ -1,0 +1,536 @@
+//! A file's write life cycle after create: the writer's lease check, block
+//! allocation (addBlock, with HDFS's retry and append-at-boundary cases),
+//! abandonBlock, append, fsync, complete, new generation stamps and
+//! updatePipeline for pipeline recovery, and the namespace side of lease
+//! recovery (begin, commitBlockSynchronization, closing an abandoned
+//! file). Replica counts come from the block manager through the
+//! `is_complete` callbacks; this module only records what the file holds.
+
+use super::permission::{Access, Caller};
+use super::{
+    BlockId, BlockRecord, Edit, FileStatus, FsError, INode, INodeId, Namespace, Required,
+    UnderConstruction,
+};
+
+/// The answer to addBlock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocatedBlock {
+    pub block: BlockRecord,
+    /// Offset of the block's first byte in the file.
+    pub offset: u64,
+    pub file: INodeId,
+    pub replication: u16,
+    /// True when this is a retried addBlock answered with the block that
+    /// was already allocated (no edit).
+    pub existing: bool,
+}
+
+impl Namespace {
+    /// Resolves a file for the write path, by inode id when `file_id` is
+    /// non-zero (so a renamed open file keeps working), else by path.
+    ///
+    /// # Errors
+    /// FileNotFound when missing, a directory, or the id does not match.
+    pub fn resolve_file(&self, src: &str, file_id: u64) -> Result<(INodeId, String), FsError> {
+        if file_id != 0 {
+            let id = INodeId(file_id);
+            return match self.inodes.get(&id) {
+                Some(n) if !n.is_dir() => {
+                    Ok((id, self.path_of(id).unwrap_or_else(|| src.to_string())))
+                }
+                _ => Err(FsError::FileNotFound(format!(
+                    "File does not exist: {src} (inode {file_id})"
+                ))),
+            };
+        }
+        let res = self.resolve(src)?;
+        match res.last() {
+            Some(id) if !self.node(id).is_dir() => Ok((id, res.path())),
+            _ => Err(FsError::FileNotFound(format!("File does not exist: {src}"))),
+        }
+    }
+
+    fn writable_file(
+        &self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+    ) -> Result<(INodeId, String), FsError> {
+        let (id, path) = self.resolve_file(src, file_id)?;
+        match self.writer_of(id) {
+            Some(uc) if uc.client_name == client_name => Ok((id, path)),
+            Some(uc) => Err(FsError::LeaseExpired(format!(
+                "Client (={client_name}) is not the lease owner (={}) of {path}",
+                uc.client_name
+            ))),
+            None => Err(FsError::LeaseExpired(format!(
+                "No lease on {path} (inode {id}): File is not open for writing. Holder {client_name} does not have any open files."
+            ))),
+        }
+    }
+
+    /// The blocks of a file (empty for directories and missing ids).
+    pub fn blocks_of(&self, id: INodeId) -> &[BlockRecord] {
+        self.inodes
+            .get(&id)
+            .and_then(INode::file)
+            .map_or(&[], |f| f.blocks.as_slice())
+    }
+
+    /// addBlock: commits `previous` as the client reports it and allocates
+    /// the next block. A retry of an addBlock whose answer was lost gets the
+    /// block already allocated. `is_complete` says whether a block has
+    /// reached minimum replication (from the block manager).
+    ///
+    /// # Errors
+    /// LeaseExpired (not the writer), FileNotFound, NotReplicatedYet (the
+    /// block before `previous` is still short of replicas), Io (a
+    /// `previous` that is not the file's last block).
+    pub fn add_block(
+        &mut self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+        previous: Option<BlockRecord>,
+        is_complete: &dyn Fn(&BlockRecord) -> bool,
+    ) -> Result<(AllocatedBlock, Option<Edit>), FsError> {
+        let (id, path) = self.writable_file(src, file_id, client_name)?;
+        let f = self
+            .node(id)
+            .file()
+            .ok_or_else(|| FsError::FileNotFound(path.clone()))?;
+        let blocks = &f.blocks;
+        let n = blocks.len();
+        let last = blocks.last();
+        let previous_is_last = match (previous, last) {
+            (Some(p), Some(l)) => p.id == l.id,
+            (None, None) => true,
+            _ => false,
+        };
+        // The four cases HDFS tells apart when `previous` is not the last
+        // block: (1) the first addBlock of an append that starts at a block
+        // boundary has no previous block, and the last block is full and
+        // complete; (2) a retry of an addBlock whose answer was lost names
+        // the block before the last, and the last is still empty: it gets
+        // that block again; (3) anything else is refused.
+        let append_at_boundary = previous.is_none()
+            && last.is_some_and(|l| l.num_bytes >= f.block_size && is_complete(l));
+        if !previous_is_last && !append_at_boundary {
+            let penultimate = n.checked_sub(2).and_then(|i| blocks.get(i));
+            let retried = match (previous, penultimate) {
+                (Some(p), Some(pen)) => p.id == pen.id,
+                (None, None) => n == 1,
+                _ => false,
+            };
+            match last {
+                Some(block) if retried => {
+                    if block.num_bytes != 0 {
+                        return Err(FsError::Io(format!(
+                            "Request looked like a retry to allocate block {} but it already contains {} bytes",
+                            block.id.0, block.num_bytes
+                        )));
+                    }
+                    let offset = blocks[..n - 1].iter().map(|b| b.num_bytes).sum();
+                    return Ok((
+                        AllocatedBlock {
+                            block: *block,
+                            offset,
+                            file: id,
+                            replication: f.replication,
+                            existing: true,
+                        },
+                        None,
+                    ));
+                }
+                _ => {
+                    return Err(FsError::Io(format!(
+                        "Cannot allocate a block for {path}: the previous block {:?} does not match the last block {:?}",
+                        previous.map(|b| b.id.0),
+                        last.map(|b| b.id.0)
+                    )))
+                }
+            }
+        }
+        // The block before the one being committed must have its minimum
+        // replication (at a boundary append, the committed one is `last`).
+        let settled = if append_at_boundary {
+            n
+        } else {
+            n.saturating_sub(1)
+        };
+        if let Some(before) = settled.checked_sub(1).and_then(|i| blocks.get(i)) {
+            if !is_complete(before) {
+                return Err(FsError::NotReplicatedYet(format!(
+                    "Not replicated yet: {path}"
+                )));
+            }
+        }
+        let offset: u64 = blocks[..settled].iter().map(|b| b.num_bytes).sum::<u64>()
+            + previous.map_or(0, |p| p.num_bytes);
+        let block = BlockRecord {
+            id: BlockId(self.last_block_id + 1),
+            gs: self.last_gs + 1,
+            num_bytes: 0,
+        };
+        let replication = f.replication;
+        let edit = Edit::AddBlock {
+            path,
+            previous,
+            block,
+        };
+        self.apply_checked(&edit);
+        Ok((
+            AllocatedBlock {
+                block,
+                offset,
+                file: id,
+                replication,
+                existing: false,
+            },
+            Some(edit),
+        ))
+    }
+
+    /// abandonBlock: drops the file's last block when it is `block`.
+    ///
+    /// # Errors
+    /// LeaseExpired, FileNotFound.
+    pub fn abandon_block(
+        &mut self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+        block: BlockId,
+    ) -> Result<Option<Edit>, FsError> {
+        let (id, path) = self.writable_file(src, file_id, client_name)?;
+        if self.blocks_of(id).last().map(|b| b.id) != Some(block) {
+            return Ok(None);
+        }
+        let edit = Edit::AbandonBlock { path, block };
+        self.apply_checked(&edit);
+        Ok(Some(edit))
+    }
+
+    /// append: reopens a closed file for `client_name`. Returns the file's
+    /// status and its last block when that block is partial (the client
+    /// then appends into it) unless `new_block` asks for a fresh block.
+    ///
+    /// # Errors
+    /// FileNotFound (missing, or a directory), AlreadyBeingCreated (open by
+    /// a writer), permission denied (write access).
+    pub fn append(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        client_name: &str,
+        client_machine: &str,
+        new_block: bool,
+    ) -> Result<(FileStatus, Option<BlockRecord>, Edit), FsError> {
+        let res = self.resolve(src)?;
+        self.check(
+            caller,
+            &res,
+            Required {
+                access: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        let path = res.path();
+        let id = match res.last() {
+            Some(id) if !self.node(id).is_dir() => id,
+            _ => return Err(FsError::FileNotFound(format!("File not found: {path}"))),
+        };
+        let f = self
+            .node(id)
+            .file()
+            .ok_or_else(|| FsError::FileNotFound(path.clone()))?;
+        if let Some(uc) = &f.under_construction {
+            return Err(FsError::AlreadyBeingCreated(format!(
+                "Failed to APPEND_FILE {path} for {client_name} on {client_machine} because this file lease is currently owned by {} on {}",
+                uc.client_name, uc.client_machine
+            )));
+        }
+        let partial = f
+            .blocks
+            .last()
+            .copied()
+            .filter(|b| !new_block && b.num_bytes < f.block_size);
+        let edit = Edit::Reopen {
+            path,
+            client_name: client_name.to_string(),
+            client_machine: client_machine.to_string(),
+        };
+        self.apply_checked(&edit);
+        Ok((self.status(self.node(id)), partial, edit))
+    }
+
+    /// A new generation stamp for the last block of a file open by
+    /// `client_name` (updateBlockForPipeline: append or pipeline recovery).
+    ///
+    /// # Errors
+    /// LeaseExpired, Io when `block` is not the file's last block.
+    pub fn bump_generation_stamp(
+        &mut self,
+        file: INodeId,
+        client_name: &str,
+        block: BlockId,
+    ) -> Result<(BlockRecord, Edit), FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("Block {block} has no file")))?;
+        let (id, path) = self.writable_file(&path, file.0, client_name)?;
+        let last = self
+            .blocks_of(id)
+            .last()
+            .copied()
+            .filter(|b| b.id == block)
+            .ok_or_else(|| FsError::Io(format!("{block} is not the last block of {path}")))?;
+        let updated = BlockRecord {
+            gs: self.last_gs + 1,
+            ..last
+        };
+        let edit = Edit::UpdateBlock {
+            path,
+            block: updated,
+        };
+        self.apply_checked(&edit);
+        Ok((updated, edit))
+    }
+
+    /// updatePipeline: records the new stamp and acknowledged length of the
+    /// last block after a pipeline was rebuilt.
+    ///
+    /// # Errors
+    /// LeaseExpired, Io when the block or stamp does not match.
+    pub fn update_pipeline(
+        &mut self,
+        file: INodeId,
+        client_name: &str,
+        new: BlockRecord,
+    ) -> Result<Edit, FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("Block {} has no file", new.id)))?;
+        let (id, path) = self.writable_file(&path, file.0, client_name)?;
+        let last = self
+            .blocks_of(id)
+            .last()
+            .copied()
+            .filter(|b| b.id == new.id)
+            .ok_or_else(|| FsError::Io(format!("{} is not the last block of {path}", new.id)))?;
+        if new.gs < last.gs {
+            return Err(FsError::Io(format!(
+                "Update {} (gs {}) to an older generation stamp {}",
+                new.id, last.gs, new.gs
+            )));
+        }
+        let edit = Edit::UpdateBlock { path, block: new };
+        self.apply_checked(&edit);
+        Ok(edit)
+    }
+
+    /// Lease recovery, first step: the file's last block gets a new
+    /// generation stamp (the recovery id) so the old writer can no longer
+    /// continue it. Returns the block before and after, or `None` when the
+    /// file has no blocks.
+    ///
+    /// # Errors
+    /// FileNotFound when the file is gone or not open.
+    pub fn begin_block_recovery(
+        &mut self,
+        file: INodeId,
+    ) -> Result<Option<(BlockRecord, BlockRecord, Edit)>, FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("inode {file} is gone")))?;
+        if self.writer_of(file).is_none() {
+            return Err(FsError::FileNotFound(format!("{path} is not open")));
+        }
+        let Some(last) = self.blocks_of(file).last().copied() else {
+            return Ok(None);
+        };
+        let updated = BlockRecord {
+            gs: self.last_gs + 1,
+            ..last
+        };
+        let edit = Edit::UpdateBlock {
+            path,
+            block: updated,
+        };
+        self.apply_checked(&edit);
+        Ok(Some((last, updated, edit)))
+    }
+
+    /// Lease recovery, last step (commitBlockSynchronization): the last
+    /// block takes the length and stamp the DataNodes agreed on (or is
+    /// dropped), and the file is closed.
+    ///
+    /// # Errors
+    /// FileNotFound when the file is gone; Io when the block is not the
+    /// file's last block.
+    pub fn commit_block_synchronization(
+        &mut self,
+        file: INodeId,
+        block: BlockId,
+        new_gs: u64,
+        new_length: u64,
+        delete_block: bool,
+        now_ms: u64,
+    ) -> Result<Vec<Edit>, FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("inode {file} is gone")))?;
+        if self.writer_of(file).is_none() {
+            // Already closed (a repeated commit): nothing to do.
+            return Ok(Vec::new());
+        }
+        if self.blocks_of(file).last().map(|b| b.id) != Some(block) {
+            return Err(FsError::Io(format!(
+                "{block} is not the last block of {path}"
+            )));
+        }
+        let mut edits = Vec::new();
+        let last = if delete_block {
+            let e = Edit::AbandonBlock {
+                path: path.clone(),
+                block,
+            };
+            self.apply_checked(&e);
+            edits.push(e);
+            None
+        } else {
+            let b = BlockRecord {
+                id: block,
+                gs: new_gs,
+                num_bytes: new_length,
+            };
+            Some(b)
+        };
+        let close = Edit::CloseFile {
+            path,
+            mtime_ms: now_ms,
+            last,
+        };
+        self.apply_checked(&close);
+        edits.push(close);
+        Ok(edits)
+    }
+
+    /// Closes an open file without blocks, or whose last block no DataNode
+    /// ever held (lease recovery with nothing to recover).
+    ///
+    /// # Errors
+    /// FileNotFound when the file is gone.
+    pub fn close_abandoned(&mut self, file: INodeId, now_ms: u64) -> Result<Vec<Edit>, FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("inode {file} is gone")))?;
+        if self.writer_of(file).is_none() {
+            return Ok(Vec::new());
+        }
+        let mut edits = Vec::new();
+        if let Some(last) = self.blocks_of(file).last().copied() {
+            let e = Edit::AbandonBlock {
+                path: path.clone(),
+                block: last.id,
+            };
+            self.apply_checked(&e);
+            edits.push(e);
+        }
+        let close = Edit::CloseFile {
+            path,
+            mtime_ms: now_ms,
+            last: None,
+        };
+        self.apply_checked(&close);
+        edits.push(close);
+        Ok(edits)
+    }
+
+    /// fsync: records the writer's view of the last block's length.
+    ///
+    /// # Errors
+    /// LeaseExpired, FileNotFound.
+    pub fn fsync(
+        &mut self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+        last_block_length: Option<u64>,
+    ) -> Result<Option<Edit>, FsError> {
+        let (id, path) = self.writable_file(src, file_id, client_name)?;
+        let (Some(len), Some(last)) = (last_block_length, self.blocks_of(id).last().copied())
+        else {
+            return Ok(None);
+        };
+        if len <= last.num_bytes {
+            return Ok(None);
+        }
+        let edit = Edit::UpdateBlock {
+            path,
+            block: BlockRecord {
+                num_bytes: len,
+                ..last
+            },
+        };
+        self.apply_checked(&edit);
+        Ok(Some(edit))
+    }
+
+    /// complete: commits the last block and closes the file once every
+    /// block has minimum replication; `false` (try again) until then.
+    /// Closing an already closed file answers `true`.
+    ///
+    /// # Errors
+    /// FileNotFound, LeaseExpired (another writer), Io (a `last` that is
+    /// not the file's last block).
+    pub fn complete(
+        &mut self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+        last: Option<BlockRecord>,
+        now_ms: u64,
+        is_complete: &dyn Fn(&BlockRecord) -> bool,
+    ) -> Result<(bool, Option<Edit>), FsError> {
+        let (id, path) = self.resolve_file(src, file_id)?;
+        let file = self
+            .node(id)
+            .file()
+            .ok_or_else(|| FsError::FileNotFound(format!("Path is not a file: {path}")))?;
+        if file.under_construction.is_none() {
+            return Ok((true, None));
+        }
+        self.writable_file(src, file_id, client_name)?;
+        let mut blocks = file.blocks.clone();
+        if let Some(l) = last {
+            match blocks.last_mut() {
+                Some(b) if b.id == l.id => *b = l,
+                _ => {
+                    return Err(FsError::Io(format!(
+                        "Cannot complete {path}: block {} is not its last block",
+                        l.id
+                    )))
+                }
+            }
+        }
+        if !blocks.iter().all(is_complete) {
+            return Ok((false, None));
+        }
+        let edit = Edit::CloseFile {
+            path,
+            mtime_ms: now_ms,
+            last,
+        };
+        self.apply_checked(&edit);
+        Ok((true, Some(edit)))
+    }
+
+    /// The writer of an open file, if any.
+    pub fn writer_of(&self, id: INodeId) -> Option<&UnderConstruction> {
+        self.inodes
+            .get(&id)
+            .and_then(INode::file)
+            .and_then(|f| f.under_construction.as_ref())
+    }
+}
