@@ -122,7 +122,7 @@ async fn one_scheme(base: &Path, name: &str, a: &JournalArgs) -> anyhow::Result<
     let start = Instant::now();
     for i in 0..a.ops as u64 {
         let t = Instant::now();
-        let txid = log.append(&[edit(i)]);
+        let txid = log.append(&[edit(i)]).map_err(|e| anyhow::anyhow!("{e}"))?;
         log.wait_durable(txid)
             .await
             .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -199,7 +199,9 @@ async fn sweep_point(
                 remaining.fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| r.checked_sub(1))
             {
                 let t = Instant::now();
-                let txid = log.append(&[edit(left)]);
+                let txid = log
+                    .append(&[edit(left)])
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
                 log.wait_durable(txid)
                     .await
                     .map_err(|e| anyhow::anyhow!("{e}"))?;

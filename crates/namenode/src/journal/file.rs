@@ -81,6 +81,9 @@ struct Pending {
     records: u64,
     last_txid: u64,
     failed: Option<String>,
+    /// New edits are refused (the next preallocation step failed), but
+    /// what is already pending still fits and is written.
+    refusing: Option<String>,
     shutdown: bool,
 }
 
@@ -96,7 +99,10 @@ struct Shared {
 #[derive(Debug, Clone)]
 struct Durable {
     txid: u64,
+    /// Writes failed: edits past `txid` will never be durable.
     failed: Option<String>,
+    /// New edits are refused; those already appended are still written.
+    refusing: Option<String>,
 }
 
 /// A segment being written in one or more journal directories.
@@ -205,6 +211,13 @@ impl Writer {
         self.durable.send_modify(|d| d.failed = Some(why));
     }
 
+    fn refuse(&mut self, why: String) {
+        if let Ok(mut p) = self.shared.pending.lock() {
+            p.refusing = Some(why.clone());
+        }
+        self.durable.send_modify(|d| d.refusing = Some(why));
+    }
+
     fn run(mut self) {
         loop {
             let (mut buf, last_txid, records) = {
@@ -305,10 +318,11 @@ impl Writer {
             {
                 let target = self.allocated + self.config.step_bytes;
                 if let Err(why) = self.extend_to(target) {
-                    warn!(reason = %why, "cannot preallocate ahead; the log fails once the allocated space is used");
-                    // Room remains for the current allocation; refuse new
-                    // changes now rather than risk a partial record later.
-                    self.fail(why);
+                    warn!(reason = %why, "cannot preallocate ahead; the log refuses new changes");
+                    // Room remains for the current allocation (what is
+                    // pending is still written); refuse new changes now
+                    // rather than risk a partial record later.
+                    self.refuse(why);
                 }
             }
         }
@@ -361,6 +375,7 @@ impl FileEditLog {
                 records: 0,
                 last_txid,
                 failed: None,
+                refusing: None,
                 shutdown: false,
             }),
             wake: Condvar::new(),
@@ -370,6 +385,7 @@ impl FileEditLog {
         let (tx, rx) = watch::channel(Durable {
             txid: last_txid,
             failed: None,
+            refusing: None,
         });
         let step = config.step_bytes.max(4096);
         let mut writer = Writer {
@@ -438,10 +454,16 @@ impl Drop for FileEditLog {
 }
 
 impl EditLog for FileEditLog {
-    fn append(&self, edits: &[Edit]) -> TxId {
+    fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError> {
         let Ok(mut p) = self.shared.pending.lock() else {
-            return TxId(0);
+            return Err(JournalError("edit log lock poisoned".into()));
         };
+        if let Some(why) = p.failed.as_ref().or(p.refusing.as_ref()) {
+            return Err(JournalError(why.clone()));
+        }
+        if p.shutdown {
+            return Err(JournalError("edit log segment closed".into()));
+        }
         for e in edits {
             p.last_txid += 1;
             let txid = p.last_txid;
@@ -451,7 +473,7 @@ impl EditLog for FileEditLog {
         let last = p.last_txid;
         drop(p);
         self.shared.wake.notify_one();
-        TxId(last)
+        Ok(TxId(last))
     }
 
     fn wait_durable(&self, txid: TxId) -> BoxFuture<'static, Result<(), JournalError>> {
@@ -481,6 +503,7 @@ impl EditLog for FileEditLog {
     }
 
     fn failure(&self) -> Option<String> {
-        self.durable.borrow().failed.clone()
+        let d = self.durable.borrow();
+        d.failed.clone().or_else(|| d.refusing.clone())
     }
 }

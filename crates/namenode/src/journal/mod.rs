@@ -30,7 +30,11 @@ pub struct JournalError(pub String);
 pub trait EditLog: Send + Sync + 'static {
     /// Appends edits in order (called under the namespace write lock) and
     /// returns the transaction id of the last one.
-    fn append(&self, edits: &[Edit]) -> TxId;
+    ///
+    /// # Errors
+    /// [`JournalError`] when the log has failed or refuses new edits; the
+    /// edits are not taken (the log's memory stays bounded).
+    fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError>;
 
     /// Resolves once every transaction up to `txid` is durable.
     ///
@@ -54,8 +58,10 @@ pub struct MemoryEditLog {
 }
 
 impl EditLog for MemoryEditLog {
-    fn append(&self, edits: &[Edit]) -> TxId {
-        TxId(self.last.fetch_add(edits.len() as u64, Ordering::AcqRel) + edits.len() as u64)
+    fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError> {
+        Ok(TxId(
+            self.last.fetch_add(edits.len() as u64, Ordering::AcqRel) + edits.len() as u64,
+        ))
     }
 
     fn wait_durable(&self, _txid: TxId) -> BoxFuture<'static, Result<(), JournalError>> {

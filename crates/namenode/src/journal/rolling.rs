@@ -3,10 +3,17 @@
 //! `edits_<first>-<last>`) and opens the next, so a checkpointer can fold
 //! finalized segments into a new image in the background while handlers go
 //! on appending to the new segment.
+//!
+//! A roll fails closed: the next segment is made first, so if that fails
+//! nothing has changed and the old segment goes on; once the old segment
+//! is being closed, any failure (its last flush, the cut, the rename, the
+//! directory fsync) marks the whole log failed: it refuses every new edit
+//! (the NameNode is then in safe mode, with the cause in its message) and
+//! nothing more is buffered.
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use futures::future::BoxFuture;
 
@@ -20,6 +27,8 @@ pub struct RollingEditLog {
     dirs: Vec<PathBuf>,
     config: JournalConfig,
     current: RwLock<(u64, Arc<FileEditLog>)>,
+    /// Set when a roll failed half way: the log refuses every edit.
+    failed: Mutex<Option<String>>,
 }
 
 impl RollingEditLog {
@@ -38,6 +47,7 @@ impl RollingEditLog {
             dirs,
             config,
             current: RwLock::new((last_txid + 1, Arc::new(log))),
+            failed: Mutex::new(None),
         })
     }
 
@@ -48,24 +58,33 @@ impl RollingEditLog {
             .unwrap_or_else(|p| p.into_inner().1.clone())
     }
 
-    /// Finalizes the current segment and opens the next one. Must be called
-    /// while no edit can be appended (under the namespace write lock), so
-    /// the segment boundary is a clean txid. Returns the last txid of the
-    /// finalized segment.
-    ///
-    /// # Errors
-    /// When the segment cannot be renamed or the next one created.
-    pub fn roll(&self) -> io::Result<u64> {
-        let mut cur = self
-            .current
-            .write()
-            .map_err(|_| io::Error::other("journal lock poisoned"))?;
-        let (first, old) = (cur.0, cur.1.clone());
-        old.close();
-        if let Some(why) = old.failure() {
-            return Err(io::Error::other(why));
+    fn roll_failure(&self) -> Option<String> {
+        self.failed
+            .lock()
+            .map(|f| f.clone())
+            .unwrap_or_else(|p| p.into_inner().clone())
+    }
+
+    fn fail(&self, why: String) {
+        tracing::error!(reason = %why, "edit log failed; the NameNode stops accepting changes");
+        match self.failed.lock() {
+            Ok(mut f) => *f = Some(why),
+            Err(p) => *p.into_inner() = Some(why),
         }
-        let last = old.last_txid().0;
+    }
+
+    /// Removes the files of a segment named `name` (a next segment that
+    /// was made but will not be used).
+    fn remove_segment(&self, name: &str) {
+        for d in &self.dirs {
+            let _ = std::fs::remove_file(d.join(name));
+            let _ = storage::fsync_dir(d);
+        }
+    }
+
+    /// Finalizes the closed segment `first..=last` of `written` bytes in
+    /// every directory (or removes it when it holds no edit).
+    fn finalize(&self, first: u64, last: u64, written: u64) -> io::Result<()> {
         for d in &self.dirs {
             let from = d.join(storage::inprogress_name(first));
             if !from.exists() {
@@ -74,7 +93,7 @@ impl RollingEditLog {
             if last >= first {
                 let f = std::fs::OpenOptions::new().write(true).open(&from)?;
                 // Drop the preallocated tail: a finalized segment ends at its last record.
-                f.set_len(old.bytes_written())?;
+                f.set_len(written)?;
                 f.sync_all()?;
                 std::fs::rename(&from, d.join(format!("edits_{first:019}-{last:019}")))?;
             } else {
@@ -82,12 +101,48 @@ impl RollingEditLog {
             }
             storage::fsync_dir(d)?;
         }
-        let next = FileEditLog::create(
-            &self.dirs,
-            &storage::inprogress_name(last + 1),
-            last,
-            self.config.clone(),
-        )?;
+        Ok(())
+    }
+
+    /// Finalizes the current segment and opens the next one. Must be called
+    /// while no edit can be appended (under the namespace write lock), so
+    /// the segment boundary is a clean txid. Returns the last txid of the
+    /// finalized segment.
+    ///
+    /// # Errors
+    /// When the next segment cannot be made (nothing changed then), or the
+    /// current one cannot be closed and finalized (the log has failed).
+    pub fn roll(&self) -> io::Result<u64> {
+        let mut cur = self
+            .current
+            .write()
+            .map_err(|_| io::Error::other("journal lock poisoned"))?;
+        if let Some(why) = self.roll_failure() {
+            return Err(io::Error::other(why));
+        }
+        let (first, old) = (cur.0, cur.1.clone());
+        let last = old.last_txid().0;
+        let next_name = storage::inprogress_name(last + 1);
+        let next = match FileEditLog::create(&self.dirs, &next_name, last, self.config.clone()) {
+            Ok(next) => next,
+            Err(e) => {
+                self.remove_segment(&next_name);
+                return Err(e);
+            }
+        };
+        old.close();
+        let finished = match old.failure() {
+            Some(why) => Err(io::Error::other(why)),
+            None => self.finalize(first, last, old.bytes_written()),
+        };
+        if let Err(e) = finished {
+            drop(next);
+            self.remove_segment(&next_name);
+            self.fail(format!(
+                "rolling the edit log after txid {last} failed: {e}"
+            ));
+            return Err(e);
+        }
         *cur = (last + 1, Arc::new(next));
         Ok(last)
     }
@@ -104,7 +159,10 @@ impl RollingEditLog {
 }
 
 impl EditLog for RollingEditLog {
-    fn append(&self, edits: &[Edit]) -> TxId {
+    fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError> {
+        if let Some(why) = self.roll_failure() {
+            return Err(JournalError(why));
+        }
         self.current().append(edits)
     }
 
@@ -119,6 +177,83 @@ impl EditLog for RollingEditLog {
     }
 
     fn failure(&self) -> Option<String> {
-        self.current().failure()
+        self.roll_failure().or_else(|| self.current().failure())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::namespace::INodeId;
+
+    fn mkdir(i: u64) -> Edit {
+        Edit::Mkdir {
+            id: INodeId(16386 + i),
+            path: format!("/d{i}"),
+            permission: 0o755,
+            owner: "o".into(),
+            group: "g".into(),
+            mtime_ms: 1,
+        }
+    }
+
+    fn config() -> JournalConfig {
+        JournalConfig {
+            step_bytes: 64 * 1024,
+            ..JournalConfig::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_roll_that_cannot_make_the_next_segment_changes_nothing() {
+        // Goal: the next segment is made first; when that fails the roll
+        // is an error, the log has not failed and goes on in the old one.
+        let dir = tempfile::tempdir().expect("tmp");
+        let log = RollingEditLog::open(vec![dir.path().to_path_buf()], config(), 0).expect("open");
+        let t = log.append(&[mkdir(1), mkdir(2)]).expect("append");
+        log.wait_durable(t).await.expect("durable");
+        // A directory where the next segment's file would go.
+        std::fs::create_dir(dir.path().join(storage::inprogress_name(3))).expect("blocker");
+        assert!(log.roll().is_err());
+        assert_eq!(
+            log.failure(),
+            None,
+            "a roll that changed nothing fails nothing"
+        );
+        let t = log.append(&[mkdir(3)]).expect("still appending");
+        log.wait_durable(t).await.expect("durable");
+        assert_eq!(t, TxId(3));
+        std::fs::remove_dir(dir.path().join(storage::inprogress_name(3))).expect("unblock");
+        assert_eq!(log.roll().expect("roll"), 3);
+        assert!(dir
+            .path()
+            .join(format!("edits_{:019}-{:019}", 1, 3))
+            .exists());
+    }
+
+    #[tokio::test]
+    async fn a_roll_that_fails_half_way_fails_the_log_and_takes_nothing_more() {
+        // Goal: once the old segment is being closed, a failure (here its
+        // rename) fails the whole log: the cause is reported, appends are
+        // refused (nothing is buffered), and every edit acknowledged before
+        // is still on disk in the old segment.
+        let dir = tempfile::tempdir().expect("tmp");
+        let log = RollingEditLog::open(vec![dir.path().to_path_buf()], config(), 0).expect("open");
+        let t = log.append(&[mkdir(1), mkdir(2)]).expect("append");
+        log.wait_durable(t).await.expect("durable");
+        std::fs::create_dir(dir.path().join(format!("edits_{:019}-{:019}", 1, 2)))
+            .expect("blocker");
+        let err = log.roll().expect_err("the rename fails");
+        let why = log.failure().expect("the log has failed");
+        assert!(why.contains("rolling the edit log"), "{why}: {err}");
+        for _ in 0..3 {
+            assert!(log.append(&[mkdir(9)]).is_err(), "appends are refused");
+        }
+        assert!(log.roll().is_err(), "no roll after a failure");
+        // The acknowledged edits are still in the old segment, and no
+        // next segment is left behind.
+        let old = std::fs::read(dir.path().join(storage::inprogress_name(1))).expect("old segment");
+        assert!(!old.is_empty());
+        assert!(!dir.path().join(storage::inprogress_name(3)).exists());
     }
 }

@@ -138,14 +138,28 @@ impl NameNodeState {
                 .write()
                 .map_err(|_| CallError::io("namespace lock poisoned"))?;
             let (value, edits) = f(&mut ns).map_err(to_call_error)?;
-            let txid = (!edits.is_empty()).then(|| self.journal.append(&edits));
+            let txid = if edits.is_empty() {
+                None
+            } else {
+                // The change is applied in memory; a log that will not take
+                // its edits would leave memory ahead of the disk.
+                match self.journal.append(&edits) {
+                    Ok(txid) => Some(txid),
+                    Err(e) => cairn_common::fatal::stop(&format!(
+                        "the edit log refused edits already applied in memory ({what}): {e}"
+                    )),
+                }
+            };
             (value, txid)
         };
         if let Some(txid) = txid {
-            self.journal
-                .wait_durable(txid)
-                .await
-                .map_err(|e| CallError::io(e.to_string()))?;
+            if let Err(e) = self.journal.wait_durable(txid).await {
+                // Applied in memory, never made durable: the process must
+                // not serve that state; a restart reloads what is on disk.
+                cairn_common::fatal::stop(&format!(
+                    "edits applied in memory could not be made durable ({what}): {e}"
+                ));
+            }
         }
         Ok(value)
     }
