@@ -122,6 +122,13 @@ impl RollingEditLog {
         }
         let (first, old) = (cur.0, cur.1.clone());
         let last = old.last_txid().0;
+        if last < first {
+            // Nothing written since the last roll (rollEdits twice, or
+            // saveNamespace right after one): the open segment already is
+            // the next one. Making it again would reopen its own file, and
+            // finalizing the empty old one would then delete it.
+            return Ok(last);
+        }
         let next_name = storage::inprogress_name(last + 1);
         let next = match FileEditLog::create(&self.dirs, &next_name, last, self.config.clone()) {
             Ok(next) => next,
@@ -201,6 +208,31 @@ mod tests {
         JournalConfig {
             step_bytes: 64 * 1024,
             ..JournalConfig::default()
+        }
+    }
+
+    #[tokio::test]
+    async fn a_roll_of_an_empty_segment_keeps_it() {
+        // Goal: rolling twice in a row (nothing appended in between) leaves
+        // the open segment as it is, and edits after it reach the disk
+        // under its name (before, the second roll deleted the file that the
+        // new segment was writing to).
+        let dir = tempfile::tempdir().expect("tmp");
+        let log = RollingEditLog::open(vec![dir.path().to_path_buf()], config(), 0).expect("open");
+        let t = log.append(&[mkdir(1)]).expect("append");
+        log.wait_durable(t).await.expect("durable");
+        assert_eq!(log.roll().expect("roll"), 1);
+        assert_eq!(log.roll().expect("empty roll"), 1);
+        let t = log.append(&[mkdir(2)]).expect("append after");
+        log.wait_durable(t).await.expect("durable");
+        let open = std::fs::read(dir.path().join(storage::inprogress_name(2))).expect("segment 2");
+        assert!(
+            open.iter().any(|b| *b != 0),
+            "the edit is in the named file"
+        );
+        assert_eq!(log.roll().expect("roll"), 2);
+        for (a, b) in [(1, 1), (2, 2)] {
+            assert!(dir.path().join(format!("edits_{a:019}-{b:019}")).exists());
         }
     }
 
