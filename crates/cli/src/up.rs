@@ -161,6 +161,13 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
             }
             println!("{}", String::from_utf8_lossy(&out.stdout).trim());
         }
+        // metaSave files go next to the logs (a -D of the user's, later on
+        // the command line, still wins).
+        let mut nn_passthrough = vec![
+            "-D".to_string(),
+            format!("hadoop.log.dir={}", log_dir.display()),
+        ];
+        nn_passthrough.extend(args.passthrough.iter().cloned());
         let (nn, line) = spawn(
             "namenode",
             &[
@@ -170,7 +177,7 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
                 "--rpc-address".into(),
                 args.rpc_address.clone(),
             ],
-            &args.passthrough,
+            &nn_passthrough,
             &log_dir,
         )?;
         procs.push(nn);

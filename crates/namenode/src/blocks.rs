@@ -13,7 +13,11 @@
 //! other node can take a copy (a cluster no larger than the replication),
 //! the corrupt replica is deleted first so that its node can.
 
+mod report;
+
 use std::collections::{HashMap, HashSet};
+
+pub use report::{BlockView, MetaSaveView, RedundancyStats};
 
 use crate::datanodes::DatanodeUuid;
 use crate::namespace::{BlockId, BlockRecord, INodeId};

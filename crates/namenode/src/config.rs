@@ -12,6 +12,12 @@ use crate::namespace::Limits;
 pub const CAIRN_JOURNAL_PREALLOCATE_STEP: &str = "cairn.namenode.edits.preallocate.step";
 /// Edit-log preallocation scheme: fallocate (default), fill, sparse, none.
 pub const CAIRN_JOURNAL_PREALLOCATION: &str = "cairn.namenode.edits.preallocation";
+/// Open files per `listOpenFiles` reply (HDFS's key; default 1000).
+pub const DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES: &str =
+    "dfs.namenode.list.openfiles.num.responses";
+/// Where `metaSave` writes (Hadoop's `hadoop.log.dir`, here a configuration
+/// key; `cairn up` sets it to its logs directory).
+pub const HADOOP_LOG_DIR: &str = "hadoop.log.dir";
 
 /// Everything the NameNode reads from its configuration.
 #[derive(Debug, Clone)]
@@ -70,6 +76,12 @@ pub struct NameNodeConfig {
     pub name_dirs: Vec<std::path::PathBuf>,
     /// How the edit log preallocates and syncs.
     pub journal: crate::journal::file::JournalConfig,
+    /// Open files per `listOpenFiles` reply
+    /// (`dfs.namenode.list.openfiles.num.responses`, 1000).
+    pub list_open_files_max: usize,
+    /// Directory of `metaSave` files (`hadoop.log.dir`); unset: `logs/`
+    /// in the first metadata directory.
+    pub log_dir: Option<std::path::PathBuf>,
 }
 
 fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
@@ -278,12 +290,26 @@ impl NameNodeConfig {
             cairn_common::config::TimeUnit::Seconds,
             Duration::from_secs(1200),
         )?;
+        let list_open_files_max = conf.get_u32(DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES, 1000)?;
+        if list_open_files_max == 0 {
+            return Err(invalid(
+                DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES,
+                list_open_files_max,
+                "must be a positive integer",
+            ));
+        }
+        let log_dir = conf
+            .get_str(HADOOP_LOG_DIR)?
+            .filter(|p| !p.is_empty())
+            .map(std::path::PathBuf::from);
         let lease_soft_limit = conf.get_duration(
             "cairn.namenode.lease.soft-limit",
             cairn_common::config::TimeUnit::Seconds,
             Duration::from_secs(60),
         )?;
         Ok(Self {
+            list_open_files_max: list_open_files_max as usize,
+            log_dir,
             lease_soft_limit,
             lease_hard_limit,
             hosts_exclude,
@@ -348,6 +374,8 @@ mod tests {
         assert_eq!(c.block_size, 128 * 1024 * 1024);
         assert_eq!(c.replication, 3);
         assert_eq!(c.max_frame_bytes, 128 * 1024 * 1024);
+        assert_eq!(c.list_open_files_max, 1000);
+        assert_eq!(c.log_dir, None);
     }
 
     #[test]
@@ -358,6 +386,7 @@ mod tests {
             (k::DFS_BLOCKSIZE, "1000"),
             (k::DFS_NAMENODE_HANDLER_COUNT, "0"),
             (k::IPC_MAXIMUM_DATA_LENGTH, "3g"),
+            (DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES, "0"),
         ] {
             let mut conf = Configuration::new();
             conf.set(key, value);

@@ -319,6 +319,14 @@ impl DatanodeProtocolService {
                     if let Some(cmd) = recovery_command(state, &uuid)? {
                         cmds.push(cmd);
                     }
+                    if let Some(bandwidth) = state.lock_datanodes()?.take_balancer_bandwidth(&uuid)
+                    {
+                        cmds.push(pb::DatanodeCommandProto {
+                            cmd_type: datanode_command_proto::Type::BalancerBandwidthCommand as i32,
+                            balancer_cmd: Some(pb::BalancerBandwidthCommandProto { bandwidth }),
+                            ..Default::default()
+                        });
+                    }
                     let inv = state
                         .lock_blocks()?
                         .take_invalidations(&uuid, INVALIDATE_LIMIT);

@@ -2,6 +2,8 @@
 //! heartbeat figures, whether they are alive, and where new replicas go
 //! (block placement). Pure: time comes in as an argument.
 
+mod reports;
+
 use std::collections::{HashMap, HashSet};
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -57,6 +59,10 @@ pub struct Descriptor {
     pub last_block_report_ms: u64,
     pub block_count: u32,
     pub admin: AdminState,
+    /// The storage reports of the last heartbeat, one per volume.
+    pub storages: Vec<pb::StorageReportProto>,
+    /// A balancer bandwidth (bytes/s) to send with the next heartbeat.
+    pub balancer_bandwidth: Option<u64>,
 }
 
 impl Descriptor {
@@ -176,6 +182,8 @@ impl DatanodeManager {
             last_block_report_ms: 0,
             block_count: 0,
             admin: AdminState::Normal,
+            storages: Vec::new(),
+            balancer_bandwidth: None,
         };
         let excluded = self.excluded(&d);
         let mut d = d;
@@ -215,6 +223,7 @@ impl DatanodeManager {
                 .as_ref()
                 .map_or_else(|| r.storage_uuid.clone(), |s| s.storage_uuid.clone());
         }
+        d.storages = reports.to_vec();
         d.xceivers = xceivers;
         d.last_heartbeat = now;
         d.last_heartbeat_ms = now_ms;

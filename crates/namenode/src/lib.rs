@@ -9,6 +9,7 @@ pub mod blocks;
 pub mod config;
 pub mod datanode_service;
 pub mod datanodes;
+pub mod javafmt;
 pub mod journal;
 pub mod leases;
 pub mod namespace;
@@ -87,7 +88,14 @@ pub fn new_state(
         blocks.add_block(b.id, b.gs, file, Vec::new());
     }
     let nonce = now_ms() ^ u64::from(std::process::id());
+    // Every start begins from an image of the last transaction (run()
+    // writes one when the newest is older).
+    let image = service::LastImage {
+        txid: journal.last_txid().0,
+        at: std::time::Instant::now(),
+    };
     Arc::new(NameNodeState {
+        checkpoints: Mutex::new(image),
         blocks: Mutex::new(blocks),
         datanodes: Mutex::new(crate::datanodes::DatanodeManager::new(config.dead_after)),
         block_pool_id: version.block_pool_id,
@@ -158,7 +166,7 @@ pub async fn run(
     if images.first().map(|i| i.0) != Some(last_txid) {
         for d in &config.name_dirs {
             storage::write_image(d, last_txid, &ns)?;
-            storage::purge(d, 2)?;
+            storage::purge(d, storage::IMAGES_KEPT)?;
         }
     }
     let journal = Arc::new(journal::rolling::RollingEditLog::open(
@@ -194,7 +202,6 @@ pub async fn run(
     let checkpointer = tokio::spawn(checkpointer(
         state.clone(),
         journal.clone(),
-        last_txid,
         shutdown.clone(),
     ));
     let result = serve_state(state, listener, server_config, shutdown).await;
@@ -233,23 +240,31 @@ async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
 /// `dfs.namenode.checkpoint.txns` transactions or
 /// `dfs.namenode.checkpoint.period` have passed since the last image, roll
 /// the edit log (a moment under the namespace write lock) and build the
-/// next image from disk in the background, without any lock.
+/// next image from disk in the background, without the namespace lock.
+/// The disk work holds the checkpoint lock, which `saveNamespace` takes
+/// too; an image it wrote in between makes this one unnecessary.
 async fn checkpointer(
     state: Arc<NameNodeState>,
     journal: Arc<journal::rolling::RollingEditLog>,
-    mut image_txid: u64,
     shutdown: CancellationToken,
 ) {
-    let mut last_at = std::time::Instant::now();
     let mut tick = tokio::time::interval(state.config.checkpoint_check_period);
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
+        let (image_txid, image_at) = match state.checkpoints.try_lock() {
+            Ok(last) => (last.txid, last.at),
+            // A saveNamespace is writing an image: look again next time.
+            Err(std::sync::TryLockError::WouldBlock) => continue,
+            Err(std::sync::TryLockError::Poisoned(_)) => {
+                fatal::stop("checkpoint lock poisoned (checkpointer)")
+            }
+        };
         let last = journal.last_txid().0;
         let due = last.saturating_sub(image_txid) >= state.config.checkpoint_txns
-            || (last > image_txid && last_at.elapsed() >= state.config.checkpoint_period);
+            || (last > image_txid && image_at.elapsed() >= state.config.checkpoint_period);
         if !due {
             continue;
         }
@@ -266,32 +281,48 @@ async fn checkpointer(
                 continue;
             }
         };
-        let dirs = state.config.name_dirs.clone();
-        let superuser = state.users.superuser().to_string();
-        let group = state.config.superuser_group.clone();
-        let limits = state.config.limits.clone();
         let started = std::time::Instant::now();
-        let result = tokio::task::spawn_blocking(move || {
-            for d in &dirs {
-                storage::checkpoint_from_disk(d, up_to, &superuser, &group, limits.clone(), 2)?;
-            }
-            Ok::<_, storage::StorageError>(())
-        })
-        .await;
+        let st = state.clone();
+        let result = tokio::task::spawn_blocking(move || checkpoint_up_to(&st, up_to)).await;
         match result {
-            Ok(Ok(())) => {
-                info!(
-                    txid = up_to,
-                    took_ms = started.elapsed().as_millis() as u64,
-                    "checkpoint written"
-                );
-                image_txid = up_to;
-                last_at = std::time::Instant::now();
-            }
+            Ok(Ok(true)) => info!(
+                txid = up_to,
+                took_ms = started.elapsed().as_millis() as u64,
+                "checkpoint written"
+            ),
+            Ok(Ok(false)) => {}
             Ok(Err(e)) => tracing::error!(error = %e, "checkpoint failed"),
             Err(e) => tracing::error!(error = %e, "checkpoint task failed"),
         }
     }
+}
+
+/// Builds `fsimage_<up_to>` in every metadata directory from disk, under
+/// the checkpoint lock; false when a newer image exists already.
+fn checkpoint_up_to(state: &NameNodeState, up_to: u64) -> Result<bool, String> {
+    let Ok(mut last) = state.checkpoints.lock() else {
+        fatal::stop("checkpoint lock poisoned (checkpointer)");
+    };
+    if last.txid >= up_to {
+        return Ok(false);
+    }
+    let superuser = state.users.superuser().to_string();
+    for d in &state.config.name_dirs {
+        storage::checkpoint_from_disk(
+            d,
+            up_to,
+            &superuser,
+            &state.config.superuser_group,
+            state.config.limits.clone(),
+            storage::IMAGES_KEPT,
+        )
+        .map_err(|e| e.to_string())?;
+    }
+    *last = service::LastImage {
+        txid: up_to,
+        at: std::time::Instant::now(),
+    };
+    Ok(true)
 }
 
 /// Every `dfs.namenode.redundancy.interval.seconds`: queue copies of
@@ -321,12 +352,7 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
             now,
             state.config.pending_reconstruction_timeout,
             state.config.replication_max_streams,
-            &|file| {
-                let f = ns.inode(file)?.file()?;
-                f.under_construction
-                    .is_none()
-                    .then_some(usize::from(f.replication))
-            },
+            &|file| ns.replication_target(file),
             &|d| dns.counts(d, now),
             &|d| dns.is_alive(d, now),
             &mut |n, holders| {
@@ -353,16 +379,9 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
             .decommissioning()
             .into_iter()
             .filter(|d| {
-                bm.fully_replicated_elsewhere(
-                    d,
-                    &|file| {
-                        let f = ns.inode(file)?.file()?;
-                        f.under_construction
-                            .is_none()
-                            .then_some(usize::from(f.replication))
-                    },
-                    &|x| dns.counts(x, now),
-                )
+                bm.fully_replicated_elsewhere(d, &|file| ns.replication_target(file), &|x| {
+                    dns.counts(x, now)
+                })
             })
             .collect();
         drop(dns);

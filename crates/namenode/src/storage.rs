@@ -26,6 +26,9 @@ const IMAGE_MAGIC: &[u8; 8] = b"CAIRNIMG";
 const IMAGE_FORMAT: u32 = 1;
 /// magic, format, txid, last inode id, last block id, last stamp.
 const IMAGE_HEADER_LEN: usize = 8 + 4 + 8 * 4;
+/// Checkpoint images kept in each metadata directory (older ones, and the
+/// segments they cover, are purged).
+pub const IMAGES_KEPT: usize = 2;
 
 /// Why the metadata cannot be loaded or written.
 #[derive(Debug, thiserror::Error)]

@@ -49,6 +49,18 @@ pub trait EditLog: Send + Sync + 'static {
     fn failure(&self) -> Option<String> {
         None
     }
+
+    /// Finalizes the segment being written and opens the next one
+    /// (`rollEdits`, `saveNamespace`); must be called while no edit can be
+    /// appended (under the namespace lock). Returns the last txid of the
+    /// finalized segment, or `None` for a log without segments.
+    ///
+    /// # Errors
+    /// [`JournalError`] when the segment cannot be finalized or the next
+    /// one created.
+    fn roll_segment(&self) -> Result<Option<u64>, JournalError> {
+        Ok(None)
+    }
 }
 
 /// Keeps only the transaction count: everything is "durable" at once.

@@ -186,6 +186,12 @@ impl EditLog for RollingEditLog {
     fn failure(&self) -> Option<String> {
         self.roll_failure().or_else(|| self.current().failure())
     }
+
+    fn roll_segment(&self) -> Result<Option<u64>, JournalError> {
+        self.roll()
+            .map(Some)
+            .map_err(|e| JournalError(format!("cannot roll the edit log: {e}")))
+    }
 }
 
 #[cfg(test)]

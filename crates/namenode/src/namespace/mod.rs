@@ -18,11 +18,14 @@
 //!   lease recovery.
 //! - `edits.rs`: the `Edit` records, `apply` (also replay), and the edits
 //!   that rebuild a tree (checkpoint images).
+//! - `open_files.rs`: files under construction as `listOpenFiles` pages
+//!   them, replication targets, `getEZForPath`'s permission check.
 //! - `path.rs` and `permission.rs`: path rules, access bits and callers.
 
 mod authorize;
 mod edits;
 mod mutate;
+pub mod open_files;
 pub mod path;
 pub mod permission;
 mod read;

@@ -9,16 +9,21 @@
 //! dispatch table from method name to handler. The handlers live by area:
 //! `namespace_ops` (metadata queries and changes), `write_path` (writers,
 //! leases, pipelines), `read_path` (block locations), `admin` (cluster
-//! state and dfsadmin calls); `convert` builds the protobuf answers.
+//! state and dfsadmin calls), `image` (edit-log rolls, `saveNamespace`,
+//! `metaSave`), `open_files` (`listOpenFiles`, encryption-zone queries);
+//! `convert` builds the protobuf answers.
 
 mod admin;
 mod convert;
+mod image;
 mod listing;
 mod namespace_ops;
+mod open_files;
 mod read_path;
 mod write_path;
 
 pub use convert::{block_record, to_call_error};
+pub use image::LastImage;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -70,6 +75,10 @@ pub struct NameNodeState {
     pub namespace_id: u32,
     /// Varies block placement between calls.
     pub placement_seed: std::sync::atomic::AtomicU64,
+    /// The newest checkpoint image; held while one is written, so that the
+    /// background checkpointer and `saveNamespace` take turns (HDFS's
+    /// `cpLock`). Lock before `namespace`.
+    pub checkpoints: Mutex<LastImage>,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
@@ -83,6 +92,13 @@ impl NameNodeState {
         self.blocks
             .lock()
             .map_err(|_| CallError::io("block manager lock poisoned"))
+    }
+
+    /// The namespace read lock (lock it before `blocks` and `datanodes`).
+    pub fn read_namespace(&self) -> Result<std::sync::RwLockReadGuard<'_, Namespace>, CallError> {
+        self.namespace
+            .read()
+            .map_err(|_| CallError::io("namespace lock poisoned"))
     }
 
     pub fn lock_datanodes(&self) -> Result<std::sync::MutexGuard<'_, DatanodeManager>, CallError> {
@@ -108,19 +124,31 @@ impl NameNodeState {
     }
 
     fn check_not_safe_mode(&self, what: &str) -> Result<(), CallError> {
+        self.refuse_in_safe_mode(&format!("Cannot {what}"))
+    }
+
+    /// HDFS's `checkNameNodeSafeMode(message)`: a SafeModeException whose
+    /// first line is `"<message>. Name node is in safe mode."`.
+    fn refuse_in_safe_mode(&self, message: &str) -> Result<(), CallError> {
         if let Some(why) = self.journal.failure() {
             return Err(CallError::remote(
                 ex::SAFE_MODE,
-                format!("Cannot {what}. Name node is in safe mode.\nThe edit log cannot accept changes: {why}"),
+                format!("{message}. Name node is in safe mode.\nThe edit log cannot accept changes: {why}"),
             ));
         }
         if self.safe_mode.load(Ordering::Acquire) {
             return Err(CallError::remote(
                 ex::SAFE_MODE,
-                format!("Cannot {what}. Name node is in safe mode.\nIt was turned on manually. Use \"hdfs dfsadmin -safemode leave\" to turn safe mode off."),
+                format!("{message}. Name node is in safe mode.\nIt was turned on manually. Use \"hdfs dfsadmin -safemode leave\" to turn safe mode off."),
             ));
         }
         Ok(())
+    }
+
+    /// Whether the NameNode is in safe mode (turned on by hand, or forced by
+    /// an edit log that cannot take changes).
+    fn in_safe_mode(&self) -> bool {
+        self.safe_mode.load(Ordering::Acquire) || self.journal.failure().is_some()
     }
 
     /// Runs a mutation under the write lock, logs its edits while still
@@ -186,8 +214,15 @@ impl NameNodeState {
             "getQuotaUsage" => self.get_quota_usage(&caller, decode(&req)?),
             "reportBadBlocks" => self.client_report_bad_blocks(decode(&req)?),
             "getFsStats" => self.get_fs_stats(),
-            "getDatanodeReport" => self.get_datanode_report(decode(&req)?),
-            "getDatanodeStorageReport" => self.get_datanode_storage_report(),
+            "getFsReplicatedBlockStats" => self.get_replicated_block_stats(),
+            "getFsECBlockGroupStats" => self.get_ec_block_group_stats(),
+            "getDatanodeReport" => self.get_datanode_report(&caller, decode(&req)?),
+            "getDatanodeStorageReport" => self.get_datanode_storage_report(&caller, decode(&req)?),
+            "getSlowDatanodeReport" => self.get_slow_datanode_report(),
+            "listOpenFiles" => self.list_open_files(&caller, decode(&req)?),
+            "getEZForPath" => self.get_ez_for_path(&caller, decode(&req)?),
+            "listEncryptionZones" => self.list_encryption_zones(&caller, decode(&req)?),
+            "listReencryptionStatus" => self.list_reencryption_status(&caller, decode(&req)?),
             "getPreferredBlockSize" => self.get_preferred_block_size(&caller, decode(&req)?),
             "isFileClosed" => self.is_file_closed(&caller, decode(&req)?),
             "getStoragePolicies" => self.get_storage_policies(),
@@ -200,8 +235,11 @@ impl NameNodeState {
             "msync" => self.msync(),
             "getHAServiceState" => self.get_ha_service_state(),
             "setSafeMode" => self.set_safe_mode(&caller, decode(&req)?),
-            "saveNamespace" => self.save_namespace(),
+            "saveNamespace" => self.save_namespace(&caller, decode(&req)?).await,
+            "rollEdits" => self.roll_edits(&caller).await,
+            "metaSave" => self.meta_save(&caller, decode(&req)?).await,
             "refreshNodes" => self.refresh_nodes(&caller),
+            "setBalancerBandwidth" => self.set_balancer_bandwidth(&caller, decode(&req)?),
             "mkdirs" => self.mkdirs(&caller, decode(&req)?).await,
             "delete" => self.delete(&caller, decode(&req)?).await,
             "rename" => self.rename(&caller, decode(&req)?).await,
