@@ -8,7 +8,10 @@
 # listings and other application calls; 1 DataNode), `checksums`
 # (FileChecksums: files written with replication 1 and 3, CRC32C, 512-byte
 # chunks, and their getFileChecksum values; 3 DataNodes) or `checksums-crc32`
-# (the same with CRC32, 1024-byte chunks, replication 1; 3 DataNodes).
+# (the same with CRC32, 1024-byte chunks, replication 1; 3 DataNodes) or
+# `dfsadmin` (DfsAdmin: the `hdfs dfsadmin` script scripts/admin/dfsadmin.txt;
+# 1 DataNode, run before the other programs of its cluster, as its -report
+# counts blocks and they leave deleted ones behind for a few heartbeats).
 #
 # What it does:
 #   1. copies the anchor harness (../shared/anchors/hdfs-harness, i.e. the shared
@@ -41,6 +44,7 @@ HARNESS_SRC="$(cd "$HARNESS_SRC" && pwd)"
 program_args() {
   case "$1" in
     appcalls) echo "--main AppCalls" ;;
+    dfsadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/dfsadmin.txt" ;;
     checksums) echo "--main FileChecksums --replications 1,3" ;;
     checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
     *) return 1 ;;
@@ -48,7 +52,7 @@ program_args() {
 }
 program_datanodes() {
   case "$1" in
-    appcalls) echo 1 ;;
+    appcalls | dfsadmin) echo 1 ;;
     *) echo 3 ;;
   esac
 }
@@ -60,7 +64,7 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
-  NAMES+=(appcalls checksums checksums-crc32)
+  NAMES+=(dfsadmin appcalls checksums checksums-crc32)
 fi
 SCRIPTS=()
 PROGRAMS=()
@@ -74,6 +78,11 @@ for n in "${NAMES[@]}"; do
     exit 2
   fi
 done
+# dfsadmin before the other programs (see above).
+ORDERED=()
+for n in "${PROGRAMS[@]}"; do [ "$n" != dfsadmin ] || ORDERED+=("$n"); done
+for n in "${PROGRAMS[@]}"; do [ "$n" = dfsadmin ] || ORDERED+=("$n"); done
+PROGRAMS=("${ORDERED[@]}")
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/cairn-golden.XXXXXX")"
 NN_PID=""
@@ -115,8 +124,10 @@ for s in ss:
     s.close()')
 
   echo "regenerate-golden: starting MiniDFSCluster ($datanodes DataNodes) on 127.0.0.1:$nn_port" >&2
-  "$WORK/harness/harness" minidfs --nn-port "$nn_port" --http-port "$http_port" \
-    --datanodes "$datanodes" --dir "$dfs" > "$dfs.out" 2>&1 &
+  # From inside $WORK: the NameNode writes `dfsadmin -metasave` files into its
+  # working directory (hadoop.log.dir is unset), which goes away with $WORK.
+  (cd "$WORK" && exec "$WORK/harness/harness" minidfs --nn-port "$nn_port" \
+    --http-port "$http_port" --datanodes "$datanodes" --dir "$dfs") > "$dfs.out" 2>&1 &
   NN_PID=$!
   for _ in $(seq 180); do
     grep -q '^READY ' "$dfs.out" && break

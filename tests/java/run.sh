@@ -76,4 +76,22 @@ if [ "${1:-}" = "--main" ]; then
   MAIN="cairn.conformance.$2"
   shift 2
 fi
-exec "${JAVA:-java}" "${JOPTS[@]}" -cp "$CLASSES:$LIB/*" "$MAIN" "$@"
+CP="$CLASSES:$LIB/*"
+if [ "$MAIN" = cairn.conformance.DfsAdmin ]; then
+  # DFSAdmin is in hadoop-hdfs, outside the shaded client jars: this program
+  # runs on the unshaded jars of hdfs-tools/pom.xml instead (see there).
+  TOOLS_CP="$HERE/target/hdfs-tools-classpath.txt"
+  if [ ! -s "$TOOLS_CP" ] || [ "$HERE/hdfs-tools/pom.xml" -nt "$TOOLS_CP" ]; then
+    log="$HERE/target/mvn-hdfs-tools.log"
+    if ! ( cd "$HERE/hdfs-tools" && mvn -B -q -o dependency:build-classpath -Dmdep.outputFile="$TOOLS_CP" ) >"$log" 2>&1; then
+      echo "run.sh: offline Maven resolution of hdfs-tools failed (see $log); trying online" >&2
+      if ! ( cd "$HERE/hdfs-tools" && mvn -B -q dependency:build-classpath -Dmdep.outputFile="$TOOLS_CP" ) >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "run.sh: could not fetch the Hadoop HDFS jars (hdfs-tools/pom.xml)" >&2
+        exit 3
+      fi
+    fi
+  fi
+  CP="$CLASSES:$(cat "$TOOLS_CP")"
+fi
+exec "${JAVA:-java}" "${JOPTS[@]}" -cp "$CP" "$MAIN" "$@"

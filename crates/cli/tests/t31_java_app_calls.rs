@@ -34,17 +34,5 @@ fn application_calls_answer_as_apache_hdfs() {
     assert!(out.status.success(), "AppCalls failed:\n{got}\n{stderr}");
     let want = std::fs::read_to_string(java_dir().join("expected/appcalls.txt"))
         .expect("expected/appcalls.txt");
-    for (i, (g, w)) in got.lines().zip(want.lines()).enumerate() {
-        assert_eq!(
-            g,
-            w,
-            "line {} differs from Apache HDFS; whole run:\n{got}",
-            i + 1
-        );
-    }
-    assert_eq!(
-        got.lines().count(),
-        want.lines().count(),
-        "line count differs from Apache HDFS; whole run:\n{got}"
-    );
+    common::assert_matches_golden(&got, &want, "appcalls");
 }

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -23,6 +24,7 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.FsShell;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.Tool;
 import org.apache.hadoop.util.ToolRunner;
 import org.apache.log4j.ConsoleAppender;
 import org.apache.log4j.Level;
@@ -177,7 +179,7 @@ public final class ShellScript {
   }
 
   /** The names the NameNode's starting user may appear under in output. */
-  private static Set<String> superUserNames() throws IOException {
+  static Set<String> superUserNames() throws IOException {
     Set<String> names = new LinkedHashSet<>();
     String os = System.getProperty("user.name");
     if (os != null && !os.isEmpty()) {
@@ -234,6 +236,15 @@ public final class ShellScript {
 
   /** Runs one FsShell command with System.out/System.err captured. */
   static Captured runOne(Configuration base, UserGroupInformation ugi, String[] args) {
+    return runTool(base, ugi, FsShell::new, args);
+  }
+
+  /**
+   * Runs one command of a Hadoop {@link Tool} (a fresh one from {@code tool})
+   * through {@link ToolRunner}, with System.out/System.err captured.
+   */
+  static Captured runTool(Configuration base, UserGroupInformation ugi,
+      Supplier<Tool> tool, String[] args) {
     ByteArrayOutputStream ob = new ByteArrayOutputStream();
     ByteArrayOutputStream eb = new ByteArrayOutputStream();
     PrintStream po = new PrintStream(ob, true, StandardCharsets.UTF_8);
@@ -250,7 +261,7 @@ public final class ShellScript {
       // they take System.out/System.err when created. The shell is not closed: that
       // would close the cached FileSystem shared by the following commands.
       PrivilegedExceptionAction<Integer> act =
-          () -> ToolRunner.run(new Configuration(base), new FsShell(), args);
+          () -> ToolRunner.run(new Configuration(base), tool.get(), args);
       exit = ugi == null ? act.run() : ugi.doAs(act);
     } catch (Throwable t) {
       Throwable c = t;

@@ -1,0 +1,160 @@
+//! `hdfs dfsadmin` (Hadoop 3.4.1's own `org.apache.hadoop.hdfs.tools.DFSAdmin`,
+//! run by the Java kit's DfsAdmin program) against a real Cairn cluster:
+//! `-report` (with and without filters), `-safemode`, `-rollEdits`,
+//! `-metasave`, `-listOpenFiles` (all, by path, blocking decommission) with
+//! files held open by a writer, `-saveNamespace` (refused outside safe
+//! mode, then twice in safe mode), `-setBalancerBandwidth`, and the
+//! superuser checks, compared line for line with the transcript recorded
+//! from Apache HDFS 3.4.1 (`tests/java/expected/dfsadmin.txt`, regenerated
+//! by `tests/java/regenerate-golden.sh`; machine-dependent figures masked).
+//!
+//! Needs a JDK and Maven (the kit fetches the jars on first use).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::{wait_until, Cluster};
+
+fn java_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java")
+}
+
+/// Runs the DfsAdmin program on `script` (a file) and returns its stdout.
+fn dfsadmin(url: &str, script: &Path) -> String {
+    let out = Command::new(java_dir().join("run.sh"))
+        .args(["--main", "DfsAdmin", "--fs", url, "--script"])
+        .arg(script)
+        .output()
+        .expect("run the Java kit (needs java and mvn)");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "DfsAdmin failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// Checkpoint images in a metadata directory, by txid.
+fn images(name_dir: &Path) -> Vec<u64> {
+    let mut v: Vec<u64> = std::fs::read_dir(name_dir)
+        .expect("name dir")
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("fsimage_")?.parse().ok()
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn dfsadmin_transcript_matches_apache_hdfs() {
+    // Goal: every command of the script exits and prints as against Apache
+    // HDFS 3.4.1 (before, -report, -rollEdits, -metasave and -listOpenFiles
+    // failed with RpcNoSuchMethodException and -saveNamespace did nothing).
+    // Open files come one per listOpenFiles call
+    // (dfs.namenode.list.openfiles.num.responses=1), so DFSAdmin pages
+    // through them by inode id and still prints the same list.
+    let cluster = Cluster::start(1, &["dfs.namenode.list.openfiles.num.responses=1"]);
+    let got = dfsadmin(
+        &cluster.nn.url(),
+        &java_dir().join("scripts/admin/dfsadmin.txt"),
+    );
+    let want = std::fs::read_to_string(java_dir().join("expected/dfsadmin.txt"))
+        .expect("expected/dfsadmin.txt");
+    common::assert_matches_golden(&got, &want, "dfsadmin");
+
+    // -metasave wrote HDFS's text into logs/ of the metadata directory
+    // (no hadoop.log.dir given), taken when the namespace was just "/".
+    let name_dir = cluster.nn.dir.path().join("name");
+    let meta = std::fs::read_to_string(name_dir.join("logs/dfsadmin-meta.txt"))
+        .expect("metasave file in <name dir>/logs");
+    let lines: Vec<&str> = meta.lines().collect();
+    assert_eq!(
+        lines[..3],
+        [
+            "1 files and directories, 0 blocks = 1 total filesystem objects",
+            "Live Datanodes: 1",
+            "Dead Datanodes: 0",
+        ],
+        "{meta}"
+    );
+    assert!(meta.contains("\nMetasave: Number of datanodes: 1\n127.0.0.1:"));
+
+    // The first -saveNamespace in safe mode wrote an image; the second
+    // (-beforeShutdown: a time window and a transaction gap) found it
+    // recent enough and wrote none, though both answered "successful",
+    // as in HDFS 3.4.1.
+    let log = cluster.nn.log();
+    assert_eq!(
+        log.matches("New namespace image has been created").count(),
+        1,
+        "{log}"
+    );
+    assert!(log.contains("the newest image is recent enough"), "{log}");
+    assert!(log.contains("edit log rolled (rollEdits)"), "{log}");
+    assert!(images(&name_dir).iter().any(|t| *t > 0), "{name_dir:?}");
+
+    // The balancer bandwidth reached the DataNode with a heartbeat.
+    let dn = &cluster.dns[0];
+    assert!(
+        wait_until(Duration::from_secs(15), || dn
+            .log()
+            .contains("BalancerBandwidthCommand")),
+        "no BalancerBandwidthCommand in the DataNode's log"
+    );
+}
+
+#[test]
+fn report_shows_blocks_under_replication() {
+    // Goal: -report and -metasave count real blocks: a file of replication 3
+    // on one DataNode is under-replicated, of the highest priority (one
+    // live replica), and listed in the metasave file with its path.
+    let cluster = Cluster::start(1, &[]);
+    let url = cluster.nn.url();
+    let kit = java_dir().join("run.sh");
+    let out = Command::new(&kit)
+        .args(["--main", "DataCheck", "--fs", &url, "--dir", "/r"])
+        .args([
+            "--replication",
+            "3",
+            "--blocksize",
+            "1048576",
+            "--sizes",
+            "100",
+        ])
+        .output()
+        .expect("run the Java kit");
+    assert!(
+        out.status.success(),
+        "DataCheck: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let script = cluster.nn.dir.path().join("report.txt");
+    std::fs::write(&script, "-report\n-metasave meta.txt\n").expect("script");
+    let got = dfsadmin(&url, &script);
+    for line in [
+        "\tUnder replicated blocks: 1",
+        "\tLow redundancy blocks with highest priority to recover: 1",
+        "\tMissing blocks: 0",
+        "Live datanodes (1):",
+        "Num of Blocks: 1",
+        "exit=0",
+    ] {
+        assert!(got.lines().any(|l| l == line), "no {line:?} in:\n{got}");
+    }
+    let meta = std::fs::read_to_string(cluster.nn.dir.path().join("name/logs/meta.txt"))
+        .expect("metasave file");
+    assert!(
+        meta.contains("Metasave: Blocks waiting for reconstruction: 1\n/r/"),
+        "{meta}"
+    );
+    assert!(
+        meta.contains(" (replicas: live: 1 decommissioning and decommissioned: 0 corrupt: 0"),
+        "{meta}"
+    );
+}

@@ -1,0 +1,221 @@
+package cairn.conformance;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.util.Tool;
+
+/**
+ * Runs a script of {@code hdfs dfsadmin} commands in one JVM through Hadoop's
+ * own {@code org.apache.hadoop.hdfs.tools.DFSAdmin} (what {@code hdfs dfsadmin}
+ * runs, through {@code ToolRunner}) and prints a normalised transcript in the
+ * format of {@link ShellScript}, so that a run against Cairn can be compared
+ * with one against Apache HDFS 3.4.1 ({@code expected/dfsadmin.txt}).
+ *
+ * <pre>
+ * run.sh --main DfsAdmin --fs hdfs://HOST:PORT --script FILE [--raw] [-D key=value]...
+ * </pre>
+ *
+ * DFSAdmin is in hadoop-hdfs, not in the shaded client jars, so run.sh runs
+ * this program on the classpath of {@code hdfs-tools/pom.xml}; it is loaded
+ * by name, and this class compiles against the client jars like the others.
+ *
+ * Script lines are the arguments of {@code hdfs dfsadmin} ({@code -report},
+ * {@code -safemode enter}, ...), parsed as {@link ShellScript} parses its
+ * scripts, plus three directives that need a writer in the same JVM:
+ * {@code %open PATH} creates PATH (overwriting) and hflushes it with no data,
+ * keeping it open (so the NameNode has it under construction, with a lease
+ * held by this JVM's DFSClient); {@code %close PATH} closes it;
+ * {@code %rm PATH} deletes PATH recursively. {@code @user} runs a line as
+ * that (simple-auth, remote) user, as in ShellScript. The files stay empty, so no block
+ * is ever written or deleted and block counts stay the same across runs.
+ *
+ * On top of ShellScript's normalisation (cluster URL, user, dates of -ls), the
+ * parts of DFSAdmin's output that depend on the machine rather than on the
+ * NameNode's behaviour are masked: byte amounts with their human form
+ * ({@code 123 (1.2 GB)} becomes {@code <bytes>}), percentages ({@code <pct>}),
+ * {@code Date.toString()} times ({@code <date>}), DataNode transfer addresses
+ * ({@code <dn>}) and host names in the report, DFSClient names
+ * ({@code <client>}) and the txid of {@code -rollEdits} ({@code <txid>}: HDFS
+ * spends transactions on segment markers that Cairn does not write). Blank
+ * lines on stderr are dropped: HDFS ends an exception's stack trace with
+ * one, and the trace itself is dropped by the normaliser. {@code --raw}
+ * leaves the output as DFSAdmin printed it (but for stack frames).
+ */
+public final class DfsAdmin {
+  private DfsAdmin() {}
+
+  private static final String DFSADMIN = "org.apache.hadoop.hdfs.tools.DFSAdmin";
+
+  public static void main(String[] argv) {
+    int rc;
+    try {
+      rc = run(argv);
+    } catch (ShellScript.ScriptError e) {
+      System.err.println("DfsAdmin: " + e.getMessage());
+      rc = 2;
+    } catch (Exception e) {
+      System.err.println("DfsAdmin: " + e);
+      rc = 1;
+    }
+    System.out.flush();
+    System.err.flush();
+    Runtime.getRuntime().halt(rc);
+  }
+
+  static int run(String[] argv) throws Exception {
+    String fsUrl = null;
+    String script = null;
+    boolean raw = false;
+    Configuration conf = new Configuration();
+    for (int i = 0; i < argv.length; i++) {
+      String a = argv[i];
+      if ((a.equals("--fs") || a.equals("--script") || a.equals("-D")) && i + 1 >= argv.length) {
+        throw new ShellScript.ScriptError(a + " needs a value");
+      }
+      if (a.equals("--fs")) {
+        fsUrl = argv[++i];
+      } else if (a.equals("--script")) {
+        script = argv[++i];
+      } else if (a.equals("--raw")) {
+        raw = true;
+      } else if (a.equals("-D")) {
+        String kv = argv[++i];
+        int eq = kv.indexOf('=');
+        if (eq <= 0) {
+          throw new ShellScript.ScriptError("-D needs key=value, got '" + kv + "'");
+        }
+        conf.set(kv.substring(0, eq), kv.substring(eq + 1));
+      } else {
+        throw new ShellScript.ScriptError(
+            "usage: DfsAdmin --fs URL --script FILE [--raw] [-D k=v]...");
+      }
+    }
+    if (fsUrl == null || script == null) {
+      throw new ShellScript.ScriptError("--fs and --script are required");
+    }
+    List<ShellScript.Step> steps = ShellScript.parseScript(script);
+    ShellScript.configureLogging();
+    conf.set("fs.defaultFS", fsUrl);
+    final boolean masked = !raw;
+    ShellScript.Normaliser norm = new ShellScript.Normaliser(fsUrl, ShellScript.superUserNames());
+    if (raw) {
+      norm = new ShellScript.Normaliser(fsUrl, java.util.Set.of());
+    }
+    Class<?> adminClass = Class.forName(DFSADMIN);
+    PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
+    Map<String, FSDataOutputStream> open = new LinkedHashMap<>();
+    Map<String, UserGroupInformation> ugis = new HashMap<>();
+    try {
+      for (ShellScript.Step s : steps) {
+        ShellScript.Captured c;
+        if (s.args[0].startsWith("%")) {
+          c = directive(conf, open, s.args);
+        } else {
+          UserGroupInformation ugi = s.user == null ? null
+              : ugis.computeIfAbsent(s.user, UserGroupInformation::createRemoteUser);
+          c = ShellScript.runTool(conf, ugi, () -> newAdmin(adminClass, conf), s.args);
+        }
+        out.println(norm.line("$ " + s.text));
+        for (String l : norm.block(c.out)) {
+          out.println(masked ? mask(l) : l);
+        }
+        for (String l : norm.block(c.err)) {
+          // DFSAdmin prints some server exceptions whole: Hadoop's message
+          // with its stack trace, dropped by the normaliser but for the
+          // blank line that ended it. Cairn sends no trace.
+          if (!l.isEmpty()) {
+            out.println(("! " + (masked ? mask(l) : l)).stripTrailing());
+          }
+        }
+        out.println("exit=" + c.exit);
+        out.println();
+        out.flush();
+      }
+    } finally {
+      for (FSDataOutputStream o : open.values()) {
+        o.close();
+      }
+      out.flush();
+    }
+    return 0;
+  }
+
+  private static Tool newAdmin(Class<?> adminClass, Configuration conf) {
+    try {
+      return (Tool) adminClass.getConstructor(Configuration.class).newInstance(conf);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("cannot create " + DFSADMIN, e);
+    }
+  }
+
+  /** Runs a %directive: a writer's action in this JVM. */
+  private static ShellScript.Captured directive(Configuration conf,
+      Map<String, FSDataOutputStream> open, String[] args) {
+    if (args.length != 2) {
+      return new ShellScript.Captured(1, "", "usage: %open|%close|%rm PATH\n");
+    }
+    Path p = new Path(args[1]);
+    try {
+      FileSystem fs = FileSystem.get(conf);
+      switch (args[0]) {
+        case "%open": {
+          FSDataOutputStream o = fs.create(p, true);
+          o.hflush();
+          open.put(args[1], o);
+          break;
+        }
+        case "%close": {
+          FSDataOutputStream o = open.remove(args[1]);
+          if (o == null) {
+            return new ShellScript.Captured(1, "", args[1] + " is not open\n");
+          }
+          o.close();
+          break;
+        }
+        case "%rm":
+          fs.delete(p, true);
+          break;
+        default:
+          return new ShellScript.Captured(1, "", "unknown directive " + args[0] + "\n");
+      }
+      return new ShellScript.Captured(0, "", "");
+    } catch (IOException e) {
+      return new ShellScript.Captured(1, "", e.toString() + "\n");
+    }
+  }
+
+  private static final Pattern[] MASKS = {
+    Pattern.compile("\\b\\d+ \\(\\d+(?:\\.\\d+)? [KMGTPE]?B\\)"),
+    Pattern.compile("\\b\\d+\\.\\d+%"),
+    Pattern.compile("\\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+        + " [ \\d]\\d \\d{2}:\\d{2}:\\d{2} \\S+ \\d{4}\\b"),
+    Pattern.compile("\\b\\d{1,3}(?:\\.\\d{1,3}){3}:\\d+\\b"),
+    Pattern.compile("\\bDFSClient_\\S+"),
+    Pattern.compile("(?<=^New segment starts at txid )\\d+$"),
+    Pattern.compile("(?<=^Hostname: ).+$"),
+    Pattern.compile("(?<=^Name: <dn> \\().+(?=\\)$)"),
+  };
+  private static final String[] MASKED = {
+    "<bytes>", "<pct>", "<date>", "<dn>", "<client>", "<txid>", "<host>", "<host>",
+  };
+
+  static String mask(String line) {
+    String s = line;
+    for (int i = 0; i < MASKS.length; i++) {
+      s = MASKS[i].matcher(s).replaceAll(MASKED[i]);
+    }
+    return s;
+  }
+}
