@@ -42,12 +42,59 @@ fn state_name(s: Option<i32>) -> &'static str {
 }
 
 /// Runs `cairn admin ARGS`; returns the exit code.
+const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit>";
+
+/// `-safemode ACTION`, as `hdfs dfsadmin -safemode`: prints "Safe mode is
+/// ON|OFF"; `wait` polls until it is off.
+async fn safemode(client: &Client, action: &str) -> i32 {
+    use pb::SafeModeActionProto as A;
+    let (action, wait) = match action.to_ascii_lowercase().as_str() {
+        "get" => (A::SafemodeGet, false),
+        "wait" => (A::SafemodeGet, true),
+        "enter" => (A::SafemodeEnter, false),
+        "leave" => (A::SafemodeLeave, false),
+        "forceexit" => (A::SafemodeForceExit, false),
+        other => {
+            eprintln!("admin: unknown safe mode action {other}\n{USAGE}");
+            return 255;
+        }
+    };
+    loop {
+        let r = client
+            .call::<_, pb::SetSafeModeResponseProto>(
+                "setSafeMode",
+                &pb::SetSafeModeRequestProto {
+                    action: action as i32,
+                    checked: None,
+                },
+            )
+            .await;
+        match r {
+            Ok(r) if wait && r.result => {
+                tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            }
+            Ok(r) => {
+                println!("Safe mode is {}", if r.result { "ON" } else { "OFF" });
+                return 0;
+            }
+            Err(e) => {
+                eprintln!(
+                    "safemode: {}",
+                    e.to_string().lines().next().unwrap_or_default()
+                );
+                return 1;
+            }
+        }
+    }
+}
+
 pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
     let mut url = conf
         .get("fs.defaultFS")
         .unwrap_or("hdfs://127.0.0.1:8020")
         .to_string();
     let mut cmd = None;
+    let mut safemode_action = None;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -59,14 +106,24 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
                 }
             },
             "-report" | "-refreshNodes" => cmd = Some(a),
+            "-safemode" => match it.next() {
+                Some(action) => {
+                    safemode_action = Some(action);
+                    cmd = Some(a);
+                }
+                None => {
+                    eprintln!("admin: -safemode needs get, wait, enter, leave or forceExit");
+                    return 255;
+                }
+            },
             other => {
-                eprintln!("admin: unknown option {other}\nUsage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes");
+                eprintln!("admin: unknown option {other}\n{USAGE}");
                 return 255;
             }
         }
     }
     let Some(cmd) = cmd else {
-        eprintln!("Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes");
+        eprintln!("{USAGE}");
         return 255;
     };
     let addr = match cairn_common::config::parse_hdfs_uri("-fs", &url).and_then(|hp| {
@@ -96,6 +153,7 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         }
     };
     match cmd.as_str() {
+        "-safemode" => safemode(&client, safemode_action.as_deref().unwrap_or_default()).await,
         "-refreshNodes" => {
             match client
                 .call::<_, pb::RefreshNodesResponseProto>(

@@ -161,11 +161,17 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
             }
             println!("{}", String::from_utf8_lossy(&out.stdout).trim());
         }
-        // metaSave files go next to the logs (a -D of the user's, later on
-        // the command line, still wins).
+        // metaSave files go next to the logs; a local cluster's start-up
+        // safe mode ends 5 s after its blocks are reported, not HDFS's 30 s
+        // (a -D of the user's, later on the command line, still wins).
         let mut nn_passthrough = vec![
             "-D".to_string(),
             format!("hadoop.log.dir={}", log_dir.display()),
+            "-D".to_string(),
+            format!(
+                "{}=5000",
+                cairn_common::keys::DFS_NAMENODE_SAFEMODE_EXTENSION
+            ),
         ];
         nn_passthrough.extend(args.passthrough.iter().cloned());
         let (nn, line) = spawn(

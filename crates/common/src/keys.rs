@@ -255,3 +255,19 @@ pub const DFS_CHECKSUM_TYPE_DEFAULT: &str = "CRC32C";
 pub const DFS_CLIENT_WRITE_PACKET_SIZE: &str = "dfs.client-write-packet-size";
 /// 65536 bytes.
 pub const DFS_CLIENT_WRITE_PACKET_SIZE_DEFAULT: u32 = 64 * 1024;
+
+/// Fraction of complete blocks that must have their minimum replication
+/// reported before start-up safe mode can end, a float (HDFS: 0.999f).
+pub const DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT: &str = "dfs.namenode.safemode.threshold-pct";
+pub const DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT_DEFAULT: f32 = 0.999;
+/// Live DataNodes required before start-up safe mode can end, count.
+pub const DFS_NAMENODE_SAFEMODE_MIN_DATANODES: &str = "dfs.namenode.safemode.min.datanodes";
+pub const DFS_NAMENODE_SAFEMODE_MIN_DATANODES_DEFAULT: u32 = 0;
+/// How long start-up safe mode lasts once its thresholds are met.
+pub const DFS_NAMENODE_SAFEMODE_EXTENSION: &str = "dfs.namenode.safemode.extension";
+pub const DFS_NAMENODE_SAFEMODE_EXTENSION_UNIT: TimeUnit = TimeUnit::Milliseconds;
+/// 30 s.
+pub const DFS_NAMENODE_SAFEMODE_EXTENSION_DEFAULT: Duration = Duration::from_secs(30);
+/// Finalized replicas that make a block safe, count (default: the
+/// minimum replication, `dfs.namenode.replication.min`).
+pub const DFS_NAMENODE_SAFEMODE_REPLICATION_MIN: &str = "dfs.namenode.safemode.replication.min";

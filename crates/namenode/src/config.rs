@@ -22,6 +22,8 @@ pub const HADOOP_LOG_DIR: &str = "hadoop.log.dir";
 /// Everything the NameNode reads from its configuration.
 #[derive(Debug, Clone)]
 pub struct NameNodeConfig {
+    /// Start-up safe mode thresholds (`dfs.namenode.safemode.*`).
+    pub safe_mode: crate::safemode::SafeModeConfig,
     /// RPC calls executing at once (`dfs.namenode.handler.count`).
     pub handler_count: usize,
     /// Largest request frame, bytes (`ipc.maximum.data.length`).
@@ -94,6 +96,39 @@ fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
     }
 }
 
+/// `dfs.namenode.safemode.*`.
+fn safe_mode_config(
+    conf: &Configuration,
+    min_replication: u32,
+) -> Result<crate::safemode::SafeModeConfig, ConfigError> {
+    let threshold = match conf.get_str(k::DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT)? {
+        None => k::DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT_DEFAULT,
+        Some(v) => v
+            .trim()
+            .parse::<f32>()
+            .ok()
+            .filter(|t| t.is_finite())
+            .ok_or_else(|| invalid(k::DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT, v, "not a number"))?,
+    };
+    let min_datanodes = conf.get_u32(
+        k::DFS_NAMENODE_SAFEMODE_MIN_DATANODES,
+        k::DFS_NAMENODE_SAFEMODE_MIN_DATANODES_DEFAULT,
+    )?;
+    let extension = conf.get_duration(
+        k::DFS_NAMENODE_SAFEMODE_EXTENSION,
+        k::DFS_NAMENODE_SAFEMODE_EXTENSION_UNIT,
+        k::DFS_NAMENODE_SAFEMODE_EXTENSION_DEFAULT,
+    )?;
+    let replication_min =
+        conf.get_u32(k::DFS_NAMENODE_SAFEMODE_REPLICATION_MIN, min_replication)?;
+    Ok(crate::safemode::SafeModeConfig {
+        threshold,
+        min_datanodes: min_datanodes as usize,
+        extension,
+        replication_min: replication_min as usize,
+    })
+}
+
 impl NameNodeConfig {
     /// Reads and validates the NameNode's keys.
     ///
@@ -162,6 +197,7 @@ impl NameNodeConfig {
                 ),
             ));
         }
+        let safe_mode = safe_mode_config(conf, min_replication)?;
         let replication = conf.get_u32(k::DFS_REPLICATION, k::DFS_REPLICATION_DEFAULT)?;
         if replication < min_replication || replication > max_replication {
             return Err(invalid(
@@ -308,6 +344,7 @@ impl NameNodeConfig {
             Duration::from_secs(60),
         )?;
         Ok(Self {
+            safe_mode,
             list_open_files_max: list_open_files_max as usize,
             log_dir,
             lease_soft_limit,

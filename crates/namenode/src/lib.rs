@@ -13,6 +13,7 @@ pub mod javafmt;
 pub mod journal;
 pub mod leases;
 pub mod namespace;
+pub mod safemode;
 pub mod service;
 pub mod storage;
 pub mod users;
@@ -107,6 +108,10 @@ pub fn new_state(
         journal,
         users: UserDirectory::new(superuser, config.superuser_group.clone()),
         safe_mode: AtomicBool::new(false),
+        startup_safe_mode: safemode::StartupSafeMode::new(
+            config.safe_mode.clone(),
+            std::time::Instant::now(),
+        ),
         config,
     })
 }
@@ -121,12 +126,15 @@ pub fn in_memory_state(config: NameNodeConfig) -> Arc<NameNodeState> {
         now_ms(),
         config.limits.clone(),
     );
-    new_state(
+    let state = new_state(
         config,
         new_version_info(),
         ns,
         Arc::new(MemoryEditLog::default()),
-    )
+    );
+    // Nothing was loaded: no blocks to wait for.
+    state.startup_safe_mode.leave();
+    state
 }
 
 /// Why the NameNode could not start or had to stop.
@@ -197,6 +205,15 @@ pub async fn run(
         block_pool = %state.block_pool_id,
         "NameNode serving"
     );
+    // HDFS's activation, before the first call is served: a namespace with
+    // no block to wait for leaves safe mode at once.
+    let now = std::time::Instant::now();
+    if let safemode::Transition::Left(_) =
+        state.startup_safe_mode.check(safe_mode_counts(&state), now)
+    {
+        info!("STATE* Safe mode is OFF: no blocks to wait for");
+    }
+    let safe_mode = tokio::spawn(safe_mode_monitor(state.clone(), shutdown.clone()));
     let monitor = tokio::spawn(replication_monitor(state.clone(), shutdown.clone()));
     let lease_monitor = tokio::spawn(lease_monitor(state.clone(), shutdown.clone()));
     let checkpointer = tokio::spawn(checkpointer(
@@ -206,6 +223,7 @@ pub async fn run(
     ));
     let result = serve_state(state, listener, server_config, shutdown).await;
     monitor.abort();
+    safe_mode.abort();
     checkpointer.abort();
     lease_monitor.abort();
     journal.close();
@@ -220,6 +238,10 @@ async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
+        }
+        // No lease recovery in safe mode (as HDFS): it would change files.
+        if state.in_safe_mode() {
+            continue;
         }
         let expired = match state.leases.lock() {
             Ok(l) => l.expired(std::time::Instant::now(), state.config.lease_hard_limit),
@@ -325,6 +347,83 @@ fn checkpoint_up_to(state: &NameNodeState, up_to: u64) -> Result<bool, String> {
     Ok(true)
 }
 
+/// Start-up safe mode: counts the complete blocks with their minimum
+/// replication reported and the live DataNodes every 250 ms (O(blocks),
+/// only until safe mode ends) and moves the state machine on.
+async fn safe_mode_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
+    let started = std::time::Instant::now();
+    let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
+    let mut last_log = None;
+    while state.startup_safe_mode.is_on() {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = tick.tick() => {}
+        }
+        let counts = safe_mode_counts(&state);
+        let now = std::time::Instant::now();
+        match state.startup_safe_mode.check(counts, now) {
+            safemode::Transition::None => {
+                if last_log
+                    .is_none_or(|t: std::time::Instant| now.duration_since(t).as_secs() >= 10)
+                {
+                    info!("STATE* Safe mode ON. {}", state.startup_safe_mode.tip(now));
+                    last_log = Some(now);
+                }
+            }
+            safemode::Transition::ExtensionEntered => {
+                info!(
+                    "STATE* Safe mode extension entered. {}",
+                    state.startup_safe_mode.tip(now)
+                );
+            }
+            safemode::Transition::Left(_) => {
+                info!(
+                    took_ms = started.elapsed().as_millis() as u64,
+                    blocks = counts.block_total,
+                    safe = counts.block_safe,
+                    datanodes = counts.live_datanodes,
+                    "STATE* Leaving safe mode after {} secs",
+                    started.elapsed().as_secs()
+                );
+            }
+        }
+    }
+}
+
+/// What start-up safe mode waits for: complete blocks (all but the last
+/// block of a file being written), those with their minimum replication
+/// reported, and live DataNodes.
+fn safe_mode_counts(state: &NameNodeState) -> safemode::Counts {
+    let min = state.config.safe_mode.replication_min;
+    let Ok(ns) = state.namespace.read() else {
+        fatal::stop("namespace lock poisoned (safe mode monitor)");
+    };
+    let Ok(bm) = state.blocks.lock() else {
+        fatal::stop("block manager lock poisoned (safe mode monitor)");
+    };
+    let (mut total, mut safe) = (0u64, 0u64);
+    for (_, blocks) in ns.files_blocks() {
+        for b in blocks {
+            total += 1;
+            if bm.is_complete(b, min) {
+                safe += 1;
+            }
+        }
+    }
+    drop(bm);
+    drop(ns);
+    let live_datanodes = state
+        .datanodes
+        .lock()
+        .map(|d| d.live(std::time::Instant::now()).len())
+        .unwrap_or(0);
+    safemode::Counts {
+        block_total: total,
+        block_safe: safe,
+        live_datanodes,
+    }
+}
+
 /// Every `dfs.namenode.redundancy.interval.seconds`: queue copies of
 /// blocks below their replication and deletions of excess replicas; the
 /// DataNodes get them with their next heartbeat.
@@ -334,6 +433,11 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
+        }
+        // In safe mode the picture of replicas is partial: copying or
+        // trimming on it would be wrong (HDFS does no redundancy work then).
+        if state.in_safe_mode() {
+            continue;
         }
         let Ok(ns) = state.namespace.read() else {
             fatal::stop("namespace lock poisoned (replication monitor)");

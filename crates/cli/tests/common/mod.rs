@@ -42,6 +42,9 @@ impl NameNode {
             .open(&log)
             .expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
+        // As MiniDFSCluster: no safe-mode extension once blocks are
+        // reported (a test's own -D comes later and wins).
+        cmd.arg("-D").arg("dfs.namenode.safemode.extension=0");
         for d in defines {
             cmd.arg("-D").arg(d);
         }
@@ -358,6 +361,51 @@ impl Cluster {
         .join()
         .expect("wait thread");
         assert!(ok, "DataNodes did not register:\n{}", self.nn.log());
+        self.nn.wait_safe_mode_off();
+    }
+}
+
+impl NameNode {
+    /// Waits (up to 60 s) until the NameNode is out of safe mode: after a
+    /// restart, once the DataNodes have reported its blocks.
+    pub fn wait_safe_mode_off(&self) {
+        let addr = self.addr;
+        let ok = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("runtime");
+            rt.block_on(async move {
+                use cairn_proto::hadoop::hdfs as pb;
+                let c = cairn_rpc::client::Client::connect(
+                    addr,
+                    &current_user(),
+                    cairn_proto::protocols::CLIENT_PROTOCOL,
+                )
+                .await
+                .expect("connect");
+                for _ in 0..1200 {
+                    let r: pb::SetSafeModeResponseProto = c
+                        .call(
+                            "setSafeMode",
+                            &pb::SetSafeModeRequestProto {
+                                action: pb::SafeModeActionProto::SafemodeGet as i32,
+                                checked: None,
+                            },
+                        )
+                        .await
+                        .expect("setSafeMode GET");
+                    if !r.result {
+                        return true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+                false
+            })
+        })
+        .join()
+        .expect("wait thread");
+        assert!(ok, "the NameNode stayed in safe mode:\n{}", self.log());
     }
 }
 

@@ -166,6 +166,24 @@ impl Namespace {
         out
     }
 
+    /// Each file's complete blocks: all of them, but the last block of a
+    /// file being written (what start-up safe mode waits for).
+    pub fn files_blocks(&self) -> impl Iterator<Item = (INodeId, &[BlockRecord])> {
+        self.inodes
+            .iter()
+            .filter_map(|(id, node)| match &node.kind {
+                INodeKind::File(f) => {
+                    let n = if f.under_construction.is_some() {
+                        f.blocks.len().saturating_sub(1)
+                    } else {
+                        f.blocks.len()
+                    };
+                    Some((*id, &f.blocks[..n]))
+                }
+                _ => None,
+            })
+    }
+
     pub fn inode(&self, id: INodeId) -> Option<&INode> {
         self.inodes.get(&id)
     }

@@ -214,12 +214,16 @@ impl NameNodeState {
         match action {
             A::SafemodeEnter => self.safe_mode.store(true, Ordering::Release),
             A::SafemodeLeave | A::SafemodeForceExit => {
-                self.safe_mode.store(false, Ordering::Release)
+                self.safe_mode.store(false, Ordering::Release);
+                if self.startup_safe_mode.is_on() {
+                    tracing::info!("STATE* Safe mode is OFF (left by hand)");
+                }
+                self.startup_safe_mode.leave();
             }
             A::SafemodeGet => {}
         }
         encode(&pb::SetSafeModeResponseProto {
-            result: self.safe_mode.load(Ordering::Acquire),
+            result: self.in_safe_mode(),
         })
     }
 

@@ -65,6 +65,8 @@ pub struct NameNodeState {
     pub config: NameNodeConfig,
     /// Manual safe mode (`setSafeMode ENTER`): mutations are refused.
     pub safe_mode: AtomicBool,
+    /// Start-up safe mode: on until enough blocks are reported.
+    pub startup_safe_mode: crate::safemode::StartupSafeMode,
     /// Replica locations (lock after `namespace`).
     pub blocks: Mutex<BlockManager>,
     /// Registered DataNodes (lock after `blocks`).
@@ -142,13 +144,22 @@ impl NameNodeState {
                 format!("{message}. Name node is in safe mode.\nIt was turned on manually. Use \"hdfs dfsadmin -safemode leave\" to turn safe mode off."),
             ));
         }
+        if self.startup_safe_mode.is_on() {
+            let tip = self.startup_safe_mode.tip(std::time::Instant::now());
+            return Err(CallError::remote(
+                ex::SAFE_MODE,
+                format!("{message}. Name node is in safe mode.\n{tip}"),
+            ));
+        }
         Ok(())
     }
 
-    /// Whether the NameNode is in safe mode (turned on by hand, or forced by
-    /// an edit log that cannot take changes).
-    fn in_safe_mode(&self) -> bool {
-        self.safe_mode.load(Ordering::Acquire) || self.journal.failure().is_some()
+    /// Whether the NameNode is in safe mode (turned on by hand, forced by an
+    /// edit log that cannot take changes, or still starting up).
+    pub fn in_safe_mode(&self) -> bool {
+        self.safe_mode.load(Ordering::Acquire)
+            || self.journal.failure().is_some()
+            || self.startup_safe_mode.is_on()
     }
 
     /// Runs a mutation under the write lock, logs its edits while still
