@@ -3,7 +3,9 @@
 # test (unit, and end-to-end tests that start real `cairn` processes and
 # drive them with hdfs-native and the Hadoop Java client).
 # Needs: a Rust toolchain (rustup), a JDK 17 and Maven (the Java client's
-# jars are fetched from Maven Central on first use by tests/java/run.sh).
+# jars are fetched from Maven Central on first use by tests/java/run.sh),
+# and Python 3 with venv (tests/python/setup.sh installs pyspark from PyPI
+# into tests/python/.venv on first use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
