@@ -16,6 +16,7 @@
 mod admin;
 mod convert;
 mod image;
+mod inotify;
 mod listing;
 mod namespace_ops;
 mod open_files;
@@ -246,6 +247,8 @@ impl NameNodeState {
             "msync" => self.msync(),
             "getHAServiceState" => self.get_ha_service_state(),
             "setSafeMode" => self.set_safe_mode(&caller, decode(&req)?),
+            "getCurrentEditLogTxid" => self.get_current_edit_log_txid(&caller),
+            "getEditsFromTxid" => self.get_edits_from_txid(&caller, decode(&req)?),
             "saveNamespace" => self.save_namespace(&caller, decode(&req)?).await,
             "rollEdits" => self.roll_edits(&caller).await,
             "metaSave" => self.meta_save(&caller, decode(&req)?).await,

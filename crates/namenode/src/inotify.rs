@@ -1,0 +1,206 @@
+//! HDFS inotify served from our own edit log: `getEditsFromTxid(txid)`
+//! reads the journal's segments from `txid` on and turns each transaction
+//! into the events HDFS's `InotifyFSEditLogOpTranslator` makes of the
+//! matching HDFS op (create, close, append, rename, metadata, unlink,
+//! truncate; block-level edits make none). Only whole, checksummed records
+//! are read, so nothing the journal has not written is handed out.
+//!
+//! One difference: a close event's file size is the file's length in the
+//! namespace when the events are read (Cairn's close edit records the
+//! last block, not the whole list HDFS's OP_CLOSE carries), or -1 when the
+//! file is gone or open again.
+
+use std::path::PathBuf;
+
+use cairn_proto::hadoop::hdfs as pb;
+use prost::Message;
+
+use crate::journal::codec::{decode_record, Decoded};
+use crate::namespace::Edit;
+use crate::storage::{self, StorageError};
+
+/// The edits with txid `from..=up_to`, in order, from the first name
+/// directory that lists segments; `stop` ends the read early (after the
+/// edit it returned true for).
+///
+/// # Errors
+/// I/O errors reading a segment. A damaged record ends the read there
+/// (the journal's own start-up checks own that damage).
+pub fn read_edits(
+    dirs: &[PathBuf],
+    from: u64,
+    up_to: u64,
+    mut stop: impl FnMut(u64, &Edit) -> bool,
+) -> Result<(), StorageError> {
+    let Some(dir) = dirs.first() else {
+        return Ok(());
+    };
+    let (_, segments) = storage::list(dir)?;
+    for seg in segments {
+        if seg.last.is_some_and(|l| l < from) || seg.first > up_to {
+            continue;
+        }
+        let data = std::fs::read(&seg.path).map_err(|e| StorageError::Io {
+            path: seg.path.display().to_string(),
+            source: e,
+        })?;
+        let mut pos = 0usize;
+        while let Some(rest) = data.get(pos..) {
+            let Decoded::Record { txid, edit, size } = decode_record(rest) else {
+                break;
+            };
+            pos += size;
+            if txid > up_to {
+                return Ok(());
+            }
+            if txid >= from && stop(txid, &edit) {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn event(kind: pb::EventType, contents: impl Message) -> pb::EventProto {
+    pb::EventProto {
+        r#type: kind as i32,
+        contents: contents.encode_to_vec().into(),
+    }
+}
+
+fn millis(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+fn metadata(path: &str, kind: pb::MetadataUpdateType) -> pb::MetadataUpdateEventProto {
+    pb::MetadataUpdateEventProto {
+        path: path.to_string(),
+        r#type: kind as i32,
+        ..Default::default()
+    }
+}
+
+/// The events of one edit, as HDFS makes them of the matching op;
+/// `closed_length` gives a closed file's current length.
+pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Vec<pb::EventProto> {
+    use pb::EventType as T;
+    use pb::MetadataUpdateType as M;
+    let perms = |p: u16| pb::FsPermissionProto { perm: u32::from(p) };
+    match edit {
+        Edit::Mkdir {
+            path,
+            permission,
+            owner,
+            group,
+            mtime_ms,
+            ..
+        } => vec![event(
+            T::EventCreate,
+            pb::CreateEventProto {
+                r#type: pb::INodeType::ITypeDirectory as i32,
+                path: path.clone(),
+                ctime: millis(*mtime_ms),
+                owner_name: owner.clone(),
+                group_name: group.clone(),
+                perms: perms(*permission),
+                ..Default::default()
+            },
+        )],
+        Edit::AddFile {
+            path,
+            permission,
+            owner,
+            group,
+            mtime_ms,
+            replication,
+            block_size,
+            overwrite,
+            ..
+        } => vec![event(
+            T::EventCreate,
+            pb::CreateEventProto {
+                r#type: pb::INodeType::ITypeFile as i32,
+                path: path.clone(),
+                ctime: millis(*mtime_ms),
+                owner_name: owner.clone(),
+                group_name: group.clone(),
+                perms: perms(*permission),
+                replication: Some(i32::from(*replication)),
+                symlink_target: None,
+                overwrite: Some(*overwrite),
+                default_block_size: Some(i64::try_from(*block_size).unwrap_or(i64::MAX)),
+                erasure_coded: Some(false),
+            },
+        )],
+        Edit::CloseFile { path, mtime_ms, .. } => vec![event(
+            T::EventClose,
+            pb::CloseEventProto {
+                path: path.clone(),
+                file_size: closed_length(path)
+                    .and_then(|l| i64::try_from(l).ok())
+                    .unwrap_or(-1),
+                timestamp: millis(*mtime_ms),
+            },
+        )],
+        Edit::Reopen { path, .. } => vec![event(
+            T::EventAppend,
+            pb::AppendEventProto {
+                path: path.clone(),
+                new_block: Some(false),
+            },
+        )],
+        Edit::Delete { path, mtime_ms } => vec![event(
+            T::EventUnlink,
+            pb::UnlinkEventProto {
+                path: path.clone(),
+                timestamp: millis(*mtime_ms),
+            },
+        )],
+        Edit::Rename {
+            src, dst, mtime_ms, ..
+        } => vec![event(
+            T::EventRename,
+            pb::RenameEventProto {
+                src_path: src.clone(),
+                dest_path: dst.clone(),
+                timestamp: millis(*mtime_ms),
+            },
+        )],
+        Edit::SetPermission { path, permission } => vec![event(
+            T::EventMetadata,
+            pb::MetadataUpdateEventProto {
+                perms: Some(perms(*permission)),
+                ..metadata(path, M::MetaTypePerms)
+            },
+        )],
+        Edit::SetOwner { path, owner, group } => vec![event(
+            T::EventMetadata,
+            pb::MetadataUpdateEventProto {
+                owner_name: owner.clone(),
+                group_name: group.clone(),
+                ..metadata(path, M::MetaTypeOwner)
+            },
+        )],
+        Edit::SetTimes {
+            path,
+            mtime_ms,
+            atime_ms,
+        } => vec![event(
+            T::EventMetadata,
+            pb::MetadataUpdateEventProto {
+                // HDFS's OP_TIMES carries -1 for a time left as it was.
+                mtime: Some(mtime_ms.map_or(-1, millis)),
+                atime: Some(atime_ms.map_or(-1, millis)),
+                ..metadata(path, M::MetaTypeTimes)
+            },
+        )],
+        Edit::SetReplication { path, replication } => vec![event(
+            T::EventMetadata,
+            pb::MetadataUpdateEventProto {
+                replication: Some(i32::from(*replication)),
+                ..metadata(path, M::MetaTypeReplication)
+            },
+        )],
+        Edit::AddBlock { .. } | Edit::AbandonBlock { .. } | Edit::UpdateBlock { .. } => Vec::new(),
+    }
+}
