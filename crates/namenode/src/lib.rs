@@ -88,6 +88,19 @@ pub fn new_state(
     for (file, b) in ns.all_blocks() {
         blocks.add_block(b.id, b.gs, file, Vec::new());
     }
+    // Writers of open files get their leases back, as in HDFS: the hard
+    // limit then recovers files whose writer never returns. Truncates that
+    // wait for their block recovery start it again (resume_truncates).
+    let mut leases = LeaseTable::default();
+    let started = std::time::Instant::now();
+    for (file, holder) in ns.open_files() {
+        leases.add(&holder, file, started);
+    }
+    let truncates = ns
+        .files_under_truncate()
+        .into_iter()
+        .map(|f| (f, None))
+        .collect();
     let nonce = now_ms() ^ u64::from(std::process::id());
     // Every start begins from an image of the last transaction (run()
     // writes one when the newest is older).
@@ -104,7 +117,8 @@ pub fn new_state(
         namespace_id: version.namespace_id,
         placement_seed: std::sync::atomic::AtomicU64::new(nonce | 1),
         namespace: RwLock::new(ns),
-        leases: Mutex::new(LeaseTable::default()),
+        leases: Mutex::new(leases),
+        truncates: Mutex::new(truncates),
         journal,
         users: UserDirectory::new(superuser, config.superuser_group.clone()),
         safe_mode: AtomicBool::new(false),
@@ -231,7 +245,8 @@ pub async fn run(
 }
 
 /// Every second: writers silent past the hard limit lose their leases and
-/// their files are recovered (closed at the length the DataNodes agree on).
+/// their files are recovered (closed at the length the DataNodes agree on),
+/// and truncates waiting for a block recovery that is not running get one.
 async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
@@ -255,6 +270,7 @@ async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
                 }
             }
         }
+        state.resume_truncates().await;
     }
 }
 

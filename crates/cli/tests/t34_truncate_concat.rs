@@ -1,0 +1,185 @@
+//! truncate and concat. The Java client (3.4.1) runs the kit's
+//! `TruncateConcat` program: every precondition of both calls with the
+//! exception HDFS answers, a truncate at a block boundary, one inside a
+//! block (block recovery on three DataNodes with replication 3; the client
+//! waits for the file to close, reads exactly the prefix back, then appends),
+//! the shell's `-truncate [-w]` and `-concat`, and a concat of several files
+//! read back whole. Its transcript is compared with the one recorded from
+//! Apache HDFS 3.4.1 (`tests/java/expected/truncate-concat.txt`). Then a
+//! NameNode killed while a truncate waits for its block recovery: after the
+//! restart the recovery runs and the file closes at the new length.
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use bytes::Bytes;
+use cairn_proto::hadoop::hdfs as pb;
+use cairn_rpc::client::Client;
+use common::{current_user, pattern, Cluster, NameNode};
+use hdfs_native::WriteOptions;
+use nix::sys::signal::Signal;
+
+fn java_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java")
+}
+
+/// What the kit prints for a call made while a block recovery runs when
+/// the recovery finished first (see `TruncateConcat.whileRecovering`).
+const RECOVERED_FIRST: &str = "(the recovery finished first)";
+
+/// Compares the transcript with HDFS's line by line; a line starting with
+/// `~ ` (a call racing a block recovery) may also read "… -> (the recovery
+/// finished first)" on either side.
+fn assert_transcript(got: &str, want: &str) {
+    let (g, w): (Vec<&str>, Vec<&str>) = (got.lines().collect(), want.lines().collect());
+    for (i, (gl, wl)) in g.iter().zip(&w).enumerate() {
+        let raced = |l: &str| l.starts_with("~ ") && l.ends_with(RECOVERED_FIRST);
+        let same_call = gl.split(" -> ").next() == wl.split(" -> ").next();
+        if gl == wl || (same_call && (raced(gl) || raced(wl))) {
+            continue;
+        }
+        panic!(
+            "line {} differs from Apache HDFS:\n  got  {gl}\n  HDFS {wl}\nwhole run:\n{got}",
+            i + 1
+        );
+    }
+    assert_eq!(g.len(), w.len(), "line count differs; whole run:\n{got}");
+}
+
+#[test]
+fn truncate_and_concat_answer_as_apache_hdfs() {
+    // Goal: the Java client's truncate (FileSystem.truncate, polling
+    // isFileClosed, `hdfs dfs -truncate -w`) and concat work against
+    // Cairn exactly as against HDFS, errors included.
+    let cluster = Cluster::start(3, &[]);
+    let out = Command::new(java_dir().join("run.sh"))
+        .args(["--main", "TruncateConcat", "--fs", &cluster.nn.url()])
+        .output()
+        .expect("run the Java kit (needs java and mvn)");
+    let got = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "TruncateConcat failed:\n{got}\n{stderr}"
+    );
+    let want = std::fs::read_to_string(java_dir().join("expected/truncate-concat.txt"))
+        .expect("expected/truncate-concat.txt");
+    assert_transcript(&got, &want);
+}
+
+async fn rpc(nn: SocketAddr) -> Client {
+    Client::connect(nn, &current_user(), cairn_proto::protocols::CLIENT_PROTOCOL)
+        .await
+        .expect("connect")
+}
+
+async fn is_closed(c: &Client, path: &str) -> bool {
+    let r: pb::IsFileClosedResponseProto = c
+        .call(
+            "isFileClosed",
+            &pb::IsFileClosedRequestProto { src: path.into() },
+        )
+        .await
+        .expect("isFileClosed");
+    r.result
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncate_recovery_interrupted_by_a_namenode_crash_resumes() {
+    // Goal: the NameNode is killed (SIGKILL) after acknowledging a
+    // truncate inside a block and before any DataNode could run the block
+    // recovery (all three are frozen); after the restart the file is still
+    // open under the truncate, the recovery starts again by itself, and
+    // the file closes at exactly the new length, readable and appendable.
+    let defines = ["dfs.heartbeat.interval=1"];
+    let Cluster { nn, dns } = Cluster::start(3, &defines);
+    let addr = nn.addr;
+    let block = 1u64 << 20;
+    let size = 2 * block + block / 2;
+    let data = pattern(34, size as usize);
+    let client = nn.client(None);
+    let mut w = client
+        .create(
+            "/t34/f",
+            WriteOptions::default().replication(3).block_size(block),
+        )
+        .await
+        .expect("create");
+    w.write_bytes(Bytes::from(data.clone()))
+        .await
+        .expect("write");
+    w.close().await.expect("close");
+    for dn in &dns {
+        dn.signal(Signal::SIGSTOP);
+    }
+    let cut = block + block / 2 + 100;
+    let c = rpc(addr).await;
+    let r: pb::TruncateResponseProto = c
+        .call(
+            "truncate",
+            &pb::TruncateRequestProto {
+                src: "/t34/f".into(),
+                new_length: cut,
+                client_name: "t34-client".into(),
+            },
+        )
+        .await
+        .expect("truncate");
+    assert!(!r.result, "a cut inside a block waits for a block recovery");
+    drop(c);
+    let dir = nn.kill();
+    let nn = NameNode::start_at(dir, &defines, &addr.to_string());
+    let c = rpc(addr).await;
+    assert!(
+        !is_closed(&c, "/t34/f").await,
+        "the replayed truncate still waits for its recovery"
+    );
+    let st: pb::GetFileInfoResponseProto = c
+        .call(
+            "getFileInfo",
+            &pb::GetFileInfoRequestProto {
+                src: "/t34/f".into(),
+            },
+        )
+        .await
+        .expect("getFileInfo");
+    assert_eq!(
+        st.fs.expect("exists").length,
+        2 * block,
+        "the old length (of the blocks kept) until the recovery commits"
+    );
+    for dn in &dns {
+        dn.signal(Signal::SIGCONT);
+    }
+    let mut closed = false;
+    for _ in 0..600 {
+        if is_closed(&c, "/t34/f").await {
+            closed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(closed, "the recovery never finished:\n{}", nn.log());
+    let client = nn.client(None);
+    let r = client.read("/t34/f").await.expect("open");
+    assert_eq!(r.file_length() as u64, cut);
+    let got = r.read_range(0, cut as usize).await.expect("read");
+    assert!(got[..] == data[..cut as usize], "the prefix is intact");
+    let locs = common::block_locations(addr, "/t34/f").await;
+    let last = locs.blocks.last().expect("blocks");
+    assert_eq!(last.b.num_bytes, Some(cut - block));
+    assert_eq!(last.locs.len(), 3, "every replica was cut");
+    let mut a = client.append("/t34/f").await.expect("append");
+    a.write_bytes(Bytes::from_static(b"more"))
+        .await
+        .expect("write");
+    a.close().await.expect("close");
+    let r = client.read("/t34/f").await.expect("open");
+    let got = r.read_range(0, r.file_length()).await.expect("read");
+    assert_eq!(&got[cut as usize..], b"more");
+    drop(dns);
+}
