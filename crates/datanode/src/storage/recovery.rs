@@ -29,6 +29,21 @@ pub struct RecoveryReplicaInfo {
     pub state: ReportedState,
 }
 
+/// A replica may join the recovery `recovery_id` only with an older stamp.
+fn older_than_recovery(
+    key: &ReplicaKey,
+    gs: GenStamp,
+    recovery_id: GenStamp,
+) -> Result<(), StorageError> {
+    if gs >= recovery_id {
+        return Err(invalid(
+            key,
+            format!("replica GS {gs} is not older than recovery id {recovery_id}"),
+        ));
+    }
+    Ok(())
+}
+
 impl Storage {
     /// Takes the replica `key` over for the block recovery `recovery_id`
     /// (the new generation stamp) of a block whose stamp at the NameNode
@@ -59,15 +74,7 @@ impl Storage {
                 ),
             ));
         }
-        if replica.gs >= recovery_id {
-            return Err(invalid(
-                key,
-                format!(
-                    "replica GS {} is not older than recovery id {recovery_id}",
-                    replica.gs
-                ),
-            ));
-        }
+        older_than_recovery(key, replica.gs, recovery_id)?;
         let shared = match &replica.state {
             ReplicaState::Finalized { len } => {
                 return Ok(Some(RecoveryReplicaInfo {
@@ -148,15 +155,7 @@ impl Storage {
         }
         if let ReplicaState::Finalized { len } = replica.state {
             if len > new_len {
-                if replica.gs >= recovery_id {
-                    return Err(invalid(
-                        key,
-                        format!(
-                            "replica GS {} is not older than recovery id {recovery_id}",
-                            replica.gs
-                        ),
-                    ));
-                }
+                older_than_recovery(key, replica.gs, recovery_id)?;
                 // The writer is only the vehicle of the move; dropping it
                 // leaves an RBW replica under the recovery id, cut below.
                 drop(self.reopen_finalized(key, &replica, len, recovery_id)?);

@@ -42,6 +42,14 @@ fn file(
     out
 }
 
+/// A file at `path` open for writing by client "w", without blocks.
+fn open(ns: &mut Namespace, log: &mut Vec<Edit>, path: &str) {
+    let (_, e, _) = ns
+        .create(&root(), path, 0o644, "w", "m", true, true, 3, 1024, NOW)
+        .expect("create");
+    log.extend(e);
+}
+
 fn truncate(
     ns: &mut Namespace,
     c: &Caller,
@@ -284,38 +292,8 @@ fn concat_preconditions_answer_as_hdfs() {
         file(&mut ns, &mut log, p, 1024, &[1000]);
     }
     file(&mut ns, &mut log, "/c/big", 2048, &[1000]);
-    let (_, e, _) = ns
-        .create(
-            &root(),
-            "/c/empty",
-            0o644,
-            "w",
-            "m",
-            true,
-            true,
-            3,
-            1024,
-            NOW,
-        )
-        .expect("create");
-    log.extend(e);
-    ns.complete("/c/empty", 0, "w", None, NOW, &|_| true)
-        .expect("close");
-    let (_, e, _) = ns
-        .create(
-            &root(),
-            "/c/open",
-            0o644,
-            "w",
-            "m",
-            true,
-            true,
-            3,
-            1024,
-            NOW,
-        )
-        .expect("create");
-    log.extend(e);
+    file(&mut ns, &mut log, "/c/empty", 1024, &[]);
+    open(&mut ns, &mut log, "/c/open");
     let su = root();
     let cases: Vec<(&str, Vec<&str>, FsError)> = vec![
         ("", vec!["/c/s1"], FsError::BadArgument("Target file name is empty".into())),
@@ -405,14 +383,7 @@ fn concat_appends_blocks_in_order_removes_the_sources_and_replays() {
     assert!(ns.inode(ids.1).is_none() && ns.inode(ids.2).is_none());
     assert_replays(&ns, &log);
     // An empty target takes the blocks as they are.
-    let (_, e, _) = ns
-        .create(&root(), "/x/e", 0o644, "w", "m", true, true, 3, 1024, NOW)
-        .expect("create");
-    log.extend(e);
-    let (_, e) = ns
-        .complete("/x/e", 0, "w", None, NOW, &|_| true)
-        .expect("close");
-    log.extend(e);
+    file(&mut ns, &mut log, "/x/e", 1024, &[]);
     let (c, e) = concat(&mut ns, &root(), "/x/e", &["/x/t"]).expect("into empty");
     log.push(e);
     assert_eq!(c.moved.len(), 5);
