@@ -7,7 +7,9 @@
 //! read back whole. Its transcript is compared with the one recorded from
 //! Apache HDFS 3.4.1 (`tests/java/expected/truncate-concat.txt`). Then a
 //! NameNode killed while a truncate waits for its block recovery: after the
-//! restart the recovery runs and the file closes at the new length.
+//! restart the recovery runs and the file closes at the new length; and a
+//! truncate of a file whose writer went silent: refused while the lease
+//! holds, lease recovery past the soft limit, then the truncate.
 
 mod common;
 
@@ -18,7 +20,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use cairn_proto::hadoop::hdfs as pb;
-use cairn_rpc::client::Client;
+use cairn_rpc::client::{Client, ClientError};
 use common::{current_user, pattern, Cluster, NameNode};
 use hdfs_native::WriteOptions;
 use nix::sys::signal::Signal;
@@ -88,6 +90,86 @@ async fn is_closed(c: &Client, path: &str) -> bool {
     r.result
 }
 
+async fn truncate(c: &Client, path: &str, len: u64, client: &str) -> Result<bool, ClientError> {
+    let r: pb::TruncateResponseProto = c
+        .call(
+            "truncate",
+            &pb::TruncateRequestProto {
+                src: path.into(),
+                new_length: len,
+                client_name: client.into(),
+            },
+        )
+        .await?;
+    Ok(r.result)
+}
+
+async fn wait_closed(c: &Client, path: &str, nn: &NameNode) {
+    for _ in 0..600 {
+        if is_closed(c, path).await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("{path} was never closed:\n{}", nn.log());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncating_a_file_whose_writer_went_silent_recovers_its_lease_first() {
+    // Goal: as HDFS's recoverLeaseInternal: a truncate of a file another
+    // client writes is refused with AlreadyBeingCreatedException while the
+    // writer's lease holds; past the soft limit (2 s here) it starts lease
+    // recovery and is told RecoveryInProgressException; once the file is
+    // closed, the truncate goes through.
+    let defines = [
+        "dfs.heartbeat.interval=1",
+        "cairn.namenode.lease.soft-limit=2",
+    ];
+    let cluster = Cluster::start(3, &defines);
+    let (mut writer, _out) = common::paused_java_writer(
+        &cluster.nn.url(),
+        "/t34/w",
+        2 << 20,
+        std::process::Stdio::null(),
+    );
+    let c = rpc(cluster.nn.addr).await;
+    let err = truncate(&c, "/t34/w", 1000, "t34-other")
+        .await
+        .expect_err("the lease holds");
+    assert_eq!(
+        err.class(),
+        Some("org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException")
+    );
+    assert!(
+        err.to_string().contains("Failed to TRUNCATE_FILE /t34/w for t34-other on 127.0.0.1 because this file lease is currently owned by"),
+        "{err}"
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let err = truncate(&c, "/t34/w", 1000, "t34-other")
+        .await
+        .expect_err("recovery starts");
+    assert_eq!(
+        err.class(),
+        Some("org.apache.hadoop.hdfs.protocol.RecoveryInProgressException")
+    );
+    assert!(
+        err.to_string().contains("Failed to TRUNCATE_FILE /t34/w for t34-other on 127.0.0.1 because lease recovery is in progress. Try again later."),
+        "{err}"
+    );
+    wait_closed(&c, "/t34/w", &cluster.nn).await;
+    let done = truncate(&c, "/t34/w", 1000, "t34-other")
+        .await
+        .expect("truncate after the recovery");
+    assert!(!done, "inside the first block");
+    wait_closed(&c, "/t34/w", &cluster.nn).await;
+    let locs = common::block_locations(cluster.nn.addr, "/t34/w").await;
+    assert_eq!(locs.file_length, 1000);
+    let r = cluster.nn.client(None).read("/t34/w").await.expect("open");
+    assert_eq!(r.read_range(0, 1000).await.expect("read").len(), 1000);
+    let _ = writer.kill();
+    let _ = writer.wait();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_truncate_recovery_interrupted_by_a_namenode_crash_resumes() {
     // Goal: the NameNode is killed (SIGKILL) after acknowledging a
@@ -118,18 +200,10 @@ async fn a_truncate_recovery_interrupted_by_a_namenode_crash_resumes() {
     }
     let cut = block + block / 2 + 100;
     let c = rpc(addr).await;
-    let r: pb::TruncateResponseProto = c
-        .call(
-            "truncate",
-            &pb::TruncateRequestProto {
-                src: "/t34/f".into(),
-                new_length: cut,
-                client_name: "t34-client".into(),
-            },
-        )
+    let done = truncate(&c, "/t34/f", cut, "t34-client")
         .await
         .expect("truncate");
-    assert!(!r.result, "a cut inside a block waits for a block recovery");
+    assert!(!done, "a cut inside a block waits for a block recovery");
     drop(c);
     let dir = nn.kill();
     let nn = NameNode::start_at(dir, &defines, &addr.to_string());
@@ -155,15 +229,7 @@ async fn a_truncate_recovery_interrupted_by_a_namenode_crash_resumes() {
     for dn in &dns {
         dn.signal(Signal::SIGCONT);
     }
-    let mut closed = false;
-    for _ in 0..600 {
-        if is_closed(&c, "/t34/f").await {
-            closed = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert!(closed, "the recovery never finished:\n{}", nn.log());
+    wait_closed(&c, "/t34/f", &nn).await;
     let client = nn.client(None);
     let r = client.read("/t34/f").await.expect("open");
     assert_eq!(r.file_length() as u64, cut);

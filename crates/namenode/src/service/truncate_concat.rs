@@ -53,7 +53,10 @@ impl NameNodeState {
                     ns.truncate(caller, &r.src, new_length, &r.client_name, &machine, now)?;
                 Ok((t, edit.into_iter().collect()))
             })
-            .await?;
+            .await
+            .map_err(|e| {
+                self.after_lease_conflict(e, &r.src, "TRUNCATE_FILE", &r.client_name, &machine)
+            })?;
         // After the edit is durable: a crash before must not lose replicas
         // of blocks the replayed log still has.
         if !t.removed.is_empty() {

@@ -502,11 +502,11 @@ impl NameNodeState {
         Ok(())
     }
 
-    /// Another client's create/append hit a file still open by a writer.
+    /// Another client's create/append/truncate hit a file still open by a writer.
     /// If that writer's lease is past the soft limit, start recovering the
     /// file and tell the caller to try again later, as HDFS does; else pass
     /// the error on.
-    fn after_lease_conflict(
+    pub(super) fn after_lease_conflict(
         self: &Arc<Self>,
         e: CallError,
         src: &str,
@@ -521,8 +521,11 @@ impl NameNodeState {
         let holder = self
             .read(|ns| {
                 let st = ns.get_file_info(&su, src)?;
+                // A truncate waiting for its recovery answers as it is (its
+                // recovery is already under way).
                 Ok(st.and_then(|st| {
                     ns.writer_of(st.id)
+                        .filter(|uc| uc.truncate_block.is_none())
                         .map(|uc| (st.id, uc.client_name.clone()))
                 }))
             })
