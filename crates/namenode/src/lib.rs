@@ -92,15 +92,16 @@ pub fn new_state(
     // limit then recovers files whose writer never returns. Truncates that
     // wait for their block recovery start it again (resume_truncates).
     let mut leases = LeaseTable::default();
+    let mut truncates = std::collections::HashMap::new();
     let started = std::time::Instant::now();
-    for (file, holder) in ns.open_files() {
-        leases.add(&holder, file, started);
+    for file in ns.under_construction_ids() {
+        if let Some(uc) = ns.writer_of(file) {
+            leases.add(&uc.client_name, file, started);
+            if uc.truncate_block.is_some() {
+                truncates.insert(file, None);
+            }
+        }
     }
-    let truncates = ns
-        .files_under_truncate()
-        .into_iter()
-        .map(|f| (f, None))
-        .collect();
     let nonce = now_ms() ^ u64::from(std::process::id());
     // Every start begins from an image of the last transaction (run()
     // writes one when the newest is older).

@@ -256,32 +256,6 @@ impl Namespace {
         self.writer_of(id).and_then(|uc| uc.truncate_block)
     }
 
-    /// Files whose truncate waits for its block recovery (a scan of the
-    /// tree; at start-up).
-    pub fn files_under_truncate(&self) -> Vec<INodeId> {
-        self.inodes
-            .iter()
-            .filter(|(_, n)| {
-                n.file()
-                    .and_then(|f| f.under_construction.as_ref())
-                    .is_some_and(|uc| uc.truncate_block.is_some())
-            })
-            .map(|(id, _)| *id)
-            .collect()
-    }
-
-    /// Open files and their writers (a scan of the tree; at start-up, to
-    /// give the writers their leases back).
-    pub fn open_files(&self) -> Vec<(INodeId, String)> {
-        self.inodes
-            .iter()
-            .filter_map(|(id, n)| {
-                let uc = n.file()?.under_construction.as_ref()?;
-                Some((*id, uc.client_name.clone()))
-            })
-            .collect()
-    }
-
     /// [`Namespace::apply`] for `Truncate` and `RestampTruncate`.
     pub(super) fn apply_truncate(&mut self, edit: &Edit) -> Result<(), ApplyError> {
         match edit {

@@ -128,12 +128,12 @@ async fn truncating_a_file_whose_writer_went_silent_recovers_its_lease_first() {
     let cluster = Cluster::start(3, &defines);
     let (mut writer, _out) = common::paused_java_writer(
         &cluster.nn.url(),
-        "/t34/w",
+        "/t37/w",
         2 << 20,
         std::process::Stdio::null(),
     );
     let c = rpc(cluster.nn.addr).await;
-    let err = truncate(&c, "/t34/w", 1000, "t34-other")
+    let err = truncate(&c, "/t37/w", 1000, "t37-other")
         .await
         .expect_err("the lease holds");
     assert_eq!(
@@ -141,11 +141,11 @@ async fn truncating_a_file_whose_writer_went_silent_recovers_its_lease_first() {
         Some("org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException")
     );
     assert!(
-        err.to_string().contains("Failed to TRUNCATE_FILE /t34/w for t34-other on 127.0.0.1 because this file lease is currently owned by"),
+        err.to_string().contains("Failed to TRUNCATE_FILE /t37/w for t37-other on 127.0.0.1 because this file lease is currently owned by"),
         "{err}"
     );
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let err = truncate(&c, "/t34/w", 1000, "t34-other")
+    let err = truncate(&c, "/t37/w", 1000, "t37-other")
         .await
         .expect_err("recovery starts");
     assert_eq!(
@@ -153,18 +153,18 @@ async fn truncating_a_file_whose_writer_went_silent_recovers_its_lease_first() {
         Some("org.apache.hadoop.hdfs.protocol.RecoveryInProgressException")
     );
     assert!(
-        err.to_string().contains("Failed to TRUNCATE_FILE /t34/w for t34-other on 127.0.0.1 because lease recovery is in progress. Try again later."),
+        err.to_string().contains("Failed to TRUNCATE_FILE /t37/w for t37-other on 127.0.0.1 because lease recovery is in progress. Try again later."),
         "{err}"
     );
-    wait_closed(&c, "/t34/w", &cluster.nn).await;
-    let done = truncate(&c, "/t34/w", 1000, "t34-other")
+    wait_closed(&c, "/t37/w", &cluster.nn).await;
+    let done = truncate(&c, "/t37/w", 1000, "t37-other")
         .await
         .expect("truncate after the recovery");
     assert!(!done, "inside the first block");
-    wait_closed(&c, "/t34/w", &cluster.nn).await;
-    let locs = common::block_locations(cluster.nn.addr, "/t34/w").await;
+    wait_closed(&c, "/t37/w", &cluster.nn).await;
+    let locs = common::block_locations(cluster.nn.addr, "/t37/w").await;
     assert_eq!(locs.file_length, 1000);
-    let r = cluster.nn.client(None).read("/t34/w").await.expect("open");
+    let r = cluster.nn.client(None).read("/t37/w").await.expect("open");
     assert_eq!(r.read_range(0, 1000).await.expect("read").len(), 1000);
     let _ = writer.kill();
     let _ = writer.wait();
@@ -186,7 +186,7 @@ async fn a_truncate_recovery_interrupted_by_a_namenode_crash_resumes() {
     let client = nn.client(None);
     let mut w = client
         .create(
-            "/t34/f",
+            "/t37/f",
             WriteOptions::default().replication(3).block_size(block),
         )
         .await
@@ -200,7 +200,7 @@ async fn a_truncate_recovery_interrupted_by_a_namenode_crash_resumes() {
     }
     let cut = block + block / 2 + 100;
     let c = rpc(addr).await;
-    let done = truncate(&c, "/t34/f", cut, "t34-client")
+    let done = truncate(&c, "/t37/f", cut, "t37-client")
         .await
         .expect("truncate");
     assert!(!done, "a cut inside a block waits for a block recovery");
@@ -209,14 +209,14 @@ async fn a_truncate_recovery_interrupted_by_a_namenode_crash_resumes() {
     let nn = NameNode::start_at(dir, &defines, &addr.to_string());
     let c = rpc(addr).await;
     assert!(
-        !is_closed(&c, "/t34/f").await,
+        !is_closed(&c, "/t37/f").await,
         "the replayed truncate still waits for its recovery"
     );
     let st: pb::GetFileInfoResponseProto = c
         .call(
             "getFileInfo",
             &pb::GetFileInfoRequestProto {
-                src: "/t34/f".into(),
+                src: "/t37/f".into(),
             },
         )
         .await
@@ -229,22 +229,22 @@ async fn a_truncate_recovery_interrupted_by_a_namenode_crash_resumes() {
     for dn in &dns {
         dn.signal(Signal::SIGCONT);
     }
-    wait_closed(&c, "/t34/f", &nn).await;
+    wait_closed(&c, "/t37/f", &nn).await;
     let client = nn.client(None);
-    let r = client.read("/t34/f").await.expect("open");
+    let r = client.read("/t37/f").await.expect("open");
     assert_eq!(r.file_length() as u64, cut);
     let got = r.read_range(0, cut as usize).await.expect("read");
     assert!(got[..] == data[..cut as usize], "the prefix is intact");
-    let locs = common::block_locations(addr, "/t34/f").await;
+    let locs = common::block_locations(addr, "/t37/f").await;
     let last = locs.blocks.last().expect("blocks");
     assert_eq!(last.b.num_bytes, Some(cut - block));
     assert_eq!(last.locs.len(), 3, "every replica was cut");
-    let mut a = client.append("/t34/f").await.expect("append");
+    let mut a = client.append("/t37/f").await.expect("append");
     a.write_bytes(Bytes::from_static(b"more"))
         .await
         .expect("write");
     a.close().await.expect("close");
-    let r = client.read("/t34/f").await.expect("open");
+    let r = client.read("/t37/f").await.expect("open");
     let got = r.read_range(0, r.file_length()).await.expect("read");
     assert_eq!(&got[cut as usize..], b"more");
     drop(dns);
