@@ -18,7 +18,7 @@
 //! replicas to the named DataNodes ([`crate::transfer::copy`]),
 //! RegisterCommand registers again and sends a full report,
 //! BlockRecoveryCommand makes this DataNode the primary of a block recovery
-//! ([`crate::block_recovery`]). Caching and key updates are logged and ignored.
+//! (`block_recovery.rs`). Caching and key updates are logged and ignored.
 //!
 //! A NameNode that is down, refuses a call or does not answer within
 //! `cairn.datanode.namenode.call-timeout` is retried with exponential
