@@ -11,7 +11,9 @@
 # (the same with CRC32, 1024-byte chunks, replication 1; 3 DataNodes) or
 # `dfsadmin` (DfsAdmin: the `hdfs dfsadmin` script scripts/admin/dfsadmin.txt;
 # 1 DataNode, run before the other programs of its cluster, as its -report
-# counts blocks and they leave deleted ones behind for a few heartbeats).
+# counts blocks and they leave deleted ones behind for a few heartbeats) or
+# `truncate-concat` (TruncateConcat: truncate and concat, their preconditions
+# and block recovery, replication 3; 3 DataNodes).
 #
 # What it does:
 #   1. copies the anchor harness (../shared/anchors/hdfs-harness, i.e. the shared
@@ -47,6 +49,7 @@ program_args() {
     dfsadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/dfsadmin.txt" ;;
     checksums) echo "--main FileChecksums --replications 1,3" ;;
     checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
+    truncate-concat) echo "--main TruncateConcat" ;;
     *) return 1 ;;
   esac
 }
@@ -64,7 +67,7 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
-  NAMES+=(dfsadmin appcalls checksums checksums-crc32)
+  NAMES+=(dfsadmin appcalls checksums checksums-crc32 truncate-concat)
 fi
 SCRIPTS=()
 PROGRAMS=()

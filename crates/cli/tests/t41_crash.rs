@@ -1,31 +1,44 @@
 //! Crash test: clients on several tasks create directories, write small
-//! files, rename and delete while the NameNode is killed with SIGKILL at
-//! random moments, 20 rounds. After every restart, everything the clients
-//! were told had succeeded is there (files with their exact bytes), and
-//! nothing they were told was gone has come back. Only the one operation
-//! each client had in flight at the kill may have gone either way.
+//! files, rename, delete, truncate (inside the block: a block recovery
+//! that a kill may interrupt) and concat while the NameNode is killed with
+//! SIGKILL at random moments, 20 rounds. After every restart, everything
+//! the clients were told had succeeded is there (files with their exact
+//! bytes; a truncated file closes at its new length once its recovery,
+//! resumed after the restart, is done), and nothing they were told was gone
+//! has come back. Only the one operation each client had in flight at the
+//! kill may have gone either way.
 
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
-use common::{pattern, Cluster, NameNode};
+use cairn_proto::hadoop::hdfs as pb;
+use common::{current_user, pattern, Cluster, NameNode};
 use hdfs_native::WriteOptions;
 
 /// What one client was told, and what it had in flight.
 #[derive(Default, Debug, Clone)]
 struct Model {
     dirs: BTreeSet<String>,
-    files: BTreeMap<String, u64>,
+    /// Files and their exact contents.
+    files: BTreeMap<String, Vec<u8>>,
+    /// Files whose acknowledged truncate may still wait for its recovery.
+    truncating: BTreeSet<String>,
     gone: BTreeSet<String>,
     /// Paths the operation in flight touches (uncertain after a kill).
     in_flight: Vec<String>,
     /// Paths whose state became uncertain at a kill; never checked again.
     ignored: BTreeSet<String>,
     next: u64,
+    /// Acknowledged truncates and concats (the test must exercise both).
+    truncates: u64,
+    concats: u64,
+    /// Truncates found still waiting for their recovery after a restart.
+    resumed: u64,
 }
 
 impl Model {
@@ -34,10 +47,12 @@ impl Model {
         for p in std::mem::take(&mut self.in_flight) {
             self.dirs.remove(&p);
             self.files.remove(&p);
+            self.truncating.remove(&p);
             self.gone.remove(&p);
             // Anything inside an uncertain directory is uncertain too.
             let prefix = format!("{p}/");
             self.files.retain(|f, _| !f.starts_with(&prefix));
+            self.truncating.retain(|f| !f.starts_with(&prefix));
             self.dirs.retain(|d| !d.starts_with(&prefix));
             self.ignored.insert(p);
         }
@@ -47,14 +62,64 @@ impl Model {
 const CLIENTS: usize = 4;
 const ROUNDS: usize = 20;
 
-async fn client_loop(c: hdfs_native::Client, id: usize, model: Arc<Mutex<Model>>) {
+/// Writes `data` to a new file `path` (replication 1) and closes it.
+async fn write_file(c: &hdfs_native::Client, path: &str, data: &[u8]) -> bool {
+    let Ok(mut w) = c.create(path, WriteOptions::default().replication(1)).await else {
+        return false;
+    };
+    w.write_bytes(Bytes::from(data.to_vec())).await.is_ok() && w.close().await.is_ok()
+}
+
+/// truncate through raw ClientProtocol (hdfs-native has no call for it).
+async fn truncate(raw: &cairn_rpc::client::Client, path: &str, len: usize, client: &str) -> bool {
+    raw.call::<_, pb::TruncateResponseProto>(
+        "truncate",
+        &pb::TruncateRequestProto {
+            src: path.into(),
+            new_length: len as u64,
+            client_name: client.into(),
+        },
+    )
+    .await
+    .is_ok()
+}
+
+async fn concat(raw: &cairn_rpc::client::Client, target: &str, srcs: &[String]) -> bool {
+    raw.call::<_, pb::ConcatResponseProto>(
+        "concat",
+        &pb::ConcatRequestProto {
+            trg: target.into(),
+            srcs: srcs.to_vec(),
+        },
+    )
+    .await
+    .is_ok()
+}
+
+async fn raw_client(nn: SocketAddr) -> Option<cairn_rpc::client::Client> {
+    cairn_rpc::client::Client::connect(nn, &current_user(), cairn_proto::protocols::CLIENT_PROTOCOL)
+        .await
+        .ok()
+}
+
+async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: Arc<Mutex<Model>>) {
+    let Some(raw) = raw_client(nn).await else {
+        return;
+    };
     loop {
-        let (j, last_file, old_dir) = {
+        let (j, last_file, last_closed, old_dir) = {
             let m = model.lock().expect("model");
             let j = m.next;
             let last_file = m.files.keys().next_back().cloned();
+            // A truncate waiting for its recovery cannot be truncated again.
+            let last_closed = m
+                .files
+                .iter()
+                .rev()
+                .find(|(f, _)| !m.truncating.contains(*f))
+                .map(|(f, data)| (f.clone(), data.clone()));
             let old_dir = m.dirs.iter().next().cloned();
-            (j, last_file, old_dir)
+            (j, last_file, last_closed, old_dir)
         };
         // The operation's outcome is unknown until it is acknowledged; an
         // error here means the NameNode went away mid-call.
@@ -63,7 +128,8 @@ async fn client_loop(c: hdfs_native::Client, id: usize, model: Arc<Mutex<Model>>
             m.in_flight = paths;
             m.next += 1;
         };
-        match j % 4 {
+        let seed = (id as u64) << 40 | j;
+        match j % 6 {
             0 => {
                 let d = format!("/c{id}/d{j}");
                 set_flight(vec![d.clone()]);
@@ -77,19 +143,12 @@ async fn client_loop(c: hdfs_native::Client, id: usize, model: Arc<Mutex<Model>>
             1 => {
                 let f = format!("/c{id}/f{j}");
                 set_flight(vec![f.clone()]);
-                let Ok(mut w) = c.create(&f, WriteOptions::default().replication(1)).await else {
-                    return;
-                };
-                let seed = (id as u64) << 40 | j;
-                if w.write_bytes(Bytes::from(pattern(seed, 1000 + (j as usize % 7) * 300)))
-                    .await
-                    .is_err()
-                    || w.close().await.is_err()
-                {
+                let data = pattern(seed, 1000 + (j as usize % 7) * 300);
+                if !write_file(&c, &f, &data).await {
                     return;
                 }
                 let mut m = model.lock().expect("model");
-                m.files.insert(f.clone(), seed);
+                m.files.insert(f.clone(), data);
                 m.gone.remove(&f);
             }
             2 => {
@@ -103,12 +162,15 @@ async fn client_loop(c: hdfs_native::Client, id: usize, model: Arc<Mutex<Model>>
                     return;
                 }
                 let mut m = model.lock().expect("model");
-                if let Some(seed) = m.files.remove(&src) {
-                    m.files.insert(dst, seed);
+                if let Some(data) = m.files.remove(&src) {
+                    m.files.insert(dst.clone(), data);
+                }
+                if m.truncating.remove(&src) {
+                    m.truncating.insert(dst);
                 }
                 m.gone.insert(src);
             }
-            _ => {
+            3 => {
                 let Some(d) = old_dir else {
                     model.lock().expect("model").next += 1;
                     continue;
@@ -121,21 +183,97 @@ async fn client_loop(c: hdfs_native::Client, id: usize, model: Arc<Mutex<Model>>
                 m.dirs.remove(&d);
                 m.gone.insert(d);
             }
+            4 => {
+                // Inside the (only) block: acknowledged at once, the
+                // replica is cut by a block recovery afterwards.
+                let Some((f, data)) = last_closed else {
+                    model.lock().expect("model").next += 1;
+                    continue;
+                };
+                let keep = data.len() / 2 + (j as usize % 5) * 37;
+                set_flight(vec![f.clone()]);
+                if !truncate(&raw, &f, keep, &format!("t41-c{id}")).await {
+                    return;
+                }
+                let mut m = model.lock().expect("model");
+                m.files.insert(f.clone(), data[..keep].to_vec());
+                m.truncating.insert(f);
+                m.truncates += 1;
+            }
+            _ => {
+                let t = format!("/c{id}/t{j}");
+                let srcs = [format!("/c{id}/s{j}a"), format!("/c{id}/s{j}b")];
+                set_flight(vec![t.clone(), srcs[0].clone(), srcs[1].clone()]);
+                let mut whole = Vec::new();
+                for (k, p) in std::iter::once(&t).chain(&srcs).enumerate() {
+                    let data = pattern(seed + (k as u64) * 7, 700 + k * 333);
+                    if !write_file(&c, p, &data).await {
+                        return;
+                    }
+                    whole.extend_from_slice(&data);
+                }
+                if !concat(&raw, &t, &srcs).await {
+                    return;
+                }
+                let mut m = model.lock().expect("model");
+                m.files.insert(t.clone(), whole);
+                m.gone.remove(&t);
+                m.concats += 1;
+                for s in srcs {
+                    m.gone.insert(s);
+                }
+            }
         }
         model.lock().expect("model").in_flight.clear();
     }
 }
 
-async fn verify(c: &hdfs_native::Client, m: &Model, round: usize) {
-    let uncertain = |p: &String| m.in_flight.iter().any(|f| f == p);
-    for d in m.dirs.iter().filter(|d| !uncertain(d)) {
+async fn is_closed(raw: &cairn_rpc::client::Client, path: &str) -> bool {
+    let r: Result<pb::IsFileClosedResponseProto, _> = raw
+        .call(
+            "isFileClosed",
+            &pb::IsFileClosedRequestProto { src: path.into() },
+        )
+        .await;
+    r.is_ok_and(|r| r.result)
+}
+
+/// Waits until `path` is closed (a truncate's block recovery is done).
+async fn wait_closed(raw: &cairn_rpc::client::Client, path: &str) -> bool {
+    for _ in 0..600 {
+        if is_closed(raw, path).await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+async fn verify(c: &hdfs_native::Client, nn: &NameNode, m: &mut Model, round: usize) {
+    let uncertain = |m: &Model, p: &String| m.in_flight.iter().any(|f| f == p);
+    for d in m.dirs.iter().filter(|d| !uncertain(m, d)) {
         let st = c
             .get_file_info(d)
             .await
             .unwrap_or_else(|e| panic!("round {round}: lost {d}: {e}"));
         assert!(st.isdir, "round {round}: {d} is not a directory");
     }
-    for (f, seed) in m.files.iter().filter(|(f, _)| !uncertain(f)) {
+    let raw = raw_client(nn.addr).await.expect("connect");
+    let truncating: Vec<String> = m
+        .truncating
+        .iter()
+        .filter(|f| !uncertain(m, f))
+        .cloned()
+        .collect();
+    for f in truncating {
+        assert!(
+            wait_closed(&raw, &f).await,
+            "round {round}: the truncate of {f} never finished\n{}",
+            nn.log()
+        );
+        m.truncating.remove(&f);
+    }
+    for (f, want) in m.files.iter().filter(|(f, _)| !uncertain(m, f)) {
         let r = c
             .read(f)
             .await
@@ -145,13 +283,14 @@ async fn verify(c: &hdfs_native::Client, m: &Model, round: usize) {
             .read_range(0, len)
             .await
             .unwrap_or_else(|e| panic!("round {round}: read {f}: {e}"));
-        let j = seed & 0xff_ffff_ffff;
         assert!(
-            got[..] == pattern(*seed, 1000 + (j as usize % 7) * 300)[..],
-            "round {round}: {f} has other bytes"
+            got[..] == want[..],
+            "round {round}: {f} has other bytes ({} instead of {})",
+            got.len(),
+            want.len()
         );
     }
-    for g in m.gone.iter().filter(|g| !uncertain(g)) {
+    for g in m.gone.iter().filter(|g| !uncertain(m, g)) {
         assert!(
             c.get_file_info(g).await.is_err(),
             "round {round}: {g} came back"
@@ -172,7 +311,7 @@ async fn acknowledged_operations_survive_random_sigkills() {
         let mut tasks = Vec::new();
         for (id, m) in models.iter().enumerate() {
             let c = current.client(None);
-            tasks.push(tokio::spawn(client_loop(c, id, m.clone())));
+            tasks.push(tokio::spawn(client_loop(c, current.addr, id, m.clone())));
         }
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -187,6 +326,17 @@ async fn acknowledged_operations_survive_random_sigkills() {
         }
         let restarted = NameNode::start_at(dir, &["dfs.heartbeat.interval=1"], &addr);
         let c = restarted.client(None);
+        // Truncates acknowledged before the kill whose recovery had not
+        // finished: the restarted NameNode must resume them.
+        let raw = raw_client(restarted.addr).await.expect("connect");
+        for m in &models {
+            let waiting = m.lock().expect("model").truncating.clone();
+            for f in waiting {
+                if !is_closed(&raw, &f).await {
+                    m.lock().expect("model").resumed += 1;
+                }
+            }
+        }
         // Reads need the DataNode to have re-registered and reported.
         let mut ok = false;
         for _ in 0..100 {
@@ -197,7 +347,9 @@ async fn acknowledged_operations_survive_random_sigkills() {
                     .collect();
                 let mut fine = true;
                 for m in &snapshot {
-                    if let Some((f, _)) = m.files.iter().find(|(f, _)| !m.in_flight.contains(f)) {
+                    let settled =
+                        |f: &String| !m.in_flight.contains(f) && !m.truncating.contains(f);
+                    if let Some((f, _)) = m.files.iter().find(|(f, _)| settled(f)) {
                         match c.read(f).await {
                             Ok(r) => fine &= r.read_range(0, r.file_length()).await.is_ok(),
                             Err(_) => fine = false,
@@ -217,15 +369,31 @@ async fn acknowledged_operations_survive_random_sigkills() {
             "round {round}: the DataNode's replicas never became readable"
         );
         for m in &models {
-            let snapshot = m.lock().expect("model").clone();
-            verify(&c, &snapshot, round).await;
+            let mut snapshot = m.lock().expect("model").clone();
+            verify(&c, &restarted, &mut snapshot, round).await;
+            // Truncates found done need no more waiting.
+            m.lock().expect("model").truncating = snapshot.truncating;
         }
-        let done: u64 = models.iter().map(|m| m.lock().expect("model").next).sum();
-        eprintln!("round {round}: {done} operations acknowledged so far");
+        let sum = |f: fn(&Model) -> u64| -> u64 {
+            models.iter().map(|m| f(&m.lock().expect("model"))).sum()
+        };
+        eprintln!(
+            "round {round}: {} operations acknowledged so far ({} truncates, {} still waiting for their recovery after a restart, {} concats)",
+            sum(|m| m.next),
+            sum(|m| m.truncates),
+            sum(|m| m.resumed),
+            sum(|m| m.concats)
+        );
         for m in &models {
             m.lock().expect("model").settle();
         }
         nn = Some(restarted);
     }
+    let sum =
+        |f: fn(&Model) -> u64| -> u64 { models.iter().map(|m| f(&m.lock().expect("model"))).sum() };
+    assert!(
+        sum(|m| m.truncates) > 0 && sum(|m| m.concats) > 0,
+        "truncate and concat were both exercised"
+    );
     drop(dns);
 }

@@ -18,7 +18,7 @@
 //! replicas to the named DataNodes ([`crate::transfer::copy`]),
 //! RegisterCommand registers again and sends a full report,
 //! BlockRecoveryCommand makes this DataNode the primary of a block recovery
-//! ([`recover_block`]). Caching and key updates are logged and ignored.
+//! (`block_recovery.rs`). Caching and key updates are logged and ignored.
 //!
 //! A NameNode that is down, refuses a call or does not answer within
 //! `cairn.datanode.namenode.call-timeout` is retried with exponential
@@ -35,6 +35,7 @@ use cairn_proto::hadoop::hdfs::block_command_proto::Action;
 use cairn_proto::hadoop::hdfs::datanode_command_proto::Type as CmdType;
 use cairn_proto::hadoop::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
 use cairn_proto::hadoop::hdfs::received_deleted_block_info_proto::BlockStatus;
+use cairn_proto::hadoop::hdfs::RecoveringBlockProto;
 use cairn_proto::hadoop::hdfs::{
     BlockCommandProto, BlockKeyProto, BlockProto, BlockReceivedAndDeletedRequestProto,
     BlockReceivedAndDeletedResponseProto, BlockReportContextProto, BlockReportRequestProto,
@@ -45,21 +46,16 @@ use cairn_proto::hadoop::hdfs::{
     StorageReportProto, VersionRequestProto, VersionResponseProto,
 };
 use cairn_proto::hadoop::hdfs::{
-    CommitBlockSynchronizationRequestProto, CommitBlockSynchronizationResponseProto,
-    InitReplicaRecoveryRequestProto, InitReplicaRecoveryResponseProto, RecoveringBlockProto,
-    ReplicaStateProto, UpdateReplicaUnderRecoveryRequestProto,
-    UpdateReplicaUnderRecoveryResponseProto,
-};
-use cairn_proto::hadoop::hdfs::{
     DatanodeInfoProto, ExtendedBlockProto, LocatedBlockProto, ReportBadBlocksRequestProto,
     ReportBadBlocksResponseProto, StorageTypeProto,
 };
-use cairn_proto::protocols::{DATANODE_PROTOCOL, INTER_DATANODE_PROTOCOL};
+use cairn_proto::protocols::DATANODE_PROTOCOL;
 use cairn_rpc::client::{Client, ClientError};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use crate::block_recovery::recover_block;
 use crate::block_report;
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey, StorageId};
 use crate::metrics::Metrics;
@@ -793,192 +789,4 @@ impl NameNodeLink {
         }
         let _ = s;
     }
-}
-
-/// One replica taking part in a block recovery, as `initReplicaRecovery`
-/// described it.
-struct RecoveryRecord {
-    node: DatanodeIdProto,
-    client: Client,
-    state: ReplicaStateProto,
-    gs: u64,
-    len: u64,
-}
-
-/// Calls `method` on `client` within `limit`.
-async fn call_within<Req: prost::Message, Resp: prost::Message + Default>(
-    client: &Client,
-    limit: Duration,
-    method: &str,
-    req: &Req,
-) -> Result<Resp, String> {
-    match tokio::time::timeout(limit, client.call::<Req, Resp>(method, req)).await {
-        Err(_) => Err(format!("{method} timed out")),
-        Ok(Err(e)) => Err(format!("{method}: {e}")),
-        Ok(Ok(r)) => Ok(r),
-    }
-}
-
-/// Connects to `node`'s IPC port for InterDatanodeProtocol and takes its
-/// replica over for the recovery.
-async fn init_on(
-    node: &DatanodeIdProto,
-    user: &str,
-    limit: Duration,
-    rb: &RecoveringBlockProto,
-) -> Result<Option<RecoveryRecord>, String> {
-    let port =
-        u16::try_from(node.ipc_port).map_err(|_| format!("bad IPC port {}", node.ipc_port))?;
-    let addr = tokio::net::lookup_host((node.ip_addr.as_str(), port))
-        .await
-        .map_err(|e| format!("cannot resolve {}: {e}", node.ip_addr))?
-        .next()
-        .ok_or_else(|| format!("no address for {}", node.ip_addr))?;
-    let client = tokio::time::timeout(limit, Client::connect(addr, user, INTER_DATANODE_PROTOCOL))
-        .await
-        .map_err(|_| format!("connecting to {addr} timed out"))?
-        .map_err(|e| format!("connecting to {addr}: {e}"))?;
-    let req = InitReplicaRecoveryRequestProto { block: rb.clone() };
-    let resp: InitReplicaRecoveryResponseProto =
-        call_within(&client, limit, "initReplicaRecovery", &req).await?;
-    if !resp.replica_found {
-        return Ok(None);
-    }
-    let b = resp.block.unwrap_or_default();
-    let state = resp
-        .state
-        .and_then(|s| ReplicaStateProto::try_from(s).ok())
-        .unwrap_or(ReplicaStateProto::Rbw);
-    Ok(Some(RecoveryRecord {
-        node: node.clone(),
-        client,
-        state,
-        gs: b.gen_stamp,
-        len: b.num_bytes.unwrap_or(0),
-    }))
-}
-
-/// Recovers one block as its primary DataNode, as Hadoop's
-/// BlockRecoveryWorker does: `initReplicaRecovery` on every location (this
-/// DataNode included, over IPC like the others); of the replicas found with
-/// data and a stamp at least the block's, a finalized one's length wins
-/// (with the RBW replicas of exactly that length), otherwise the shortest
-/// RBW length; `updateReplicaUnderRecovery` on each of them; then
-/// `commitBlockSynchronization` with the replicas that succeeded. Returns
-/// the length agreed on.
-///
-/// # Errors
-/// A description of why no replica could be recovered or the NameNode
-/// could not be told.
-pub(crate) async fn recover_block(
-    shared: &Shared,
-    user: &str,
-    rb: &RecoveringBlockProto,
-) -> Result<u64, String> {
-    if rb.truncate_block.is_some() {
-        return Err("truncate recovery is not supported".to_string());
-    }
-    let limit = shared.config.namenode_call_timeout;
-    let block = &rb.block.b;
-    let recovery_id = rb.new_gen_stamp;
-    let locs = &rb.block.locs;
-    let results =
-        futures::future::join_all(locs.iter().map(|l| init_on(&l.id, user, limit, rb))).await;
-    let mut records = Vec::new();
-    let mut errors = 0usize;
-    for (loc, r) in locs.iter().zip(results) {
-        match r {
-            Ok(Some(rec)) => {
-                if rec.gs >= block.generation_stamp && rec.len > 0 {
-                    records.push(rec);
-                } else {
-                    debug!(node = %loc.id.datanode_uuid, gs = rec.gs, len = rec.len, "replica left out of the recovery");
-                }
-            }
-            Ok(None) => debug!(node = %loc.id.datanode_uuid, "no replica to recover"),
-            Err(e) => {
-                errors += 1;
-                warn!(node = %loc.id.datanode_uuid, block = block.block_id, error = %e, "initReplicaRecovery failed");
-            }
-        }
-    }
-    if errors == locs.len() && !locs.is_empty() {
-        return Err(format!("all {errors} DataNodes failed initReplicaRecovery"));
-    }
-    let (new_len, participants): (u64, Vec<RecoveryRecord>) = if records.is_empty() {
-        (0, Vec::new())
-    } else if let Some(fin_len) = records
-        .iter()
-        .find(|r| r.state == ReplicaStateProto::Finalized)
-        .map(|r| r.len)
-    {
-        if records
-            .iter()
-            .any(|r| r.state == ReplicaStateProto::Finalized && r.len != fin_len)
-        {
-            return Err("finalized replicas of different lengths".to_string());
-        }
-        let p = records
-            .into_iter()
-            .filter(|r| r.state == ReplicaStateProto::Finalized || r.len == fin_len)
-            .collect();
-        (fin_len, p)
-    } else {
-        let min = records.iter().map(|r| r.len).min().unwrap_or(0);
-        (min, records)
-    };
-    let mut targets = Vec::new();
-    let mut storages = Vec::new();
-    for r in &participants {
-        let req = UpdateReplicaUnderRecoveryRequestProto {
-            block: ExtendedBlockProto {
-                pool_id: block.pool_id.clone(),
-                block_id: block.block_id,
-                generation_stamp: r.gs,
-                num_bytes: Some(r.len),
-            },
-            recovery_id,
-            new_length: new_len,
-            new_block_id: None,
-        };
-        match call_within::<_, UpdateReplicaUnderRecoveryResponseProto>(
-            &r.client,
-            limit,
-            "updateReplicaUnderRecovery",
-            &req,
-        )
-        .await
-        {
-            Ok(resp) => {
-                targets.push(r.node.clone());
-                storages.push(resp.storage_uuid.unwrap_or_default());
-            }
-            Err(e) => {
-                warn!(node = %r.node.datanode_uuid, block = block.block_id, error = %e, "updateReplicaUnderRecovery failed")
-            }
-        }
-    }
-    let delete = participants.is_empty();
-    if !delete && targets.is_empty() {
-        return Err("every updateReplicaUnderRecovery failed".to_string());
-    }
-    let req = CommitBlockSynchronizationRequestProto {
-        block: block.clone(),
-        new_gen_stamp: recovery_id,
-        new_length: new_len,
-        close_file: true,
-        delete_block: delete,
-        new_targets: targets,
-        new_target_storages: storages,
-    };
-    let nn = tokio::time::timeout(
-        limit,
-        Client::connect(shared.config.namenode, user, DATANODE_PROTOCOL),
-    )
-    .await
-    .map_err(|_| "connecting to the NameNode timed out".to_string())?
-    .map_err(|e| format!("connecting to the NameNode: {e}"))?;
-    let _: CommitBlockSynchronizationResponseProto =
-        call_within(&nn, limit, "commitBlockSynchronization", &req).await?;
-    Ok(new_len)
 }

@@ -22,6 +22,7 @@
 //! Entry points: [`DataNode::bind`] then [`DataNode::run`] (so a caller can
 //! print the bound addresses in between), or [`run`] for both.
 
+mod block_recovery;
 pub mod block_report;
 pub mod checksum;
 pub mod config;

@@ -180,6 +180,13 @@ fn recovery_command(
                     storage_ids: storages,
                     ..Default::default()
                 },
+                // As HDFS for an in-place truncate: the block with its
+                // new stamp (the recovery id) and its new length.
+                truncate_block: r.truncate.map(|t| pb::BlockProto {
+                    block_id: t.id.0,
+                    gen_stamp: t.gs,
+                    num_bytes: Some(t.num_bytes),
+                }),
                 ..Default::default()
             }
         })

@@ -89,6 +89,20 @@ pub fn new_state(
     for (file, b) in ns.all_blocks() {
         blocks.add_block(b.id, b.gs, file, Vec::new());
     }
+    // Writers of open files get their leases back, as in HDFS: the hard
+    // limit then recovers files whose writer never returns. Truncates that
+    // wait for their block recovery start it again (resume_truncates).
+    let mut leases = LeaseTable::default();
+    let mut truncates = std::collections::HashMap::new();
+    let started = std::time::Instant::now();
+    for file in ns.under_construction_ids() {
+        if let Some(uc) = ns.writer_of(file) {
+            leases.add(&uc.client_name, file, started);
+            if uc.truncate_block.is_some() {
+                truncates.insert(file, None);
+            }
+        }
+    }
     let nonce = now_ms() ^ u64::from(std::process::id());
     // Every start begins from an image of the last transaction (run()
     // writes one when the newest is older).
@@ -105,7 +119,8 @@ pub fn new_state(
         namespace_id: version.namespace_id,
         placement_seed: std::sync::atomic::AtomicU64::new(nonce | 1),
         namespace: RwLock::new(ns),
-        leases: Mutex::new(LeaseTable::default()),
+        leases: Mutex::new(leases),
+        truncates: Mutex::new(truncates),
         journal,
         users: UserDirectory::new(superuser, config.superuser_group.clone()),
         safe_mode: AtomicBool::new(false),
@@ -232,7 +247,8 @@ pub async fn run(
 }
 
 /// Every second: writers silent past the hard limit lose their leases and
-/// their files are recovered (closed at the length the DataNodes agree on).
+/// their files are recovered (closed at the length the DataNodes agree on),
+/// and truncates waiting for a block recovery that is not running get one.
 async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
@@ -256,6 +272,7 @@ async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
                 }
             }
         }
+        state.resume_truncates().await;
     }
 }
 

@@ -3,7 +3,11 @@
 //! stopped, an RBW replica is cut back to the bytes whose checksums verify,
 //! and no writer may continue it any more), then brought to the length the
 //! primary DataNode chose, stamped with the recovery's generation stamp and
-//! finalized (`updateReplicaUnderRecovery`).
+//! finalized (`updateReplicaUnderRecovery`). A truncate's recovery cuts
+//! finalized replicas too: such a replica goes back to `rbw/` under the
+//! recovery id, is cut there and finalized again, so a crash in between
+//! leaves an RBW replica that start-up recovers and the NameNode's next
+//! attempt finishes, never a finalized replica whose files disagree.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -23,6 +27,21 @@ pub struct RecoveryReplicaInfo {
     pub len: u64,
     /// What it was before the recovery took it over.
     pub state: ReportedState,
+}
+
+/// A replica may join the recovery `recovery_id` only with an older stamp.
+fn older_than_recovery(
+    key: &ReplicaKey,
+    gs: GenStamp,
+    recovery_id: GenStamp,
+) -> Result<(), StorageError> {
+    if gs >= recovery_id {
+        return Err(invalid(
+            key,
+            format!("replica GS {gs} is not older than recovery id {recovery_id}"),
+        ));
+    }
+    Ok(())
 }
 
 impl Storage {
@@ -55,15 +74,7 @@ impl Storage {
                 ),
             ));
         }
-        if replica.gs >= recovery_id {
-            return Err(invalid(
-                key,
-                format!(
-                    "replica GS {} is not older than recovery id {recovery_id}",
-                    replica.gs
-                ),
-            ));
-        }
+        older_than_recovery(key, replica.gs, recovery_id)?;
         let shared = match &replica.state {
             ReplicaState::Finalized { len } => {
                 return Ok(Some(RecoveryReplicaInfo {
@@ -106,13 +117,15 @@ impl Storage {
     /// Ends the block recovery `recovery_id` of the replica `key`: cuts it
     /// to `new_len` (rewriting the last partial chunk's checksum), renames
     /// its meta file to the recovery id as generation stamp, and finalizes
-    /// it (fsynced). A replica already finalized by this recovery is
-    /// accepted as is.
+    /// it (fsynced). A finalized replica longer than `new_len` (a
+    /// truncate) is cut the same way after moving back to `rbw/`; one of
+    /// exactly `new_len` bytes (already finalized by this or an earlier
+    /// attempt) is only restamped.
     ///
     /// # Errors
     /// [`StorageError::NotFound`], [`StorageError::Invalid`] for a replica
-    /// not under this recovery, shorter than `new_len`, or finalized with
-    /// another length; I/O errors.
+    /// not under this recovery, shorter than `new_len`, or with a stamp not
+    /// older than `recovery_id`; I/O errors.
     pub fn update_replica_under_recovery(
         &self,
         key: &ReplicaKey,
@@ -138,6 +151,14 @@ impl Storage {
                     key,
                     format!("replica has {on_disk} bytes, recovery asks for {new_len}"),
                 ));
+            }
+        }
+        if let ReplicaState::Finalized { len } = replica.state {
+            if len > new_len {
+                older_than_recovery(key, replica.gs, recovery_id)?;
+                // The writer is only the vehicle of the move; dropping it
+                // leaves an RBW replica under the recovery id, cut below.
+                drop(self.reopen_finalized(key, &replica, len, recovery_id)?);
             }
         }
         self.close_recovery(key, recovery_id, new_len)

@@ -359,6 +359,73 @@ fn block_recovery_takes_over_cuts_and_finalizes() {
 }
 
 #[test]
+fn truncate_recovery_cuts_a_finalized_replica() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open(dir.path());
+    let k = key(31);
+    s.add_pool(&k.pool).expect("pool");
+    let data = bytes(3000, 5);
+    let mut w = s
+        .create_rbw(&k, GenStamp(1001), DataChecksum::DEFAULT, false)
+        .expect("create");
+    put(&mut w, 0, &data);
+    s.finalize(w, 3000, false).expect("finalize");
+    let info = s
+        .init_replica_recovery(&k, GenStamp(1001), GenStamp(1005))
+        .expect("init")
+        .expect("found");
+    assert_eq!((info.len, info.state), (3000, ReportedState::Finalized));
+    assert!(
+        s.update_replica_under_recovery(&k, GenStamp(1001), 1300)
+            .is_err(),
+        "a recovery id not newer than the replica is refused"
+    );
+    // Cut inside a chunk: the last chunk's checksum covers 1300 % 512 bytes.
+    let fin = s
+        .update_replica_under_recovery(&k, GenStamp(1005), 1300)
+        .expect("truncate");
+    assert_eq!((fin.gs, fin.len), (GenStamp(1005), 1300));
+    assert_eq!(read_all(&s, &k), data[..1300].to_vec());
+    let meta_file = dir
+        .path()
+        .join("current/BP-test/finalized/subdir0/subdir0/blk_31_1005.meta");
+    assert_eq!(
+        std::fs::metadata(&meta_file).expect("meta").len(),
+        meta::meta_len(&DataChecksum::DEFAULT, 1300)
+    );
+    // The recovery started again (the commit was lost): a replica already
+    // cut takes part as it is and is only restamped.
+    let info = s
+        .init_replica_recovery(&k, GenStamp(1001), GenStamp(1007))
+        .expect("init again")
+        .expect("found");
+    assert_eq!((info.gs, info.len), (GenStamp(1005), 1300));
+    s.update_replica_under_recovery(&k, GenStamp(1007), 1300)
+        .expect("restamp");
+    // A crash while a replica was back in rbw/: start-up reports it RBW,
+    // and the next attempt cuts and finalizes it.
+    drop(s.append(&k, GenStamp(1009), 1300).expect("to rbw"));
+    drop(s);
+    let s = open(dir.path());
+    let r = s.get(&k).expect("replica after restart");
+    assert_eq!(r.gs, GenStamp(1009));
+    assert!(matches!(r.state, ReplicaState::Rbw(_)));
+    let info = s
+        .init_replica_recovery(&k, GenStamp(1007), GenStamp(1011))
+        .expect("init rbw")
+        .expect("found");
+    assert_eq!((info.len, info.state), (1300, ReportedState::Rbw));
+    s.update_replica_under_recovery(&k, GenStamp(1011), 1000)
+        .expect("cut rbw");
+    assert_eq!(read_all(&s, &k), data[..1000].to_vec());
+    assert!(
+        s.update_replica_under_recovery(&k, GenStamp(1013), 1200)
+            .is_err(),
+        "a replica shorter than the length asked for"
+    );
+}
+
+#[test]
 fn a_transfer_replaces_an_older_replica_as_hdfs_create_temporary() {
     // Goal: a copy (transfer) with a newer stamp replaces an older
     // finalized replica; a client's new pipeline does not; the same or an

@@ -227,6 +227,21 @@ impl FakeNameNode {
     /// block `id` with stamp `gs` at the NameNode, recovered to `new_gs`,
     /// whose replicas are on `locs`.
     pub fn recover(&self, uuid: &str, id: u64, gs: u64, new_gs: u64, locs: Vec<DatanodeInfoProto>) {
+        self.recover_to(uuid, id, gs, new_gs, None, locs);
+    }
+
+    /// Queues a BlockRecoveryCommand as [`FakeNameNode::recover`]; with
+    /// `truncate_len`, a truncate's (the command's `truncateBlock` is the
+    /// block with `new_gs` and that length, as HDFS sends it).
+    pub fn recover_to(
+        &self,
+        uuid: &str,
+        id: u64,
+        gs: u64,
+        new_gs: u64,
+        truncate_len: Option<u64>,
+        locs: Vec<DatanodeInfoProto>,
+    ) {
         let cmd = DatanodeCommandProto {
             cmd_type: 2,
             recovery_cmd: Some(BlockRecoveryCommandProto {
@@ -240,7 +255,11 @@ impl FakeNameNode {
                         block_token: empty_token(),
                         ..Default::default()
                     },
-                    truncate_block: None,
+                    truncate_block: truncate_len.map(|len| BlockProto {
+                        block_id: id,
+                        gen_stamp: new_gs,
+                        num_bytes: Some(len),
+                    }),
                     ec_policy: None,
                     block_indices: None,
                 }],

@@ -141,6 +141,33 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             path,
             replication: u32::from(replication),
         }),
+        Edit::Truncate {
+            path,
+            new_length,
+            client_name,
+            client_machine,
+            mtime_ms,
+            truncate_block,
+        } => Op::Truncate(pj::TruncateEdit {
+            path,
+            new_length,
+            client_name,
+            client_machine,
+            mtime_ms,
+            truncate_block: truncate_block.as_ref().map(block_to),
+        }),
+        Edit::RestampTruncate { path, gs } => {
+            Op::RestampTruncate(pj::RestampTruncateEdit { path, gs })
+        }
+        Edit::Concat {
+            target,
+            srcs,
+            mtime_ms,
+        } => Op::Concat(pj::ConcatEdit {
+            target,
+            srcs,
+            mtime_ms,
+        }),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -228,6 +255,23 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
         Op::SetReplication(s) => Edit::SetReplication {
             path: s.path,
             replication: narrow16(s.replication, "replication")?,
+        },
+        Op::Truncate(t) => Edit::Truncate {
+            path: t.path,
+            new_length: t.new_length,
+            client_name: t.client_name,
+            client_machine: t.client_machine,
+            mtime_ms: t.mtime_ms,
+            truncate_block: t.truncate_block.as_ref().map(block_from),
+        },
+        Op::RestampTruncate(r) => Edit::RestampTruncate {
+            path: r.path,
+            gs: r.gs,
+        },
+        Op::Concat(c) => Edit::Concat {
+            target: c.target,
+            srcs: c.srcs,
+            mtime_ms: c.mtime_ms,
         },
     })
 }
@@ -335,6 +379,35 @@ mod tests {
                 path: "/a".into(),
                 mtime_ms: None,
                 atime_ms: Some(9),
+            },
+            Edit::Truncate {
+                path: "/a/f".into(),
+                new_length: 1000,
+                client_name: "c".into(),
+                client_machine: "127.0.0.1".into(),
+                mtime_ms: 11,
+                truncate_block: Some(BlockRecord {
+                    id: BlockId(4),
+                    gs: 6,
+                    num_bytes: 1000,
+                }),
+            },
+            Edit::Truncate {
+                path: "/a/g".into(),
+                new_length: 0,
+                client_name: "c".into(),
+                client_machine: "127.0.0.1".into(),
+                mtime_ms: 12,
+                truncate_block: None,
+            },
+            Edit::RestampTruncate {
+                path: "/a/f".into(),
+                gs: 7,
+            },
+            Edit::Concat {
+                target: "/a/t".into(),
+                srcs: vec!["/a/s1".into(), "/a/s2".into()],
+                mtime_ms: 13,
             },
         ]
     }

@@ -98,6 +98,33 @@ pub enum Edit {
         path: String,
         replication: u16,
     },
+    /// A truncate of a closed file: blocks wholly past `new_length` are
+    /// dropped; a cut inside the (then) last block reopens the file for
+    /// `client_name` with `truncate_block` as what its block recovery must
+    /// make of that block (`None` at a block boundary: the file stays
+    /// closed).
+    Truncate {
+        path: String,
+        new_length: u64,
+        client_name: String,
+        client_machine: String,
+        mtime_ms: u64,
+        truncate_block: Option<BlockRecord>,
+    },
+    /// The block recovery of a truncate starts again with a new recovery
+    /// id: the truncate block's new generation stamp.
+    RestampTruncate {
+        path: String,
+        gs: u64,
+    },
+    /// concat: the blocks of `srcs` (closed files in the target's
+    /// directory), in order, are appended to `target`; the sources are
+    /// removed.
+    Concat {
+        target: String,
+        srcs: Vec<String>,
+        mtime_ms: u64,
+    },
 }
 
 /// Why an edit could not be applied (only possible for a corrupt journal).
@@ -166,11 +193,26 @@ impl Namespace {
                                 block: *b,
                             });
                         }
-                        if uc.is_none() {
+                        let truncating = uc.as_ref().and_then(|u| u.truncate_block);
+                        if uc.is_none() || truncating.is_some() {
                             create.push(Edit::CloseFile {
                                 path: path.clone(),
                                 mtime_ms: node.mtime_ms,
                                 last: None,
+                            });
+                        }
+                        // A truncate waiting for its block recovery: the
+                        // same truncate again, cutting nothing more.
+                        if let (Some(u), Some(tb)) = (&uc, truncating) {
+                            let kept: u64 =
+                                f.blocks.iter().rev().skip(1).map(|b| b.num_bytes).sum();
+                            create.push(Edit::Truncate {
+                                path: path.clone(),
+                                new_length: kept + tb.num_bytes,
+                                client_name: u.client_name.clone(),
+                                client_machine: u.client_machine.clone(),
+                                mtime_ms: node.mtime_ms,
+                                truncate_block: Some(tb),
                             });
                         }
                     }
@@ -215,7 +257,7 @@ impl Namespace {
         }
     }
 
-    fn resolve_existing(&self, path: &str) -> Result<(INodeId, Resolved), ApplyError> {
+    pub(super) fn resolve_existing(&self, path: &str) -> Result<(INodeId, Resolved), ApplyError> {
         let res = self
             .resolve(path)
             .map_err(|e| ApplyError(format!("{path}: {e}")))?;
@@ -259,7 +301,7 @@ impl Namespace {
         }
     }
 
-    fn remove_tree(&mut self, id: INodeId) {
+    pub(super) fn remove_tree(&mut self, id: INodeId) {
         self.unlink(id);
         let mut stack = vec![id];
         while let Some(id) = stack.pop() {
@@ -291,6 +333,12 @@ impl Namespace {
             | Edit::SetOwner { .. }
             | Edit::SetTimes { .. }
             | Edit::SetReplication { .. } => self.apply_attribute_edit(edit),
+            Edit::Truncate { .. } | Edit::RestampTruncate { .. } => self.apply_truncate(edit),
+            Edit::Concat {
+                target,
+                srcs,
+                mtime_ms,
+            } => self.apply_concat(target, srcs, *mtime_ms),
         }
     }
 
@@ -373,6 +421,7 @@ impl Namespace {
                             under_construction: Some(UnderConstruction {
                                 client_name: client_name.clone(),
                                 client_machine: client_machine.clone(),
+                                truncate_block: None,
                             }),
                         }),
                     },
@@ -469,6 +518,7 @@ impl Namespace {
                 f.under_construction = Some(UnderConstruction {
                     client_name: client_name.clone(),
                     client_machine: client_machine.clone(),
+                    truncate_block: None,
                 });
             }
             Edit::AbandonBlock { path, block } => {
@@ -543,7 +593,10 @@ impl Namespace {
     }
 }
 
-fn file_mut<'a>(node: &'a mut INode, path: &str) -> Result<&'a mut FileNode, ApplyError> {
+pub(super) fn file_mut<'a>(
+    node: &'a mut INode,
+    path: &str,
+) -> Result<&'a mut FileNode, ApplyError> {
     match &mut node.kind {
         INodeKind::File(f) => Ok(f),
         INodeKind::Directory { .. } => Err(ApplyError(format!("{path} is a directory"))),

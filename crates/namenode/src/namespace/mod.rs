@@ -16,6 +16,9 @@
 //! - `mutate.rs`: mkdirs, create, delete, rename, rename2, the setters.
 //! - `write.rs`: addBlock through complete, append, fsync, pipeline and
 //!   lease recovery.
+//! - `truncate.rs` and `concat.rs`: truncate (at a block boundary, or
+//!   inside a block through a block recovery) and concat, with HDFS's
+//!   preconditions in HDFS's order.
 //! - `edits.rs`: the `Edit` records, `apply` (also replay), and the edits
 //!   that rebuild a tree (checkpoint images).
 //! - `open_files.rs`: files under construction as `listOpenFiles` pages
@@ -23,6 +26,7 @@
 //! - `path.rs` and `permission.rs`: path rules, access bits and callers.
 
 mod authorize;
+mod concat;
 mod edits;
 mod mutate;
 pub mod open_files;
@@ -30,6 +34,7 @@ pub mod path;
 pub mod permission;
 mod read;
 mod tree;
+mod truncate;
 mod write;
 
 use std::collections::{BTreeMap, HashMap};
@@ -37,6 +42,7 @@ use std::collections::{BTreeMap, HashMap};
 use authorize::Required;
 use tree::Resolved;
 
+pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
 pub use read::{ContentSummary, FileStatus, Listing};
@@ -44,6 +50,7 @@ pub use tree::{
     BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, UnderConstruction, FIRST_BLOCK_ID,
     FIRST_GENERATION_STAMP, ROOT_INODE_ID,
 };
+pub use truncate::{TruncateRecovery, Truncated};
 pub use write::AllocatedBlock;
 
 /// A namespace failure; each maps to the Java exception HDFS throws.
@@ -71,8 +78,14 @@ pub enum FsError {
     LeaseExpired(String),
     #[error("{0}")]
     NotReplicatedYet(String),
+    /// HDFS's `HadoopIllegalArgumentException`.
     #[error("{0}")]
     IllegalArgument(String),
+    /// Java's own `IllegalArgumentException` (HDFS's precondition checks).
+    #[error("{0}")]
+    BadArgument(String),
+    #[error("{0}")]
+    RecoveryInProgress(String),
     #[error("{0}")]
     Io(String),
 }
@@ -142,3 +155,5 @@ impl Namespace {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod truncate_concat_tests;

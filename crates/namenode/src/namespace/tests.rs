@@ -4,17 +4,17 @@
 use super::permission::Caller;
 use super::*;
 
-const NOW: u64 = 1_700_000_000_000;
+pub(super) const NOW: u64 = 1_700_000_000_000;
 
-fn ns() -> Namespace {
+pub(super) fn ns() -> Namespace {
     Namespace::new("hdfs", "supergroup", NOW, Limits::default())
 }
 
-fn root() -> Caller {
+pub(super) fn root() -> Caller {
     Caller::superuser("hdfs")
 }
 
-fn user(name: &str, groups: &[&str]) -> Caller {
+pub(super) fn user(name: &str, groups: &[&str]) -> Caller {
     Caller {
         user: name.to_string(),
         groups: groups.iter().map(|g| g.to_string()).collect(),
@@ -22,14 +22,14 @@ fn user(name: &str, groups: &[&str]) -> Caller {
     }
 }
 
-fn stat(ns: &Namespace, p: &str) -> FileStatus {
+pub(super) fn stat(ns: &Namespace, p: &str) -> FileStatus {
     ns.get_file_info(&root(), p)
         .expect("valid")
         .unwrap_or_else(|| panic!("{p} missing"))
 }
 
 /// Applies every edit of `log` to a fresh namespace and compares listings.
-fn assert_replays(ns: &Namespace, log: &[Edit]) {
+pub(super) fn assert_replays(ns: &Namespace, log: &[Edit]) {
     let mut copy = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
     for e in log {
         copy.apply(e).expect("replay");

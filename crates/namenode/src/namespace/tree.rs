@@ -27,6 +27,12 @@ impl std::fmt::Display for INodeId {
 pub struct UnderConstruction {
     pub client_name: String,
     pub client_machine: String,
+    /// While a truncate inside a block waits for its block recovery: the
+    /// last block as the recovery must leave it (its id, the recovery's
+    /// generation stamp, the new length). The file's own record of that
+    /// block keeps its old stamp and length until the DataNodes commit, so
+    /// the file's length is the old one until then, as in HDFS.
+    pub truncate_block: Option<BlockRecord>,
 }
 
 /// A block id. HDFS hands out positive ids from 2^30 + 1 upward (negative

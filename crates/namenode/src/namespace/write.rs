@@ -245,10 +245,13 @@ impl Namespace {
             .file()
             .ok_or_else(|| FsError::FileNotFound(path.clone()))?;
         if let Some(uc) = &f.under_construction {
-            return Err(FsError::AlreadyBeingCreated(format!(
-                "Failed to APPEND_FILE {path} for {client_name} on {client_machine} because this file lease is currently owned by {} on {}",
-                uc.client_name, uc.client_machine
-            )));
+            return Err(super::truncate::lease_conflict(
+                "APPEND_FILE",
+                &path,
+                client_name,
+                client_machine,
+                uc,
+            ));
         }
         let partial = f
             .blocks
@@ -332,7 +335,9 @@ impl Namespace {
     /// Lease recovery, first step: the file's last block gets a new
     /// generation stamp (the recovery id) so the old writer can no longer
     /// continue it. Returns the block before and after, or `None` when the
-    /// file has no blocks.
+    /// file has no blocks. For a file being truncated, the truncate block
+    /// gets the new stamp (the recovery starts again) and is the block
+    /// "after"; the file's own record of the block keeps its old stamp.
     ///
     /// # Errors
     /// FileNotFound when the file is gone or not open.
@@ -349,10 +354,13 @@ impl Namespace {
         let Some(last) = self.blocks_of(file).last().copied() else {
             return Ok(None);
         };
-        let updated = BlockRecord {
-            gs: self.last_gs + 1,
-            ..last
-        };
+        let gs = self.last_gs + 1;
+        if let Some(tb) = self.truncate_block_of(file) {
+            let edit = Edit::RestampTruncate { path, gs };
+            self.apply_checked(&edit);
+            return Ok(Some((last, BlockRecord { gs, ..tb }, edit)));
+        }
+        let updated = BlockRecord { gs, ..last };
         let edit = Edit::UpdateBlock {
             path,
             block: updated,
@@ -388,6 +396,15 @@ impl Namespace {
             return Err(FsError::Io(format!(
                 "{block} is not the last block of {path}"
             )));
+        }
+        // A truncate's recovery: only the current attempt may close it.
+        if let Some(tb) = self.truncate_block_of(file) {
+            if tb.gs != new_gs {
+                return Err(FsError::Io(format!(
+                    "The recovery id {new_gs} does not match current recovery id {} for block {block}",
+                    tb.gs
+                )));
+            }
         }
         let mut edits = Vec::new();
         let last = if delete_block {

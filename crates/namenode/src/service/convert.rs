@@ -35,6 +35,8 @@ pub fn to_call_error(e: FsError) -> CallError {
         FsError::LeaseExpired(_) => ex::LEASE_EXPIRED,
         FsError::NotReplicatedYet(_) => ex::NOT_REPLICATED_YET,
         FsError::IllegalArgument(_) => ex::HADOOP_ILLEGAL_ARGUMENT,
+        FsError::BadArgument(_) => ex::ILLEGAL_ARGUMENT,
+        FsError::RecoveryInProgress(_) => ex::RECOVERY_IN_PROGRESS,
         FsError::Io(_) => ex::IO,
     };
     CallError::remote(class, e.to_string())

@@ -8,10 +8,11 @@
 //! `mutate`/`read`, the safe-mode check, the caller's identity) and the
 //! dispatch table from method name to handler. The handlers live by area:
 //! `namespace_ops` (metadata queries and changes), `write_path` (writers,
-//! leases, pipelines), `read_path` (block locations), `admin` (cluster
-//! state and dfsadmin calls), `image` (edit-log rolls, `saveNamespace`,
-//! `metaSave`), `open_files` (`listOpenFiles`, encryption-zone queries);
-//! `convert` builds the protobuf answers.
+//! leases, pipelines), `truncate_concat` (truncate and its block recovery,
+//! concat), `read_path` (block locations), `admin` (cluster state and
+//! dfsadmin calls), `image` (edit-log rolls, `saveNamespace`, `metaSave`),
+//! `open_files` (`listOpenFiles`, encryption-zone queries); `convert` builds
+//! the protobuf answers.
 
 mod admin;
 mod convert;
@@ -21,11 +22,14 @@ mod listing;
 mod namespace_ops;
 mod open_files;
 mod read_path;
+mod truncate_concat;
 mod write_path;
 
 pub use convert::{block_record, to_call_error};
 pub use image::LastImage;
+pub use truncate_concat::TRUNCATE_RECOVERY_RETRY;
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -42,7 +46,7 @@ use crate::datanodes::DatanodeManager;
 use crate::journal::{EditLog, TxId};
 use crate::leases::LeaseTable;
 use crate::namespace::permission::Caller;
-use crate::namespace::{Edit, FsError, Namespace, Removed};
+use crate::namespace::{Edit, FsError, INodeId, Namespace, Removed};
 use crate::users::UserDirectory;
 
 use convert::{decode, empty_token};
@@ -82,6 +86,10 @@ pub struct NameNodeState {
     /// background checkpointer and `saveNamespace` take turns (HDFS's
     /// `cpLock`). Lock before `namespace`.
     pub checkpoints: Mutex<LastImage>,
+    /// Files whose truncate waits for its block recovery, with when the
+    /// current recovery attempt was queued (`None`: none is running). A
+    /// leaf lock: take no other lock while holding it.
+    pub truncates: Mutex<HashMap<INodeId, Option<std::time::Instant>>>,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
@@ -273,6 +281,8 @@ impl NameNodeState {
             "updateBlockForPipeline" => self.update_block_for_pipeline(decode(&req)?).await,
             "updatePipeline" => self.update_pipeline(decode(&req)?).await,
             "getAdditionalDatanode" => self.get_additional_datanode(decode(&req)?),
+            "truncate" => self.truncate(&caller, &ctx, decode(&req)?).await,
+            "concat" => self.concat(&caller, decode(&req)?).await,
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();

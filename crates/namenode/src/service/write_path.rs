@@ -402,59 +402,50 @@ impl NameNodeState {
     /// Lease recovery for `file` (its writer is gone): closes it at once
     /// when there is nothing to recover, else stamps its last block with a
     /// recovery id and asks a DataNode holding it to make the replicas
-    /// agree (BlockRecoveryCommand with its next heartbeat).
+    /// agree (BlockRecoveryCommand with its next heartbeat). A file being
+    /// truncated is never closed here: its truncate recovery starts again
+    /// (when a live DataNode holds the block). Returns whether a block
+    /// recovery was queued.
     ///
     /// # Errors
     /// When the namespace or the journal fails.
     pub async fn recover_file_lease(
         self: &Arc<Self>,
         file: crate::namespace::INodeId,
-    ) -> Result<(), CallError> {
+    ) -> Result<bool, CallError> {
         let now = now_ms();
         let state = self.clone();
         let queued = self
             .mutate("recover a lease", |ns| {
-                let bm = state
-                    .blocks
-                    .lock()
-                    .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
-                let dns = state
-                    .datanodes
-                    .lock()
-                    .map_err(|_| FsError::Io("datanode manager lock poisoned".into()))?;
                 let Some(last) = ns.blocks_of(file).last().copied() else {
                     return Ok((None, ns.close_abandoned(file, now)?));
                 };
-                let instant = std::time::Instant::now();
-                let holders: Vec<DatanodeUuid> = bm
-                    .candidate_holders(last.id)
-                    .into_iter()
-                    .filter(|d| dns.is_alive(d, instant))
-                    .collect();
+                let truncating = ns.truncate_block_of(file).is_some();
+                let holders = state
+                    .live_holders(last.id)
+                    .map_err(|e| FsError::Io(e.to_string()))?;
                 if holders.is_empty() {
+                    if truncating {
+                        return Ok((None, Vec::new()));
+                    }
                     return Ok((None, ns.close_abandoned(file, now)?));
                 }
                 let Some((old, new, edit)) = ns.begin_block_recovery(file)? else {
                     return Ok((None, ns.close_abandoned(file, now)?));
                 };
-                Ok((Some((old, new.gs, holders)), vec![edit]))
+                let truncate = truncating.then_some(new);
+                Ok((Some((old, new.gs, truncate, holders)), vec![edit]))
             })
             .await?;
         if let Ok(mut leases) = self.leases.lock() {
             leases.remove_file_any(file);
         }
-        if let Some((old, new_gs, holders)) = queued {
-            tracing::info!(block = %old.id, new_gs, primary = %holders[0], "lease recovery: block recovery queued");
-            self.lock_blocks()?.queue_recovery(
-                holders[0].clone(),
-                crate::blocks::Recovery {
-                    block: old,
-                    new_gs,
-                    locations: holders,
-                },
-            );
+        match queued {
+            Some((old, new_gs, truncate, holders)) => {
+                self.queue_block_recovery(file, old, new_gs, truncate, holders)
+            }
+            None => Ok(false),
         }
-        Ok(())
     }
 
     /// commitBlockSynchronization: the DataNodes agreed on the last block
@@ -485,6 +476,9 @@ impl NameNodeState {
             ))
         })
         .await?;
+        if let Ok(mut t) = self.truncates.lock() {
+            t.remove(&file);
+        }
         let mut bm = self.lock_blocks()?;
         bm.recovery_done(file);
         if r.delete_block {
@@ -508,11 +502,11 @@ impl NameNodeState {
         Ok(())
     }
 
-    /// Another client's create/append hit a file still open by a writer.
+    /// Another client's create/append/truncate hit a file still open by a writer.
     /// If that writer's lease is past the soft limit, start recovering the
     /// file and tell the caller to try again later, as HDFS does; else pass
     /// the error on.
-    fn after_lease_conflict(
+    pub(super) fn after_lease_conflict(
         self: &Arc<Self>,
         e: CallError,
         src: &str,
@@ -527,8 +521,11 @@ impl NameNodeState {
         let holder = self
             .read(|ns| {
                 let st = ns.get_file_info(&su, src)?;
+                // A truncate waiting for its recovery answers as it is (its
+                // recovery is already under way).
                 Ok(st.and_then(|st| {
                     ns.writer_of(st.id)
+                        .filter(|uc| uc.truncate_block.is_none())
                         .map(|uc| (st.id, uc.client_name.clone()))
                 }))
             })

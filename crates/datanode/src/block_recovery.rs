@@ -1,0 +1,266 @@
+//! The primary DataNode's side of a block recovery (a BlockRecoveryCommand
+//! from the NameNode), as Hadoop's `BlockRecoveryWorker` runs it:
+//! `initReplicaRecovery` on every location (this DataNode included, over
+//! IPC like the others), the choice of the length, `updateReplicaUnderRecovery`
+//! on each replica taking part, then `commitBlockSynchronization` with the
+//! replicas that succeeded. The replica side is in `storage/recovery.rs`
+//! and `ipc.rs`.
+//!
+//! Two kinds of recovery arrive: lease recovery (a writer went away; the
+//! replicas agree on a finalized replica's length, else the shortest RBW
+//! one) and truncate recovery (the command carries `truncateBlock`: the
+//! same block with the new length; every replica at least that long is cut
+//! to it). A truncate recovery started again after a failure may find some
+//! replicas already cut and restamped by the earlier attempt; they take
+//! part as they are, where HDFS would refuse finalized replicas of
+//! different lengths.
+
+use std::time::Duration;
+
+use cairn_proto::hadoop::hdfs::{
+    CommitBlockSynchronizationRequestProto, CommitBlockSynchronizationResponseProto,
+    DatanodeIdProto, ExtendedBlockProto, InitReplicaRecoveryRequestProto,
+    InitReplicaRecoveryResponseProto, RecoveringBlockProto, ReplicaStateProto,
+    UpdateReplicaUnderRecoveryRequestProto, UpdateReplicaUnderRecoveryResponseProto,
+};
+use cairn_proto::protocols::{DATANODE_PROTOCOL, INTER_DATANODE_PROTOCOL};
+use cairn_rpc::client::Client;
+use tracing::{debug, warn};
+
+use crate::Shared;
+
+/// One replica taking part in a block recovery, as `initReplicaRecovery`
+/// described it.
+struct RecoveryRecord {
+    node: DatanodeIdProto,
+    client: Client,
+    state: ReplicaStateProto,
+    gs: u64,
+    len: u64,
+}
+
+/// Calls `method` on `client` within `limit`.
+async fn call_within<Req: prost::Message, Resp: prost::Message + Default>(
+    client: &Client,
+    limit: Duration,
+    method: &str,
+    req: &Req,
+) -> Result<Resp, String> {
+    match tokio::time::timeout(limit, client.call::<Req, Resp>(method, req)).await {
+        Err(_) => Err(format!("{method} timed out")),
+        Ok(Err(e)) => Err(format!("{method}: {e}")),
+        Ok(Ok(r)) => Ok(r),
+    }
+}
+
+/// Connects to `node`'s IPC port for InterDatanodeProtocol and takes its
+/// replica over for the recovery.
+async fn init_on(
+    node: &DatanodeIdProto,
+    user: &str,
+    limit: Duration,
+    rb: &RecoveringBlockProto,
+) -> Result<Option<RecoveryRecord>, String> {
+    let port =
+        u16::try_from(node.ipc_port).map_err(|_| format!("bad IPC port {}", node.ipc_port))?;
+    let addr = tokio::net::lookup_host((node.ip_addr.as_str(), port))
+        .await
+        .map_err(|e| format!("cannot resolve {}: {e}", node.ip_addr))?
+        .next()
+        .ok_or_else(|| format!("no address for {}", node.ip_addr))?;
+    let client = tokio::time::timeout(limit, Client::connect(addr, user, INTER_DATANODE_PROTOCOL))
+        .await
+        .map_err(|_| format!("connecting to {addr} timed out"))?
+        .map_err(|e| format!("connecting to {addr}: {e}"))?;
+    let req = InitReplicaRecoveryRequestProto { block: rb.clone() };
+    let resp: InitReplicaRecoveryResponseProto =
+        call_within(&client, limit, "initReplicaRecovery", &req).await?;
+    if !resp.replica_found {
+        return Ok(None);
+    }
+    let b = resp.block.unwrap_or_default();
+    let state = resp
+        .state
+        .and_then(|s| ReplicaStateProto::try_from(s).ok())
+        .unwrap_or(ReplicaStateProto::Rbw);
+    Ok(Some(RecoveryRecord {
+        node: node.clone(),
+        client,
+        state,
+        gs: b.gen_stamp,
+        len: b.num_bytes.unwrap_or(0),
+    }))
+}
+
+/// Takes every location's replica over for the recovery; keeps those with
+/// data and a stamp at least the block's.
+///
+/// # Errors
+/// When every location failed.
+async fn collect_replicas(
+    user: &str,
+    limit: Duration,
+    rb: &RecoveringBlockProto,
+) -> Result<Vec<RecoveryRecord>, String> {
+    let block = &rb.block.b;
+    let locs = &rb.block.locs;
+    let results =
+        futures::future::join_all(locs.iter().map(|l| init_on(&l.id, user, limit, rb))).await;
+    let mut records = Vec::new();
+    let mut errors = 0usize;
+    for (loc, r) in locs.iter().zip(results) {
+        match r {
+            Ok(Some(rec)) => {
+                if rec.gs >= block.generation_stamp && rec.len > 0 {
+                    records.push(rec);
+                } else {
+                    debug!(node = %loc.id.datanode_uuid, gs = rec.gs, len = rec.len, "replica left out of the recovery");
+                }
+            }
+            Ok(None) => debug!(node = %loc.id.datanode_uuid, "no replica to recover"),
+            Err(e) => {
+                errors += 1;
+                warn!(node = %loc.id.datanode_uuid, block = block.block_id, error = %e, "initReplicaRecovery failed");
+            }
+        }
+    }
+    if errors == locs.len() && !locs.is_empty() {
+        return Err(format!("all {errors} DataNodes failed initReplicaRecovery"));
+    }
+    Ok(records)
+}
+
+/// Lease recovery's choice: a finalized replica's length (with the RBW
+/// replicas of exactly that length), otherwise the shortest RBW length.
+///
+/// # Errors
+/// Finalized replicas of different lengths.
+fn agreed_length(records: Vec<RecoveryRecord>) -> Result<(u64, Vec<RecoveryRecord>), String> {
+    if records.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    if let Some(fin_len) = records
+        .iter()
+        .find(|r| r.state == ReplicaStateProto::Finalized)
+        .map(|r| r.len)
+    {
+        if records
+            .iter()
+            .any(|r| r.state == ReplicaStateProto::Finalized && r.len != fin_len)
+        {
+            return Err("finalized replicas of different lengths".to_string());
+        }
+        let p = records
+            .into_iter()
+            .filter(|r| r.state == ReplicaStateProto::Finalized || r.len == fin_len)
+            .collect();
+        return Ok((fin_len, p));
+    }
+    let min = records.iter().map(|r| r.len).min().unwrap_or(0);
+    Ok((min, records))
+}
+
+/// Truncate recovery's choice: the truncate block's length, cut from every
+/// replica that has at least that much.
+///
+/// # Errors
+/// Replicas exist but none is long enough.
+fn truncated_length(
+    records: Vec<RecoveryRecord>,
+    new_len: u64,
+) -> Result<(u64, Vec<RecoveryRecord>), String> {
+    if records.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let n = records.len();
+    let p: Vec<RecoveryRecord> = records.into_iter().filter(|r| r.len >= new_len).collect();
+    if p.is_empty() {
+        return Err(format!(
+            "none of the {n} replicas holds the {new_len} bytes to keep"
+        ));
+    }
+    Ok((new_len, p))
+}
+
+/// Recovers one block as its primary DataNode. Returns the length agreed
+/// on.
+///
+/// # Errors
+/// A description of why no replica could be recovered or the NameNode
+/// could not be told.
+pub(crate) async fn recover_block(
+    shared: &Shared,
+    user: &str,
+    rb: &RecoveringBlockProto,
+) -> Result<u64, String> {
+    let limit = shared.config.namenode_call_timeout;
+    let block = &rb.block.b;
+    let recovery_id = rb.new_gen_stamp;
+    if let Some(tb) = &rb.truncate_block {
+        if tb.block_id != block.block_id {
+            return Err(format!(
+                "truncate into a new block {} (copy-on-truncate) is not supported",
+                tb.block_id
+            ));
+        }
+    }
+    let records = collect_replicas(user, limit, rb).await?;
+    let (new_len, participants) = match &rb.truncate_block {
+        Some(tb) => truncated_length(records, tb.num_bytes.unwrap_or(0))?,
+        None => agreed_length(records)?,
+    };
+    let mut targets = Vec::new();
+    let mut storages = Vec::new();
+    for r in &participants {
+        let req = UpdateReplicaUnderRecoveryRequestProto {
+            block: ExtendedBlockProto {
+                pool_id: block.pool_id.clone(),
+                block_id: block.block_id,
+                generation_stamp: r.gs,
+                num_bytes: Some(r.len),
+            },
+            recovery_id,
+            new_length: new_len,
+            new_block_id: rb.truncate_block.as_ref().map(|tb| tb.block_id),
+        };
+        match call_within::<_, UpdateReplicaUnderRecoveryResponseProto>(
+            &r.client,
+            limit,
+            "updateReplicaUnderRecovery",
+            &req,
+        )
+        .await
+        {
+            Ok(resp) => {
+                targets.push(r.node.clone());
+                storages.push(resp.storage_uuid.unwrap_or_default());
+            }
+            Err(e) => {
+                warn!(node = %r.node.datanode_uuid, block = block.block_id, error = %e, "updateReplicaUnderRecovery failed")
+            }
+        }
+    }
+    let delete = participants.is_empty();
+    if !delete && targets.is_empty() {
+        return Err("every updateReplicaUnderRecovery failed".to_string());
+    }
+    let req = CommitBlockSynchronizationRequestProto {
+        block: block.clone(),
+        new_gen_stamp: recovery_id,
+        new_length: new_len,
+        close_file: true,
+        delete_block: delete,
+        new_targets: targets,
+        new_target_storages: storages,
+    };
+    let nn = tokio::time::timeout(
+        limit,
+        Client::connect(shared.config.namenode, user, DATANODE_PROTOCOL),
+    )
+    .await
+    .map_err(|_| "connecting to the NameNode timed out".to_string())?
+    .map_err(|e| format!("connecting to the NameNode: {e}"))?;
+    let _: CommitBlockSynchronizationResponseProto =
+        call_within(&nn, limit, "commitBlockSynchronization", &req).await?;
+    Ok(new_len)
+}
