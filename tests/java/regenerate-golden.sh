@@ -46,6 +46,7 @@ HARNESS_SRC="$(cd "$HARNESS_SRC" && pwd)"
 program_args() {
   case "$1" in
     appcalls) echo "--main AppCalls" ;;
+    inotify) echo "--main Inotify" ;;
     dfsadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/dfsadmin.txt" ;;
     checksums) echo "--main FileChecksums --replications 1,3" ;;
     checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
@@ -55,7 +56,7 @@ program_args() {
 }
 program_datanodes() {
   case "$1" in
-    appcalls | dfsadmin) echo 1 ;;
+    appcalls | inotify | dfsadmin) echo 1 ;;
     *) echo 3 ;;
   esac
 }
@@ -67,7 +68,7 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
-  NAMES+=(dfsadmin appcalls checksums checksums-crc32 truncate-concat)
+  NAMES+=(dfsadmin appcalls inotify checksums checksums-crc32 truncate-concat)
 fi
 SCRIPTS=()
 PROGRAMS=()

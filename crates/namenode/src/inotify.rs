@@ -201,6 +201,55 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
                 ..metadata(path, M::MetaTypeReplication)
             },
         )],
-        Edit::AddBlock { .. } | Edit::AbandonBlock { .. } | Edit::UpdateBlock { .. } => Vec::new(),
+        Edit::Truncate {
+            path,
+            new_length,
+            mtime_ms,
+            ..
+        } => vec![event(
+            T::EventTruncate,
+            pb::TruncateEventProto {
+                path: path.clone(),
+                file_size: i64::try_from(*new_length).unwrap_or(i64::MAX),
+                timestamp: millis(*mtime_ms),
+            },
+        )],
+        // HDFS's OP_CONCAT_DELETE: the target appended to, each source
+        // removed, the target closed (size unknown: -1).
+        Edit::Concat {
+            target,
+            srcs,
+            mtime_ms,
+        } => {
+            let mut out = vec![event(
+                T::EventAppend,
+                pb::AppendEventProto {
+                    path: target.clone(),
+                    new_block: Some(false),
+                },
+            )];
+            out.extend(srcs.iter().map(|src| {
+                event(
+                    T::EventUnlink,
+                    pb::UnlinkEventProto {
+                        path: src.clone(),
+                        timestamp: millis(*mtime_ms),
+                    },
+                )
+            }));
+            out.push(event(
+                T::EventClose,
+                pb::CloseEventProto {
+                    path: target.clone(),
+                    file_size: -1,
+                    timestamp: millis(*mtime_ms),
+                },
+            ));
+            out
+        }
+        Edit::AddBlock { .. }
+        | Edit::AbandonBlock { .. }
+        | Edit::UpdateBlock { .. }
+        | Edit::RestampTruncate { .. } => Vec::new(),
     }
 }

@@ -25,8 +25,8 @@ pub enum Edit {
         group: String,
         mtime_ms: u64,
     },
-    /// Create a file open for writing (replacing an existing file when
-    /// `overwrite`).
+    /// Create a file open for writing; `overwrite` is the client's
+    /// OVERWRITE flag (an existing file is replaced, which needs it).
     AddFile {
         id: INodeId,
         path: String,

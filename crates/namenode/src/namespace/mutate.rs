@@ -249,7 +249,9 @@ impl Namespace {
             block_size,
             client_name: client_name.to_string(),
             client_machine: client_machine.to_string(),
-            overwrite: existing.is_some(),
+            // The client's flag (inotify reports it as HDFS does); replay
+            // replaces a file exactly when one existed, as here.
+            overwrite,
         };
         self.apply_checked(&edit);
         edits.push(edit);

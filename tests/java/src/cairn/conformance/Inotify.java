@@ -17,7 +17,8 @@ import org.apache.hadoop.hdfs.inotify.EventBatch;
 /**
  * HDFS inotify as applications use it: HdfsAdmin.getInotifyEventStream(),
  * then a scripted sequence of namespace changes (mkdir, create + close,
- * append + close, setReplication, setPermission, setTimes, rename, delete),
+ * append + close, setReplication, setPermission, setTimes, rename, delete,
+ * truncate at a block boundary, concat),
  * each followed by polling the stream until its events arrive. Prints the
  * events normalised (paths relative to the base, no times, txids or ids) so
  * a run against Cairn can be compared with one against Apache HDFS
@@ -168,6 +169,19 @@ public final class Inotify {
     drain(in, "rename f g", "RENAME");
     fs.delete(g, false);
     drain(in, "delete g", "UNLINK ./g");
+    Path t = new Path(dir, "t");
+    write(fs, t, 3000, false);
+    drain(in, "create t", "CLOSE ./t");
+    System.out.println("truncate returned " + fs.truncate(t, 0));
+    drain(in, "truncate t to 0 (a block boundary)", "TRUNCATE ./t");
+    Path a = new Path(dir, "a");
+    Path b = new Path(dir, "b");
+    write(fs, a, 100, false);
+    drain(in, "create a", "CLOSE ./a");
+    write(fs, b, 200, false);
+    drain(in, "create b", "CLOSE ./b");
+    fs.concat(a, new Path[] {b});
+    drain(in, "concat a b", "CLOSE ./a");
     fs.delete(d, true);
     drain(in, "delete the base", "UNLINK .");
     fs.close();
