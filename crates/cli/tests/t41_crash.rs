@@ -31,6 +31,13 @@ struct Model {
     gone: BTreeSet<String>,
     /// Paths the operation in flight touches (uncertain after a kill).
     in_flight: Vec<String>,
+    /// A rename in flight (source, destination): after a kill exactly one
+    /// of the two exists.
+    renaming: Option<(String, String)>,
+    /// Operations acknowledged (every round must add some).
+    acked: u64,
+    /// Why the client stopped last (the kill, normally).
+    last_error: Option<String>,
     /// Paths whose state became uncertain at a kill; never checked again.
     ignored: BTreeSet<String>,
     next: u64,
@@ -44,6 +51,7 @@ struct Model {
 impl Model {
     /// Called after verifying a round: what was in flight is unknowable.
     fn settle(&mut self) {
+        self.renaming = None;
         for p in std::mem::take(&mut self.in_flight) {
             self.dirs.remove(&p);
             self.files.remove(&p);
@@ -63,15 +71,24 @@ const CLIENTS: usize = 4;
 const ROUNDS: usize = 20;
 
 /// Writes `data` to a new file `path` (replication 1) and closes it.
-async fn write_file(c: &hdfs_native::Client, path: &str, data: &[u8]) -> bool {
-    let Ok(mut w) = c.create(path, WriteOptions::default().replication(1)).await else {
-        return false;
-    };
-    w.write_bytes(Bytes::from(data.to_vec())).await.is_ok() && w.close().await.is_ok()
+async fn write_file(c: &hdfs_native::Client, path: &str, data: &[u8]) -> Result<(), String> {
+    let mut w = c
+        .create(path, WriteOptions::default().replication(1))
+        .await
+        .map_err(|e| format!("create {path}: {e}"))?;
+    w.write_bytes(Bytes::from(data.to_vec()))
+        .await
+        .map_err(|e| format!("write {path}: {e}"))?;
+    w.close().await.map_err(|e| format!("close {path}: {e}"))
 }
 
 /// truncate through raw ClientProtocol (hdfs-native has no call for it).
-async fn truncate(raw: &cairn_rpc::client::Client, path: &str, len: usize, client: &str) -> bool {
+async fn truncate(
+    raw: &cairn_rpc::client::Client,
+    path: &str,
+    len: usize,
+    client: &str,
+) -> Result<(), String> {
     raw.call::<_, pb::TruncateResponseProto>(
         "truncate",
         &pb::TruncateRequestProto {
@@ -81,10 +98,15 @@ async fn truncate(raw: &cairn_rpc::client::Client, path: &str, len: usize, clien
         },
     )
     .await
-    .is_ok()
+    .map(|_| ())
+    .map_err(|e| format!("truncate {path}: {e}"))
 }
 
-async fn concat(raw: &cairn_rpc::client::Client, target: &str, srcs: &[String]) -> bool {
+async fn concat(
+    raw: &cairn_rpc::client::Client,
+    target: &str,
+    srcs: &[String],
+) -> Result<(), String> {
     raw.call::<_, pb::ConcatResponseProto>(
         "concat",
         &pb::ConcatRequestProto {
@@ -93,13 +115,19 @@ async fn concat(raw: &cairn_rpc::client::Client, target: &str, srcs: &[String]) 
         },
     )
     .await
-    .is_ok()
+    .map(|_| ())
+    .map_err(|e| format!("concat {target}: {e}"))
 }
 
 async fn raw_client(nn: SocketAddr) -> Option<cairn_rpc::client::Client> {
     cairn_rpc::client::Client::connect(nn, &current_user(), cairn_proto::protocols::CLIENT_PROTOCOL)
         .await
         .ok()
+}
+
+/// Records why a client stopped (the kill, or a server error).
+fn failed(model: &Mutex<Model>, why: String) {
+    model.lock().expect("model").last_error = Some(why);
 }
 
 async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: Arc<Mutex<Model>>) {
@@ -133,8 +161,8 @@ async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: A
             0 => {
                 let d = format!("/c{id}/d{j}");
                 set_flight(vec![d.clone()]);
-                if c.mkdirs(&d, 0o755, true).await.is_err() {
-                    return;
+                if let Err(e) = c.mkdirs(&d, 0o755, true).await {
+                    return failed(&model, format!("mkdirs {d}: {e}"));
                 }
                 let mut m = model.lock().expect("model");
                 m.dirs.insert(d.clone());
@@ -144,8 +172,8 @@ async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: A
                 let f = format!("/c{id}/f{j}");
                 set_flight(vec![f.clone()]);
                 let data = pattern(seed, 1000 + (j as usize % 7) * 300);
-                if !write_file(&c, &f, &data).await {
-                    return;
+                if let Err(e) = write_file(&c, &f, &data).await {
+                    return failed(&model, e);
                 }
                 let mut m = model.lock().expect("model");
                 m.files.insert(f.clone(), data);
@@ -158,10 +186,12 @@ async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: A
                 };
                 let dst = format!("{src}.r{j}");
                 set_flight(vec![src.clone(), dst.clone()]);
-                if c.rename(&src, &dst, false).await.is_err() {
-                    return;
+                model.lock().expect("model").renaming = Some((src.clone(), dst.clone()));
+                if let Err(e) = c.rename(&src, &dst, false).await {
+                    return failed(&model, format!("rename {src}: {e}"));
                 }
                 let mut m = model.lock().expect("model");
+                m.renaming = None;
                 if let Some(data) = m.files.remove(&src) {
                     m.files.insert(dst.clone(), data);
                 }
@@ -176,8 +206,8 @@ async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: A
                     continue;
                 };
                 set_flight(vec![d.clone()]);
-                if c.delete(&d, true).await.is_err() {
-                    return;
+                if let Err(e) = c.delete(&d, true).await {
+                    return failed(&model, format!("delete {d}: {e}"));
                 }
                 let mut m = model.lock().expect("model");
                 m.dirs.remove(&d);
@@ -190,10 +220,11 @@ async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: A
                     model.lock().expect("model").next += 1;
                     continue;
                 };
-                let keep = data.len() / 2 + (j as usize % 5) * 37;
+                // Never past the end: the file may be short after earlier truncates.
+                let keep = (data.len() / 2 + (j as usize % 5) * 37).min(data.len());
                 set_flight(vec![f.clone()]);
-                if !truncate(&raw, &f, keep, &format!("t41-c{id}")).await {
-                    return;
+                if let Err(e) = truncate(&raw, &f, keep, &format!("t41-c{id}")).await {
+                    return failed(&model, e);
                 }
                 let mut m = model.lock().expect("model");
                 m.files.insert(f.clone(), data[..keep].to_vec());
@@ -207,13 +238,13 @@ async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: A
                 let mut whole = Vec::new();
                 for (k, p) in std::iter::once(&t).chain(&srcs).enumerate() {
                     let data = pattern(seed + (k as u64) * 7, 700 + k * 333);
-                    if !write_file(&c, p, &data).await {
-                        return;
+                    if let Err(e) = write_file(&c, p, &data).await {
+                        return failed(&model, e);
                     }
                     whole.extend_from_slice(&data);
                 }
-                if !concat(&raw, &t, &srcs).await {
-                    return;
+                if let Err(e) = concat(&raw, &t, &srcs).await {
+                    return failed(&model, e);
                 }
                 let mut m = model.lock().expect("model");
                 m.files.insert(t.clone(), whole);
@@ -224,7 +255,9 @@ async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: A
                 }
             }
         }
-        model.lock().expect("model").in_flight.clear();
+        let mut m = model.lock().expect("model");
+        m.in_flight.clear();
+        m.acked += 1;
     }
 }
 
@@ -290,6 +323,17 @@ async fn verify(c: &hdfs_native::Client, nn: &NameNode, m: &mut Model, round: us
             want.len()
         );
     }
+    // A rename cut short by the kill happened or did not, never half.
+    if let Some((src, dst)) = &m.renaming {
+        let (a, b) = (
+            c.get_file_info(src).await.is_ok(),
+            c.get_file_info(dst).await.is_ok(),
+        );
+        assert!(
+            a != b,
+            "round {round}: a rename in flight left source {a} and destination {b} ({src} -> {dst})"
+        );
+    }
     for g in m.gone.iter().filter(|g| !uncertain(m, g)) {
         assert!(
             c.get_file_info(g).await.is_err(),
@@ -308,6 +352,10 @@ async fn acknowledged_operations_survive_random_sigkills() {
     let mut seed = 0x2545_F491_4F6C_DD1Du64;
     for round in 0..ROUNDS {
         let current = nn.take().expect("running NameNode");
+        let acked_before: Vec<u64> = models
+            .iter()
+            .map(|m| m.lock().expect("model").acked)
+            .collect();
         let mut tasks = Vec::new();
         for (id, m) in models.iter().enumerate() {
             let c = current.client(None);
@@ -323,6 +371,18 @@ async fn acknowledged_operations_survive_random_sigkills() {
         }
         for t in tasks {
             let _ = t.await;
+        }
+        // Every client made progress until the kill: a client stops at its
+        // first error, so one that stopped early met a server error.
+        for (id, m) in models.iter().enumerate() {
+            let (acked, why) = {
+                let m = m.lock().expect("model");
+                (m.acked, m.last_error.clone())
+            };
+            assert!(
+                acked > acked_before[id],
+                "round {round}: client {id} had no operation acknowledged before the kill; it stopped with {why:?}"
+            );
         }
         let restarted = NameNode::start_at(dir, &["dfs.heartbeat.interval=1"], &addr);
         let c = restarted.client(None);
@@ -387,6 +447,8 @@ async fn acknowledged_operations_survive_random_sigkills() {
         for m in &models {
             m.lock().expect("model").settle();
         }
+        // The next round's clients start once changes are accepted again.
+        restarted.wait_safe_mode_off();
         nn = Some(restarted);
     }
     let sum =
