@@ -8,48 +8,10 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::Cluster;
-
-/// A private copy of the anchor harness, built (the Hadoop jars come from
-/// Maven Central the first time).
-fn harness(work: &Path) -> Option<PathBuf> {
-    let src =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/anchors/hdfs-harness");
-    if !src.join("harness").exists() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "no anchor harness at {} and CI is set: this test must run there",
-            src.display()
-        );
-        eprintln!("SKIPPED: no anchor harness at {}", src.display());
-        return None;
-    }
-    let dst = work.join("harness");
-    let ok = Command::new("cp")
-        .arg("-r")
-        .arg(&src)
-        .arg(&dst)
-        .status()
-        .expect("cp")
-        .success();
-    assert!(ok, "copying the harness");
-    let _ = std::fs::remove_dir_all(dst.join("target"));
-    let _ = std::fs::remove_dir_all(dst.join("data"));
-    let out = Command::new(dst.join("harness"))
-        .arg("build")
-        .output()
-        .expect("harness build");
-    assert!(
-        out.status.success(),
-        "harness build failed:\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(dst)
-}
 
 fn testdfsio(harness: &Path, url: &str, mode: &str) -> String {
     let out = Command::new(harness.join("harness"))
@@ -75,7 +37,7 @@ async fn testdfsio_runs_through_the_local_job_runner() {
     // the requested size, and the reducer's output on Cairn holds its
     // statistics.
     let work = tempfile::tempdir().expect("tmp");
-    let Some(h) = harness(work.path()) else {
+    let Some(h) = common::anchor_harness(work.path()) else {
         return;
     };
     let cluster = Cluster::start(3, &[]);

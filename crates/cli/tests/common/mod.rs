@@ -536,3 +536,41 @@ pub fn wait_exit(child: &mut Child, timeout: Duration) -> Option<std::process::E
     }
     None
 }
+
+/// A private copy of the anchor harness, built (the Hadoop jars come from
+/// Maven Central the first time).
+pub fn anchor_harness(work: &std::path::Path) -> Option<PathBuf> {
+    let src =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/anchors/hdfs-harness");
+    if !src.join("harness").exists() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "no anchor harness at {} and CI is set: this test must run there",
+            src.display()
+        );
+        eprintln!("SKIPPED: no anchor harness at {}", src.display());
+        return None;
+    }
+    let dst = work.join("harness");
+    let ok = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(&dst)
+        .status()
+        .expect("cp")
+        .success();
+    assert!(ok, "copying the harness");
+    let _ = std::fs::remove_dir_all(dst.join("target"));
+    let _ = std::fs::remove_dir_all(dst.join("data"));
+    let out = std::process::Command::new(dst.join("harness"))
+        .arg("build")
+        .output()
+        .expect("harness build");
+    assert!(
+        out.status.success(),
+        "harness build failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(dst)
+}
