@@ -364,25 +364,36 @@ async fn acknowledged_operations_survive_random_sigkills() {
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
-        tokio::time::sleep(Duration::from_millis(150 + seed % 900)).await;
+        // Every client must make progress: wait until each has an
+        // operation acknowledged in this round (a client that stopped on
+        // an error fails the test), then kill at a random moment after.
+        let start = std::time::Instant::now();
+        loop {
+            let behind: Vec<usize> = (0..CLIENTS)
+                .filter(|&id| models[id].lock().expect("model").acked <= acked_before[id])
+                .collect();
+            if behind.is_empty() {
+                break;
+            }
+            for &id in &behind {
+                if tasks[id].is_finished() {
+                    let why = models[id].lock().expect("model").last_error.clone();
+                    panic!("round {round}: client {id} stopped before any acknowledged operation: {why:?}");
+                }
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "round {round}: clients {behind:?} made no progress in 60 s"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(seed % 900)).await;
         let dir = current.kill();
         for t in &tasks {
             t.abort();
         }
         for t in tasks {
             let _ = t.await;
-        }
-        // Every client made progress until the kill: a client stops at its
-        // first error, so one that stopped early met a server error.
-        for (id, m) in models.iter().enumerate() {
-            let (acked, why) = {
-                let m = m.lock().expect("model");
-                (m.acked, m.last_error.clone())
-            };
-            assert!(
-                acked > acked_before[id],
-                "round {round}: client {id} had no operation acknowledged before the kill; it stopped with {why:?}"
-            );
         }
         let restarted = NameNode::start_at(dir, &["dfs.heartbeat.interval=1"], &addr);
         let c = restarted.client(None);
