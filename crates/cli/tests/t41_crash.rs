@@ -387,7 +387,10 @@ async fn acknowledged_operations_survive_random_sigkills() {
             );
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        tokio::time::sleep(Duration::from_millis(seed % 900)).await;
+        // The kill comes 150 ms to 1.05 s into the round (as long as the
+        // round takes to show progress at least).
+        let until = Duration::from_millis(150 + seed % 900);
+        tokio::time::sleep(until.saturating_sub(start.elapsed())).await;
         let dir = current.kill();
         for t in &tasks {
             t.abort();
