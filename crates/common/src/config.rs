@@ -300,19 +300,39 @@ impl Configuration {
         Ok(found)
     }
 
+    /// Parses the text of one configuration file into a configuration of its
+    /// own, as [`merge_file`](Self::merge_file) would read it (`path` is only
+    /// recorded as the origin of the values), with an empty environment for
+    /// `${env.*}`: what fuzzing and tests run hostile files through.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::Xml`] or [`ConfigError::File`] naming `path`.
+    #[doc(hidden)]
+    pub fn from_xml_text(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let mut conf = Configuration {
+            env: Env {
+                fixed: Some(BTreeMap::new()),
+            },
+            ..Self::default()
+        };
+        let properties = xml::parse(text).map_err(|p| file_problem(path, p))?;
+        conf.merge_properties(path, properties);
+        conf.refresh();
+        Ok(conf)
+    }
+
     fn read_file(&mut self, path: &Path) -> Result<bool, ConfigError> {
         let properties = match xml::read_file(path) {
             Ok(Some(properties)) => properties,
             Ok(None) => return Ok(false),
-            Err(problem) => {
-                let path = path.to_path_buf();
-                return Err(match problem {
-                    xml::FileProblem::Io(source) => ConfigError::Read { path, source },
-                    xml::FileProblem::Syntax(source) => ConfigError::Xml { path, source },
-                    xml::FileProblem::Structure(reason) => ConfigError::File { path, reason },
-                });
-            }
+            Err(problem) => return Err(file_problem(path, problem)),
         };
+        self.merge_properties(path, properties);
+        Ok(true)
+    }
+
+    fn merge_properties(&mut self, path: &Path, properties: Vec<xml::Property>) {
         for property in properties {
             if let Some(value) = property.value {
                 if self.finals.contains(&property.name) {
@@ -331,7 +351,6 @@ impl Configuration {
                 self.finals.insert(property.name);
             }
         }
-        Ok(true)
     }
 
     /// Sets `key` to `value` (both trimmed), overriding any earlier value,
@@ -776,6 +795,15 @@ fn invalid(key: &str, value: &str, origin: &Origin, reason: String) -> ConfigErr
         value: value.to_owned(),
         origin: origin.clone(),
         reason,
+    }
+}
+
+fn file_problem(path: &Path, problem: xml::FileProblem) -> ConfigError {
+    let path = path.to_path_buf();
+    match problem {
+        xml::FileProblem::Io(source) => ConfigError::Read { path, source },
+        xml::FileProblem::Syntax(source) => ConfigError::Xml { path, source },
+        xml::FileProblem::Structure(reason) => ConfigError::File { path, reason },
     }
 }
 

@@ -71,7 +71,11 @@ impl VersionInfo {
         format!("{body}checksum={crc:08x}\n")
     }
 
-    fn parse(path: &Path, text: &str) -> Result<Self, StorageError> {
+    /// Parses the text of a VERSION file read from `path` (named in errors).
+    ///
+    /// # Errors
+    /// Corrupt when the checksum, magic, format or a field is wrong.
+    pub fn parse(path: &Path, text: &str) -> Result<Self, StorageError> {
         let corrupt = |reason: &str| StorageError::Corrupt {
             path: path.display().to_string(),
             reason: reason.to_string(),
@@ -193,21 +197,34 @@ pub fn read_image(
     supergroup: &str,
     limits: Limits,
 ) -> Result<(Namespace, u64), StorageError> {
-    let corrupt = |reason: String| StorageError::Corrupt {
-        path: path.display().to_string(),
-        reason,
-    };
     let mut data = Vec::new();
     File::open(path)
         .and_then(|mut f| f.read_to_end(&mut data))
         .map_err(|e| io_err(path, e))?;
+    decode_image(&data, superuser, supergroup, limits).map_err(|reason| StorageError::Corrupt {
+        path: path.display().to_string(),
+        reason,
+    })
+}
+
+/// Decodes the bytes of an image file into a fresh namespace; returns it
+/// with the image's txid.
+///
+/// # Errors
+/// Why the image is refused (with the offset of a bad record).
+pub fn decode_image(
+    data: &[u8],
+    superuser: &str,
+    supergroup: &str,
+    limits: Limits,
+) -> Result<(Namespace, u64), String> {
     if data.len() < IMAGE_HEADER_LEN + 8 || &data[..8] != IMAGE_MAGIC {
-        return Err(corrupt("not a Cairn image".into()));
+        return Err("not a Cairn image".into());
     }
     let (body, trailer) = data.split_at(data.len() - 4);
     let stored = u32::from_be_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
     if crc32c::crc32c(body) != stored {
-        return Err(corrupt("image checksum mismatch".into()));
+        return Err("image checksum mismatch".into());
     }
     let be64 = |at: usize| {
         let mut b = [0u8; 8];
@@ -216,7 +233,7 @@ pub fn read_image(
     };
     let format = u32::from_be_bytes([body[8], body[9], body[10], body[11]]);
     if format != IMAGE_FORMAT {
-        return Err(corrupt(format!("unsupported image format {format}")));
+        return Err(format!("unsupported image format {format}"));
     }
     let txid = be64(12);
     let mut ns = Namespace::new(superuser, supergroup, 0, limits);
@@ -224,13 +241,12 @@ pub fn read_image(
     loop {
         match decode_record(&body[pos..]) {
             Decoded::Record { edit, size, .. } => {
-                ns.apply(&edit)
-                    .map_err(|e| corrupt(format!("offset {pos}: {e}")))?;
+                ns.apply(&edit).map_err(|e| format!("offset {pos}: {e}"))?;
                 pos += size;
             }
             Decoded::End => break,
-            Decoded::Truncated => return Err(corrupt(format!("offset {pos}: truncated record"))),
-            Decoded::Corrupt(why) => return Err(corrupt(format!("offset {pos}: {why}"))),
+            Decoded::Truncated => return Err(format!("offset {pos}: truncated record")),
+            Decoded::Corrupt(why) => return Err(format!("offset {pos}: {why}")),
         }
     }
     ns.restore_counters(be64(20), be64(28), be64(36));

@@ -9,7 +9,7 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use cairn_proto::hadoop::common::{
     rpc_response_header_proto::{RpcErrorCodeProto, RpcStatusProto},
-    RpcRequestHeaderProto, RpcResponseHeaderProto,
+    RequestHeaderProto, RpcRequestHeaderProto, RpcResponseHeaderProto,
 };
 use prost::Message;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -41,6 +41,42 @@ pub enum FrameError {
     Truncated,
     #[error("i/o error: {0}")]
     Io(#[from] std::io::Error),
+}
+
+/// Why a connection preamble (`"hrpc" version serviceClass auth`) was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PreambleError {
+    /// Right magic, but the version of a pre-protobuf client (3 to 8): it
+    /// reads a bare (callId, status, class, message) answer.
+    OldVersion(u8),
+    /// Wrong magic, or a version we do not speak.
+    Version(u8),
+    /// An auth byte that is neither NONE nor SASL.
+    Auth(u8),
+}
+
+/// Whether the first four bytes of a connection are an HTTP `GET`.
+pub fn is_http_get(magic: &[u8; 4]) -> bool {
+    magic == b"GET "
+}
+
+/// Checks the 7-byte connection preamble and returns its auth byte.
+///
+/// # Errors
+/// [`PreambleError`] saying what is wrong.
+pub fn parse_preamble(preamble: &[u8; 7]) -> Result<u8, PreambleError> {
+    let [m0, m1, m2, m3, version, _service_class, auth] = *preamble;
+    let magic = [m0, m1, m2, m3];
+    if magic != MAGIC || version != IPC_VERSION {
+        if magic == MAGIC && (3..IPC_VERSION).contains(&version) {
+            return Err(PreambleError::OldVersion(version));
+        }
+        return Err(PreambleError::Version(version));
+    }
+    if auth != AUTH_NONE && auth != AUTH_SASL {
+        return Err(PreambleError::Auth(auth));
+    }
+    Ok(auth)
 }
 
 /// Reads one length-prefixed frame. Returns `Ok(None)` on a clean end of
@@ -157,6 +193,23 @@ pub fn take_request_header(body: &mut Bytes) -> Result<RpcRequestHeaderProto, St
         return Err("RPC header is missing required fields (callId, clientId)".to_string());
     }
     RpcRequestHeaderProto::decode(raw).map_err(|e| format!("cannot read the RPC header: {e}"))
+}
+
+/// Decodes the delimited RequestHeaderProto (method, protocol, version)
+/// that follows the RPC header of a call, checking its required fields.
+///
+/// # Errors
+/// A message naming the missing fields or the decode error.
+pub fn take_method_header(body: &mut Bytes) -> Result<RequestHeaderProto, String> {
+    let raw = take_delimited_raw(body)?;
+    let tags = present_fields(&raw)?;
+    if !(tags.contains(&1) && tags.contains(&2) && tags.contains(&3)) {
+        return Err(
+            "Message missing required fields: methodName, declaringClassProtocolName, clientProtocolVersion"
+                .to_string(),
+        );
+    }
+    RequestHeaderProto::decode(raw).map_err(|e| e.to_string())
 }
 
 /// Checks the kind and operation of a decoded header (Hadoop accepts only

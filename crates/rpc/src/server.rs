@@ -21,7 +21,7 @@ use cairn_proto::exceptions;
 use cairn_proto::hadoop::common::{
     rpc_response_header_proto::RpcErrorCodeProto,
     rpc_sasl_proto::{SaslAuth, SaslState},
-    IpcConnectionContextProto, RequestHeaderProto, RpcRequestHeaderProto, RpcSaslProto,
+    IpcConnectionContextProto, RpcRequestHeaderProto, RpcSaslProto,
 };
 use futures::future::BoxFuture;
 use prost::Message;
@@ -336,7 +336,7 @@ impl Connection {
             Ok(Err(e)) => return Err(format!("reading preamble: {e}")),
             Ok(Ok(_)) => {}
         }
-        if &magic == b"GET " {
+        if frame::is_http_get(&magic) {
             // An HTTP client on the IPC port: tell it so, as Hadoop does.
             let text = "HTTP/1.1 404 Not Found\r\nContent-type: text/plain\r\n\r\n\
                 It looks like you are making an HTTP request to a Hadoop IPC port. \
@@ -350,13 +350,12 @@ impl Connection {
             Ok(Err(e)) => return Err(format!("reading preamble: {e}")),
             Ok(Ok(_)) => {}
         }
-        let [version, _service_class, auth] = rest;
-        if magic != frame::MAGIC || version != frame::IPC_VERSION {
-            let msg = format!(
-                "Server IPC version {} cannot communicate with client version {version}",
-                frame::IPC_VERSION
-            );
-            if magic == frame::MAGIC && (3..frame::IPC_VERSION).contains(&version) {
+        let [m0, m1, m2, m3] = magic;
+        let [version, service_class, auth] = rest;
+        let auth = match frame::parse_preamble(&[m0, m1, m2, m3, version, service_class, auth]) {
+            Ok(auth) => auth,
+            Err(frame::PreambleError::OldVersion(version)) => {
+                let msg = version_mismatch(version);
                 // Pre-protobuf clients read a bare (callId, status, class, message).
                 let mut old = Vec::new();
                 old.extend_from_slice(&(-1i32).to_be_bytes());
@@ -368,29 +367,31 @@ impl Connection {
                 self.send(Bytes::from(old)).await?;
                 return Err(msg);
             }
-            return Err(self
-                .fatal(
-                    frame::CALL_ID_NONE,
-                    exceptions::RPC_VERSION_MISMATCH,
-                    &msg,
-                    RpcErrorCodeProto::FatalVersionMismatch,
-                    &Bytes::new(),
-                    -1,
-                )
-                .await);
-        }
-        if auth != frame::AUTH_NONE && auth != frame::AUTH_SASL {
-            return Err(self
-                .fatal(
-                    frame::CALL_ID_NONE,
-                    "org.apache.hadoop.ipc.IpcException",
-                    &format!("Unknown auth protocol:{}", auth as i8),
-                    RpcErrorCodeProto::FatalUnauthorized,
-                    &Bytes::new(),
-                    -1,
-                )
-                .await);
-        }
+            Err(frame::PreambleError::Version(version)) => {
+                return Err(self
+                    .fatal(
+                        frame::CALL_ID_NONE,
+                        exceptions::RPC_VERSION_MISMATCH,
+                        &version_mismatch(version),
+                        RpcErrorCodeProto::FatalVersionMismatch,
+                        &Bytes::new(),
+                        -1,
+                    )
+                    .await);
+            }
+            Err(frame::PreambleError::Auth(auth)) => {
+                return Err(self
+                    .fatal(
+                        frame::CALL_ID_NONE,
+                        "org.apache.hadoop.ipc.IpcException",
+                        &format!("Unknown auth protocol:{}", auth as i8),
+                        RpcErrorCodeProto::FatalUnauthorized,
+                        &Bytes::new(),
+                        -1,
+                    )
+                    .await);
+            }
+        };
         Ok(auth)
     }
 
@@ -562,17 +563,7 @@ impl Connection {
                 )
                 .await);
         };
-        let request_header = frame::take_delimited_raw(&mut body).and_then(|raw| {
-            let tags = frame::present_fields(&raw)?;
-            if !(tags.contains(&1) && tags.contains(&2) && tags.contains(&3)) {
-                return Err(
-                    "Message missing required fields: methodName, declaringClassProtocolName, clientProtocolVersion"
-                        .to_string(),
-                );
-            }
-            RequestHeaderProto::decode(raw).map_err(|e| e.to_string())
-        });
-        let request_header = match request_header {
+        let request_header = match frame::take_method_header(&mut body) {
             Ok(h) => h,
             Err(e) => {
                 return self
@@ -699,6 +690,14 @@ impl Connection {
         );
         Ok(())
     }
+}
+
+/// The FATAL message for a preamble with another IPC version.
+fn version_mismatch(version: u8) -> String {
+    format!(
+        "Server IPC version {} cannot communicate with client version {version}",
+        frame::IPC_VERSION
+    )
 }
 
 /// `fill_buf` that reports whether any byte is available (false at EOF).

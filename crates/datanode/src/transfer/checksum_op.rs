@@ -251,7 +251,10 @@ fn data_crc(
 }
 
 /// The mode a request asks for (MD5CRC when it names none, as HDFS).
-fn requested_mode(options: Option<&BlockChecksumOptionsProto>) -> Result<Mode, ChecksumOpError> {
+#[doc(hidden)]
+pub fn requested_mode(
+    options: Option<&BlockChecksumOptionsProto>,
+) -> Result<Mode, ChecksumOpError> {
     let Some(o) = options else {
         return Ok(Mode::Md5Crc);
     };

@@ -57,7 +57,8 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use cairn_proto::hadoop::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
 use cairn_proto::hadoop::hdfs::{
-    BlockOpResponseProto, DatanodeInfoProto, OpWriteBlockProto, PipelineAckProto, Status,
+    BlockOpResponseProto, DatanodeInfoProto, OpWriteBlockProto, PacketHeaderProto,
+    PipelineAckProto, Status,
 };
 use cairn_proto::protocols::{op, DATA_TRANSFER_VERSION};
 use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
@@ -79,7 +80,7 @@ use super::packet::{delimited, read_delimited, read_packet, PacketError};
 use super::{timed, Conn, XferError};
 
 /// Largest pipeline ack accepted from downstream.
-const MAX_ACK_BYTES: usize = 64 * 1024;
+pub const MAX_ACK_BYTES: usize = 64 * 1024;
 /// How long the responder waits for a packet to carry a disk-stage error
 /// back to the client before it just closes the connection.
 const FAILURE_GRACE: Duration = Duration::from_secs(1);
@@ -98,6 +99,33 @@ struct WriteRequest {
     acks: bool,
     /// TRANSFER_RBW / TRANSFER_FINALIZED: a close-ack at the end.
     transfer: bool,
+}
+
+/// Checks a WRITE_BLOCK request as the DataNode does before anything else
+/// (block pool name, stage, checksum type and chunk size) and returns the
+/// checksum the client's packets carry. The pure part of [`write_block`],
+/// for tests and fuzzing.
+///
+/// # Errors
+/// The message the request is refused with.
+#[doc(hidden)]
+pub fn check_write_request(req: &OpWriteBlockProto) -> Result<DataChecksum, String> {
+    decode(req).map(|w| w.client)
+}
+
+/// Checks a received packet's header before it is used: a non-negative
+/// offset, and no data in the last packet. Returns the offset.
+///
+/// # Errors
+/// [`XferError::Protocol`] naming the problem.
+#[doc(hidden)]
+pub fn check_packet(h: &PacketHeaderProto, data_len: usize) -> Result<u64, XferError> {
+    let offset = u64::try_from(h.offset_in_block)
+        .map_err(|_| XferError::Protocol(format!("negative offset {}", h.offset_in_block)))?;
+    if h.last_packet_in_block && data_len != 0 {
+        return Err(XferError::Protocol("the last packet carries data".into()));
+    }
+    Ok(offset)
 }
 
 fn decode(req: &OpWriteBlockProto) -> Result<WriteRequest, String> {
@@ -539,11 +567,7 @@ async fn network_stage<R: AsyncRead + Unpin>(
         let h = &packet.header;
         let last = h.last_packet_in_block;
         let data_len = packet.data_len();
-        let offset = u64::try_from(h.offset_in_block)
-            .map_err(|_| XferError::Protocol(format!("negative offset {}", h.offset_in_block)))?;
-        if last && data_len != 0 {
-            return Err(XferError::Protocol("the last packet carries data".into()));
-        }
+        let offset = check_packet(h, data_len)?;
         let heartbeat = h.seqno == -1 && data_len == 0 && !last;
         Metrics::add(&m.write_bytes_received, data_len as u64);
 
