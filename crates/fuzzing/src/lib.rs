@@ -455,15 +455,19 @@ fn receive_packets(r: &mut &[u8], client: DataChecksum, small_reads: bool) {
     }
 }
 
+/// Reads a `BlockOpResponseProto`; whether one was there.
+fn read_response(r: &mut &[u8]) -> bool {
+    block_on(read_delimited::<pb::BlockOpResponseProto, _>(
+        r,
+        MAX_OP_BYTES,
+    ))
+    .is_ok()
+}
+
 /// What the upstream side of a write reads: the connect-ack, then one
 /// pipeline ack per packet (folded into its own ack as a DataNode does).
 fn xfer_acks(mut r: &[u8]) {
-    if block_on(read_delimited::<pb::BlockOpResponseProto, _>(
-        &mut r,
-        MAX_OP_BYTES,
-    ))
-    .is_err()
-    {
+    if !read_response(&mut r) {
         return;
     }
     while let Ok(a) = block_on(read_delimited::<pb::PipelineAckProto, _>(
@@ -477,12 +481,7 @@ fn xfer_acks(mut r: &[u8]) {
 
 /// What a reader reads back: the response, then packets to the last one.
 fn xfer_read_reply(mut r: &[u8]) {
-    if block_on(read_delimited::<pb::BlockOpResponseProto, _>(
-        &mut r,
-        MAX_OP_BYTES,
-    ))
-    .is_err()
-    {
+    if !read_response(&mut r) {
         return;
     }
     while let Ok(p) = block_on(read_packet(&mut r, MAX_PACKET_BYTES, None)) {
