@@ -282,6 +282,16 @@ impl Namespace {
         Ok((parent, res.components[n - 1].clone()))
     }
 
+    /// Refuses a new inode whose id is already taken (by anything but the
+    /// file it replaces): only a corrupt journal or image says so, and two
+    /// nodes under one id — the root's, say — would break the tree.
+    fn check_new_id(&self, id: INodeId, replacing: Option<INodeId>) -> Result<(), ApplyError> {
+        if self.inodes.contains_key(&id) && replacing != Some(id) {
+            return Err(ApplyError(format!("inode id {} is already in use", id.0)));
+        }
+        Ok(())
+    }
+
     fn link(&mut self, parent: INodeId, node: INode) {
         let (id, name) = (node.id, node.name.clone());
         self.last_inode_id = self.last_inode_id.max(id.0);
@@ -361,6 +371,7 @@ impl Namespace {
                 {
                     return Err(ApplyError(format!("{path} already exists")));
                 }
+                self.check_new_id(*id, None)?;
                 self.node_mut(parent).mtime_ms = *mtime_ms;
                 self.link(
                     parent,
@@ -397,6 +408,7 @@ impl Namespace {
                     .node(parent)
                     .children()
                     .and_then(|c| c.get(&name).copied());
+                self.check_new_id(*id, existing.filter(|_| *overwrite))?;
                 match existing {
                     Some(old) if *overwrite && !self.node(old).is_dir() => self.remove_tree(old),
                     Some(_) => return Err(ApplyError(format!("{path} already exists"))),

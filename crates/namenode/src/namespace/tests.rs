@@ -605,3 +605,56 @@ fn append_at_a_block_boundary_allocates_after_the_full_last_block() {
     assert_eq!(stat(&ns, "/a").length, 2053);
     assert_replays(&ns, &log);
 }
+
+/// Found by fuzzing (`fuzz/corpus/image/crash-5315d750…`): an image whose
+/// mkdir reused the root's inode id replaced the root, and deleting that
+/// directory then panicked. A new inode's id must be free.
+#[test]
+fn edits_reusing_an_inode_id_are_refused() {
+    let mut ns = ns();
+    let mkdir = |id: INodeId, path: &str| Edit::Mkdir {
+        id,
+        path: path.into(),
+        permission: 0o755,
+        owner: "hdfs".into(),
+        group: "supergroup".into(),
+        mtime_ms: NOW,
+    };
+    let err = ns.apply(&mkdir(ROOT_INODE_ID, "/a")).expect_err("root id");
+    assert!(err.to_string().contains("already in use"), "{err}");
+    assert!(ns
+        .apply(&Edit::Delete {
+            path: "/a".into(),
+            mtime_ms: NOW
+        })
+        .is_err());
+    ns.apply(&mkdir(INodeId(16386), "/a")).expect("mkdir");
+    assert!(ns.apply(&mkdir(INodeId(16386), "/b")).is_err());
+    let add = |id: INodeId, path: &str, overwrite: bool| Edit::AddFile {
+        id,
+        path: path.into(),
+        permission: 0o644,
+        owner: "hdfs".into(),
+        group: "supergroup".into(),
+        mtime_ms: NOW,
+        replication: 1,
+        block_size: 1024,
+        client_name: "c".into(),
+        client_machine: "m".into(),
+        overwrite,
+    };
+    assert!(ns.apply(&add(INodeId(16386), "/f", false)).is_err());
+    ns.apply(&add(INodeId(16387), "/f", false)).expect("create");
+    // Overwriting a file may reuse nothing but the replaced file's id.
+    assert!(ns.apply(&add(INodeId(16386), "/f", true)).is_err());
+    ns.apply(&add(INodeId(16388), "/f", true))
+        .expect("overwrite");
+    // The tree is whole: the root and /a are still there.
+    assert!(ns
+        .apply(&Edit::Delete {
+            path: "/a".into(),
+            mtime_ms: NOW
+        })
+        .is_ok());
+    assert!(ns.apply(&mkdir(INodeId(16389), "/a")).is_ok());
+}
