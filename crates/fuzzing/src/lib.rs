@@ -173,7 +173,7 @@ fn client_stream(mut data: &[u8]) {
 macro_rules! requests {
     ($($protocol:ident $method:literal => $ty:ident,)*) => {
         /// Every (protocol, method) a Cairn server answers, in a fixed order
-        /// ([`rpc_request`] picks one by index).
+        /// ([`rpc_request`] picks one by index; new ones go at the end).
         pub const REQUESTS: &[(&str, &str)] = &[$((protocols::$protocol, $method)),*];
 
         fn decode_typed(protocol: &str, method: &str, request: &Bytes) -> Option<bool> {
@@ -258,6 +258,11 @@ requests! {
     CLIENT_DATANODE_PROTOCOL "getReplicaVisibleLength" => GetReplicaVisibleLengthRequestProto,
     INTER_DATANODE_PROTOCOL "initReplicaRecovery" => InitReplicaRecoveryRequestProto,
     INTER_DATANODE_PROTOCOL "updateReplicaUnderRecovery" => UpdateReplicaUnderRecoveryRequestProto,
+    // Added later: appended so that committed inputs keep their method.
+    CLIENT_PROTOCOL "getCurrentEditLogTxid" => GetCurrentEditLogTxidRequestProto,
+    CLIENT_PROTOCOL "getEditsFromTxid" => GetEditsFromTxidRequestProto,
+    CLIENT_PROTOCOL "truncate" => TruncateRequestProto,
+    CLIENT_PROTOCOL "concat" => ConcatRequestProto,
 }
 
 /// Decodes `request` as the service for (protocol, method) does, block
@@ -522,8 +527,8 @@ fn namespace() -> Namespace {
     Namespace::new("root", "supergroup", 0, Limits::default())
 }
 
-/// A file of this thread's own in a scratch directory of this process.
-fn scratch_file(name: &str) -> PathBuf {
+/// A directory of this thread's own in a scratch directory of this process.
+fn scratch_dir() -> PathBuf {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     let dir = DIR.get_or_init(|| {
         let base = Path::new("/dev/shm");
@@ -532,22 +537,24 @@ fn scratch_file(name: &str) -> PathBuf {
         } else {
             std::env::temp_dir()
         };
-        let dir = base.join(format!("cairn-fuzz-{}", std::process::id()));
-        let _ = std::fs::create_dir_all(&dir);
-        dir
+        base.join(format!("cairn-fuzz-{}", std::process::id()))
     });
     let thread = format!("{:?}", std::thread::current().id())
         .chars()
         .filter(char::is_ascii_digit)
         .collect::<String>();
-    dir.join(format!("t{thread}-{name}"))
+    let dir = dir.join(format!("t{thread}"));
+    let _ = std::fs::create_dir_all(&dir);
+    dir
 }
 
 /// Replays `bytes` as the in-progress edit segment `edits_inprogress_1`
 /// (a real file: replay reads files), plainly and in recovery mode
-/// skipping every damaged spot.
+/// skipping every damaged spot, and reads it as inotify does
+/// (`getEditsFromTxid`: the edits from txid 1, each turned into events).
 fn replay_segment(bytes: &[u8]) {
-    let path = scratch_file("edits_inprogress_1");
+    let dir = scratch_dir();
+    let path = dir.join("edits_inprogress_1");
     if std::fs::write(&path, bytes).is_err() {
         return;
     }
@@ -559,6 +566,10 @@ fn replay_segment(bytes: &[u8]) {
     let _ = nn_storage::replay(&mut namespace(), &seg, 0);
     let mut skip = |_: &str| RecoveryChoice::Skip;
     let _ = nn_storage::replay_with(&mut namespace(), &seg, 0, Some(&mut skip));
+    let _ = cairn_namenode::inotify::read_edits(&[dir], 1, u64::MAX, |_, edit| {
+        let _ = cairn_namenode::inotify::events_of(edit, &|_| Some(1));
+        false
+    });
     let _ = std::fs::remove_file(&path);
 }
 
