@@ -369,10 +369,7 @@ fn xfer_server(mut r: &[u8], small_reads: bool) {
         }
         match code {
             op::WRITE_BLOCK => {
-                let Ok(req) = block_on(read_delimited::<pb::OpWriteBlockProto, _>(
-                    &mut r,
-                    MAX_OP_BYTES,
-                )) else {
+                let Some(req) = read_op::<pb::OpWriteBlockProto>(&mut r) else {
                     return;
                 };
                 let Ok(client) = write::check_write_request(&req) else {
@@ -382,10 +379,7 @@ fn xfer_server(mut r: &[u8], small_reads: bool) {
                 return;
             }
             op::READ_BLOCK => {
-                let Ok(req) = block_on(read_delimited::<pb::OpReadBlockProto, _>(
-                    &mut r,
-                    MAX_OP_BYTES,
-                )) else {
+                let Some(req) = read_op::<pb::OpReadBlockProto>(&mut r) else {
                     return;
                 };
                 if BlockPoolId::new(&req.header.base_header.block.pool_id).is_err() {
@@ -406,33 +400,29 @@ fn xfer_server(mut r: &[u8], small_reads: bool) {
                 }
             }
             op::TRANSFER_BLOCK => {
-                if let Ok(req) = block_on(read_delimited::<pb::OpTransferBlockProto, _>(
-                    &mut r,
-                    MAX_OP_BYTES,
-                )) {
+                if let Some(req) = read_op::<pb::OpTransferBlockProto>(&mut r) {
                     let _ = BlockPoolId::new(&req.header.base_header.block.pool_id);
                 }
                 return;
             }
             op::BLOCK_CHECKSUM => {
-                if let Ok(req) = block_on(read_delimited::<pb::OpBlockChecksumProto, _>(
-                    &mut r,
-                    MAX_OP_BYTES,
-                )) {
+                if let Some(req) = read_op::<pb::OpBlockChecksumProto>(&mut r) {
                     let _ = BlockPoolId::new(&req.header.block.pool_id);
                     let _ = checksum_op::requested_mode(req.block_checksum_options.as_ref());
                 }
                 return;
             }
             _ => {
-                let _ = block_on(read_delimited::<pb::OpCopyBlockProto, _>(
-                    &mut r,
-                    MAX_OP_BYTES,
-                ));
+                let _ = read_op::<pb::OpCopyBlockProto>(&mut r);
                 return;
             }
         }
     }
+}
+
+/// An op's request, as `transfer::read_op` reads it.
+fn read_op<M: Message + Default>(r: &mut &[u8]) -> Option<M> {
+    block_on(read_delimited::<M, _>(r, MAX_OP_BYTES)).ok()
 }
 
 /// The WRITE_BLOCK network stage's reading and checking of packets.
