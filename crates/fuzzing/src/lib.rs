@@ -517,23 +517,21 @@ fn namespace() -> Namespace {
     Namespace::new("root", "supergroup", 0, Limits::default())
 }
 
-/// A directory of this thread's own in a scratch directory of this process.
+/// A scratch directory of this process and thread (in `/dev/shm` where
+/// there is one), made empty; the caller removes it.
 fn scratch_dir() -> PathBuf {
-    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    let dir = DIR.get_or_init(|| {
-        let base = Path::new("/dev/shm");
-        let base = if base.is_dir() {
-            base.to_path_buf()
-        } else {
-            std::env::temp_dir()
-        };
-        base.join(format!("cairn-fuzz-{}", std::process::id()))
-    });
+    let base = Path::new("/dev/shm");
+    let base = if base.is_dir() {
+        base.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
     let thread = format!("{:?}", std::thread::current().id())
         .chars()
         .filter(char::is_ascii_digit)
         .collect::<String>();
-    let dir = dir.join(format!("t{thread}"));
+    let dir = base.join(format!("cairn-fuzz-{}-t{thread}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::create_dir_all(&dir);
     dir
 }
@@ -556,11 +554,12 @@ fn replay_segment(bytes: &[u8]) {
     let _ = nn_storage::replay(&mut namespace(), &seg, 0);
     let mut skip = |_: &str| RecoveryChoice::Skip;
     let _ = nn_storage::replay_with(&mut namespace(), &seg, 0, Some(&mut skip));
-    let _ = cairn_namenode::inotify::read_edits(&[dir], 1, u64::MAX, |_, edit| {
-        let _ = cairn_namenode::inotify::events_of(edit, &|_| Some(1));
-        false
-    });
-    let _ = std::fs::remove_file(&path);
+    let _ =
+        cairn_namenode::inotify::read_edits(std::slice::from_ref(&dir), 1, u64::MAX, |_, edit| {
+            let _ = cairn_namenode::inotify::events_of(edit, &|_| Some(1));
+            false
+        });
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// An edit log segment: records decoded one after another as a reader
