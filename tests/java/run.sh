@@ -10,7 +10,8 @@
 # runs redo that only when pom.xml or a source is newer.
 #
 # Environment: JAVA (default: java on PATH), CAIRN_LOG_LEVEL (Hadoop client
-# logging on stderr; default ERROR), CAIRN_JAVA_OPTS (extra JVM options).
+# logging on stderr; default ERROR), CAIRN_JAVA_OPTS (extra JVM options),
+# CAIRN_JAVA_TIMEOUT (seconds before the run is halted with status 124; 600).
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -94,4 +95,6 @@ if [ "$MAIN" = cairn.conformance.DfsAdmin ]; then
   fi
   CP="$CLASSES:$(cat "$TOOLS_CP")"
 fi
-exec "${JAVA:-java}" "${JOPTS[@]}" -cp "$CP" "$MAIN" "$@"
+# Every run has a time limit (CAIRN_JAVA_TIMEOUT seconds, default 600): the
+# watchdog halts the JVM with status 124 when it passes.
+exec "${JAVA:-java}" "${JOPTS[@]}" -cp "$CP" cairn.conformance.Watchdog "$MAIN" "$@"

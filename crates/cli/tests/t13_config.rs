@@ -129,13 +129,15 @@ fn invalid_values_stop_start_up_naming_the_key() {
         ("ipc.maximum.data.length", "-5"),
         ("dfs.permissions.enabled", "maybe"),
     ] {
-        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-            .args(["-D", &format!("{key}={value}")])
-            .args(["namenode", "--dir"])
-            .arg(data.path())
-            .args(["--rpc-address", "127.0.0.1:0"])
-            .output()
-            .expect("run");
+        let out = common::output_within(
+            Command::new(env!("CARGO_BIN_EXE_cairn"))
+                .args(["-D", &format!("{key}={value}")])
+                .args(["namenode", "--dir"])
+                .arg(data.path())
+                .args(["--rpc-address", "127.0.0.1:0"]),
+            Duration::from_secs(900),
+            "run",
+        );
         assert!(!out.status.success(), "{key}={value} must be refused");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
@@ -145,14 +147,19 @@ fn invalid_values_stop_start_up_naming_the_key() {
     }
     let conf = tempfile::tempdir().expect("conf dir");
     write_site(conf.path(), "hdfs-site.xml", &[("dfs.ls.limit", "lots")]);
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("--conf")
-        .arg(conf.path())
-        .args(["namenode", "--dir"])
-        .arg(data.path())
-        .args(["--rpc-address", "127.0.0.1:0"])
-        .output()
-        .expect("run");
+    let start_with_conf = || {
+        common::output_within(
+            Command::new(env!("CARGO_BIN_EXE_cairn"))
+                .arg("--conf")
+                .arg(conf.path())
+                .args(["namenode", "--dir"])
+                .arg(data.path())
+                .args(["--rpc-address", "127.0.0.1:0"]),
+            Duration::from_secs(900),
+            "cairn namenode",
+        )
+    };
+    let out = start_with_conf();
     assert!(!out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -165,14 +172,7 @@ fn invalid_values_stop_start_up_naming_the_key() {
         "<configuration><property>",
     )
     .expect("write");
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("--conf")
-        .arg(conf.path())
-        .args(["namenode", "--dir"])
-        .arg(data.path())
-        .args(["--rpc-address", "127.0.0.1:0"])
-        .output()
-        .expect("run");
+    let out = start_with_conf();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("core-site.xml"));
 }

@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -810,11 +812,13 @@ fn usage_errors_help_and_generic_options() {
     let conf = conf.to_string_lossy().into_owned();
     run_dfs(None, &["-conf", &conf, "-ls", "-C", "/"]).assert("/via-d\n", "", 0);
     // The same through the global flags of `cairn` itself.
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["-D", &define, "dfs", "-test", "-d", "/via-d"])
-        .env_remove("HADOOP_CONF_DIR")
-        .output()
-        .expect("run cairn");
+    let out = common::output_within(
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["-D", &define, "dfs", "-test", "-d", "/via-d"])
+            .env_remove("HADOOP_CONF_DIR"),
+        Duration::from_secs(900),
+        "run cairn",
+    );
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let out = run_dfs(None, &["-D", "fs.defaultFS=file:///", "-ls", "/"]);
     out.code_is(1);

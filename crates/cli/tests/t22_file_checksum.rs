@@ -11,6 +11,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
@@ -28,13 +30,15 @@ fn kit_dir() -> PathBuf {
 /// with `expected/<golden>.txt`.
 fn java_checksums_match(cluster: &Cluster, args: &[&str], golden: &str) {
     let kit = kit_dir();
-    let out = Command::new(kit.join("run.sh"))
-        .args(["--main", "FileChecksums"])
-        .args(args)
-        .arg("--fs")
-        .arg(cluster.nn.url())
-        .output()
-        .expect("run tests/java/run.sh (needs java and mvn)");
+    let out = common::output_within(
+        Command::new(kit.join("run.sh"))
+            .args(["--main", "FileChecksums"])
+            .args(args)
+            .arg("--fs")
+            .arg(cluster.nn.url()),
+        Duration::from_secs(900),
+        "run tests/java/run.sh (needs java and mvn)",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),

@@ -8,6 +8,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -25,13 +27,15 @@ fn fsshell_transcript_matches_apache_hdfs() {
     // what it prints against Apache HDFS, with the same exit codes.
     let nn = NameNode::start(&[]);
     let kit = kit_dir();
-    let out = Command::new(kit.join("run.sh"))
-        .arg("--fs")
-        .arg(nn.url())
-        .arg("--script")
-        .arg(kit.join("scripts/fsshell.txt"))
-        .output()
-        .expect("run tests/java/run.sh (needs java and mvn)");
+    let out = common::output_within(
+        Command::new(kit.join("run.sh"))
+            .arg("--fs")
+            .arg(nn.url())
+            .arg("--script")
+            .arg(kit.join("scripts/fsshell.txt")),
+        Duration::from_secs(900),
+        "run tests/java/run.sh (needs java and mvn)",
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the Java kit failed: {stderr}");
     let got = String::from_utf8_lossy(&out.stdout).into_owned();

@@ -11,6 +11,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -24,10 +26,11 @@ fn java_dir() -> PathBuf {
 /// and compares its transcript with the golden `expected/<golden>.txt`.
 fn matches_apache_hdfs(class: &str, golden: &str) {
     let cluster = Cluster::start(1, &[]);
-    let out = Command::new(java_dir().join("run.sh"))
-        .args(["--main", class, "--fs", &cluster.nn.url()])
-        .output()
-        .expect("run the Java kit (needs java and mvn)");
+    let out = common::output_within(
+        Command::new(java_dir().join("run.sh")).args(["--main", class, "--fs", &cluster.nn.url()]),
+        Duration::from_secs(900),
+        "run the Java kit (needs java and mvn)",
+    );
     let got = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{class} failed:\n{got}\n{stderr}");

@@ -10,18 +10,18 @@ mod common;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::Duration;
 
 use common::Cluster;
 
 fn testdfsio(harness: &Path, url: &str, mode: &str) -> String {
-    let out = Command::new(harness.join("harness"))
-        .args(["testdfsio", "--fs", url, "--mode", mode])
+    let mut cmd = Command::new(harness.join("harness"));
+    cmd.args(["testdfsio", "--fs", url, "--mode", mode])
         .args(["--files", "3", "--size-mb", "3", "--parallel", "2"])
         .args(["--replication", "3"])
         .arg("--work-dir")
-        .arg(harness.join("target/testdfsio"))
-        .output()
-        .expect("harness testdfsio");
+        .arg(harness.join("target/testdfsio"));
+    let out = common::output_within(&mut cmd, Duration::from_secs(600), "harness testdfsio");
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

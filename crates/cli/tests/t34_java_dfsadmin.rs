@@ -24,11 +24,13 @@ fn java_dir() -> PathBuf {
 
 /// Runs the DfsAdmin program on `script` (a file) and returns its stdout.
 fn dfsadmin(url: &str, script: &Path) -> String {
-    let out = Command::new(java_dir().join("run.sh"))
-        .args(["--main", "DfsAdmin", "--fs", url, "--script"])
-        .arg(script)
-        .output()
-        .expect("run the Java kit (needs java and mvn)");
+    let out = common::output_within(
+        Command::new(java_dir().join("run.sh"))
+            .args(["--main", "DfsAdmin", "--fs", url, "--script"])
+            .arg(script),
+        Duration::from_secs(900),
+        "run the Java kit (needs java and mvn)",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),
@@ -117,18 +119,20 @@ fn report_shows_blocks_under_replication() {
     let cluster = Cluster::start(1, &[]);
     let url = cluster.nn.url();
     let kit = java_dir().join("run.sh");
-    let out = Command::new(&kit)
-        .args(["--main", "DataCheck", "--fs", &url, "--dir", "/r"])
-        .args([
-            "--replication",
-            "3",
-            "--blocksize",
-            "1048576",
-            "--sizes",
-            "100",
-        ])
-        .output()
-        .expect("run the Java kit");
+    let out = common::output_within(
+        Command::new(&kit)
+            .args(["--main", "DataCheck", "--fs", &url, "--dir", "/r"])
+            .args([
+                "--replication",
+                "3",
+                "--blocksize",
+                "1048576",
+                "--sizes",
+                "100",
+            ]),
+        Duration::from_secs(900),
+        "run the Java kit",
+    );
     assert!(
         out.status.success(),
         "DataCheck: {}",

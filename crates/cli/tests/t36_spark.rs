@@ -25,9 +25,11 @@ fn python_dir() -> PathBuf {
 fn pyspark_python() -> Option<PathBuf> {
     let dir = python_dir();
     let t = Instant::now();
-    let out = Command::new(dir.join("setup.sh"))
-        .output()
-        .expect("run tests/python/setup.sh (needs bash)");
+    let out = common::output_within(
+        &mut Command::new(dir.join("setup.sh")),
+        Duration::from_secs(900),
+        "tests/python/setup.sh",
+    );
     let stderr = String::from_utf8_lossy(&out.stderr);
     eprint!("{stderr}");
     match out.status.code() {

@@ -58,10 +58,16 @@ fn truncate_and_concat_answer_as_apache_hdfs() {
     // isFileClosed, `hdfs dfs -truncate -w`) and concat work against
     // Cairn exactly as against HDFS, errors included.
     let cluster = Cluster::start(3, &[]);
-    let out = Command::new(java_dir().join("run.sh"))
-        .args(["--main", "TruncateConcat", "--fs", &cluster.nn.url()])
-        .output()
-        .expect("run the Java kit (needs java and mvn)");
+    let out = common::output_within(
+        Command::new(java_dir().join("run.sh")).args([
+            "--main",
+            "TruncateConcat",
+            "--fs",
+            &cluster.nn.url(),
+        ]),
+        Duration::from_secs(900),
+        "run the Java kit (needs java and mvn)",
+    );
     let got = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(

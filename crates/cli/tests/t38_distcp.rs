@@ -66,13 +66,12 @@ fn minidfs(harness: &Path, work: &Path) -> (MiniDfs, String) {
 /// hadoop-distcp 3.4.1 from Maven Central (the local repository first).
 fn distcp_jar(work: &Path) -> PathBuf {
     let dir = work.join("distcp-lib");
-    let out = Command::new("mvn")
-        .args(["-q", "-B", "dependency:copy"])
+    let mut mvn = Command::new("mvn");
+    mvn.args(["-q", "-B", "dependency:copy"])
         .arg("-Dartifact=org.apache.hadoop:hadoop-distcp:3.4.1")
         .arg(format!("-DoutputDirectory={}", dir.display()))
-        .current_dir(work)
-        .output()
-        .expect("mvn");
+        .current_dir(work);
+    let out = common::output_within(&mut mvn, Duration::from_secs(600), "mvn hadoop-distcp");
     assert!(
         out.status.success(),
         "fetching hadoop-distcp failed:\n{}",
@@ -90,13 +89,12 @@ fn distcp(harness: &Path, jar: &Path, args: &[&str]) -> String {
         harness.join("target/classes").display(),
         jar.display()
     );
-    let out = Command::new("java")
-        .args(["-Xmx1g", "-cp", &cp, "org.apache.hadoop.tools.DistCp"])
+    let mut java = Command::new("java");
+    java.args(["-Xmx1g", "-cp", &cp, "org.apache.hadoop.tools.DistCp"])
         .args(["-D", "mapreduce.framework.name=local"])
         .args(args)
-        .current_dir(harness)
-        .output()
-        .expect("java DistCp");
+        .current_dir(harness);
+    let out = common::output_within(&mut java, Duration::from_secs(600), "java DistCp");
     let log = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),

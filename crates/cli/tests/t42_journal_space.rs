@@ -6,6 +6,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use std::os::unix::fs::MetadataExt;
 use std::process::Command;
 
@@ -249,10 +251,12 @@ async fn a_failing_copy_of_the_log_is_dropped_while_one_stays_healthy() {
     let healthy = base.path().join("healthy");
     let dirs = format!("{},{}", healthy.display(), mnt.join("b").display());
     let step = "cairn.namenode.edits.preallocate.step=65536";
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["-D", step, "namenode", "--format", "--dir", &dirs])
-        .output()
-        .expect("format");
+    let out = common::output_within(
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["-D", step, "namenode", "--format", "--dir", &dirs]),
+        Duration::from_secs(900),
+        "format",
+    );
     assert!(
         out.status.success(),
         "{}",

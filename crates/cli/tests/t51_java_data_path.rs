@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -14,12 +16,14 @@ fn kit() -> PathBuf {
 }
 
 fn data_check(url: &str, replication: u32, sizes: &str) {
-    let out = Command::new(kit())
-        .args(["--main", "DataCheck", "--fs", url, "--dir", "/java"])
-        .args(["--replication", &replication.to_string()])
-        .args(["--blocksize", "1048576", "--sizes", sizes])
-        .output()
-        .expect("run the Java kit (needs java and mvn)");
+    let out = common::output_within(
+        Command::new(kit())
+            .args(["--main", "DataCheck", "--fs", url, "--dir", "/java"])
+            .args(["--replication", &replication.to_string()])
+            .args(["--blocksize", "1048576", "--sizes", sizes]),
+        Duration::from_secs(900),
+        "run the Java kit (needs java and mvn)",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -53,18 +57,20 @@ fn java_client_writes_and_reads_one_gib() {
     let cluster = Cluster::start(3, &[]);
     let url = cluster.nn.url();
     for repl in ["1", "3"] {
-        let out = Command::new(kit())
-            .args(["--main", "DataCheck", "--fs", &url, "--dir", "/javabig"])
-            .args([
-                "--replication",
-                repl,
-                "--blocksize",
-                "134217728",
-                "--sizes",
-                "1073741824",
-            ])
-            .output()
-            .expect("run the Java kit");
+        let out = common::output_within(
+            Command::new(kit())
+                .args(["--main", "DataCheck", "--fs", &url, "--dir", "/javabig"])
+                .args([
+                    "--replication",
+                    repl,
+                    "--blocksize",
+                    "134217728",
+                    "--sizes",
+                    "1073741824",
+                ]),
+            Duration::from_secs(900),
+            "run the Java kit",
+        );
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             out.status.success() && stdout.starts_with("OK "),

@@ -4,16 +4,20 @@
 
 mod common;
 
+use std::time::Duration;
+
 use std::process::Command;
 
 use common::Cluster;
 
 fn bench(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .arg("bench")
-        .args(args)
-        .output()
-        .expect("run cairn bench");
+    let out = common::output_within(
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .arg("bench")
+            .args(args),
+        Duration::from_secs(900),
+        "run cairn bench",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),

@@ -5,16 +5,20 @@
 
 mod common;
 
+use std::time::Duration;
+
 use std::process::Command;
 
 use common::Cluster;
 
 fn bench_nn(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["bench", "nn", "--json"])
-        .args(args)
-        .output()
-        .expect("run cairn bench nn");
+    let out = common::output_within(
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["bench", "nn", "--json"])
+            .args(args),
+        Duration::from_secs(900),
+        "run cairn bench nn",
+    );
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(
         out.status.success(),

@@ -36,16 +36,17 @@ async fn hdfs_native_survives_a_datanode_dying_mid_write() {
             .expect("write");
         off += n;
         if off == 2 * 1024 * 1024 {
-            // Give the pipeline time to carry the first packets, then kill
-            // one of the nodes: with 4 nodes and replication 3, pick the
-            // first that holds a replica of the block being written.
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            let victim = (0..cluster.dns.len())
-                .find(|i| {
-                    std::fs::read_dir(&cluster.dns[*i].dir).is_ok()
-                        && walk_has_block(&cluster.dns[*i].dir)
-                })
-                .expect("a node with a replica");
+            // Once the pipeline has created its replicas, kill one of the
+            // nodes: with 4 nodes and replication 3, the first that holds a
+            // replica of the block being written.
+            let holder = |cluster: &Cluster| {
+                (0..cluster.dns.len()).find(|i| walk_has_block(&cluster.dns[*i].dir))
+            };
+            assert!(
+                common::wait_until(Duration::from_secs(15), || holder(&cluster).is_some()),
+                "no DataNode created a replica"
+            );
+            let victim = holder(&cluster).expect("a node with a replica");
             cluster.dns[victim].kill();
             killed = Some(victim);
         }
@@ -67,20 +68,29 @@ async fn hdfs_native_survives_a_datanode_dying_mid_write() {
         port
     };
     cluster.wait_for_datanodes(4);
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let located = common::block_locations(cluster.nn.addr, "/pipe/f").await;
-    for b in located.blocks {
+    // From the node's return until its stale replica is gone from its disk
+    // (the NameNode saw its report and told it to delete), no listing of
+    // the block's locations may name it, and reads stay intact.
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let located = common::block_locations(cluster.nn.addr, "/pipe/f").await;
+        for b in located.blocks {
+            assert!(
+                !b.locs.iter().any(|l| l.id.xfer_port == stale_port),
+                "the stale replica is handed out"
+            );
+        }
+        let r = c.read("/pipe/f").await.expect("open");
+        assert!(r.read_range(0, r.file_length()).await.expect("read")[..] == data[..]);
+        if !walk_has_block(&dir) {
+            break;
+        }
         assert!(
-            !b.locs.iter().any(|l| l.id.xfer_port == stale_port),
-            "the stale replica is handed out"
+            std::time::Instant::now() < deadline,
+            "the stale replica was not deleted"
         );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let r = c.read("/pipe/f").await.expect("open");
-    assert!(r.read_range(0, r.file_length()).await.expect("read")[..] == data[..]);
-    assert!(
-        common::wait_until(Duration::from_secs(15), || !walk_has_block(&dir)),
-        "the stale replica was not deleted"
-    );
 }
 
 fn walk_has_block(dir: &std::path::Path) -> bool {

@@ -25,10 +25,11 @@ async fn placements(cluster: &Cluster, files: usize) -> Vec<Vec<u32>> {
 }
 
 fn admin(cluster: &Cluster, arg: &str) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
-        .args(["admin", "-fs", &cluster.nn.url(), arg])
-        .output()
-        .expect("cairn admin");
+    let out = common::output_within(
+        Command::new(env!("CARGO_BIN_EXE_cairn")).args(["admin", "-fs", &cluster.nn.url(), arg]),
+        Duration::from_secs(900),
+        "cairn admin",
+    );
     assert!(
         out.status.success(),
         "{}",

@@ -208,7 +208,15 @@ async fn corrupt_checksums_are_rejected() {
             }
         }
         assert!(saw_error, "case {n}: an ack must name the checksum error");
-        tokio::time::sleep(Duration::from_millis(300)).await;
+        // A positive signal instead of a pause: a good block written after
+        // the bad one is reported; the reports leave in order, so a RECEIVED
+        // for the bad block would have arrived with or before it.
+        let good = id + 1000;
+        write_block(dn.xfer, good, 1001, &data(PACKET_DATA, 6), vec![]).await;
+        eventually("RECEIVED for the good block", || {
+            nn.received().iter().any(|(_, e)| e.0 == good)
+        })
+        .await;
         assert!(
             !nn.received().iter().any(|(_, e)| e.0 == id),
             "case {n}: a corrupt replica must not be reported"
@@ -245,7 +253,17 @@ async fn restart_keeps_finalized_and_recovers_rbw() {
     w.ack().await;
     w.ack().await;
     drop(w);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Stop only once the writer noticed its client is gone, so the torn
+    // tail below lands after everything the DataNode wrote.
+    let mut idle = false;
+    for _ in 0..1000 {
+        if metric(dn.http, "xceivers_active").await == 0 {
+            idle = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(idle, "the abandoned writer never ended");
     dn.stop().await;
     // A torn tail: bytes that reached the block file without a checksum.
     let rbw = dir.path().join(format!("current/{POOL}/rbw/blk_901"));

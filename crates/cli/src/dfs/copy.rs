@@ -8,7 +8,7 @@
 //! writes the target directly); directories are copied recursively.
 //! Failures are printed per path and the others go on.
 
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use hdfs_native::WriteOptions;
@@ -18,6 +18,14 @@ use super::modify::{file_options, umask};
 use super::paths::{self, ArgPath};
 use super::shell::{not_found, path_error, ExpandError, FsId, Item, Shell};
 use super::transfer::{self, io_reason, Failure, Input, Output};
+
+mod append;
+mod attributes;
+mod node;
+
+pub(crate) use append::{append_to_file, APPEND_DESCRIPTION, APPEND_USAGE};
+use attributes::{preserve_attributes, Preserve};
+use node::{local_meta, Meta, Node, Place};
 
 pub(crate) const PUT_USAGE: &str =
     "[-f] [-p] [-l] [-d] [-t <thread count>] [-q <thread pool queue size>] <localsrc> ... <dst>";
@@ -73,30 +81,13 @@ Flags :
 -q <thread pool queue size>  Thread pool queue size to be used, default is
                              1024.";
 
-pub(crate) const APPEND_USAGE: &str = "[-n] <localsrc> ... <dst>";
-pub(crate) const APPEND_DESCRIPTION: &str = "\
-Appends the contents of all the given local files to the given dst file. The dst
-file will be created if it does not exist. If <localSrc> is -, then the input is
-read from stdin. Option -n represents that use NEW_BLOCK create flag to append
-file.";
-
 const PUT_FORMAT: CommandFormat = CommandFormat::new(1, usize::MAX, &["f", "p", "l", "d"]);
 const GET_FORMAT: CommandFormat =
     CommandFormat::new(1, usize::MAX, &["crc", "ignoreCrc", "p", "f"]);
 const CP_FORMAT: CommandFormat = CommandFormat::new(2, usize::MAX, &["f", "d"]);
-const APPEND_FORMAT: CommandFormat = CommandFormat::new(2, usize::MAX, &["n"]);
 
 /// The suffix of the file a copy is written to before it is renamed.
 const COPYING_SUFFIX: &str = "._COPYING_";
-
-/// Which attributes `-p` keeps.
-#[derive(Clone, Copy, Debug, Default)]
-struct Preserve {
-    times: bool,
-    ownership: bool,
-    permission: bool,
-    acl: bool,
-}
 
 /// How a copy command runs.
 struct Copier {
@@ -109,173 +100,24 @@ struct Copier {
     umask: u16,
 }
 
-/// A path on the cluster or on the local file system.
-#[derive(Clone, Debug)]
-enum Place {
-    Local(PathBuf),
-    Remote(FsId, String),
-}
-
-/// What a copy needs to know of an existing path.
-#[derive(Clone, Debug)]
-struct Meta {
-    is_dir: bool,
-    len: u64,
-    mtime: u64,
-    atime: u64,
-    owner: String,
-    group: String,
-    permission: u32,
-}
-
-/// A source or destination (Hadoop's `PathData`, local or remote).
-#[derive(Clone, Debug)]
-struct Node {
-    display: String,
-    place: Place,
-    meta: Option<Meta>,
-}
-
-impl Node {
-    fn exists(&self) -> bool {
-        self.meta.is_some()
-    }
-
-    fn is_dir(&self) -> bool {
-        self.meta.as_ref().is_some_and(|m| m.is_dir)
-    }
-
-    fn remote(item: Item) -> Node {
-        Node {
-            meta: item.status.as_ref().map(|s| Meta {
-                is_dir: s.isdir,
-                len: s.length as u64,
-                mtime: s.modification_time,
-                atime: s.access_time,
-                owner: s.owner.clone(),
-                group: s.group.clone(),
-                permission: u32::from(s.permission),
-            }),
-            display: item.display,
-            place: Place::Remote(item.fs, item.path),
-        }
-    }
-
-    /// A local path as typed, looked up.
-    fn local(display: &str) -> Result<Node, String> {
-        let path = local_absolute(display);
-        let meta = local_meta(&path)?;
-        Ok(Node {
-            display: display.to_owned(),
-            place: Place::Local(path),
-            meta,
-        })
-    }
-
-    /// The last component of the path.
-    fn name(&self) -> String {
-        match &self.place {
-            Place::Local(p) => p
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-            Place::Remote(_, p) => paths::name(p).to_owned(),
-        }
-    }
-
-    /// The path `name` under this one, not looked up.
-    fn child_unchecked(&self, name: &str) -> Node {
-        Node {
-            display: paths::child_display(&self.display, name),
-            place: match &self.place {
-                Place::Local(p) => Place::Local(p.join(name)),
-                Place::Remote(fs, p) => Place::Remote(*fs, paths::join(p, name)),
-            },
-            meta: None,
-        }
-    }
-
-    /// This path with `suffix` appended, not looked up.
-    fn suffixed(&self, suffix: &str) -> Node {
-        Node {
-            display: format!("{}{suffix}", self.display),
-            place: match &self.place {
-                Place::Local(p) => {
-                    let mut s = p.clone().into_os_string();
-                    s.push(suffix);
-                    Place::Local(PathBuf::from(s))
-                }
-                Place::Remote(fs, p) => Place::Remote(*fs, format!("{p}{suffix}")),
-            },
-            meta: None,
-        }
-    }
-
-    /// `hdfs://authority/path` or `file:///path`.
-    fn qualified(&self, shell: &Shell) -> String {
-        match &self.place {
-            Place::Local(p) => format!("file://{}", p.display()),
-            Place::Remote(fs, p) => shell.qualified(*fs, p),
-        }
-    }
-
-    fn same_fs(&self, other: &Node) -> bool {
-        match (&self.place, &other.place) {
-            (Place::Local(_), Place::Local(_)) => true,
-            (Place::Remote(a, _), Place::Remote(b, _)) => a == b,
-            _ => false,
-        }
-    }
-}
-
-/// `path` made absolute against the working directory and normalised
-/// (`.` and `..` applied), as Hadoop's local `Path` does.
-fn local_absolute(typed: &str) -> PathBuf {
-    let cwd = std::env::current_dir()
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| "/".to_owned());
-    let path = typed.strip_prefix("file://").unwrap_or(typed);
-    PathBuf::from(paths::absolute(&cwd, path))
-}
-
-/// The metadata of a local path, `None` if it does not exist.
-fn local_meta(path: &Path) -> Result<Option<Meta>, String> {
-    match std::fs::metadata(path) {
-        Ok(m) => Ok(Some(Meta {
-            is_dir: m.is_dir(),
-            len: m.len(),
-            mtime: millis(m.mtime(), m.mtime_nsec()),
-            atime: millis(m.atime(), m.atime_nsec()),
-            owner: user_name(m.uid()),
-            group: group_name(m.gid()),
-            permission: m.mode() & 0o7777,
-        })),
-        Err(e)
-            if e.kind() == std::io::ErrorKind::NotFound
-                || e.kind() == std::io::ErrorKind::NotADirectory =>
-        {
+/// [`find_remote_destination`], its message printed: `None` when there
+/// is nothing to copy to.
+///
+/// # Errors
+///
+/// A [`UsageError`] from the destination argument.
+async fn remote_destination(
+    shell: &mut Shell,
+    args: &mut Vec<String>,
+) -> Result<Option<Node>, UsageError> {
+    match find_remote_destination(shell, args).await {
+        Ok(dst) => Ok(Some(dst)),
+        Err(Ok(message)) => {
+            shell.error(&message);
             Ok(None)
         }
-        Err(e) => Err(format!("{} ({})", path.display(), io_reason(&e))),
+        Err(Err(e)) => Err(e),
     }
-}
-
-fn millis(secs: i64, nanos: i64) -> u64 {
-    u64::try_from(secs.saturating_mul(1000) + nanos / 1_000_000).unwrap_or(0)
-}
-
-fn user_name(uid: u32) -> String {
-    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
-        .ok()
-        .flatten()
-        .map_or_else(|| uid.to_string(), |u| u.name)
-}
-
-fn group_name(gid: u32) -> String {
-    nix::unistd::Group::from_gid(nix::unistd::Gid::from_raw(gid))
-        .ok()
-        .flatten()
-        .map_or_else(|| gid.to_string(), |g| g.name)
 }
 
 /// Hadoop's `-t`/`-q` values: numbers, otherwise Java's parse error.
@@ -295,7 +137,7 @@ fn check_number_option(value: Option<String>) -> Result<(), UsageError> {
 /// # Errors
 ///
 /// `Err(Ok(message))` to print, `Err(Err(usage))` for a usage error.
-async fn remote_destination(
+async fn find_remote_destination(
     shell: &mut Shell,
     args: &mut Vec<String>,
 ) -> Result<Node, Result<String, UsageError>> {
@@ -344,13 +186,8 @@ pub(crate) async fn put(shell: &mut Shell, mut args: Vec<String>) -> Result<(), 
         options,
         umask: umask(shell)?,
     };
-    let dst = match remote_destination(shell, &mut args).await {
-        Ok(dst) => dst,
-        Err(Ok(message)) => {
-            shell.error(&message);
-            return Ok(());
-        }
-        Err(Err(e)) => return Err(e),
+    let Some(dst) = remote_destination(shell, &mut args).await? else {
+        return Ok(());
     };
     if args.len() == 1 && args.first().is_some_and(|a| a == "-") {
         // Standard input: no checks on the destination beyond the file's.
@@ -478,13 +315,8 @@ pub(crate) async fn cp(shell: &mut Shell, mut args: Vec<String>) -> Result<(), U
         options: file_options(shell)?.overwrite(true),
         umask: umask(shell)?,
     };
-    let dst = match remote_destination(shell, &mut args).await {
-        Ok(dst) => dst,
-        Err(Ok(message)) => {
-            shell.error(&message);
-            return Ok(());
-        }
-        Err(Err(e)) => return Err(e),
+    let Some(dst) = remote_destination(shell, &mut args).await? else {
+        return Ok(());
     };
     let sources = shell.expand_all(&args).await?;
     copy_all(
@@ -904,206 +736,5 @@ async fn remove(shell: &Shell, node: &Node) -> bool {
             Some(client) => client.delete(p, false).await.unwrap_or(false),
             None => false,
         },
-    }
-}
-
-/// Hadoop's `preserveAttributes`: times, then owner and group, then
-/// permission (and ACL entries with `-pa`), from `src` onto `target`.
-async fn preserve_attributes(shell: &mut Shell, copier: &Copier, src: &Node, target: &Node) {
-    let p = copier.preserve;
-    let Some(meta) = &src.meta else {
-        return;
-    };
-    if !(p.times || p.ownership || p.permission || p.acl) {
-        return;
-    }
-    let result = match &target.place {
-        Place::Local(path) => preserve_local(path, meta, p),
-        Place::Remote(fs, path) => {
-            let Some(client) = shell.client(*fs) else {
-                return;
-            };
-            let mut result = Ok(());
-            if p.times {
-                result = client.set_times(path, meta.mtime, meta.atime).await;
-            }
-            if p.ownership && result.is_ok() {
-                result = client
-                    .set_owner(path, Some(&meta.owner), Some(&meta.group))
-                    .await;
-            }
-            if (p.permission || p.acl) && result.is_ok() {
-                result = client.set_permission(path, meta.permission).await;
-            }
-            if p.acl && result.is_ok() {
-                if let Place::Remote(src_fs, src_path) = &src.place {
-                    if let Some(src_client) = shell.client(*src_fs) {
-                        result = match src_client.get_acl_status(src_path).await {
-                            Ok(acl) if !acl.entries.is_empty() => {
-                                client.set_acl(path, acl.entries).await
-                            }
-                            Ok(_) => Ok(()),
-                            Err(e) => Err(e),
-                        };
-                    }
-                }
-            }
-            result.map_err(|e| shell.describe(&e, &target.display, *fs))
-        }
-    };
-    if let Err(message) = result {
-        shell.error(&message);
-    }
-}
-
-fn preserve_local(path: &Path, meta: &Meta, p: Preserve) -> Result<(), String> {
-    let fail = |e: std::io::Error| format!("{} ({})", path.display(), io_reason(&e));
-    if p.times {
-        let at = |ms: u64| std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms);
-        let times = std::fs::FileTimes::new()
-            .set_modified(at(meta.mtime))
-            .set_accessed(at(meta.atime));
-        std::fs::File::options()
-            .read(true)
-            .open(path)
-            .and_then(|f| f.set_times(times))
-            .map_err(fail)?;
-    }
-    if p.ownership {
-        let uid = nix::unistd::User::from_name(&meta.owner)
-            .ok()
-            .flatten()
-            .map(|u| u.uid.as_raw());
-        let gid = nix::unistd::Group::from_name(&meta.group)
-            .ok()
-            .flatten()
-            .map(|g| g.gid.as_raw());
-        if uid.is_none() && gid.is_none() {
-            return Err(format!(
-                "chown: invalid user: '{}:{}'",
-                meta.owner, meta.group
-            ));
-        }
-        std::os::unix::fs::chown(path, uid, gid).map_err(fail)?;
-    }
-    if p.permission {
-        std::fs::set_permissions(
-            path,
-            std::fs::Permissions::from_mode(meta.permission & 0o7777),
-        )
-        .map_err(fail)?;
-    }
-    Ok(())
-}
-
-/// Runs `-appendToFile`: creates the destination if missing, then appends
-/// each local file (or standard input, `-`, alone) in order, stopping at
-/// the first that fails.
-///
-/// # Errors
-///
-/// A [`UsageError`] for unknown flags, too few arguments or bad file
-/// settings.
-pub(crate) async fn append_to_file(
-    shell: &mut Shell,
-    mut args: Vec<String>,
-) -> Result<(), UsageError> {
-    if args.len() < 2 {
-        shell.error("missing destination argument");
-        return Ok(());
-    }
-    APPEND_FORMAT.parse(&mut args)?;
-    let options = file_options(shell)?.overwrite(false);
-    let dst = match remote_destination(shell, &mut args).await {
-        Ok(dst) => dst,
-        Err(Ok(message)) => {
-            shell.error(&message);
-            return Ok(());
-        }
-        Err(Err(e)) => return Err(e),
-    };
-    let Place::Remote(fs, path) = &dst.place else {
-        return Ok(());
-    };
-    let (fs, path) = (*fs, path.clone());
-    let Some(client) = shell.client(fs) else {
-        return Ok(());
-    };
-    if !dst.exists() {
-        let created = match client.create(&path, &options).await {
-            Ok(mut writer) => writer.close().await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = created {
-            let message = shell.describe(&e, &dst.display, fs);
-            shell.error(&message);
-            return Ok(());
-        }
-    }
-    let mut writer = match client.append(&path).await {
-        Ok(writer) => Output::Remote(Box::new(writer)),
-        Err(e) => {
-            let message = shell.describe(&e, &dst.display, fs);
-            shell.error(&message);
-            return Ok(());
-        }
-    };
-    let mut failed = None;
-    let stdin = args.iter().any(|a| a == "-");
-    if stdin && args.len() > 1 {
-        failed = Some("stdin (-) must be the sole input argument when present".to_owned());
-    } else if stdin {
-        let result = transfer::copy(&mut Input::Stdin, &mut writer, None, &dst.display).await;
-        if let Err(f) = result {
-            failed = Some(failure_message(shell, f, &dst.display, fs));
-        }
-    } else {
-        for arg in &args {
-            let local = local_absolute(arg);
-            let meta = match local_meta(&local) {
-                Ok(Some(meta)) => meta,
-                Ok(None) => {
-                    failed = Some(arg.clone());
-                    break;
-                }
-                Err(message) => {
-                    failed = Some(message);
-                    break;
-                }
-            };
-            if meta.is_dir {
-                failed = Some("Is a directory".to_owned());
-                break;
-            }
-            let mut input = match std::fs::File::open(&local) {
-                Ok(file) => Input::Local(file),
-                Err(e) => {
-                    failed = Some(format!("{} ({})", local.display(), io_reason(&e)));
-                    break;
-                }
-            };
-            let label = paths::name(&path).to_owned();
-            if let Err(f) = transfer::copy(&mut input, &mut writer, Some(meta.len), &label).await {
-                failed = Some(failure_message(shell, f, &dst.display, fs));
-                break;
-            }
-        }
-    }
-    // The file is closed whatever happened, keeping what was appended.
-    if let Err(f) = writer.finish().await {
-        if failed.is_none() {
-            failed = Some(failure_message(shell, f, &dst.display, fs));
-        }
-    }
-    if let Some(message) = failed {
-        shell.error(&message);
-    }
-    Ok(())
-}
-
-fn failure_message(shell: &Shell, failure: Failure, display: &str, fs: FsId) -> String {
-    match failure {
-        Failure::Local(e) => io_reason(&e),
-        Failure::Remote(e) => shell.describe(&e, display, fs),
     }
 }

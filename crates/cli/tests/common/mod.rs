@@ -562,10 +562,9 @@ pub fn anchor_harness(work: &std::path::Path) -> Option<PathBuf> {
     assert!(ok, "copying the harness");
     let _ = std::fs::remove_dir_all(dst.join("target"));
     let _ = std::fs::remove_dir_all(dst.join("data"));
-    let out = std::process::Command::new(dst.join("harness"))
-        .arg("build")
-        .output()
-        .expect("harness build");
+    let mut build = std::process::Command::new(dst.join("harness"));
+    build.arg("build");
+    let out = output_within(&mut build, Duration::from_secs(900), "harness build");
     assert!(
         out.status.success(),
         "harness build failed:\n{}{}",
@@ -573,4 +572,53 @@ pub fn anchor_harness(work: &std::path::Path) -> Option<PathBuf> {
         String::from_utf8_lossy(&out.stderr)
     );
     Some(dst)
+}
+
+/// Runs an outside client (the anchor harness, Maven, a setup script) to
+/// completion like `Command::output`, but gives up after `limit`: the whole
+/// process group (a script and the JVM it started) is killed and the test
+/// fails with what the client printed so far, instead of hanging the suite.
+pub fn output_within(cmd: &mut Command, limit: Duration, what: &str) -> std::process::Output {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    let mut child = cmd
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let _ = r.read_to_end(&mut buf);
+            buf
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let status = wait_exit(&mut child, limit);
+    if status.is_none() {
+        if let Ok(pid) = i32::try_from(child.id()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let _ = child.wait();
+    }
+    let stdout = out.join().unwrap_or_default();
+    let stderr = err.join().unwrap_or_default();
+    let Some(status) = status else {
+        panic!(
+            "{what}: still running after {limit:?}; killed\n{}\n{}",
+            String::from_utf8_lossy(&stdout),
+            String::from_utf8_lossy(&stderr)
+        );
+    };
+    std::process::Output {
+        status,
+        stdout,
+        stderr,
+    }
 }
