@@ -10,16 +10,7 @@ use std::time::{Duration, Instant};
 
 use cairn_proto::hadoop::hdfs as pb;
 
-/// A DataNode's stable identity (`datanodeUuid`). Several DataNodes may
-/// share an IP address (tests, benchmarks), so this, never the IP, is the key.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct DatanodeUuid(pub String);
-
-impl std::fmt::Display for DatanodeUuid {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
+pub use cairn_common::ids::DatanodeUuid;
 
 /// A DataNode's administrative state (HDFS `AdminState`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,9 +17,7 @@ use futures::future::BoxFuture;
 
 use crate::namespace::Edit;
 
-/// A transaction id: the position of an edit in the journal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TxId(pub u64);
+pub use cairn_common::ids::TxId;
 
 /// The journal failed; the NameNode must stop accepting mutations.
 #[derive(Debug, Clone, thiserror::Error)]

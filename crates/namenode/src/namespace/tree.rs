@@ -35,16 +35,10 @@ pub struct UnderConstruction {
     pub truncate_block: Option<BlockRecord>,
 }
 
-/// A block id. HDFS hands out positive ids from 2^30 + 1 upward (negative
-/// ids mark erasure-coded block groups, which Cairn never creates).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct BlockId(pub u64);
-
-impl std::fmt::Display for BlockId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
-    }
-}
+/// A block id (shared with the DataNode). HDFS hands out positive ids from
+/// 2^30 + 1 upward; negative ids mark erasure-coded block groups, which
+/// Cairn never creates.
+pub use cairn_common::ids::BlockId;
 
 /// First block id of a fresh namespace (as HDFS: 2^30 + 1).
 pub const FIRST_BLOCK_ID: u64 = (1 << 30) + 1;
