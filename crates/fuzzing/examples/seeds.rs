@@ -295,6 +295,7 @@ fn edits() -> Vec<Edit> {
             path: "/a/f".into(),
             mtime_ms: 7,
             last: Some(block(1_073_741_825, 1002, 10)),
+            length: Some(10),
         },
         Edit::Reopen {
             path: "/a/f".into(),
@@ -305,6 +306,7 @@ fn edits() -> Vec<Edit> {
             path: "/a/f".into(),
             mtime_ms: 8,
             last: None,
+            length: Some(10),
         },
         Edit::SetPermission {
             path: "/a".into(),
@@ -346,6 +348,7 @@ fn edits() -> Vec<Edit> {
             path: "/a/s".into(),
             mtime_ms: 9,
             last: Some(block(1_073_741_827, 1004, 1024)),
+            length: Some(10),
         },
         Edit::Concat {
             target: "/a/f".into(),
@@ -368,6 +371,7 @@ fn edits() -> Vec<Edit> {
             path: "/a/f".into(),
             mtime_ms: 12,
             last: Some(block(1_073_741_825, 1006, 5)),
+            length: Some(10),
         },
         Edit::Rename {
             src: "/a/f".into(),

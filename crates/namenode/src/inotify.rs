@@ -5,10 +5,10 @@
 //! truncate; block-level edits make none). Only whole, checksummed records
 //! are read, so nothing the journal has not written is handed out.
 //!
-//! One difference: a close event's file size is the file's length in the
-//! namespace when the events are read (Cairn's close edit records the
-//! last block, not the whole list HDFS's OP_CLOSE carries), or -1 when the
-//! file is gone or open again.
+//! A close event's file size is the length the close edit recorded (HDFS
+//! sums the blocks its OP_CLOSE carries); for a close written before the
+//! length was recorded, the file's length when the events are read, or -1
+//! when the file is gone or open again.
 
 use std::path::PathBuf;
 
@@ -132,11 +132,18 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
                 erasure_coded: Some(false),
             },
         )],
-        Edit::CloseFile { path, mtime_ms, .. } => vec![event(
+        Edit::CloseFile {
+            path,
+            mtime_ms,
+            length,
+            ..
+        } => vec![event(
             T::EventClose,
             pb::CloseEventProto {
                 path: path.clone(),
-                file_size: closed_length(path)
+                // Older logs lack the length: the file's length now.
+                file_size: length
+                    .or_else(|| closed_length(path))
                     .and_then(|l| i64::try_from(l).ok())
                     .unwrap_or(-1),
                 timestamp: millis(*mtime_ms),
@@ -251,5 +258,39 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
         | Edit::AbandonBlock { .. }
         | Edit::UpdateBlock { .. }
         | Edit::RestampTruncate { .. } => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(length: Option<u64>) -> Edit {
+        Edit::CloseFile {
+            path: "/f".into(),
+            mtime_ms: 5,
+            last: None,
+            length,
+        }
+    }
+
+    fn size_of(events: &[pb::EventProto]) -> i64 {
+        let [e] = events else {
+            panic!("one event expected: {events:?}");
+        };
+        assert_eq!(e.r#type, pb::EventType::EventClose as i32);
+        pb::CloseEventProto::decode(e.contents.clone())
+            .expect("close event")
+            .file_size
+    }
+
+    #[test]
+    fn close_events_carry_the_length_at_close() {
+        // The file grew since (an append): the event still says 1000.
+        let now = |_: &str| Some(1500);
+        assert_eq!(size_of(&events_of(&close(Some(1000)), &now)), 1000);
+        // An older log without the length: the length now, or -1.
+        assert_eq!(size_of(&events_of(&close(None), &now)), 1500);
+        assert_eq!(size_of(&events_of(&close(None), &|_: &str| None)), -1);
     }
 }

@@ -78,10 +78,12 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             path,
             mtime_ms,
             last,
+            length,
         } => Op::CloseFile(pj::CloseFileEdit {
             path,
             mtime_ms,
             last: last.as_ref().map(block_to),
+            length,
         }),
         Edit::AddBlock {
             path,
@@ -209,6 +211,7 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             path: c.path,
             mtime_ms: c.mtime_ms,
             last: c.last.as_ref().map(block_from),
+            length: c.length,
         },
         Op::AddBlock(a) => Edit::AddBlock {
             path: a.path,

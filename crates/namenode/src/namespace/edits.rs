@@ -45,6 +45,9 @@ pub enum Edit {
         mtime_ms: u64,
         /// The last block as the writer committed it.
         last: Option<BlockRecord>,
+        /// The file's length once closed: what inotify's close event says.
+        /// Replay does not need it (the blocks say it); older logs lack it.
+        length: Option<u64>,
     },
     /// A new last block (committing the previous one as the client reported it).
     AddBlock {
@@ -199,6 +202,7 @@ impl Namespace {
                                 path: path.clone(),
                                 mtime_ms: node.mtime_ms,
                                 last: None,
+                                length: Some(f.blocks.iter().map(|b| b.num_bytes).sum()),
                             });
                         }
                         // A truncate waiting for its block recovery: the
@@ -493,6 +497,7 @@ impl Namespace {
                 path,
                 mtime_ms,
                 last,
+                length: _,
             } => {
                 let (id, _) = self.resolve_existing(path)?;
                 let node = self.node_mut(id);

@@ -423,13 +423,7 @@ impl Namespace {
             };
             Some(b)
         };
-        let close = Edit::CloseFile {
-            path,
-            mtime_ms: now_ms,
-            last,
-        };
-        self.apply_checked(&close);
-        edits.push(close);
+        edits.push(self.close_file(file, path, now_ms, last));
         Ok(edits)
     }
 
@@ -454,14 +448,31 @@ impl Namespace {
             self.apply_checked(&e);
             edits.push(e);
         }
-        let close = Edit::CloseFile {
+        edits.push(self.close_file(file, path, now_ms, None));
+        Ok(edits)
+    }
+
+    /// Applies the edit that closes `file` (at `path`), committing `last`;
+    /// the edit carries the closed file's length for inotify.
+    fn close_file(
+        &mut self,
+        file: INodeId,
+        path: String,
+        now_ms: u64,
+        last: Option<BlockRecord>,
+    ) -> Edit {
+        let mut edit = Edit::CloseFile {
             path,
             mtime_ms: now_ms,
-            last: None,
+            last,
+            length: None,
         };
-        self.apply_checked(&close);
-        edits.push(close);
-        Ok(edits)
+        self.apply_checked(&edit);
+        let closed: u64 = self.blocks_of(file).iter().map(|b| b.num_bytes).sum();
+        if let Edit::CloseFile { length, .. } = &mut edit {
+            *length = Some(closed);
+        }
+        edit
     }
 
     /// fsync: records the writer's view of the last block's length.
@@ -534,13 +545,7 @@ impl Namespace {
         if !blocks.iter().all(is_complete) {
             return Ok((false, None));
         }
-        let edit = Edit::CloseFile {
-            path,
-            mtime_ms: now_ms,
-            last,
-        };
-        self.apply_checked(&edit);
-        Ok((true, Some(edit)))
+        Ok((true, Some(self.close_file(id, path, now_ms, last))))
     }
 
     /// The writer of an open file, if any.
