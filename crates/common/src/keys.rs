@@ -181,6 +181,24 @@ pub const DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS: &str =
 /// 1048576 entries.
 pub const DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_DEFAULT: u32 = 1024 * 1024;
 
+/// Whether the NameNode serves extended attributes at all.
+pub const DFS_NAMENODE_XATTRS_ENABLED: &str = "dfs.namenode.xattrs.enabled";
+/// On.
+pub const DFS_NAMENODE_XATTRS_ENABLED_DEFAULT: bool = true;
+
+/// Most user-visible (user. and trusted.) extended attributes per inode, count.
+pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTRS_PER_INODE: &str =
+    "dfs.namenode.fs-limits.max-xattrs-per-inode";
+/// 32 attributes.
+pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTRS_PER_INODE_DEFAULT: u32 = 32;
+
+/// Largest extended attribute, bytes of name plus value; at most 32768.
+pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE: &str = "dfs.namenode.fs-limits.max-xattr-size";
+/// 16384 bytes.
+pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_DEFAULT: u32 = 16384;
+/// HDFS's hard ceiling for `max-xattr-size`.
+pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_HARD_LIMIT: u32 = 32768;
+
 /// Most entries one `getListing` call returns, count; clients page through
 /// larger directories.
 pub const DFS_LS_LIMIT: &str = "dfs.ls.limit";

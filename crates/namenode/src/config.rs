@@ -6,7 +6,7 @@ use std::time::Duration;
 use cairn_common::config::{ConfigError, Configuration};
 use cairn_common::keys as k;
 
-use crate::namespace::Limits;
+use crate::namespace::{Limits, XAttrLimits};
 
 /// Edit-log preallocation step, bytes (Cairn; default 1 MiB).
 pub const CAIRN_JOURNAL_PREALLOCATE_STEP: &str = "cairn.namenode.edits.preallocate.step";
@@ -46,6 +46,8 @@ pub struct NameNodeConfig {
     /// `dfs.batched.ls.limit`: most paths in one getBatchedListing.
     pub batched_ls_limit: usize,
     pub limits: Limits,
+    /// `dfs.namenode.xattrs.enabled` and the xattr fs-limits.
+    pub xattr_limits: XAttrLimits,
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
     pub dead_after: Duration,
@@ -84,6 +86,32 @@ pub struct NameNodeConfig {
     /// Directory of `metaSave` files (`hadoop.log.dir`); unset: `logs/`
     /// in the first metadata directory.
     pub log_dir: Option<std::path::PathBuf>,
+}
+
+/// The xattr switches, checked as HDFS's FSDirectory checks them.
+fn xattr_limits(conf: &Configuration) -> Result<XAttrLimits, ConfigError> {
+    let max_size = conf.get_u32(
+        k::DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE,
+        k::DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_DEFAULT,
+    )?;
+    if max_size == 0 || max_size > k::DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_HARD_LIMIT {
+        return Err(invalid(
+            k::DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE,
+            max_size,
+            "the maximum size of an xattr must be > 0 and <= 32768",
+        ));
+    }
+    Ok(XAttrLimits {
+        enabled: conf.get_bool(
+            k::DFS_NAMENODE_XATTRS_ENABLED,
+            k::DFS_NAMENODE_XATTRS_ENABLED_DEFAULT,
+        )?,
+        max_per_inode: conf.get_u32(
+            k::DFS_NAMENODE_FS_LIMITS_MAX_XATTRS_PER_INODE,
+            k::DFS_NAMENODE_FS_LIMITS_MAX_XATTRS_PER_INODE_DEFAULT,
+        )? as usize,
+        max_size: max_size as usize,
+    })
 }
 
 fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
@@ -255,6 +283,7 @@ impl NameNodeConfig {
                 "must be positive",
             ));
         }
+        let xattr_limits = xattr_limits(conf)?;
         let heartbeat = conf.get_duration(
             k::DFS_HEARTBEAT_INTERVAL,
             k::DFS_HEARTBEAT_INTERVAL_UNIT,
@@ -396,6 +425,7 @@ impl NameNodeConfig {
                 min_replication: min_replication as u16,
                 max_replication: max_replication as u16,
             },
+            xattr_limits,
         })
     }
 }

@@ -16,7 +16,7 @@ use cairn_proto::hadoop::hdfs as pb;
 use prost::Message;
 
 use crate::journal::codec::{decode_record, Decoded};
-use crate::namespace::Edit;
+use crate::namespace::{Edit, XAttrNamespace};
 use crate::storage::{self, StorageError};
 
 /// The edits with txid `from..=up_to`, in order, from the first name
@@ -77,6 +77,14 @@ fn metadata(path: &str, kind: pb::MetadataUpdateType) -> pb::MetadataUpdateEvent
         path: path.to_string(),
         r#type: kind as i32,
         ..Default::default()
+    }
+}
+
+fn xattr_proto(namespace: XAttrNamespace, name: &str, value: Option<&[u8]>) -> pb::XAttrProto {
+    pb::XAttrProto {
+        namespace: i32::try_from(namespace.number()).unwrap_or_default(),
+        name: name.to_string(),
+        value: value.map(|v| v.to_vec().into()),
     }
 }
 
@@ -199,6 +207,32 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
                 mtime: Some(mtime_ms.map_or(-1, millis)),
                 atime: Some(atime_ms.map_or(-1, millis)),
                 ..metadata(path, M::MetaTypeTimes)
+            },
+        )],
+        // HDFS's OP_SET_XATTR / OP_REMOVE_XATTR: a metadata event listing
+        // the attributes set, or the ones removed.
+        Edit::SetXAttr { path, xattr } => vec![event(
+            T::EventMetadata,
+            pb::MetadataUpdateEventProto {
+                x_attrs: vec![xattr_proto(
+                    xattr.namespace,
+                    &xattr.name,
+                    xattr.value.as_deref(),
+                )],
+                x_attrs_removed: Some(false),
+                ..metadata(path, M::MetaTypeXattrs)
+            },
+        )],
+        Edit::RemoveXAttr {
+            path,
+            namespace,
+            name,
+        } => vec![event(
+            T::EventMetadata,
+            pb::MetadataUpdateEventProto {
+                x_attrs: vec![xattr_proto(*namespace, name, None)],
+                x_attrs_removed: Some(true),
+                ..metadata(path, M::MetaTypeXattrs)
             },
         )],
         Edit::SetReplication { path, replication } => vec![event(

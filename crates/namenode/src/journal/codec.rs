@@ -7,7 +7,7 @@
 use cairn_proto::cairn::journal as pj;
 use prost::Message;
 
-use crate::namespace::{BlockId, BlockRecord, Edit, INodeId};
+use crate::namespace::{BlockId, BlockRecord, Edit, INodeId, XAttr, XAttrNamespace};
 
 /// Bytes before the payload: length, checksum, txid.
 pub const RECORD_HEADER_LEN: usize = 16;
@@ -170,6 +170,23 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             srcs,
             mtime_ms,
         }),
+        Edit::SetXAttr { path, xattr } => Op::SetXattr(pj::SetXAttrEdit {
+            path,
+            xattr: pj::XAttrRecord {
+                namespace: xattr.namespace.number(),
+                name: xattr.name,
+                value: xattr.value.map(Into::into),
+            },
+        }),
+        Edit::RemoveXAttr {
+            path,
+            namespace,
+            name,
+        } => Op::RemoveXattr(pj::RemoveXAttrEdit {
+            path,
+            namespace: namespace.number(),
+            name,
+        }),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -276,7 +293,24 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             srcs: c.srcs,
             mtime_ms: c.mtime_ms,
         },
+        Op::SetXattr(s) => Edit::SetXAttr {
+            path: s.path,
+            xattr: XAttr {
+                namespace: xattr_namespace(s.xattr.namespace)?,
+                name: s.xattr.name,
+                value: s.xattr.value.map(|v| v.to_vec()),
+            },
+        },
+        Op::RemoveXattr(r) => Edit::RemoveXAttr {
+            path: r.path,
+            namespace: xattr_namespace(r.namespace)?,
+            name: r.name,
+        },
     })
+}
+
+fn xattr_namespace(n: u32) -> Result<XAttrNamespace, String> {
+    XAttrNamespace::from_number(n).ok_or_else(|| format!("unknown xattr namespace {n}"))
 }
 
 /// Appends one framed record to `out`.
@@ -411,6 +445,27 @@ mod tests {
                 target: "/a/t".into(),
                 srcs: vec!["/a/s1".into(), "/a/s2".into()],
                 mtime_ms: 13,
+            },
+            Edit::SetXAttr {
+                path: "/a/t".into(),
+                xattr: XAttr {
+                    namespace: XAttrNamespace::Trusted,
+                    name: "k".into(),
+                    value: Some(b"v".to_vec()),
+                },
+            },
+            Edit::SetXAttr {
+                path: "/a/t".into(),
+                xattr: XAttr {
+                    namespace: XAttrNamespace::User,
+                    name: "empty".into(),
+                    value: None,
+                },
+            },
+            Edit::RemoveXAttr {
+                path: "/a/t".into(),
+                namespace: XAttrNamespace::Trusted,
+                name: "k".into(),
             },
         ]
     }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::{
     BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, Namespace, Resolved,
-    UnderConstruction, ROOT_INODE_ID,
+    UnderConstruction, XAttr, XAttrNamespace, ROOT_INODE_ID,
 };
 
 /// A change to the namespace, as the journal records it. Paths are final
@@ -128,6 +128,16 @@ pub enum Edit {
         srcs: Vec<String>,
         mtime_ms: u64,
     },
+    /// Set (create or replace) one extended attribute.
+    SetXAttr {
+        path: String,
+        xattr: XAttr,
+    },
+    RemoveXAttr {
+        path: String,
+        namespace: XAttrNamespace,
+        name: String,
+    },
 }
 
 /// Why an edit could not be applied (only possible for a corrupt journal).
@@ -232,6 +242,11 @@ impl Namespace {
                     group: Some(node.group.clone()),
                 });
             }
+            // Oldest first: each set puts its attribute in front.
+            attrs.extend(self.xattrs_of(id).iter().rev().map(|x| Edit::SetXAttr {
+                path: path.clone(),
+                xattr: x.clone(),
+            }));
             attrs.push(Edit::SetTimes {
                 path: path.clone(),
                 mtime_ms: Some(node.mtime_ms),
@@ -319,6 +334,7 @@ impl Namespace {
         self.unlink(id);
         let mut stack = vec![id];
         while let Some(id) = stack.pop() {
+            self.forget_xattrs(id);
             if let Some(node) = self.inodes.remove(&id) {
                 if let INodeKind::Directory { children } = node.kind {
                     stack.extend(children.into_values());
@@ -353,6 +369,7 @@ impl Namespace {
                 srcs,
                 mtime_ms,
             } => self.apply_concat(target, srcs, *mtime_ms),
+            Edit::SetXAttr { .. } | Edit::RemoveXAttr { .. } => self.apply_xattr_edit(edit),
         }
     }
 

@@ -24,6 +24,7 @@
 //! - `open_files.rs`: files under construction as `listOpenFiles` pages
 //!   them, replication targets, `getEZForPath`'s permission check.
 //! - `path.rs` and `permission.rs`: path rules, access bits and callers.
+//! - `xattrs.rs`: extended attributes (a side table by inode id).
 
 mod authorize;
 mod concat;
@@ -36,6 +37,7 @@ mod read;
 mod tree;
 mod truncate;
 mod write;
+pub mod xattrs;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -52,6 +54,7 @@ pub use tree::{
 };
 pub use truncate::{TruncateRecovery, Truncated};
 pub use write::AllocatedBlock;
+pub use xattrs::{XAttr, XAttrLimits, XAttrNamespace, XAttrSetFlags};
 
 /// A namespace failure; each maps to the Java exception HDFS throws.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -119,6 +122,9 @@ pub struct Namespace {
     last_gs: u64,
     limits: Limits,
     permissions_enabled: bool,
+    /// Extended attributes of the inodes that have any, newest first.
+    xattrs: HashMap<INodeId, Vec<XAttr>>,
+    xattr_limits: XAttrLimits,
 }
 
 impl Namespace {
@@ -144,6 +150,8 @@ impl Namespace {
             last_gs: FIRST_GENERATION_STAMP - 1,
             limits,
             permissions_enabled: true,
+            xattrs: HashMap::new(),
+            xattr_limits: XAttrLimits::default(),
         }
     }
 
@@ -157,3 +165,5 @@ impl Namespace {
 mod tests;
 #[cfg(test)]
 mod truncate_concat_tests;
+#[cfg(test)]
+mod xattrs_tests;

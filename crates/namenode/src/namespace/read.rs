@@ -184,6 +184,20 @@ impl Namespace {
                 ..Default::default()
             },
         )?;
+        // A file marked security.hdfs.unreadable.by.superuser (HDFS checks
+        // it with the permissions, before the file itself).
+        if self.permissions_enabled
+            && caller.is_superuser
+            && res
+                .last()
+                .is_some_and(|id| self.unreadable_by_superuser(id))
+        {
+            return Err(FsError::AccessControl(format!(
+                "Access is denied for {} since the superuser is not allowed to perform this \
+                 operation.",
+                caller.user
+            )));
+        }
         match res.last() {
             None => Err(FsError::FileNotFound(format!(
                 "File does not exist: {}",

@@ -24,6 +24,7 @@ mod open_files;
 mod read_path;
 mod truncate_concat;
 mod write_path;
+mod xattrs;
 
 pub use convert::{block_record, to_call_error};
 pub use image::LastImage;
@@ -283,6 +284,10 @@ impl NameNodeState {
             "getAdditionalDatanode" => self.get_additional_datanode(decode(&req)?),
             "truncate" => self.truncate(&caller, &ctx, decode(&req)?).await,
             "concat" => self.concat(&caller, decode(&req)?).await,
+            "setXAttr" => self.set_xattr(&caller, decode(&req)?).await,
+            "getXAttrs" => self.get_xattrs(&caller, decode(&req)?),
+            "listXAttrs" => self.list_xattrs(&caller, decode(&req)?),
+            "removeXAttr" => self.remove_xattr(&caller, decode(&req)?).await,
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();
