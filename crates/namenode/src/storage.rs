@@ -517,12 +517,17 @@ pub fn recover(
     Ok(replayed.last_txid)
 }
 
-/// A damaged record is a torn tail when nothing follows it that was
-/// synced before: the journal writes one batch of at most
-/// `MAX_BATCH_BYTES` (or a single larger record) per fdatasync, and only
-/// the batch in flight can be torn, in any of its sectors. So past the
-/// damaged record's claimed end and past a whole batch from it, the file
-/// must still be untouched preallocation (zeros) or end.
+/// Sectors are written whole or not at all (the atomic unit of a disk).
+const SECTOR_BYTES: usize = 512;
+
+/// A damaged record is a torn tail when a power cut explains it: the
+/// journal writes one batch of at most `MAX_BATCH_BYTES` (or a single
+/// larger record) per fdatasync, only the batch in flight can be torn,
+/// and its sectors reach the disk in any order, each either new or still
+/// the preallocated zeros. So either nothing but zeros follows the
+/// record's claimed end, or a whole sector within the record is zeros
+/// with written data after it (a lost sector, unlike a flipped bit) and
+/// nothing but zeros lies further than one batch from it.
 fn only_tail_left(data: &[u8], pos: usize) -> bool {
     let claimed = data
         .get(pos..pos + 4)
@@ -531,9 +536,24 @@ fn only_tail_left(data: &[u8], pos: usize) -> bool {
     let record_end = pos
         .saturating_add(crate::journal::codec::RECORD_HEADER_LEN)
         .saturating_add(claimed.min(crate::journal::codec::MAX_RECORD_LEN));
-    let end = record_end.max(pos.saturating_add(crate::journal::file::MAX_BATCH_BYTES));
-    data.get(end.min(data.len())..)
-        .is_none_or(|rest| rest.iter().all(|b| *b == 0))
+    let zeros_from = |at: usize| {
+        data.get(at.min(data.len())..)
+            .is_none_or(|rest| rest.iter().all(|b| *b == 0))
+    };
+    if zeros_from(record_end) {
+        return true;
+    }
+    // A hole: zeros with written data after them (not the preallocated
+    // tail, which a garbled length could reach).
+    let last_written = data.iter().rposition(|b| *b != 0).unwrap_or(0);
+    let sectors_end = record_end
+        .div_ceil(SECTOR_BYTES)
+        .min(last_written / SECTOR_BYTES);
+    let lost_sector = (pos / SECTOR_BYTES..sectors_end)
+        .filter_map(|s| data.get(s * SECTOR_BYTES..(s + 1) * SECTOR_BYTES))
+        .any(|sector| sector.iter().all(|b| *b == 0));
+    lost_sector
+        && zeros_from(record_end.max(pos.saturating_add(crate::journal::file::MAX_BATCH_BYTES)))
 }
 
 /// Whether the log holds nothing after a segment: every later segment is

@@ -48,24 +48,50 @@ fn load(disk: &SimDisk) -> Result<u64, storage::StorageError> {
     .map(|(_, _, last)| last)
 }
 
-/// Records 1..=n, then `n + 1` torn: its first sector's bytes kept, the
-/// next sector lost (zeros), what follows in the same batch kept.
-fn torn_batch(n: u64) -> Vec<u8> {
-    let mut data = storage::encode_edits(&(1..=n).map(mkdir).collect::<Vec<_>>());
-    let torn_at = data.len();
+/// Records 1..=n synced, then a batch of 39 more whose second sector was
+/// lost (zeros) while the sectors after it were written. Returns the
+/// bytes and the last txid wholly before the lost sector.
+fn torn_batch(n: u64) -> (Vec<u8>, u64) {
+    let synced: Vec<(u64, Edit)> = (1..=n).map(mkdir).collect();
+    let mut data = storage::encode_edits(&synced);
+    let batch_at = data.len();
     let batch: Vec<(u64, Edit)> = (n + 1..n + 40).map(mkdir).collect();
     data.extend(storage::encode_edits(&batch));
-    let lost = (torn_at + 20)..(torn_at + 20 + 512).min(data.len());
-    data[lost].fill(0);
+    let lost = (batch_at / 512 + 1) * 512;
+    data[lost..lost + 512].fill(0);
+    let (mut pos, mut last) = (0, 0);
+    for record in synced.iter().chain(&batch) {
+        let size = storage::encode_edits(std::slice::from_ref(record)).len();
+        if pos + size > lost {
+            break;
+        }
+        (pos, last) = (pos + size, record.0);
+    }
     data.resize(data.len() + 8192, 0);
-    data
+    (data, last)
 }
 
 #[test]
 fn a_batch_torn_in_its_middle_is_cut_at_the_damage() {
     let disk = formatted();
-    write(&disk, &storage::inprogress_name(1), &torn_batch(3));
-    assert_eq!(load(&disk).expect("a torn batch loads"), 3);
+    let (data, last) = torn_batch(3);
+    write(&disk, &storage::inprogress_name(1), &data);
+    assert!(last >= 3);
+    assert_eq!(load(&disk).expect("a torn batch loads"), last);
+}
+
+#[test]
+fn a_flipped_byte_with_records_after_it_is_refused() {
+    // Bit rot, not a lost sector: nothing says the records after it were
+    // never synced.
+    let disk = formatted();
+    let mut data = storage::encode_edits(&(1..=20).map(mkdir).collect::<Vec<_>>());
+    // In the payload of the second record, as t40 damages a real log.
+    let second = storage::encode_edits(&[mkdir(1)]).len();
+    data[second + 20] ^= 0x5a;
+    data.resize(data.len() + 4096, 0);
+    write(&disk, &storage::inprogress_name(1), &data);
+    assert!(load(&disk).is_err());
 }
 
 #[test]
@@ -73,15 +99,16 @@ fn a_torn_tail_before_an_empty_next_segment_is_cut() {
     // A roll makes the next segment before the old one's last batch is
     // synced: a power cut between leaves both.
     let disk = formatted();
-    write(&disk, &storage::inprogress_name(1), &torn_batch(3));
+    let (data, last) = torn_batch(3);
+    write(&disk, &storage::inprogress_name(1), &data);
     write(&disk, &storage::inprogress_name(43), &[0u8; 4096]);
-    assert_eq!(load(&disk).expect("loads"), 3);
+    assert_eq!(load(&disk).expect("loads"), last);
 }
 
 #[test]
 fn damage_with_synced_records_beyond_a_batch_is_refused() {
     let disk = formatted();
-    let mut data = torn_batch(3);
+    let (mut data, _) = torn_batch(3);
     let far = data.len() + MAX_BATCH_BYTES;
     data.resize(far, 0);
     data.extend(storage::encode_edits(&[mkdir(200)]));
@@ -95,7 +122,7 @@ fn damage_with_synced_records_beyond_a_batch_is_refused() {
 #[test]
 fn a_torn_tail_before_a_segment_with_records_is_refused() {
     let disk = formatted();
-    write(&disk, &storage::inprogress_name(1), &torn_batch(3));
+    write(&disk, &storage::inprogress_name(1), &torn_batch(3).0);
     write(
         &disk,
         &storage::inprogress_name(43),
