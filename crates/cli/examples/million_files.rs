@@ -82,7 +82,13 @@ async fn main() -> anyhow::Result<()> {
     // 2. Save it as the image of a formatted directory (a checkpoint write).
     let t = Instant::now();
     let info = cairn_namenode::new_version_info();
-    cairn_namenode::storage::format(std::slice::from_ref(&name), &info, &ns, false)?;
+    cairn_namenode::storage::format(
+        &cairn_common::disk::RealDisk,
+        std::slice::from_ref(&name),
+        &info,
+        &ns,
+        false,
+    )?;
     let image_write = t.elapsed();
     let image_bytes = std::fs::read_dir(&name)?
         .flatten()

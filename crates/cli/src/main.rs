@@ -187,6 +187,7 @@ async fn run_namenode(
             }
         };
         let last = cairn_namenode::storage::recover(
+            &cairn_common::disk::RealDisk,
             &config.name_dirs,
             &cairn_namenode::users::UserDirectory::current_user(),
             &config.superuser_group,

@@ -3,8 +3,10 @@
 //! A reader sees the old content or the new one, never a mix.
 
 use std::fs::File;
-use std::io::{self, Write};
+use std::io;
 use std::path::Path;
+
+use crate::disk::{Disk, RealDisk};
 
 /// fsyncs a directory, making renames and creations in it durable.
 ///
@@ -19,6 +21,14 @@ pub fn fsync_dir(dir: &Path) -> io::Result<()> {
 /// # Errors
 /// Any I/O error; the target is then left as it was.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
+    write_atomic_on(&RealDisk, path, contents)
+}
+
+/// [`write_atomic`] on any [`Disk`].
+///
+/// # Errors
+/// Any I/O error; the target is then left as it was.
+pub fn write_atomic_on(disk: &dyn Disk, path: &Path, contents: &[u8]) -> io::Result<()> {
     let dir = path
         .parent()
         .ok_or_else(|| io::Error::other(format!("{} has no parent directory", path.display())))?;
@@ -27,12 +37,12 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
         .ok_or_else(|| io::Error::other(format!("{} has no file name", path.display())))?;
     let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
     {
-        let mut f = File::create(&tmp)?;
-        f.write_all(contents)?;
+        let f = disk.create(&tmp)?;
+        f.write_all_at(contents, 0)?;
         f.sync_all()?;
     }
-    std::fs::rename(&tmp, path)?;
-    fsync_dir(dir)
+    disk.rename(&tmp, path)?;
+    disk.sync_dir(dir)
 }
 
 #[cfg(test)]

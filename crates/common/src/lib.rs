@@ -1,9 +1,11 @@
 //! Pieces shared by every Cairn server and tool: Hadoop-style configuration
 //! (`core-site.xml`/`hdfs-site.xml`, `-D key=value`, size and time suffixes)
 //! and the names of the Hadoop configuration keys we read; durable file
-//! helpers; the fatal-stop path; typed identifiers shared by the servers.
+//! helpers and the disk they write to; the fatal-stop path; typed
+//! identifiers shared by the servers.
 
 pub mod config;
+pub mod disk;
 pub mod durable;
 pub mod fatal;
 pub mod ids;

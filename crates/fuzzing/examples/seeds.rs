@@ -416,12 +416,18 @@ fn own_encodings(out: &mut Out) -> Res<()> {
         namespace_id: 42,
         created_ms: 1,
     };
-    nn_storage::format(std::slice::from_ref(&dir), &info, &ns, true)?;
-    let img = nn_storage::write_image(&dir, 9, &ns)?;
+    nn_storage::format(
+        &cairn_common::disk::RealDisk,
+        std::slice::from_ref(&dir),
+        &info,
+        &ns,
+        true,
+    )?;
+    let img = nn_storage::write_image(&cairn_common::disk::RealDisk, &dir, 9, &ns)?;
     out.put("image", "fsimage", &std::fs::read(&img)?)?;
     out.put("image", "VERSION", &std::fs::read(dir.join("VERSION"))?)?;
     let empty = Namespace::new("hdfs", "supergroup", 0, Limits::default());
-    let img0 = nn_storage::write_image(&dir, 0, &empty)?;
+    let img0 = nn_storage::write_image(&cairn_common::disk::RealDisk, &dir, 0, &empty)?;
     out.put("image", "fsimage-empty", &std::fs::read(&img0)?)?;
     let _ = std::fs::remove_dir_all(&dir);
 

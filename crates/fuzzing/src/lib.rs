@@ -551,9 +551,15 @@ fn replay_segment(bytes: &[u8]) {
         first: 1,
         last: None,
     }];
-    let _ = nn_storage::replay(&mut namespace(), &seg, 0);
+    let _ = nn_storage::replay(&cairn_common::disk::RealDisk, &mut namespace(), &seg, 0);
     let mut skip = |_: &str| RecoveryChoice::Skip;
-    let _ = nn_storage::replay_with(&mut namespace(), &seg, 0, Some(&mut skip));
+    let _ = nn_storage::replay_with(
+        &cairn_common::disk::RealDisk,
+        &mut namespace(),
+        &seg,
+        0,
+        Some(&mut skip),
+    );
     let _ =
         cairn_namenode::inotify::read_edits(std::slice::from_ref(&dir), 1, u64::MAX, |_, edit| {
             let _ = cairn_namenode::inotify::events_of(edit, &|_| Some(1));

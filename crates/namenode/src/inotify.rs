@@ -35,7 +35,7 @@ pub fn read_edits(
     let Some(dir) = dirs.first() else {
         return Ok(());
     };
-    let (_, segments) = storage::list(dir)?;
+    let (_, segments) = storage::list(&cairn_common::disk::RealDisk, dir)?;
     for seg in segments {
         if seg.last.is_some_and(|l| l < from) || seg.first > up_to {
             continue;

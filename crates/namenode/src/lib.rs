@@ -22,6 +22,7 @@ pub mod users;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 
+use cairn_common::disk::{Disk, RealDisk};
 use cairn_common::fatal;
 use cairn_rpc::server::{serve, ServerConfig};
 use tokio::net::TcpListener;
@@ -70,7 +71,7 @@ pub fn format(
         config.limits.clone(),
     );
     let info = new_version_info();
-    storage::format(&config.name_dirs, &info, &ns, force)?;
+    storage::format(&RealDisk, &config.name_dirs, &info, &ns, force)?;
     Ok(info)
 }
 
@@ -163,6 +164,55 @@ pub enum NameNodeError {
     Io(#[from] std::io::Error),
 }
 
+/// Start-up's work on the metadata directories of `config` on `disk`:
+/// loads the namespace (newest image plus the edit log after it, torn tail
+/// cut), writes an image of what was replayed so replay stays short, and
+/// opens a new edit-log segment. Returns the identity, the namespace, its
+/// last txid and the journal.
+///
+/// # Errors
+/// When the directories are not formatted or hold damaged metadata, or
+/// the image or segment cannot be written.
+pub fn open_metadata(
+    disk: Arc<dyn Disk>,
+    config: &NameNodeConfig,
+    superuser: &str,
+) -> Result<
+    (
+        storage::VersionInfo,
+        Namespace,
+        u64,
+        journal::rolling::RollingEditLog,
+    ),
+    NameNodeError,
+> {
+    let dirs = &config.name_dirs;
+    let (version, ns, last_txid) = storage::load(
+        disk.as_ref(),
+        dirs,
+        superuser,
+        &config.superuser_group,
+        config.limits.clone(),
+    )?;
+    let Some(first_dir) = dirs.first() else {
+        return Err(storage::StorageError::NotFormatted(String::new()).into());
+    };
+    let (images, _) = storage::list(disk.as_ref(), first_dir)?;
+    if images.first().map(|i| i.0) != Some(last_txid) {
+        for d in dirs {
+            storage::write_image(disk.as_ref(), d, last_txid, &ns)?;
+            storage::purge(disk.as_ref(), d, storage::IMAGES_KEPT)?;
+        }
+    }
+    let journal = journal::rolling::RollingEditLog::open(
+        disk,
+        dirs.clone(),
+        config.journal.clone(),
+        last_txid,
+    )?;
+    Ok((version, ns, last_txid, journal))
+}
+
 /// Loads the namespace from the metadata directories (newest image plus
 /// the edit log after it), checkpoints what was replayed, opens a new
 /// edit-log segment, and serves RPC on `listener` until `shutdown` is
@@ -180,25 +230,8 @@ pub async fn run(
     shutdown: CancellationToken,
 ) -> Result<(), NameNodeError> {
     let superuser = UserDirectory::current_user();
-    let (version, ns, last_txid) = storage::load(
-        &config.name_dirs,
-        &superuser,
-        &config.superuser_group,
-        config.limits.clone(),
-    )?;
-    // Start every run from a checkpoint, so replay stays short.
-    let (images, _) = storage::list(&config.name_dirs[0])?;
-    if images.first().map(|i| i.0) != Some(last_txid) {
-        for d in &config.name_dirs {
-            storage::write_image(d, last_txid, &ns)?;
-            storage::purge(d, storage::IMAGES_KEPT)?;
-        }
-    }
-    let journal = Arc::new(journal::rolling::RollingEditLog::open(
-        config.name_dirs.clone(),
-        config.journal.clone(),
-        last_txid,
-    )?);
+    let (version, ns, last_txid, journal) = open_metadata(Arc::new(RealDisk), &config, &superuser)?;
+    let journal = Arc::new(journal);
     let server_config = ServerConfig {
         max_frame_bytes: config.max_frame_bytes,
         handler_count: config.handler_count,
@@ -350,6 +383,7 @@ fn checkpoint_up_to(state: &NameNodeState, up_to: u64) -> Result<bool, String> {
     let superuser = state.users.superuser().to_string();
     for d in &state.config.name_dirs {
         storage::checkpoint_from_disk(
+            &RealDisk,
             d,
             up_to,
             &superuser,

@@ -9,12 +9,11 @@
 //! transaction ids, an unreadable image — stops start-up with the file and
 //! offset, because guessing would lose acknowledged changes.
 
-use std::fs::File;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
-pub use cairn_common::durable::fsync_dir;
-use cairn_common::durable::write_atomic;
+use cairn_common::disk::Disk;
+use cairn_common::durable::write_atomic_on;
 use tracing::{info, warn};
 
 use crate::journal::codec::{decode_record, encode_record, Decoded};
@@ -117,29 +116,30 @@ impl VersionInfo {
 /// Refused when a directory already holds a namespace (unless `force`), or
 /// any I/O error.
 pub fn format(
+    disk: &dyn Disk,
     dirs: &[PathBuf],
     info: &VersionInfo,
     ns: &Namespace,
     force: bool,
 ) -> Result<(), StorageError> {
     for dir in dirs {
-        std::fs::create_dir_all(dir).map_err(|e| io_err(dir, e))?;
+        disk.create_dir_all(dir).map_err(|e| io_err(dir, e))?;
         let version = dir.join("VERSION");
-        if version.exists() && !force {
+        if disk.exists(&version) && !force {
             return Err(StorageError::Refused(format!(
                 "{} already holds a namespace; refusing to format it (remove it first)",
                 dir.display()
             )));
         }
-        for entry in std::fs::read_dir(dir).map_err(|e| io_err(dir, e))? {
-            let entry = entry.map_err(|e| io_err(dir, e))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
+        for name in disk.list_dir(dir).map_err(|e| io_err(dir, e))? {
             if name.starts_with("edits_") || name.starts_with("fsimage_") {
-                std::fs::remove_file(entry.path()).map_err(|e| io_err(&entry.path(), e))?;
+                let path = dir.join(name);
+                disk.remove_file(&path).map_err(|e| io_err(&path, e))?;
             }
         }
-        write_image(dir, 0, ns)?;
-        write_atomic(&version, info.render().as_bytes()).map_err(|e| io_err(&version, e))?;
+        write_image(disk, dir, 0, ns)?;
+        write_atomic_on(disk, &version, info.render().as_bytes())
+            .map_err(|e| io_err(&version, e))?;
     }
     Ok(())
 }
@@ -148,11 +148,17 @@ pub fn format(
 ///
 /// # Errors
 /// NotFormatted when none has, Corrupt when it does not verify.
-pub fn read_version(dirs: &[PathBuf]) -> Result<VersionInfo, StorageError> {
+pub fn read_version(disk: &dyn Disk, dirs: &[PathBuf]) -> Result<VersionInfo, StorageError> {
     for dir in dirs {
         let p = dir.join("VERSION");
-        match std::fs::read_to_string(&p) {
-            Ok(text) => return VersionInfo::parse(&p, &text),
+        match disk.read(&p) {
+            Ok(bytes) => {
+                let text = String::from_utf8(bytes).map_err(|_| StorageError::Corrupt {
+                    path: p.display().to_string(),
+                    reason: "not UTF-8 text".into(),
+                })?;
+                return VersionInfo::parse(&p, &text);
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
             Err(e) => return Err(io_err(&p, e)),
         }
@@ -168,7 +174,12 @@ pub fn read_version(dirs: &[PathBuf]) -> Result<VersionInfo, StorageError> {
 ///
 /// # Errors
 /// Any I/O error.
-pub fn write_image(dir: &Path, txid: u64, ns: &Namespace) -> Result<PathBuf, StorageError> {
+pub fn write_image(
+    disk: &dyn Disk,
+    dir: &Path,
+    txid: u64,
+    ns: &Namespace,
+) -> Result<PathBuf, StorageError> {
     let (last_inode, last_block, last_gs) = ns.counters();
     let mut buf = Vec::with_capacity(1 << 16);
     buf.extend_from_slice(IMAGE_MAGIC);
@@ -183,7 +194,7 @@ pub fn write_image(dir: &Path, txid: u64, ns: &Namespace) -> Result<PathBuf, Sto
     let crc = crc32c::crc32c(&buf);
     buf.extend_from_slice(&crc.to_be_bytes());
     let path = dir.join(format!("fsimage_{txid:019}"));
-    write_atomic(&path, &buf).map_err(|e| io_err(&path, e))?;
+    write_atomic_on(disk, &path, &buf).map_err(|e| io_err(&path, e))?;
     Ok(path)
 }
 
@@ -192,15 +203,13 @@ pub fn write_image(dir: &Path, txid: u64, ns: &Namespace) -> Result<PathBuf, Sto
 /// # Errors
 /// Corrupt (with the offset) or I/O errors.
 pub fn read_image(
+    disk: &dyn Disk,
     path: &Path,
     superuser: &str,
     supergroup: &str,
     limits: Limits,
 ) -> Result<(Namespace, u64), StorageError> {
-    let mut data = Vec::new();
-    File::open(path)
-        .and_then(|mut f| f.read_to_end(&mut data))
-        .map_err(|e| io_err(path, e))?;
+    let data = disk.read(path).map_err(|e| io_err(path, e))?;
     decode_image(&data, superuser, supergroup, limits).map_err(|reason| StorageError::Corrupt {
         path: path.display().to_string(),
         reason,
@@ -269,20 +278,22 @@ pub struct SegmentFile {
 ///
 /// # Errors
 /// I/O errors listing the directory.
-pub fn list(dir: &Path) -> Result<(Vec<ImageFile>, Vec<SegmentFile>), StorageError> {
+pub fn list(
+    disk: &dyn Disk,
+    dir: &Path,
+) -> Result<(Vec<ImageFile>, Vec<SegmentFile>), StorageError> {
     let mut images = Vec::new();
     let mut segments = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| io_err(dir, e))? {
-        let entry = entry.map_err(|e| io_err(dir, e))?;
-        let name = entry.file_name().to_string_lossy().into_owned();
+    for name in disk.list_dir(dir).map_err(|e| io_err(dir, e))? {
+        let path = dir.join(&name);
         if let Some(t) = name.strip_prefix("fsimage_") {
             if let Ok(t) = t.parse::<u64>() {
-                images.push((t, entry.path()));
+                images.push((t, path));
             }
         } else if let Some(first) = name.strip_prefix("edits_inprogress_") {
             if let Ok(first) = first.parse() {
                 segments.push(SegmentFile {
-                    path: entry.path(),
+                    path,
                     first,
                     last: None,
                 });
@@ -291,7 +302,7 @@ pub fn list(dir: &Path) -> Result<(Vec<ImageFile>, Vec<SegmentFile>), StorageErr
             if let Some((a, b)) = range.split_once('-') {
                 if let (Ok(first), Ok(last)) = (a.parse(), b.parse()) {
                     segments.push(SegmentFile {
-                        path: entry.path(),
+                        path,
                         first,
                         last: Some(last),
                     });
@@ -335,11 +346,12 @@ pub type Recovery<'a> = Option<&'a mut dyn FnMut(&str) -> RecoveryChoice>;
 /// very end of the newest segment, or a gap in transaction ids — unless
 /// `recover` decides otherwise.
 pub fn replay(
+    disk: &dyn Disk,
     ns: &mut Namespace,
     segments: &[SegmentFile],
     after: u64,
 ) -> Result<Replayed, StorageError> {
-    replay_with(ns, segments, after, None)
+    replay_with(disk, ns, segments, after, None)
 }
 
 /// [`replay`] with an operator deciding about damage (recovery mode).
@@ -347,6 +359,7 @@ pub fn replay(
 /// # Errors
 /// As [`replay`]; Refused when the operator quits.
 pub fn replay_with(
+    disk: &dyn Disk,
     ns: &mut Namespace,
     segments: &[SegmentFile],
     after: u64,
@@ -362,11 +375,7 @@ pub fn replay_with(
         if seg.last.is_some_and(|l| l < expected) {
             continue;
         }
-        let newest = i + 1 == segments.len();
-        let mut data = Vec::new();
-        File::open(&seg.path)
-            .and_then(|mut f| f.read_to_end(&mut data))
-            .map_err(|e| io_err(&seg.path, e))?;
+        let data = disk.read(&seg.path).map_err(|e| io_err(&seg.path, e))?;
         let corrupt = |pos: usize, reason: String| StorageError::Corrupt {
             path: seg.path.display().to_string(),
             reason: format!("offset {pos}: {reason}"),
@@ -391,7 +400,9 @@ pub fn replay_with(
                 }
                 Decoded::End => break,
                 Decoded::Truncated | Decoded::Corrupt(_)
-                    if newest && seg.last.is_none() && only_tail_left(&data, pos) =>
+                    if seg.last.is_none()
+                        && only_tail_left(&data, pos)
+                        && nothing_after(disk, &segments[i + 1..]) =>
                 {
                     warn!(segment = %seg.path.display(), offset = pos, "cutting a torn record at the end of the edit log");
                     break;
@@ -459,18 +470,19 @@ pub fn replay_with(
 /// # Errors
 /// As [`load`]; Refused when the operator quits.
 pub fn recover(
+    disk: &dyn Disk,
     dirs: &[PathBuf],
     superuser: &str,
     supergroup: &str,
     limits: Limits,
     decide: &mut dyn FnMut(&str) -> RecoveryChoice,
 ) -> Result<u64, StorageError> {
-    read_version(dirs)?;
+    read_version(disk, dirs)?;
     let dir = dirs
         .iter()
-        .find(|d| d.join("VERSION").exists())
+        .find(|d| disk.exists(&d.join("VERSION")))
         .ok_or_else(|| StorageError::NotFormatted(String::new()))?;
-    let (images, segments) = list(dir)?;
+    let (images, segments) = list(disk, dir)?;
     let (_, image_path) = images
         .first()
         .cloned()
@@ -478,23 +490,24 @@ pub fn recover(
             path: dir.display().to_string(),
             reason: "no fsimage found".into(),
         })?;
-    let (mut ns, txid) = read_image(&image_path, superuser, supergroup, limits)?;
-    let replayed = replay_with(&mut ns, &segments, txid, Some(decide))?;
+    let (mut ns, txid) = read_image(disk, &image_path, superuser, supergroup, limits)?;
+    let replayed = replay_with(disk, &mut ns, &segments, txid, Some(decide))?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0);
     for d in dirs {
         let aside = d.join(format!("recovered-{stamp}"));
-        std::fs::create_dir_all(&aside).map_err(|e| io_err(&aside, e))?;
-        let (_, segs) = list(d)?;
+        disk.create_dir_all(&aside).map_err(|e| io_err(&aside, e))?;
+        let (_, segs) = list(disk, d)?;
         for s in segs {
             if let Some(name) = s.path.file_name() {
-                std::fs::rename(&s.path, aside.join(name)).map_err(|e| io_err(&s.path, e))?;
+                disk.rename(&s.path, &aside.join(name))
+                    .map_err(|e| io_err(&s.path, e))?;
             }
         }
-        write_image(d, replayed.last_txid, &ns)?;
-        fsync_dir(d).map_err(|e| io_err(d, e))?;
+        write_image(disk, d, replayed.last_txid, &ns)?;
+        disk.sync_dir(d).map_err(|e| io_err(d, e))?;
     }
     info!(
         last_txid = replayed.last_txid,
@@ -504,20 +517,56 @@ pub fn recover(
     Ok(replayed.last_txid)
 }
 
-/// A damaged record is a torn tail when nothing decodable follows it: what
-/// comes after is zeros (preallocated) or the end of the file.
+/// Sectors are written whole or not at all (the atomic unit of a disk).
+const SECTOR_BYTES: usize = 512;
+
+/// A damaged record is a torn tail when a power cut explains it: the
+/// journal writes one batch of at most `MAX_BATCH_BYTES` (or a single
+/// larger record) per fdatasync, only the batch in flight can be torn,
+/// and its sectors reach the disk in any order, each either new or still
+/// the preallocated zeros. So either nothing but zeros follows the
+/// record's claimed end, or a whole sector within the record is zeros
+/// with written data after it (a lost sector, unlike a flipped bit) and
+/// nothing but zeros lies further than one batch from it.
 fn only_tail_left(data: &[u8], pos: usize) -> bool {
-    // A record's bytes were being written when the crash came; anything
-    // after its claimed end must still be untouched preallocation.
     let claimed = data
         .get(pos..pos + 4)
         .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
         .unwrap_or(0);
-    let end = pos
+    let record_end = pos
         .saturating_add(crate::journal::codec::RECORD_HEADER_LEN)
         .saturating_add(claimed.min(crate::journal::codec::MAX_RECORD_LEN));
-    data.get(end.min(data.len())..)
-        .is_none_or(|rest| rest.iter().all(|b| *b == 0))
+    let zeros_from = |at: usize| {
+        data.get(at.min(data.len())..)
+            .is_none_or(|rest| rest.iter().all(|b| *b == 0))
+    };
+    if zeros_from(record_end) {
+        return true;
+    }
+    // A hole: zeros with written data after them (not the preallocated
+    // tail, which a garbled length could reach).
+    let last_written = data.iter().rposition(|b| *b != 0).unwrap_or(0);
+    let sectors_end = record_end
+        .div_ceil(SECTOR_BYTES)
+        .min(last_written / SECTOR_BYTES);
+    let lost_sector = (pos / SECTOR_BYTES..sectors_end)
+        .filter_map(|s| data.get(s * SECTOR_BYTES..(s + 1) * SECTOR_BYTES))
+        .any(|sector| sector.iter().all(|b| *b == 0));
+    lost_sector
+        && zeros_from(record_end.max(pos.saturating_add(crate::journal::file::MAX_BATCH_BYTES)))
+}
+
+/// Whether the log holds nothing after a segment: every later segment is
+/// in progress and blank. A roll makes the next segment before the old
+/// one's last batch is synced, so a power cut can leave a torn tail in a
+/// segment followed by an empty one.
+fn nothing_after(disk: &dyn Disk, later: &[SegmentFile]) -> bool {
+    later.iter().all(|s| {
+        s.last.is_none()
+            && disk
+                .read(&s.path)
+                .is_ok_and(|data| data.iter().all(|b| *b == 0))
+    })
 }
 
 /// Loads the namespace: newest valid image, then the later segments.
@@ -526,17 +575,18 @@ fn only_tail_left(data: &[u8], pos: usize) -> bool {
 /// # Errors
 /// As [`replay`] and [`read_image`]; NotFormatted without a VERSION.
 pub fn load(
+    disk: &dyn Disk,
     dirs: &[PathBuf],
     superuser: &str,
     supergroup: &str,
     limits: Limits,
 ) -> Result<(VersionInfo, Namespace, u64), StorageError> {
-    let version = read_version(dirs)?;
+    let version = read_version(disk, dirs)?;
     let dir = dirs
         .iter()
-        .find(|d| d.join("VERSION").exists())
+        .find(|d| disk.exists(&d.join("VERSION")))
         .ok_or_else(|| StorageError::NotFormatted(String::new()))?;
-    let (images, segments) = list(dir)?;
+    let (images, segments) = list(disk, dir)?;
     let (image_txid, image_path) =
         images
             .first()
@@ -545,31 +595,35 @@ pub fn load(
                 path: dir.display().to_string(),
                 reason: "no fsimage found".into(),
             })?;
-    let (mut ns, txid) = read_image(&image_path, superuser, supergroup, limits)?;
+    let (mut ns, txid) = read_image(disk, &image_path, superuser, supergroup, limits)?;
     if txid != image_txid {
         return Err(StorageError::Corrupt {
             path: image_path.display().to_string(),
             reason: format!("image says txid {txid}, name says {image_txid}"),
         });
     }
-    let replayed = replay(&mut ns, &segments, txid)?;
+    let replayed = replay(disk, &mut ns, &segments, txid)?;
     info!(image = %image_path.display(), image_txid = txid, replayed = replayed.records, last_txid = replayed.last_txid, "namespace loaded");
     // Close the books on in-progress segments: keep their valid records
     // under a finalized name, drop empty ones.
     for d in dirs {
-        let Ok((_, segs)) = list(d) else { continue };
+        let Ok((_, segs)) = list(disk, d) else {
+            continue;
+        };
         for seg in segs.iter().filter(|s| s.last.is_none()) {
-            finalize_segment(d, seg, replayed.last_txid)?;
+            finalize_segment(disk, d, seg, replayed.last_txid)?;
         }
     }
     Ok((version, ns, replayed.last_txid))
 }
 
-fn finalize_segment(dir: &Path, seg: &SegmentFile, last_txid: u64) -> Result<(), StorageError> {
-    let mut data = Vec::new();
-    File::open(&seg.path)
-        .and_then(|mut f| f.read_to_end(&mut data))
-        .map_err(|e| io_err(&seg.path, e))?;
+fn finalize_segment(
+    disk: &dyn Disk,
+    dir: &Path,
+    seg: &SegmentFile,
+    last_txid: u64,
+) -> Result<(), StorageError> {
+    let data = disk.read(&seg.path).map_err(|e| io_err(&seg.path, e))?;
     let mut pos = 0;
     let mut last = None;
     while let Decoded::Record { txid, size, .. } = decode_record(&data[pos..]) {
@@ -577,20 +631,21 @@ fn finalize_segment(dir: &Path, seg: &SegmentFile, last_txid: u64) -> Result<(),
         pos += size;
     }
     match last {
-        None => std::fs::remove_file(&seg.path).map_err(|e| io_err(&seg.path, e))?,
+        None => disk
+            .remove_file(&seg.path)
+            .map_err(|e| io_err(&seg.path, e))?,
         Some(l) => {
             let l = l.min(last_txid);
-            let f = File::options()
-                .write(true)
-                .open(&seg.path)
+            let f = disk
+                .open_write(&seg.path)
                 .map_err(|e| io_err(&seg.path, e))?;
             f.set_len(pos as u64).map_err(|e| io_err(&seg.path, e))?;
             f.sync_all().map_err(|e| io_err(&seg.path, e))?;
             let to = dir.join(format!("edits_{:019}-{:019}", seg.first, l));
-            std::fs::rename(&seg.path, &to).map_err(|e| io_err(&to, e))?;
+            disk.rename(&seg.path, &to).map_err(|e| io_err(&to, e))?;
         }
     }
-    fsync_dir(dir).map_err(|e| io_err(dir, e))
+    disk.sync_dir(dir).map_err(|e| io_err(dir, e))
 }
 
 /// Deletes images beyond the newest `keep` and segments wholly covered by
@@ -598,18 +653,18 @@ fn finalize_segment(dir: &Path, seg: &SegmentFile, last_txid: u64) -> Result<(),
 ///
 /// # Errors
 /// I/O errors.
-pub fn purge(dir: &Path, keep: usize) -> Result<(), StorageError> {
-    let (images, segments) = list(dir)?;
+pub fn purge(disk: &dyn Disk, dir: &Path, keep: usize) -> Result<(), StorageError> {
+    let (images, segments) = list(disk, dir)?;
     let Some((oldest_kept, _)) = images.get(keep.max(1) - 1).or(images.last()).cloned() else {
         return Ok(());
     };
     for (t, p) in images.iter().skip(keep.max(1)) {
         let _ = t;
-        std::fs::remove_file(p).map_err(|e| io_err(p, e))?;
+        disk.remove_file(p).map_err(|e| io_err(p, e))?;
     }
     for s in segments {
         if s.last.is_some_and(|l| l <= oldest_kept) {
-            std::fs::remove_file(&s.path).map_err(|e| io_err(&s.path, e))?;
+            disk.remove_file(&s.path).map_err(|e| io_err(&s.path, e))?;
         }
     }
     Ok(())
@@ -624,6 +679,7 @@ pub fn purge(dir: &Path, keep: usize) -> Result<(), StorageError> {
 /// # Errors
 /// As [`read_image`], [`replay`] and [`write_image`].
 pub fn checkpoint_from_disk(
+    disk: &dyn Disk,
     dir: &Path,
     up_to: u64,
     superuser: &str,
@@ -631,7 +687,7 @@ pub fn checkpoint_from_disk(
     limits: Limits,
     keep: usize,
 ) -> Result<PathBuf, StorageError> {
-    let (images, segments) = list(dir)?;
+    let (images, segments) = list(disk, dir)?;
     let (_, image) = images
         .iter()
         .find(|(t, _)| *t <= up_to)
@@ -640,7 +696,7 @@ pub fn checkpoint_from_disk(
             path: dir.display().to_string(),
             reason: "no image to start a checkpoint from".into(),
         })?;
-    let (mut ns, txid) = read_image(&image, superuser, supergroup, limits)?;
+    let (mut ns, txid) = read_image(disk, &image, superuser, supergroup, limits)?;
     if txid == up_to {
         return Ok(image);
     }
@@ -648,7 +704,7 @@ pub fn checkpoint_from_disk(
         .into_iter()
         .filter(|s| s.last.is_some_and(|l| l <= up_to))
         .collect();
-    let replayed = replay(&mut ns, &finalized, txid)?;
+    let replayed = replay(disk, &mut ns, &finalized, txid)?;
     if replayed.last_txid != up_to {
         return Err(StorageError::Corrupt {
             path: dir.display().to_string(),
@@ -658,8 +714,8 @@ pub fn checkpoint_from_disk(
             ),
         });
     }
-    let path = write_image(dir, up_to, &ns)?;
-    purge(dir, keep)?;
+    let path = write_image(disk, dir, up_to, &ns)?;
+    purge(disk, dir, keep)?;
     Ok(path)
 }
 

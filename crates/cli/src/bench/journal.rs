@@ -105,6 +105,7 @@ async fn one_scheme(base: &Path, name: &str, a: &JournalArgs) -> anyhow::Result<
     let pre = scheme(name)?;
     let dir = fresh_dir(base, name)?;
     let log = FileEditLog::create(
+        &cairn_common::disk::RealDisk,
         std::slice::from_ref(&dir),
         SEGMENT,
         0,
@@ -176,6 +177,7 @@ async fn sweep_point(
     let dir = fresh_dir(base, &format!("sweep-{threads}-{sync}"))?;
     let log = Arc::new(
         FileEditLog::create(
+            &cairn_common::disk::RealDisk,
             std::slice::from_ref(&dir),
             SEGMENT,
             0,

@@ -255,6 +255,7 @@ fn in_process_target(a: &NnArgs) -> anyhow::Result<(Target, InProcess)> {
     cairn_namenode::format(&config, true).context("formatting the metadata directory")?;
     let su = user();
     let (version, ns, last_txid) = cairn_namenode::storage::load(
+        &cairn_common::disk::RealDisk,
         &config.name_dirs,
         &su,
         &config.superuser_group,
@@ -263,6 +264,7 @@ fn in_process_target(a: &NnArgs) -> anyhow::Result<(Target, InProcess)> {
     .context("loading the metadata directory")?;
     let journal = Arc::new(
         cairn_namenode::journal::rolling::RollingEditLog::open(
+            Arc::new(cairn_common::disk::RealDisk),
             config.name_dirs.clone(),
             config.journal.clone(),
             last_txid,

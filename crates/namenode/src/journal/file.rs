@@ -11,19 +11,21 @@
 //! partial record can never reach the disk; the log is then marked failed
 //! and the NameNode refuses mutations. The zero bytes of the allocated tail
 //! decode as end-of-log.
+//!
+//! A batch holds at most [`MAX_BATCH_BYTES`] (or one larger record), so a
+//! power cut can tear only a bounded stretch after the last synced byte.
 
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Instant;
 
+use cairn_common::disk::{Disk, DiskFile};
 use futures::future::BoxFuture;
 use tokio::sync::watch;
 use tracing::{error, info, warn};
 
-use super::codec::encode_record;
+use super::codec::{encode_record, RECORD_HEADER_LEN};
 use super::{EditLog, JournalError, TxId};
 use crate::namespace::Edit;
 
@@ -64,7 +66,7 @@ impl Default for JournalConfig {
 /// One open segment file in one journal directory.
 struct Segment {
     dir: PathBuf,
-    file: File,
+    file: Box<dyn DiskFile>,
 }
 
 /// Figures the sync thread keeps, for benchmarks and metrics.
@@ -124,30 +126,19 @@ struct Writer {
     spare: Vec<u8>,
 }
 
-fn allocate(file: &File, from: u64, len: u64, mode: Preallocation) -> io::Result<()> {
+fn allocate(file: &dyn DiskFile, from: u64, len: u64, mode: Preallocation) -> io::Result<()> {
     match mode {
         Preallocation::None => Ok(()),
         Preallocation::Sparse => file.set_len(from + len),
         Preallocation::Fill => write_zeros(file, from, len),
-        Preallocation::Fallocate => {
-            use std::os::fd::AsRawFd;
-            let off = i64::try_from(from).map_err(|_| io::Error::other("offset overflow"))?;
-            let n = i64::try_from(len).map_err(|_| io::Error::other("length overflow"))?;
-            match nix::fcntl::fallocate(
-                file.as_raw_fd(),
-                nix::fcntl::FallocateFlags::empty(),
-                off,
-                n,
-            ) {
-                Ok(()) => Ok(()),
-                Err(nix::errno::Errno::EOPNOTSUPP) => write_zeros(file, from, len),
-                Err(e) => Err(io::Error::from(e)),
-            }
-        }
+        Preallocation::Fallocate => match file.allocate(from, len) {
+            Err(e) if e.kind() == io::ErrorKind::Unsupported => write_zeros(file, from, len),
+            other => other,
+        },
     }
 }
 
-fn write_zeros(file: &File, from: u64, len: u64) -> io::Result<()> {
+fn write_zeros(file: &dyn DiskFile, from: u64, len: u64) -> io::Result<()> {
     let zeros = vec![0u8; 64 * 1024];
     let mut done = 0;
     while done < len {
@@ -156,6 +147,47 @@ fn write_zeros(file: &File, from: u64, len: u64) -> io::Result<()> {
         done += n as u64;
     }
     file.sync_data()
+}
+
+/// The most bytes one batch (one pwrite, one fdatasync) holds, unless a
+/// single record is larger. Only the batch in flight can be torn by a
+/// power cut, so start-up knows that bytes further than this past a torn
+/// record were synced before it: damage followed by data that far away is
+/// not a torn write (storage::only_tail_left).
+pub const MAX_BATCH_BYTES: usize = 256 * 1024;
+
+/// Where the first batch of `buf` ends: the most whole records within
+/// [`MAX_BATCH_BYTES`] (at least one); with their count and last txid.
+fn batch_end(buf: &[u8]) -> (usize, u64, u64) {
+    let (mut pos, mut records, mut last_txid) = (0usize, 0u64, 0u64);
+    while let (Some(len), Some(txid)) = (buf.get(pos..pos + 4), buf.get(pos + 8..pos + 16)) {
+        let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        let end = pos + RECORD_HEADER_LEN + len;
+        if records > 0 && end > MAX_BATCH_BYTES {
+            break;
+        }
+        let mut t = [0u8; 8];
+        t.copy_from_slice(txid);
+        (pos, records, last_txid) = (end, records + 1, u64::from_be_bytes(t));
+    }
+    (pos, records, last_txid)
+}
+
+/// Takes the next batch out of the pending buffer: all of it, or its
+/// first [`MAX_BATCH_BYTES`] of whole records (the rest is the next batch).
+fn take_batch(p: &mut Pending, spare: &mut Vec<u8>) -> (Vec<u8>, u64, u64) {
+    if p.buf.len() <= MAX_BATCH_BYTES {
+        let records = std::mem::take(&mut p.records);
+        return (
+            std::mem::replace(&mut p.buf, std::mem::take(spare)),
+            p.last_txid,
+            records,
+        );
+    }
+    let (split, records, last_txid) = batch_end(&p.buf);
+    let rest = p.buf.split_off(split);
+    p.records = p.records.saturating_sub(records);
+    (std::mem::replace(&mut p.buf, rest), last_txid, records)
 }
 
 impl Writer {
@@ -178,15 +210,15 @@ impl Writer {
         }
         let (from, len) = (self.allocated, target - self.allocated);
         let mut failures = Vec::new();
-        self.segments.retain(
-            |s| match allocate(&s.file, from, len, self.config.preallocation) {
+        self.segments.retain(|s| {
+            match allocate(s.file.as_ref(), from, len, self.config.preallocation) {
                 Ok(()) => true,
                 Err(e) => {
                     failures.push(format!("{}: {e}", s.dir.display()));
                     false
                 }
-            },
-        );
+            }
+        });
         for f in &failures {
             error!(volume = %f, "journal preallocation failed; dropping this journal directory");
         }
@@ -238,10 +270,7 @@ impl Writer {
                     p.buf.clear();
                     continue;
                 }
-                let buf = std::mem::replace(&mut p.buf, std::mem::take(&mut self.spare));
-                let r = p.records;
-                p.records = 0;
-                (buf, p.last_txid, r)
+                take_batch(&mut p, &mut self.spare)
             };
             let len = buf.len() as u64;
             if let Err(why) = self.ensure_room(len) {
@@ -331,12 +360,13 @@ impl Writer {
 
 impl FileEditLog {
     /// Opens a new segment named `name` (e.g. `edits_inprogress_<first>`)
-    /// in every directory of `dirs`, preallocated by one step, with
-    /// `last_txid` as the last transaction already durable.
+    /// on `disk` in every directory of `dirs`, preallocated by one step,
+    /// with `last_txid` as the last transaction already durable.
     ///
     /// # Errors
     /// When no directory can create and preallocate its segment.
     pub fn create(
+        disk: &dyn Disk,
         dirs: &[PathBuf],
         name: &str,
         last_txid: u64,
@@ -346,13 +376,7 @@ impl FileEditLog {
         let mut errors = Vec::new();
         for dir in dirs {
             let path = dir.join(name);
-            match File::options()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&path)
-            {
+            match disk.create(&path) {
                 Ok(file) => segments.push(Segment {
                     dir: dir.clone(),
                     file,
@@ -367,7 +391,7 @@ impl FileEditLog {
             )));
         }
         for d in dirs {
-            crate::storage::fsync_dir(d)?;
+            disk.sync_dir(d)?;
         }
         let shared = Arc::new(Shared {
             pending: Mutex::new(Pending {

@@ -15,6 +15,7 @@ use std::io;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
+use cairn_common::disk::Disk;
 use futures::future::BoxFuture;
 
 use super::file::{FileEditLog, JournalConfig, JournalStats};
@@ -24,6 +25,7 @@ use crate::storage;
 
 /// A rolling series of [`FileEditLog`] segments.
 pub struct RollingEditLog {
+    disk: Arc<dyn Disk>,
     dirs: Vec<PathBuf>,
     config: JournalConfig,
     current: RwLock<(u64, Arc<FileEditLog>)>,
@@ -32,18 +34,25 @@ pub struct RollingEditLog {
 }
 
 impl RollingEditLog {
-    /// Opens a new segment after `last_txid`.
+    /// Opens a new segment after `last_txid` on `disk`.
     ///
     /// # Errors
     /// When no directory can hold the segment.
-    pub fn open(dirs: Vec<PathBuf>, config: JournalConfig, last_txid: u64) -> io::Result<Self> {
+    pub fn open(
+        disk: Arc<dyn Disk>,
+        dirs: Vec<PathBuf>,
+        config: JournalConfig,
+        last_txid: u64,
+    ) -> io::Result<Self> {
         let log = FileEditLog::create(
+            disk.as_ref(),
             &dirs,
             &storage::inprogress_name(last_txid + 1),
             last_txid,
             config.clone(),
         )?;
         Ok(Self {
+            disk,
             dirs,
             config,
             current: RwLock::new((last_txid + 1, Arc::new(log))),
@@ -77,8 +86,8 @@ impl RollingEditLog {
     /// was made but will not be used).
     fn remove_segment(&self, name: &str) {
         for d in &self.dirs {
-            let _ = std::fs::remove_file(d.join(name));
-            let _ = storage::fsync_dir(d);
+            let _ = self.disk.remove_file(&d.join(name));
+            let _ = self.disk.sync_dir(d);
         }
     }
 
@@ -87,19 +96,20 @@ impl RollingEditLog {
     fn finalize(&self, first: u64, last: u64, written: u64) -> io::Result<()> {
         for d in &self.dirs {
             let from = d.join(storage::inprogress_name(first));
-            if !from.exists() {
+            if !self.disk.exists(&from) {
                 continue;
             }
             if last >= first {
-                let f = std::fs::OpenOptions::new().write(true).open(&from)?;
+                let f = self.disk.open_write(&from)?;
                 // Drop the preallocated tail: a finalized segment ends at its last record.
                 f.set_len(written)?;
                 f.sync_all()?;
-                std::fs::rename(&from, d.join(format!("edits_{first:019}-{last:019}")))?;
+                self.disk
+                    .rename(&from, &d.join(format!("edits_{first:019}-{last:019}")))?;
             } else {
-                std::fs::remove_file(&from)?;
+                self.disk.remove_file(&from)?;
             }
-            storage::fsync_dir(d)?;
+            self.disk.sync_dir(d)?;
         }
         Ok(())
     }
@@ -130,7 +140,13 @@ impl RollingEditLog {
             return Ok(last);
         }
         let next_name = storage::inprogress_name(last + 1);
-        let next = match FileEditLog::create(&self.dirs, &next_name, last, self.config.clone()) {
+        let next = match FileEditLog::create(
+            self.disk.as_ref(),
+            &self.dirs,
+            &next_name,
+            last,
+            self.config.clone(),
+        ) {
             Ok(next) => next,
             Err(e) => {
                 self.remove_segment(&next_name);
@@ -198,6 +214,7 @@ impl EditLog for RollingEditLog {
 mod tests {
     use super::*;
     use crate::namespace::INodeId;
+    use cairn_common::disk::RealDisk;
 
     fn mkdir(i: u64) -> Edit {
         Edit::Mkdir {
@@ -224,7 +241,13 @@ mod tests {
         // under its name (before, the second roll deleted the file that the
         // new segment was writing to).
         let dir = tempfile::tempdir().expect("tmp");
-        let log = RollingEditLog::open(vec![dir.path().to_path_buf()], config(), 0).expect("open");
+        let log = RollingEditLog::open(
+            Arc::new(RealDisk),
+            vec![dir.path().to_path_buf()],
+            config(),
+            0,
+        )
+        .expect("open");
         let t = log.append(&[mkdir(1)]).expect("append");
         log.wait_durable(t).await.expect("durable");
         assert_eq!(log.roll().expect("roll"), 1);
@@ -247,7 +270,13 @@ mod tests {
         // Goal: the next segment is made first; when that fails the roll
         // is an error, the log has not failed and goes on in the old one.
         let dir = tempfile::tempdir().expect("tmp");
-        let log = RollingEditLog::open(vec![dir.path().to_path_buf()], config(), 0).expect("open");
+        let log = RollingEditLog::open(
+            Arc::new(RealDisk),
+            vec![dir.path().to_path_buf()],
+            config(),
+            0,
+        )
+        .expect("open");
         let t = log.append(&[mkdir(1), mkdir(2)]).expect("append");
         log.wait_durable(t).await.expect("durable");
         // A directory where the next segment's file would go.
@@ -276,7 +305,13 @@ mod tests {
         // refused (nothing is buffered), and every edit acknowledged before
         // is still on disk in the old segment.
         let dir = tempfile::tempdir().expect("tmp");
-        let log = RollingEditLog::open(vec![dir.path().to_path_buf()], config(), 0).expect("open");
+        let log = RollingEditLog::open(
+            Arc::new(RealDisk),
+            vec![dir.path().to_path_buf()],
+            config(),
+            0,
+        )
+        .expect("open");
         let t = log.append(&[mkdir(1), mkdir(2)]).expect("append");
         log.wait_durable(t).await.expect("durable");
         std::fs::create_dir(dir.path().join(format!("edits_{:019}-{:019}", 1, 2)))

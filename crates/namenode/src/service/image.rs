@@ -22,6 +22,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cairn_common::disk::RealDisk;
 use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::CallError;
 use tracing::info;
@@ -183,8 +184,8 @@ impl NameNodeState {
             .map_err(|e| CallError::io(e.to_string()))?
             .unwrap_or(last_txid);
         for d in &self.config.name_dirs {
-            storage::write_image(d, txid, &ns).map_err(storage_error)?;
-            storage::purge(d, storage::IMAGES_KEPT).map_err(storage_error)?;
+            storage::write_image(&RealDisk, d, txid, &ns).map_err(storage_error)?;
+            storage::purge(&RealDisk, d, storage::IMAGES_KEPT).map_err(storage_error)?;
         }
         *last = LastImage {
             txid,
@@ -199,7 +200,7 @@ impl NameNodeState {
         let Some(dir) = self.config.name_dirs.first() else {
             return Ok(None);
         };
-        let (images, _) = storage::list(dir).map_err(storage_error)?;
+        let (images, _) = storage::list(&RealDisk, dir).map_err(storage_error)?;
         let Some((txid, path)) = images.first() else {
             return Ok(None);
         };

@@ -1,0 +1,194 @@
+//! The file-system calls that metadata durability depends on, behind a
+//! trait, so a test can replace the disk with one that loses what was not
+//! synced when the power goes ([`sim::SimDisk`], feature `sim-disk`).
+//!
+//! [`RealDisk`] is `std::fs` plus fallocate. Files are opened once per
+//! segment or image, so the dynamic call costs nothing next to the I/O.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+#[cfg(any(test, feature = "sim-disk"))]
+pub mod sim;
+
+/// An open file that can be written at offsets and synced.
+pub trait DiskFile: Send + Sync {
+    /// Writes all of `buf` at `offset` (pwrite).
+    ///
+    /// # Errors
+    /// The I/O error of the write.
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()>;
+
+    /// Allocates `len` bytes from `from`, extending the file with zeros
+    /// (fallocate mode 0).
+    ///
+    /// # Errors
+    /// `Unsupported` where the file system cannot; any other I/O error
+    /// (a full disk).
+    fn allocate(&self, from: u64, len: u64) -> io::Result<()>;
+
+    /// Cuts or extends the file to `len` bytes.
+    ///
+    /// # Errors
+    /// The I/O error of ftruncate.
+    fn set_len(&self, len: u64) -> io::Result<()>;
+
+    /// fdatasync: the data and the size are durable when it returns.
+    ///
+    /// # Errors
+    /// The I/O error of the sync.
+    fn sync_data(&self) -> io::Result<()>;
+
+    /// fsync: data and all metadata of the file (not its directory entry).
+    ///
+    /// # Errors
+    /// The I/O error of the sync.
+    fn sync_all(&self) -> io::Result<()>;
+}
+
+/// The directory and file calls of the metadata writers and loaders.
+/// Names become durable only when their directory is synced.
+pub trait Disk: Send + Sync {
+    /// Creates `path` (truncating it if it exists) for reading and writing.
+    ///
+    /// # Errors
+    /// The I/O error of open.
+    fn create(&self, path: &Path) -> io::Result<Box<dyn DiskFile>>;
+
+    /// Opens an existing file for writing.
+    ///
+    /// # Errors
+    /// The I/O error of open (NotFound when it does not exist).
+    fn open_write(&self, path: &Path) -> io::Result<Box<dyn DiskFile>>;
+
+    /// The whole content of a file.
+    ///
+    /// # Errors
+    /// The I/O error of open or read.
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
+
+    /// Renames `from` to `to`, replacing `to` atomically.
+    ///
+    /// # Errors
+    /// The I/O error of rename.
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+
+    /// Unlinks a file.
+    ///
+    /// # Errors
+    /// The I/O error of unlink.
+    fn remove_file(&self, path: &Path) -> io::Result<()>;
+
+    /// Creates a directory and its missing parents.
+    ///
+    /// # Errors
+    /// The I/O error of mkdir.
+    fn create_dir_all(&self, path: &Path) -> io::Result<()>;
+
+    /// fsyncs a directory: the creations, renames and unlinks in it are
+    /// durable when it returns.
+    ///
+    /// # Errors
+    /// The I/O error of opening or syncing the directory.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+
+    /// The names in a directory (files and directories, unsorted).
+    ///
+    /// # Errors
+    /// The I/O error of listing it.
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>>;
+
+    /// Whether `path` names a file or directory.
+    fn exists(&self, path: &Path) -> bool;
+}
+
+/// The machine's own file system.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RealDisk;
+
+struct RealFile(File);
+
+impl DiskFile for RealFile {
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        self.0.write_all_at(buf, offset)
+    }
+
+    fn allocate(&self, from: u64, len: u64) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let off = i64::try_from(from).map_err(|_| io::Error::other("offset overflow"))?;
+        let n = i64::try_from(len).map_err(|_| io::Error::other("length overflow"))?;
+        match nix::fcntl::fallocate(
+            self.0.as_raw_fd(),
+            nix::fcntl::FallocateFlags::empty(),
+            off,
+            n,
+        ) {
+            Ok(()) => Ok(()),
+            Err(nix::errno::Errno::EOPNOTSUPP) => Err(io::ErrorKind::Unsupported.into()),
+            Err(e) => Err(io::Error::from(e)),
+        }
+    }
+
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
+    }
+
+    fn sync_data(&self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+
+    fn sync_all(&self) -> io::Result<()> {
+        self.0.sync_all()
+    }
+}
+
+impl Disk for RealDisk {
+    fn create(&self, path: &Path) -> io::Result<Box<dyn DiskFile>> {
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(Box::new(RealFile(file)))
+    }
+
+    fn open_write(&self, path: &Path) -> io::Result<Box<dyn DiskFile>> {
+        let file = File::options().write(true).open(path)?;
+        Ok(Box::new(RealFile(file)))
+    }
+
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        std::fs::read(path)
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(path)
+    }
+
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        File::open(dir)?.sync_all()
+    }
+
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            names.push(entry?.file_name().to_string_lossy().into_owned());
+        }
+        Ok(names)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+}
