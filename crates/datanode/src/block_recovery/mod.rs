@@ -14,7 +14,12 @@
 //! replicas already cut and restamped by the earlier attempt; they take
 //! part as they are, where HDFS would refuse finalized replicas of
 //! different lengths.
+//!
+//! [`Recoveries`] runs one task per block and refuses a second command for
+//! a block whose recovery is still running here.
 
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cairn_proto::hadoop::hdfs::{
@@ -25,9 +30,54 @@ use cairn_proto::hadoop::hdfs::{
 };
 use cairn_proto::protocols::{DATANODE_PROTOCOL, INTER_DATANODE_PROTOCOL};
 use cairn_rpc::client::Client;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use crate::Shared;
+
+/// The block recoveries this DataNode runs as the primary, by block id.
+#[derive(Debug, Default)]
+pub(crate) struct Recoveries {
+    running: Arc<Mutex<HashSet<u64>>>,
+}
+
+impl Recoveries {
+    /// Starts one recovery task per block not already being recovered here.
+    pub(crate) fn start(&self, shared: &Arc<Shared>, user: &str, blocks: &[RecoveringBlockProto]) {
+        for rb in blocks {
+            let id = rb.block.b.block_id;
+            if !self.claim(id) {
+                debug!(block = id, "block recovery already running");
+                continue;
+            }
+            let shared = shared.clone();
+            let user = user.to_string();
+            let running = self.running.clone();
+            let rb = rb.clone();
+            tokio::spawn(async move {
+                match recover_block(&shared, &user, &rb).await {
+                    Ok(len) => info!(
+                        block = id,
+                        len,
+                        gs = rb.new_gen_stamp,
+                        "block recovery done"
+                    ),
+                    Err(e) => warn!(block = id, error = %e, "block recovery failed"),
+                }
+                running
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&id);
+            });
+        }
+    }
+
+    fn claim(&self, id: u64) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id)
+    }
+}
 
 /// One replica taking part in a block recovery, as `initReplicaRecovery`
 /// described it.
@@ -188,7 +238,7 @@ fn truncated_length(
 /// # Errors
 /// A description of why no replica could be recovered or the NameNode
 /// could not be told.
-pub(crate) async fn recover_block(
+async fn recover_block(
     shared: &Shared,
     user: &str,
     rb: &RecoveringBlockProto,
