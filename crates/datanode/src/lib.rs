@@ -55,7 +55,7 @@ use crate::ids::DatanodeUuid;
 use crate::metrics::Metrics;
 use crate::namenode_link::{Endpoints, NameNodeLink};
 use crate::scanner::{BadQueue, BadReplica};
-use crate::storage::{Storage, StorageError, StorageOptions, WriterOptions};
+use crate::storage::{Storage, StorageError, StorageOptions, WriterOptions, WRITER_STOP_WAIT};
 
 /// Why the DataNode could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
@@ -125,6 +125,7 @@ impl DataNode {
                 checksum_buffer_bytes: config.checksum_buffer_bytes,
                 crc: config.write_path.crc,
             },
+            writer_stop_wait: WRITER_STOP_WAIT,
         };
         let dir = config.data_dir.clone();
         let m2 = metrics.clone();

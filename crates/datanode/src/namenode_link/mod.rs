@@ -14,15 +14,15 @@
 //!    which sends whatever has queued up in one call.
 //!
 //! Commands in heartbeat and block report answers are carried out
-//! ([`commands`]): INVALIDATE deletes replicas (then reports them DELETED),
+//! (`commands`): INVALIDATE deletes replicas (then reports them DELETED),
 //! TRANSFER copies replicas to the named DataNodes
 //! ([`crate::transfer::copy`]), RegisterCommand registers again and sends a
 //! full report, BlockRecoveryCommand makes this DataNode the primary of a
-//! block recovery ([`crate::block_recovery`]). Caching and key updates are
+//! block recovery (`crate::block_recovery`). Caching and key updates are
 //! logged and ignored.
 //!
-//! This file holds the session loop; [`register`] builds the registration,
-//! [`reports`] sends heartbeats and the full, incremental and bad-block
+//! This file holds the session loop; `register` builds the registration,
+//! `reports` sends heartbeats and the full, incremental and bad-block
 //! reports.
 //!
 //! A NameNode that is down, refuses a call or does not answer within

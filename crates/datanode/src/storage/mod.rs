@@ -14,27 +14,33 @@
 //! At start every finalized replica is kept (a meta file that does not parse
 //! or does not fit the block's length sends the pair to `quarantine/`), and
 //! every RBW replica is cut back to its longest prefix whose chunks all
-//! verify against their checksums ([`recover_rbw`]) and reported as RBW with
+//! verify against their checksums ([`recover_rbw()`]) and reported as RBW with
 //! that length. It is not finalized: nothing on disk proves the writer sent
 //! its last packet (the rename is that proof), and the NameNode's block
 //! recovery decides the final length from all replicas.
 //!
 //! Every method here does blocking file I/O: call them from
 //! `spawn_blocking` or a dedicated thread. The replica map is a std `Mutex`
-//! held only for map updates, never across I/O.
+//! held only for map updates, never across I/O. Every change to a replica
+//! runs under that replica's mutation lock (`locks`), taken before the
+//! map's; a takeover of a replica being written stops the old writer and
+//! waits for it to end, and fails after `writer_stop_wait` rather than
+//! touch files the old writer still holds.
 //!
 //! One file per responsibility, each a further `impl Storage` block: this
 //! one opens the volume and answers questions about it (lookups, reports,
 //! space); [`replica`] holds the map's entry types; `load` reads a pool at
-//! start-up and [`recover_rbw`] cuts torn RBW replicas; `create` makes new
+//! start-up and [`recover_rbw()`] cuts torn RBW replicas; `create` makes new
 //! replicas, `reopen` reopens them for appends and recovering pipelines,
-//! `finalize` finalizes them, `remove` deletes or quarantines them;
+//! `finalize` finalizes them, `remove` deletes or quarantines them; `locks`
+//! is the per-replica mutation lock;
 //! [`recovery`] is the replica side of a block recovery.
 
 mod create;
 mod finalize;
 pub mod layout;
 mod load;
+mod locks;
 pub mod meta;
 pub mod reader;
 pub mod recover_rbw;
@@ -46,6 +52,10 @@ pub mod version;
 pub mod writer;
 
 #[cfg(test)]
+mod takeover_tests;
+#[cfg(test)]
+mod test_hooks;
+#[cfg(test)]
 mod tests;
 
 use std::collections::{HashMap, HashSet};
@@ -53,6 +63,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tracing::info;
 
@@ -62,10 +73,12 @@ use crate::metrics::Metrics;
 use cairn_common::durable;
 
 use self::layout::PoolDirs;
+use self::locks::{ReplicaGuard, ReplicaLocks};
 pub use self::reader::{ReadError, ReplicaReader};
 pub use self::recover_rbw::{recover_rbw, RecoveredRbw};
 pub use self::replica::{
-    FinalizedReplica, RbwProgress, RbwShared, Replica, ReplicaState, ReportedReplica, ReportedState,
+    FinalizedReplica, RbwProgress, RbwShared, Replica, ReplicaState, ReportedReplica,
+    ReportedState, WriterError,
 };
 use self::version::StorageVersion;
 pub use self::writer::{ReplicaWriter, WriteError, WriterOptions};
@@ -89,6 +102,12 @@ pub enum StorageError {
     Version { path: PathBuf, reason: String },
     #[error(transparent)]
     Write(#[from] WriteError),
+    /// A takeover gave up: the writer it replaces did not stop in time.
+    #[error("replica {key}: {source}")]
+    Writer {
+        key: ReplicaKey,
+        source: WriterError,
+    },
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StorageError + '_ {
@@ -141,7 +160,14 @@ pub struct StorageOptions {
     pub reserved_bytes: u64,
     /// Write-path switches for writers.
     pub writer: WriterOptions,
+    /// How long a takeover (pipeline recovery, block recovery, a stale
+    /// replica's replacement) waits for the replica's old writer to stop;
+    /// [`WRITER_STOP_WAIT`] in a DataNode.
+    pub writer_stop_wait: Duration,
 }
+
+/// How long a takeover waits for the writer it replaces to stop.
+pub const WRITER_STOP_WAIT: Duration = Duration::from_secs(10);
 
 /// The volume and its replicas.
 #[derive(Debug)]
@@ -149,12 +175,18 @@ pub struct Storage {
     data_dir: PathBuf,
     version: StorageVersion,
     opts: StorageOptions,
+    /// Every replica by key. Changed only under the replica's mutation
+    /// lock (`locks`, taken first); held only for map updates.
     replicas: Mutex<HashMap<ReplicaKey, Replica>>,
+    /// The per-replica mutation locks ([`locks`]).
+    locks: ReplicaLocks,
     pools: Mutex<HashSet<BlockPoolId>>,
     metrics: Arc<Metrics>,
     /// Finalized replicas set aside at start-up (missing or truncated
     /// files), to be reported to the NameNode once it is reachable.
     found_bad: Mutex<Vec<(ReplicaKey, GenStamp)>>,
+    #[cfg(test)]
+    hooks: test_hooks::TestHooks,
 }
 
 fn open_rw(path: &Path, create_new: bool) -> Result<File, StorageError> {
@@ -214,9 +246,12 @@ impl Storage {
             version,
             opts,
             replicas: Mutex::new(HashMap::new()),
+            locks: ReplicaLocks::default(),
             pools: Mutex::new(HashSet::new()),
             metrics,
             found_bad: Mutex::new(Vec::new()),
+            #[cfg(test)]
+            hooks: test_hooks::TestHooks::default(),
         };
         for entry in std::fs::read_dir(&current).map_err(io_err(&current))? {
             let entry = entry.map_err(io_err(&current))?;
@@ -276,6 +311,31 @@ impl Storage {
     /// A snapshot of one replica's map entry.
     pub fn get(&self, key: &ReplicaKey) -> Option<Replica> {
         self.map().get(key).cloned()
+    }
+
+    /// Stops the writer of the RBW replica `key` (whose mutation lock
+    /// `_locked` is) and waits for it to end, so that the caller may take
+    /// the replica's files over. The writer is told to stop at once; a
+    /// finalize it is waiting to run gives up (it would wait for this very
+    /// lock).
+    ///
+    /// # Errors
+    /// [`StorageError::Writer`] if the writer is still running after
+    /// `writer_stop_wait`: the caller must then leave the replica alone.
+    fn stop_writer(
+        &self,
+        _locked: &ReplicaGuard<'_>,
+        key: &ReplicaKey,
+        shared: &RbwShared,
+    ) -> Result<(), StorageError> {
+        shared.revoke_writer();
+        self.locks.wake(key);
+        shared
+            .wait_writer_ended(self.opts.writer_stop_wait)
+            .map_err(|source| StorageError::Writer {
+                key: key.clone(),
+                source,
+            })
     }
 
     /// Paths of a replica's files in `rbw/` or `finalized/`.

@@ -5,18 +5,20 @@ use std::path::Path;
 
 use tracing::warn;
 
-use super::{io_err, ReplicaState, Storage, StorageError};
+use super::{io_err, Replica, ReplicaState, Storage, StorageError};
 use crate::ids::{BlockPoolId, GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
 
 impl Storage {
     /// Deletes a replica on the NameNode's INVALIDATE: both files, from
     /// whichever directory they are in, if its GS is `gs`. A running writer
-    /// is cancelled. Returns whether a replica was deleted.
+    /// is told to stop (not waited for: its files are unlinked under it and
+    /// it can no longer finalize). Returns whether a replica was deleted.
     ///
     /// # Errors
     /// I/O errors removing the files.
     pub fn delete(&self, key: &ReplicaKey, gs: GenStamp) -> Result<bool, StorageError> {
+        let _locked = self.locks.lock(key);
         let replica = {
             let mut map = self.map();
             match map.get(key) {
@@ -27,16 +29,23 @@ impl Storage {
         let Some(replica) = replica else {
             return Ok(false);
         };
-        let finalized = match &replica.state {
-            ReplicaState::Finalized { .. } => true,
-            ReplicaState::Rbw(s) => {
-                if let Some(t) = s.writer_token() {
-                    t.cancel();
-                }
-                false
-            }
-        };
-        let (data, meta) = self.paths(key, gs, finalized);
+        if let ReplicaState::Rbw(s) = &replica.state {
+            s.revoke_writer();
+            self.locks.wake(key);
+        }
+        self.remove_replica_files(key, &replica)?;
+        Metrics::inc(&self.metrics.blocks_deleted);
+        Ok(true)
+    }
+
+    /// Deletes both files of `replica` (already out of the map).
+    pub(super) fn remove_replica_files(
+        &self,
+        key: &ReplicaKey,
+        replica: &Replica,
+    ) -> Result<(), StorageError> {
+        let finalized = matches!(replica.state, ReplicaState::Finalized { .. });
+        let (data, meta) = self.paths(key, replica.gs, finalized);
         for p in [meta, data] {
             match std::fs::remove_file(&p) {
                 Ok(()) => {}
@@ -44,8 +53,7 @@ impl Storage {
                 Err(e) => return Err(io_err(&p)(e)),
             }
         }
-        Metrics::inc(&self.metrics.blocks_deleted);
-        Ok(true)
+        Ok(())
     }
 
     /// Sets a finalized replica found corrupt aside: it leaves the map (so
@@ -54,6 +62,7 @@ impl Storage {
     /// stamp `gs` is touched (one appended to since is another replica).
     /// Returns whether it was set aside.
     pub fn quarantine_replica(&self, key: &ReplicaKey, gs: GenStamp, why: &str) -> bool {
+        let _locked = self.locks.lock(key);
         let removed = {
             let mut map = self.map();
             match map.get(key) {

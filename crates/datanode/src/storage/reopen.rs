@@ -1,6 +1,8 @@
 //! Replicas reopened for writing: an append moves a finalized replica back
 //! to `rbw/`; a recovering pipeline takes an RBW replica over from its old
-//! writer and cuts it back to what was acknowledged.
+//! writer and cuts it back to what was acknowledged. Both run under the
+//! replica's mutation lock, and a takeover goes on only once the old writer
+//! has ended.
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -9,15 +11,18 @@ use std::sync::Arc;
 
 use super::{
     create_dir_all_durable, invalid, io_err, meta, open_rw, read_meta_header, rename, RbwShared,
-    Replica, ReplicaState, ReplicaWriter, Storage, StorageError,
+    Replica, ReplicaGuard, ReplicaState, ReplicaWriter, Storage, StorageError,
 };
 use crate::checksum::{ChecksumKind, Crc32cImpl, DataChecksum};
 use crate::ids::{GenStamp, ReplicaKey};
 
 impl Storage {
+    /// Opens the writer of the RBW replica `key` at `len` bytes and
+    /// registers it as the replica's one writer.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn writer(
         &self,
+        _locked: &ReplicaGuard<'_>,
         key: &ReplicaKey,
         gs: GenStamp,
         files: (PathBuf, PathBuf),
@@ -35,6 +40,12 @@ impl Storage {
                 .read_exact_at(&mut tail, len - tail_len as u64)
                 .map_err(io_err(&files.0))?;
         }
+        let lease = shared
+            .register_writer()
+            .map_err(|source| StorageError::Writer {
+                key: key.clone(),
+                source,
+            })?;
         Ok(ReplicaWriter::new(
             key.clone(),
             gs,
@@ -47,6 +58,7 @@ impl Storage {
             tail,
             self.opts.writer,
             shared,
+            lease,
             self.metrics.clone(),
         ))
     }
@@ -65,6 +77,7 @@ impl Storage {
         new_gs: GenStamp,
         expected_len: u64,
     ) -> Result<ReplicaWriter, StorageError> {
+        let locked = self.locks.lock(key);
         let replica = self
             .get(key)
             .ok_or_else(|| StorageError::NotFound(key.clone()))?;
@@ -83,11 +96,14 @@ impl Storage {
                 format!("replica has {len} bytes, the client expects {expected_len}"),
             ));
         }
-        self.reopen_finalized(key, &replica, len, new_gs)
+        self.reopen_finalized(&locked, key, &replica, len, new_gs)
     }
 
+    /// Moves the finalized `replica` back to `rbw/` under `new_gs` and
+    /// opens its writer.
     pub(super) fn reopen_finalized(
         &self,
+        locked: &ReplicaGuard<'_>,
         key: &ReplicaKey,
         replica: &Replica,
         len: u64,
@@ -106,6 +122,7 @@ impl Storage {
         let stored = read_meta_header(&meta, &rmeta)?;
         let shared = RbwShared::new(len, None);
         let writer = self.writer(
+            locked,
             key,
             new_gs,
             (rdata, rmeta),
@@ -115,15 +132,7 @@ impl Storage {
             shared.clone(),
         )?;
         shared.publish(len, tail_crc_of(&writer));
-        shared.take_over();
-        self.map().insert(
-            key.clone(),
-            Replica {
-                gs: new_gs,
-                state: ReplicaState::Rbw(shared),
-                checksum: stored,
-            },
-        );
+        self.insert_rbw(key, new_gs, shared, stored);
         Ok(writer)
     }
 
@@ -143,6 +152,7 @@ impl Storage {
         min_len: u64,
         max_len: u64,
     ) -> Result<ReplicaWriter, StorageError> {
+        let locked = self.locks.lock(key);
         let replica = self
             .get(key)
             .ok_or_else(|| StorageError::NotFound(key.clone()))?;
@@ -160,7 +170,7 @@ impl Storage {
                         format!("finalized length {len} is outside {min_len}..={max_len}"),
                     ));
                 }
-                return self.reopen_finalized(key, &replica, *len, new_gs);
+                return self.reopen_finalized(&locked, key, &replica, *len, new_gs);
             }
             ReplicaState::Rbw(s) => s.clone(),
         };
@@ -170,7 +180,7 @@ impl Storage {
                 format!("replica is under block recovery {id}"),
             ));
         }
-        shared.take_over();
+        self.stop_writer(&locked, key, &shared)?;
         let keep = shared.acked().min(shared.progress().on_disk);
         if keep < min_len {
             return Err(invalid(
@@ -178,13 +188,14 @@ impl Storage {
                 format!("{keep} acknowledged bytes, the client expects at least {min_len}"),
             ));
         }
-        self.reopen_rbw(key, &replica, shared, new_gs, keep.min(max_len))
+        self.reopen_rbw(&locked, key, &replica, shared, new_gs, keep.min(max_len))
     }
 
-    /// Cuts an RBW replica (whose writer was taken over) to `keep` bytes,
+    /// Cuts an RBW replica (whose writer has ended) to `keep` bytes,
     /// renames its meta file to `new_gs` and opens a writer at `keep`.
     pub(super) fn reopen_rbw(
         &self,
+        locked: &ReplicaGuard<'_>,
         key: &ReplicaKey,
         replica: &Replica,
         shared: Arc<RbwShared>,
@@ -210,6 +221,7 @@ impl Storage {
         meta.set_len(meta::meta_len(&stored, keep))
             .map_err(io_err(&meta_path))?;
         let mut writer = self.writer(
+            locked,
             key,
             new_gs,
             (data_path, meta_path),
@@ -223,15 +235,23 @@ impl Storage {
         writer.rewrite_tail_checksum()?;
         shared.publish(keep, tail_crc_of(&writer));
         shared.set_acked(keep);
-        self.map().insert(
-            key.clone(),
-            Replica {
-                gs: new_gs,
-                state: ReplicaState::Rbw(shared),
-                checksum: stored,
-            },
-        );
+        self.insert_rbw(key, new_gs, shared, stored);
         Ok(writer)
+    }
+
+    fn insert_rbw(
+        &self,
+        key: &ReplicaKey,
+        gs: GenStamp,
+        shared: Arc<RbwShared>,
+        checksum: DataChecksum,
+    ) {
+        let replica = Replica {
+            gs,
+            state: ReplicaState::Rbw(shared),
+            checksum,
+        };
+        self.map().insert(key.clone(), replica);
     }
 }
 

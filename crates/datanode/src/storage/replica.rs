@@ -2,18 +2,15 @@
 //! written with the state its writer shares with readers and the ack
 //! path), and the shapes in which replicas are reported.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::checksum::DataChecksum;
 use crate::ids::{BlockId, GenStamp, ReplicaKey};
-
-/// How long a recovering writer waits for the writer it replaces to stop.
-pub(super) const WRITER_STOP_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What readers may see of a replica being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -24,6 +21,17 @@ pub struct RbwProgress {
     pub tail_crc: Option<u32>,
 }
 
+/// Who writes an RBW replica: at most one writer at a time, registered
+/// under the replica's mutation lock.
+#[derive(Debug, Default)]
+struct WriterSlot {
+    /// Cancels the registered writer.
+    token: Option<CancellationToken>,
+    /// Set from a writer's registration until its [`WriterLease`] is
+    /// dropped: the writer may still touch the replica's files.
+    running: bool,
+}
+
 /// State shared between the writer of an RBW replica, its readers and the
 /// ack path.
 #[derive(Debug)]
@@ -31,14 +39,53 @@ pub struct RbwShared {
     progress: watch::Sender<RbwProgress>,
     /// Bytes acknowledged upstream (what `getReplicaVisibleLength` reports).
     acked: AtomicU64,
-    /// Cancels the current writer when a recovery takes the replica over.
-    writer: Mutex<Option<CancellationToken>>,
-    /// A writer holds the replica's files.
-    busy: AtomicBool,
+    writer: Mutex<WriterSlot>,
+    /// Signalled when a writer's lease is dropped.
+    writer_ended: Condvar,
+    /// Bumped by every revocation: a writer registered under an older
+    /// epoch has been told to stop and may no longer finalize.
+    epoch: AtomicU64,
     /// The recovery id (new generation stamp) of the block recovery that
     /// took the replica over; 0 when none did. Set, no writer may continue
     /// the replica.
     pub(super) recovery: AtomicU64,
+}
+
+/// A writer's hold on an RBW replica. Dropping it (when the writer is
+/// dropped) tells a takeover waiting for the writer that it has ended.
+#[derive(Debug)]
+pub(crate) struct WriterLease {
+    shared: Arc<RbwShared>,
+    epoch: u64,
+    token: CancellationToken,
+}
+
+impl WriterLease {
+    /// Whether a takeover or a delete has told this writer to stop.
+    pub(crate) fn revoked(&self) -> bool {
+        self.shared.epoch.load(Ordering::Acquire) != self.epoch
+    }
+
+    /// Cancelled when the writer must stop.
+    pub(crate) fn token(&self) -> &CancellationToken {
+        &self.token
+    }
+}
+
+impl Drop for WriterLease {
+    fn drop(&mut self) {
+        self.shared.slot().running = false;
+        self.shared.writer_ended.notify_all();
+    }
+}
+
+/// Why a writer could not be registered or stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum WriterError {
+    #[error("the old writer is still running after {0:?}")]
+    StillRunning(Duration),
+    #[error("another writer is registered")]
+    AlreadyRegistered,
 }
 
 impl RbwShared {
@@ -47,8 +94,9 @@ impl RbwShared {
         Arc::new(RbwShared {
             progress: tx,
             acked: AtomicU64::new(on_disk),
-            writer: Mutex::new(None),
-            busy: AtomicBool::new(false),
+            writer: Mutex::new(WriterSlot::default()),
+            writer_ended: Condvar::new(),
+            epoch: AtomicU64::new(0),
             recovery: AtomicU64::new(0),
         })
     }
@@ -78,31 +126,56 @@ impl RbwShared {
         self.acked.load(Ordering::Acquire)
     }
 
-    fn lock_writer(&self) -> MutexGuard<'_, Option<CancellationToken>> {
+    fn slot(&self) -> MutexGuard<'_, WriterSlot> {
         self.writer
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Registers a new writer, cancelling and waiting out any previous one.
-    pub(super) fn take_over(&self) -> CancellationToken {
-        let old = self.lock_writer().take();
-        if let Some(old) = old {
-            old.cancel();
-            let start = Instant::now();
-            // The old disk stage clears `busy` when its writer is dropped.
-            while self.busy.load(Ordering::Acquire) && start.elapsed() < WRITER_STOP_WAIT {
-                std::thread::sleep(std::time::Duration::from_millis(5));
-            }
+    /// Registers the replica's new writer. Call with the replica's
+    /// mutation lock held, after [`Self::stop_writer`] when a writer may
+    /// have been running.
+    ///
+    /// # Errors
+    /// [`WriterError::AlreadyRegistered`] if another writer still runs.
+    pub(super) fn register_writer(self: &Arc<Self>) -> Result<WriterLease, WriterError> {
+        let mut slot = self.slot();
+        if slot.running {
+            return Err(WriterError::AlreadyRegistered);
         }
         let token = CancellationToken::new();
-        *self.lock_writer() = Some(token.clone());
-        self.busy.store(true, Ordering::Release);
-        token
+        slot.token = Some(token.clone());
+        slot.running = true;
+        Ok(WriterLease {
+            shared: self.clone(),
+            epoch: self.epoch.load(Ordering::Acquire),
+            token,
+        })
     }
 
-    pub(crate) fn writer_gone(&self) {
-        self.busy.store(false, Ordering::Release);
+    /// Tells the running writer, if any, to stop: its token is cancelled
+    /// and it may no longer finalize. Does not wait.
+    pub(super) fn revoke_writer(&self) {
+        self.epoch.fetch_add(1, Ordering::AcqRel);
+        if let Some(t) = self.slot().token.take() {
+            t.cancel();
+        }
+    }
+
+    /// Waits up to `wait` for the writer to end (its lease dropped).
+    ///
+    /// # Errors
+    /// [`WriterError::StillRunning`] if it is still running then.
+    pub(super) fn wait_writer_ended(&self, wait: Duration) -> Result<(), WriterError> {
+        let slot = self.slot();
+        let (slot, _) = self
+            .writer_ended
+            .wait_timeout_while(slot, wait, |s| s.running)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.running {
+            return Err(WriterError::StillRunning(wait));
+        }
+        Ok(())
     }
 
     /// The recovery id of the block recovery holding the replica, if any.
@@ -115,7 +188,7 @@ impl RbwShared {
 
     /// The token that cancels the current writer, if one is running.
     pub fn writer_token(&self) -> Option<CancellationToken> {
-        self.lock_writer().clone()
+        self.slot().token.clone()
     }
 }
 

@@ -63,6 +63,7 @@ use cairn_proto::hadoop::hdfs::{
     BlockOpResponseProto, OpWriteBlockProto, PacketHeaderProto, Status,
 };
 use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
 use crate::checksum::{ChecksumKind, DataChecksum, MAX_BYTES_PER_CHECKSUM};
@@ -191,8 +192,16 @@ pub(crate) async fn write_block(
         }
     };
 
-    // 2. The downstream DataNode.
-    let mirror = connect_mirror(cfg, conn, &req, &w).await?;
+    // 2. The downstream DataNode. A takeover of the replica meanwhile
+    // waits for this writer, so give up as soon as it says so.
+    let cancelled = match &setup {
+        Setup::Writer(wr) => wr.cancel_token().clone(),
+        Setup::Closed(_) => CancellationToken::new(),
+    };
+    let mirror = tokio::select! {
+        m = connect_mirror(cfg, conn, &req, &w) => m?,
+        _ = cancelled.cancelled() => return Err(XferError::Cancelled),
+    };
 
     // 3. Our connect-ack.
     if w.acks {
@@ -277,8 +286,8 @@ async fn receive(
 ) -> Result<(), XferError> {
     let cfg = &shared.config;
     let rbw = writer.shared.clone();
-    let writer_token = rbw.writer_token().unwrap_or_default();
-    let abort = writer_token.child_token();
+    // A takeover or an INVALIDATE cancels the writer, and so this write.
+    let abort = writer.cancel_token().child_token();
     let (disk_tx, disk_rx) = mpsc::channel::<DiskItem>(cfg.disk_queue_packets);
     let (progress_tx, progress_rx) = watch::channel(DiskProgress::default());
     let finalize = w.stage != Stage::TransferRbw;
