@@ -8,7 +8,7 @@
 //! of a block recovery calls `initReplicaRecovery` and
 //! `updateReplicaUnderRecovery` on every DataNode holding a replica
 //! ([`InterDatanodeService`]; the primary's side is in
-//! [`crate::heartbeat`]).
+//! `block_recovery`).
 
 use std::sync::Arc;
 

@@ -10,8 +10,10 @@
 //!   `.meta` files, recovery at start-up;
 //! - [`transfer`]: the xfer port: WRITE_BLOCK (the pipelined receive path),
 //!   READ_BLOCK (exact chunk ranges), TRANSFER_BLOCK, BLOCK_CHECKSUM;
-//! - [`heartbeat`]: registration, heartbeats, full and incremental block
-//!   reports, NameNode commands;
+//! - [`namenode_link`]: registration, heartbeats, full block reports,
+//!   NameNode commands; [`ibr`]: the queue of incremental block reports
+//!   that the write path fills and the link drains;
+//! - `block_recovery`: the primary's side of a block recovery;
 //! - [`ipc`]: ClientDatanodeProtocol (`getReplicaVisibleLength`) and
 //!   InterDatanodeProtocol (block recovery, replica side);
 //! - [`metrics`] and the HTTP `/metrics` endpoint;
@@ -27,11 +29,12 @@ pub mod block_report;
 pub mod checksum;
 pub mod config;
 pub mod crc_compose;
-pub mod heartbeat;
 mod http;
+pub mod ibr;
 pub mod ids;
 pub mod ipc;
 pub mod metrics;
+pub mod namenode_link;
 pub mod scanner;
 pub mod storage;
 pub mod transfer;
@@ -47,11 +50,12 @@ use tokio_util::sync::CancellationToken;
 use tracing::info;
 
 use crate::config::DataNodeConfig;
-use crate::heartbeat::{Endpoints, IbrEntry, IbrQueue, NameNodeLink};
+use crate::ibr::{IbrEntry, IbrQueue};
 use crate::ids::DatanodeUuid;
 use crate::metrics::Metrics;
+use crate::namenode_link::{Endpoints, NameNodeLink};
 use crate::scanner::{BadQueue, BadReplica};
-use crate::storage::{Storage, StorageError, StorageOptions, WriterOptions};
+use crate::storage::{Storage, StorageError, StorageOptions, WriterOptions, WRITER_STOP_WAIT};
 
 /// Why the DataNode could not start or had to stop.
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +125,7 @@ impl DataNode {
                 checksum_buffer_bytes: config.checksum_buffer_bytes,
                 crc: config.write_path.crc,
             },
+            writer_stop_wait: WRITER_STOP_WAIT,
         };
         let dir = config.data_dir.clone();
         let m2 = metrics.clone();

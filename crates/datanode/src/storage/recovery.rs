@@ -10,7 +10,6 @@
 //! attempt finishes, never a finalized replica whose files disagree.
 
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use super::{
     invalid, recover_rbw, FinalizedReplica, ReplicaState, ReportedState, Storage, StorageError,
@@ -55,13 +54,15 @@ impl Storage {
     /// # Errors
     /// [`StorageError::Invalid`] for a replica older than `block_gs`, one
     /// whose stamp is not older than `recovery_id`, or one held by a newer
-    /// recovery; I/O errors.
+    /// recovery; [`StorageError::Writer`] if its writer does not stop; I/O
+    /// errors.
     pub fn init_replica_recovery(
         &self,
         key: &ReplicaKey,
         block_gs: GenStamp,
         recovery_id: GenStamp,
     ) -> Result<Option<RecoveryReplicaInfo>, StorageError> {
+        let locked = self.locks.lock(key);
         let Some(replica) = self.get(key) else {
             return Ok(None);
         };
@@ -85,25 +86,18 @@ impl Storage {
             }
             ReplicaState::Rbw(s) => s.clone(),
         };
-        // Claim the replica for this recovery unless a newer one holds it.
-        let prev = shared.recovery.fetch_max(recovery_id.0, Ordering::AcqRel);
+        // Refuse if a newer recovery holds the replica; claim it only once
+        // its writer has ended, so a writer that will not stop leaves the
+        // replica as it was.
+        let prev = shared.recovery.load(Ordering::Acquire);
         if prev > recovery_id.0 {
             return Err(invalid(
                 key,
                 format!("replica is under a newer recovery {prev}"),
             ));
         }
-        // Stop the writer; we do not hold the files, so clear `busy` again.
-        shared.take_over();
-        shared.writer_gone();
-        let still_same = matches!(
-            &self.get(key),
-            Some(r) if r.gs == replica.gs
-                && matches!(&r.state, ReplicaState::Rbw(s) if Arc::ptr_eq(s, &shared))
-        );
-        if !still_same {
-            return Err(invalid(key, "replica changed while taken over"));
-        }
+        self.stop_writer(&locked, key, &shared)?;
+        shared.recovery.store(recovery_id.0, Ordering::Release);
         let (data, meta) = self.paths(key, replica.gs, false);
         let r = recover_rbw(&data, &meta, self.opts.writer.crc)?;
         shared.publish(r.len, r.tail_crc);
@@ -132,6 +126,7 @@ impl Storage {
         recovery_id: GenStamp,
         new_len: u64,
     ) -> Result<FinalizedReplica, StorageError> {
+        let locked = self.locks.lock(key);
         let replica = self
             .get(key)
             .ok_or_else(|| StorageError::NotFound(key.clone()))?;
@@ -158,9 +153,9 @@ impl Storage {
                 older_than_recovery(key, replica.gs, recovery_id)?;
                 // The writer is only the vehicle of the move; dropping it
                 // leaves an RBW replica under the recovery id, cut below.
-                drop(self.reopen_finalized(key, &replica, len, recovery_id)?);
+                drop(self.reopen_finalized(&locked, key, &replica, len, recovery_id)?);
             }
         }
-        self.close_recovery(key, recovery_id, new_len)
+        self.close_recovery_locked(&locked, key, recovery_id, new_len)
     }
 }

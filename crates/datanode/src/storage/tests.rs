@@ -8,7 +8,7 @@ use super::*;
 use crate::checksum::{Crc32cImpl, DataChecksum};
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
 
-fn opts(seek_free: bool, buffered: bool) -> StorageOptions {
+pub(super) fn opts(seek_free: bool, buffered: bool) -> StorageOptions {
     StorageOptions {
         stored_kind: ChecksumKind::Crc32c,
         default_bpc: 512,
@@ -20,21 +20,22 @@ fn opts(seek_free: bool, buffered: bool) -> StorageOptions {
             checksum_buffer_bytes: 64,
             crc: Crc32cImpl::Hardware,
         },
+        writer_stop_wait: WRITER_STOP_WAIT,
     }
 }
 
-fn open(dir: &Path) -> Storage {
+pub(super) fn open(dir: &Path) -> Storage {
     Storage::open(dir, opts(true, true), Arc::new(Metrics::default())).expect("open storage")
 }
 
-fn key(id: u64) -> ReplicaKey {
+pub(super) fn key(id: u64) -> ReplicaKey {
     ReplicaKey {
         pool: BlockPoolId::new("BP-test").expect("pool"),
         block: BlockId(id),
     }
 }
 
-fn bytes(len: usize, seed: u8) -> Vec<u8> {
+pub(super) fn bytes(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
         .collect()
@@ -48,13 +49,13 @@ fn sums(data: &[u8]) -> Vec<u8> {
 
 /// Writes `data` at `offset` as a client would: checksums from the
 /// packet's start.
-fn put(w: &mut ReplicaWriter, offset: u64, data: &[u8]) {
+pub(super) fn put(w: &mut ReplicaWriter, offset: u64, data: &[u8]) {
     let s = sums(data);
     w.write_packet(offset, data, Some((DataChecksum::DEFAULT, &s)))
         .expect("write packet");
 }
 
-fn read_all(s: &Storage, k: &ReplicaKey) -> Vec<u8> {
+pub(super) fn read_all(s: &Storage, k: &ReplicaKey) -> Vec<u8> {
     let r = s.open_reader(k, GenStamp(0)).expect("reader");
     let mut data = Vec::new();
     let mut sums = Vec::new();

@@ -33,6 +33,7 @@ use crate::checksum::{ChecksumKind, Crc32cImpl, DataChecksum, CHECKSUM_SIZE};
 use crate::ids::{GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
 use crate::storage::meta;
+use crate::storage::replica::WriterLease;
 use crate::storage::RbwShared;
 
 /// The write-path switches the writer obeys.
@@ -79,6 +80,8 @@ pub struct ReplicaWriter {
     meta_buf_at: u64,
     opts: WriterOptions,
     pub(crate) shared: Arc<RbwShared>,
+    /// Held while this writer lives: a takeover waits for its drop.
+    lease: WriterLease,
     metrics: Arc<Metrics>,
 }
 
@@ -106,6 +109,7 @@ impl ReplicaWriter {
         tail: Vec<u8>,
         opts: WriterOptions,
         shared: Arc<RbwShared>,
+        lease: WriterLease,
         metrics: Arc<Metrics>,
     ) -> Self {
         ReplicaWriter {
@@ -122,6 +126,7 @@ impl ReplicaWriter {
             meta_buf_at: 0,
             opts,
             shared,
+            lease,
             metrics,
         }
     }
@@ -149,6 +154,17 @@ impl ReplicaWriter {
     /// How checksums are stored for this replica.
     pub fn stored_checksum(&self) -> DataChecksum {
         self.stored
+    }
+
+    /// Cancelled when a takeover or a delete tells this writer to stop.
+    pub fn cancel_token(&self) -> &tokio_util::sync::CancellationToken {
+        self.lease.token()
+    }
+
+    /// Whether a takeover or a delete has told this writer to stop; it
+    /// may then no longer finalize.
+    pub(crate) fn revoked(&self) -> bool {
+        self.lease.revoked()
     }
 
     /// Bytes of checksums waiting in the buffer.
@@ -342,7 +358,8 @@ impl Drop for ReplicaWriter {
         // Buffered checksums of packets already written would otherwise be
         // lost; recovery would then cut the replica back to the last chunk
         // it can verify. Best effort: the replica is abandoned anyway.
+        // The lease, dropped after this, tells a waiting takeover that we
+        // are done with the files.
         let _ = self.flush_meta();
-        self.shared.writer_gone();
     }
 }

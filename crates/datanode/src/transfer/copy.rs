@@ -25,7 +25,7 @@ use crate::Shared;
 
 use super::ack::error_response;
 use super::packet::{encode_packet, header, read_delimited};
-use super::write::{connect_datanode, send_op};
+use super::peer::{connect_datanode, send_op};
 use super::{timed, Conn, XferError};
 
 /// The empty block token Java sends when block tokens are off.

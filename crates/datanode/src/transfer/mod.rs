@@ -18,6 +18,7 @@ pub mod ack;
 pub mod checksum_op;
 pub mod copy;
 pub mod packet;
+pub(crate) mod peer;
 pub mod read;
 pub mod write;
 

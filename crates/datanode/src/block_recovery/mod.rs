@@ -6,15 +6,18 @@
 //! replicas that succeeded. The replica side is in `storage/recovery.rs`
 //! and `ipc.rs`.
 //!
-//! Two kinds of recovery arrive: lease recovery (a writer went away; the
-//! replicas agree on a finalized replica's length, else the shortest RBW
-//! one) and truncate recovery (the command carries `truncateBlock`: the
-//! same block with the new length; every replica at least that long is cut
-//! to it). A truncate recovery started again after a failure may find some
-//! replicas already cut and restamped by the earlier attempt; they take
-//! part as they are, where HDFS would refuse finalized replicas of
-//! different lengths.
+//! Two kinds of recovery arrive: lease recovery (a writer went away) and
+//! truncate recovery (the command carries `truncateBlock`: the same block
+//! with the new length). Which length and which replicas is a pure choice,
+//! in [`length`].
+//!
+//! [`Recoveries`] runs one task per block and refuses a second command for
+//! a block whose recovery is still running here.
 
+mod length;
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cairn_proto::hadoop::hdfs::{
@@ -25,9 +28,56 @@ use cairn_proto::hadoop::hdfs::{
 };
 use cairn_proto::protocols::{DATANODE_PROTOCOL, INTER_DATANODE_PROTOCOL};
 use cairn_rpc::client::Client;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use crate::Shared;
+
+use self::length::{choose_length, ReplicaFacts};
+
+/// The block recoveries this DataNode runs as the primary, by block id.
+#[derive(Debug, Default)]
+pub(crate) struct Recoveries {
+    running: Arc<Mutex<HashSet<u64>>>,
+}
+
+impl Recoveries {
+    /// Starts one recovery task per block not already being recovered here.
+    pub(crate) fn start(&self, shared: &Arc<Shared>, user: &str, blocks: &[RecoveringBlockProto]) {
+        for rb in blocks {
+            let id = rb.block.b.block_id;
+            if !self.claim(id) {
+                debug!(block = id, "block recovery already running");
+                continue;
+            }
+            let shared = shared.clone();
+            let user = user.to_string();
+            let running = self.running.clone();
+            let rb = rb.clone();
+            tokio::spawn(async move {
+                match recover_block(&shared, &user, &rb).await {
+                    Ok(len) => info!(
+                        block = id,
+                        len,
+                        gs = rb.new_gen_stamp,
+                        "block recovery done"
+                    ),
+                    Err(e) => warn!(block = id, error = %e, "block recovery failed"),
+                }
+                running
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .remove(&id);
+            });
+        }
+    }
+
+    fn claim(&self, id: u64) -> bool {
+        self.running
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id)
+    }
+}
 
 /// One replica taking part in a block recovery, as `initReplicaRecovery`
 /// described it.
@@ -110,13 +160,7 @@ async fn collect_replicas(
     let mut errors = 0usize;
     for (loc, r) in locs.iter().zip(results) {
         match r {
-            Ok(Some(rec)) => {
-                if rec.gs >= block.generation_stamp && rec.len > 0 {
-                    records.push(rec);
-                } else {
-                    debug!(node = %loc.id.datanode_uuid, gs = rec.gs, len = rec.len, "replica left out of the recovery");
-                }
-            }
+            Ok(Some(rec)) => records.push(rec),
             Ok(None) => debug!(node = %loc.id.datanode_uuid, "no replica to recover"),
             Err(e) => {
                 errors += 1;
@@ -130,65 +174,13 @@ async fn collect_replicas(
     Ok(records)
 }
 
-/// Lease recovery's choice: a finalized replica's length (with the RBW
-/// replicas of exactly that length), otherwise the shortest RBW length.
-///
-/// # Errors
-/// Finalized replicas of different lengths.
-fn agreed_length(records: Vec<RecoveryRecord>) -> Result<(u64, Vec<RecoveryRecord>), String> {
-    if records.is_empty() {
-        return Ok((0, Vec::new()));
-    }
-    if let Some(fin_len) = records
-        .iter()
-        .find(|r| r.state == ReplicaStateProto::Finalized)
-        .map(|r| r.len)
-    {
-        if records
-            .iter()
-            .any(|r| r.state == ReplicaStateProto::Finalized && r.len != fin_len)
-        {
-            return Err("finalized replicas of different lengths".to_string());
-        }
-        let p = records
-            .into_iter()
-            .filter(|r| r.state == ReplicaStateProto::Finalized || r.len == fin_len)
-            .collect();
-        return Ok((fin_len, p));
-    }
-    let min = records.iter().map(|r| r.len).min().unwrap_or(0);
-    Ok((min, records))
-}
-
-/// Truncate recovery's choice: the truncate block's length, cut from every
-/// replica that has at least that much.
-///
-/// # Errors
-/// Replicas exist but none is long enough.
-fn truncated_length(
-    records: Vec<RecoveryRecord>,
-    new_len: u64,
-) -> Result<(u64, Vec<RecoveryRecord>), String> {
-    if records.is_empty() {
-        return Ok((0, Vec::new()));
-    }
-    let n = records.len();
-    let p: Vec<RecoveryRecord> = records.into_iter().filter(|r| r.len >= new_len).collect();
-    if p.is_empty() {
-        return Err(format!(
-            "none of the {n} replicas holds the {new_len} bytes to keep"
-        ));
-    }
-    Ok((new_len, p))
-}
-
 /// Recovers one block as its primary DataNode. Returns the length agreed
 /// on.
 ///
 /// # Errors
 /// A description of why no replica could be recovered or the NameNode
 /// could not be told.
-pub(crate) async fn recover_block(
+async fn recover_block(
     shared: &Shared,
     user: &str,
     rb: &RecoveringBlockProto,
@@ -205,13 +197,34 @@ pub(crate) async fn recover_block(
         }
     }
     let records = collect_replicas(user, limit, rb).await?;
-    let (new_len, participants) = match &rb.truncate_block {
-        Some(tb) => truncated_length(records, tb.num_bytes.unwrap_or(0))?,
-        None => agreed_length(records)?,
-    };
+    let facts: Vec<ReplicaFacts> = records
+        .iter()
+        .map(|r| ReplicaFacts {
+            state: r.state,
+            gs: r.gs,
+            len: r.len,
+        })
+        .collect();
+    let truncate_to = rb
+        .truncate_block
+        .as_ref()
+        .map(|tb| tb.num_bytes.unwrap_or(0));
+    let choice =
+        choose_length(&facts, block.generation_stamp, truncate_to).map_err(|e| e.to_string())?;
+    let new_len = choice.len;
+    let participants: Vec<&RecoveryRecord> = choice
+        .participants
+        .iter()
+        .filter_map(|&i| records.get(i))
+        .collect();
+    for (i, r) in records.iter().enumerate() {
+        if !choice.participants.contains(&i) {
+            debug!(node = %r.node.datanode_uuid, gs = r.gs, len = r.len, state = ?r.state, "replica left out of the recovery");
+        }
+    }
     let mut targets = Vec::new();
     let mut storages = Vec::new();
-    for r in &participants {
+    for r in participants.iter().copied() {
         let req = UpdateReplicaUnderRecoveryRequestProto {
             block: ExtendedBlockProto {
                 pool_id: block.pool_id.clone(),

@@ -1,0 +1,262 @@
+//! The DataNode's link to its NameNode over DatanodeProtocol (PROTOCOL.md
+//! §4), in the order a Hadoop 3.4.1 DataNode uses it:
+//!
+//! 1. `versionRequest` → block pool id, namespace id, cluster id, ctime and
+//!    the NameNode's capabilities (0x1: block reports as byte buffers);
+//! 2. `registerDatanode` with the bound transfer IP and ports, layout
+//!    version −57 and software version 3.4.1; the NameNode's answer is the
+//!    registration used from then on;
+//! 3. `sendHeartbeat` every `dfs.heartbeat.interval`, asking for a full
+//!    block report lease until one is granted; then `blockReport` with that
+//!    lease (and again every `dfs.blockreport.intervalMsec`);
+//! 4. `blockReceivedAndDeleted` as soon as replicas are finalized
+//!    (RECEIVED) or deleted (DELETED): a bounded queue feeds this task,
+//!    which sends whatever has queued up in one call.
+//!
+//! Commands in heartbeat and block report answers are carried out
+//! (`commands`): INVALIDATE deletes replicas (then reports them DELETED),
+//! TRANSFER copies replicas to the named DataNodes
+//! ([`crate::transfer::copy`]), RegisterCommand registers again and sends a
+//! full report, BlockRecoveryCommand makes this DataNode the primary of a
+//! block recovery (`crate::block_recovery`). Caching and key updates are
+//! logged and ignored.
+//!
+//! This file holds the session loop; `register` builds the registration,
+//! `reports` sends heartbeats and the full, incremental and bad-block
+//! reports.
+//!
+//! A NameNode that is down, refuses a call or does not answer within
+//! `cairn.datanode.namenode.call-timeout` is retried with exponential
+//! backoff (up to `cairn.datanode.namenode.retry-max`) for as long as the
+//! DataNode runs: it never exits because the NameNode is unreachable.
+
+mod commands;
+mod register;
+mod reports;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cairn_proto::hadoop::hdfs::DatanodeRegistrationProto;
+use cairn_rpc::client::{Client, ClientError};
+use tokio::sync::{mpsc, Semaphore};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use crate::block_recovery::Recoveries;
+use crate::ibr::{IbrBacklog, IbrEntry};
+use crate::ids::BlockPoolId;
+use crate::scanner::BadReplica;
+use crate::Shared;
+
+/// Layout version Hadoop 3.4.1 DataNodes register with.
+pub const DATANODE_LAYOUT_VERSION: i32 = -57;
+/// The Hadoop release we speak like; the NameNode checks it against its
+/// minimum supported DataNode version.
+pub const SOFTWARE_VERSION: &str = "3.4.1";
+/// Heartbeats to wait for a block report lease before reporting without
+/// one (lease id 0, which NameNodes accept as "no rate limiting").
+const LEASE_WAIT_HEARTBEATS: u32 = 10;
+/// Replica copies (TRANSFER commands) running at once.
+const MAX_XMITS: usize = 4;
+
+/// The ports and address the DataNode registers with.
+#[derive(Debug, Clone)]
+pub struct Endpoints {
+    pub xfer: SocketAddr,
+    pub ipc: SocketAddr,
+    pub http: SocketAddr,
+}
+
+/// Why a session with the NameNode ended.
+#[derive(Debug, thiserror::Error)]
+enum LinkError {
+    #[error("NameNode call {method} failed: {source}")]
+    Call {
+        method: &'static str,
+        source: ClientError,
+    },
+    #[error("NameNode call {0} timed out")]
+    Timeout(&'static str),
+    #[error("NameNode asked us to register again")]
+    Reregister,
+    #[error("{0}")]
+    Invalid(String),
+    #[error("shutting down")]
+    Shutdown,
+}
+
+/// What one registration established.
+struct Session {
+    client: Client,
+    registration: DatanodeRegistrationProto,
+    pool: BlockPoolId,
+    capabilities: u64,
+}
+
+/// The NameNode link task.
+pub(crate) struct NameNodeLink {
+    shared: Arc<Shared>,
+    endpoints: Endpoints,
+    ibr_rx: mpsc::Receiver<IbrEntry>,
+    pending: IbrBacklog,
+    bad_rx: mpsc::Receiver<BadReplica>,
+    /// Corrupt replicas not yet reported (kept across reconnections).
+    pending_bad: Vec<BadReplica>,
+    xmits: Arc<Semaphore>,
+    user: String,
+    /// Blocks this DataNode is recovering as the primary.
+    recoveries: Recoveries,
+}
+
+impl NameNodeLink {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        endpoints: Endpoints,
+        ibr_rx: mpsc::Receiver<IbrEntry>,
+        bad_rx: mpsc::Receiver<BadReplica>,
+    ) -> Self {
+        NameNodeLink {
+            shared,
+            endpoints,
+            ibr_rx,
+            pending: IbrBacklog::default(),
+            bad_rx,
+            pending_bad: Vec::new(),
+            xmits: Arc::new(Semaphore::new(MAX_XMITS)),
+            user: register::process_user(),
+            recoveries: Recoveries::default(),
+        }
+    }
+
+    fn timeout(&self) -> Duration {
+        self.shared.config.namenode_call_timeout
+    }
+
+    async fn call<Req: prost::Message, Resp: prost::Message + Default>(
+        &self,
+        client: &Client,
+        method: &'static str,
+        req: &Req,
+    ) -> Result<Resp, LinkError> {
+        match tokio::time::timeout(self.timeout(), client.call::<Req, Resp>(method, req)).await {
+            Err(_) => Err(LinkError::Timeout(method)),
+            Ok(Err(source)) => Err(LinkError::Call { method, source }),
+            Ok(Ok(r)) => Ok(r),
+        }
+    }
+
+    /// Runs until `shutdown`.
+    ///
+    /// # Cancel safety
+    /// Cancel through `shutdown`.
+    pub(crate) async fn run(mut self, shutdown: CancellationToken) {
+        let mut backoff = Duration::from_millis(500);
+        let mut warned = false;
+        loop {
+            if shutdown.is_cancelled() {
+                return;
+            }
+            let session = tokio::select! {
+                _ = shutdown.cancelled() => return,
+                s = self.register() => s,
+            };
+            let err = match session {
+                Ok(session) => {
+                    backoff = Duration::from_millis(500);
+                    if warned {
+                        info!("NameNode reachable again");
+                        warned = false;
+                    }
+                    match self.serve(session, &shutdown).await {
+                        LinkError::Shutdown => return,
+                        LinkError::Reregister => {
+                            info!("NameNode asked for a new registration");
+                            continue;
+                        }
+                        e => e,
+                    }
+                }
+                Err(e) => e,
+            };
+            if !warned {
+                warn!(namenode = %self.shared.config.namenode, error = %err, "NameNode unreachable; retrying");
+                warned = true;
+            } else {
+                debug!(error = %err, "NameNode still unreachable");
+            }
+            // Keep draining the report queue while we wait.
+            let until = Instant::now() + backoff;
+            loop {
+                tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    _ = tokio::time::sleep_until(until.into()) => break,
+                    e = self.ibr_rx.recv() => match e {
+                        Some(e) => self.keep(e),
+                        None => tokio::time::sleep_until(until.into()).await,
+                    },
+                }
+            }
+            backoff = (backoff * 2).min(self.shared.config.namenode_retry_max);
+        }
+    }
+
+    fn keep(&mut self, e: IbrEntry) {
+        self.pending.keep(e);
+    }
+
+    /// Heartbeats, reports and commands until the session breaks; returns
+    /// why it ended.
+    async fn serve(&mut self, s: Session, shutdown: &CancellationToken) -> LinkError {
+        let cfg = self.shared.config.clone();
+        let mut need_report = true;
+        let mut heartbeats_without_lease = 0u32;
+        let mut next_report = Instant::now() + cfg.block_report_interval;
+        let mut next_heartbeat = Instant::now();
+        loop {
+            // Incremental reports first: they gate the clients' `complete`.
+            if let Err(e) = self.flush_ibr(&s).await {
+                return e;
+            }
+            if let Err(e) = self.flush_bad(&s).await {
+                return e;
+            }
+            if Instant::now() >= next_heartbeat {
+                next_heartbeat = Instant::now() + cfg.heartbeat_interval;
+                let resp = match self.heartbeat(&s, need_report).await {
+                    Ok(r) => r,
+                    Err(e) => return e,
+                };
+                if let Err(e) = self.commands(&resp.cmds).await {
+                    return e;
+                }
+                let lease = resp.full_block_report_lease_id.unwrap_or(0);
+                if need_report {
+                    if lease == 0 {
+                        heartbeats_without_lease += 1;
+                    }
+                    if lease != 0 || heartbeats_without_lease >= LEASE_WAIT_HEARTBEATS {
+                        if let Err(e) = self.block_report(&s, lease).await {
+                            return e;
+                        }
+                        need_report = false;
+                        heartbeats_without_lease = 0;
+                        next_report = Instant::now() + cfg.block_report_interval;
+                    }
+                } else if Instant::now() >= next_report {
+                    need_report = true;
+                }
+            }
+            tokio::select! {
+                _ = shutdown.cancelled() => return LinkError::Shutdown,
+                _ = tokio::time::sleep_until(next_heartbeat.into()) => {}
+                e = self.ibr_rx.recv() => {
+                    if let Some(e) = e {
+                        self.keep(e);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! The network stage of a WRITE_BLOCK: reads packets, forwards each to the
+//! mirror at once, verifies it itself when the disk stage is behind
+//! (checksum balancing) or stages are not pipelined, and queues it for the
+//! disk stage and the responder.
+
+use std::sync::Arc;
+
+use cairn_proto::hadoop::hdfs::Status;
+use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
+use tokio::net::tcp::OwnedWriteHalf;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+use tracing::{info, warn};
+
+use super::super::packet::{read_packet, Packet, PacketError};
+use super::super::XferError;
+use super::disk::{DiskItem, DiskProgress};
+use super::responder::AckItem;
+use super::{check_packet, WriteRequest};
+use crate::metrics::Metrics;
+use crate::Shared;
+
+#[allow(clippy::too_many_arguments)]
+pub(super) async fn network_stage<R: AsyncRead + Unpin>(
+    shared: &Arc<Shared>,
+    base: &mut R,
+    mut mirror: Option<OwnedWriteHalf>,
+    disk_tx: mpsc::Sender<DiskItem>,
+    ack_tx: Option<mpsc::Sender<AckItem>>,
+    mut progress: watch::Receiver<DiskProgress>,
+    w: &WriteRequest,
+    abort: &CancellationToken,
+) -> Result<(), XferError> {
+    let cfg = &shared.config;
+    let m = &shared.metrics;
+    let wp = cfg.write_path;
+    let small = (!wp.bulk_receive).then_some(cfg.small_read_bytes);
+    let mut reader = BulkReader::new(base, wp.bulk_receive, cfg.receive_buffer_bytes);
+    let mut idx = 0u64;
+    loop {
+        let packet = tokio::select! {
+            _ = abort.cancelled() => return Err(XferError::Cancelled),
+            r = tokio::time::timeout(
+                cfg.socket_read_timeout,
+                read_packet(&mut reader, cfg.max_packet_bytes, small),
+            ) => match r {
+                Err(_) => return Err(XferError::Timeout("waiting for a packet")),
+                Ok(Err(PacketError::Eof)) => {
+                    return Err(XferError::Protocol("connection closed before the last packet".into()))
+                }
+                Ok(r) => r?,
+            },
+        };
+        Metrics::inc(&m.packets_received);
+        let h = &packet.header;
+        let last = h.last_packet_in_block;
+        let data_len = packet.data_len();
+        let offset = check_packet(h, data_len)?;
+        let heartbeat = h.seqno == -1 && data_len == 0 && !last;
+        Metrics::add(&m.write_bytes_received, data_len as u64);
+
+        // Forward first: the next node works while we do.
+        if let Some(mw) = mirror.as_mut() {
+            let sent =
+                tokio::time::timeout(cfg.socket_write_timeout, mw.write_all(&packet.raw)).await;
+            match sent {
+                Ok(Ok(())) => Metrics::inc(&m.packets_forwarded),
+                _ => {
+                    // As Hadoop: keep receiving; the responder reports the
+                    // downstream node as failed when its ack does not come.
+                    info!("forwarding to the downstream DataNode failed");
+                    mirror = None;
+                }
+            }
+        }
+
+        if heartbeat {
+            if let Some(tx) = &ack_tx {
+                let item = AckItem {
+                    idx,
+                    seqno: -1,
+                    last: false,
+                    end: None,
+                    wait_disk: false,
+                    own: progress.borrow().failed.unwrap_or(Status::Success),
+                };
+                tx.send(item).await.map_err(|_| XferError::Cancelled)?;
+            }
+            continue;
+        }
+
+        let depth = disk_tx.max_capacity() - disk_tx.capacity();
+        Metrics::max(&m.write_disk_queue_max_depth, depth as u64);
+        let mut own = Status::Success;
+        let verify_here = data_len > 0
+            && (!wp.pipelined_stages
+                || (wp.checksum_balancing && depth >= cfg.checksum_balancing_depth));
+        if verify_here {
+            match w.client.verify(wp.crc, &packet.data(), &packet.sums()) {
+                Ok(()) => Metrics::add(
+                    &m.write_chunks_verified_network,
+                    w.client.chunks(data_len) as u64,
+                ),
+                Err(e) => {
+                    Metrics::inc(&m.write_checksum_errors);
+                    warn!(replica = %w.key, offset, error = %e, "checksum error in a received packet");
+                    own = Status::ErrorChecksum;
+                }
+            }
+        }
+        if own == Status::Success {
+            // A disk stage that already failed (a packet it verified after
+            // an early ack) fails this packet too.
+            if let Some(f) = progress.borrow().failed {
+                own = f;
+            }
+        }
+        if own == Status::Success {
+            let item = disk_item(shared, &packet, idx, offset, verify_here).await;
+            if disk_tx.send(item).await.is_err() {
+                // The disk stage stopped on an error: this packet's ack
+                // carries it.
+                own = progress.borrow().failed.unwrap_or(Status::Error);
+            }
+        }
+        if let Some(tx) = &ack_tx {
+            let item = AckItem {
+                idx,
+                seqno: h.seqno,
+                last,
+                end: Some(offset + data_len as u64),
+                wait_disk: last || !wp.early_ack,
+                own,
+            };
+            tx.send(item).await.map_err(|_| XferError::Cancelled)?;
+        }
+        if own != Status::Success {
+            return Err(XferError::Protocol(format!(
+                "packet {} failed: {own:?}",
+                h.seqno
+            )));
+        }
+        if !wp.pipelined_stages {
+            // One thing at a time: wait for this packet's disk write.
+            let target = idx + 1;
+            let r = progress
+                .wait_for(|p| p.done >= target || p.failed.is_some())
+                .await
+                .map(|p| p.failed);
+            match r {
+                Ok(None) => {}
+                _ => return Err(XferError::Protocol("the disk stage failed".into())),
+            }
+        }
+        if last {
+            return Ok(());
+        }
+        idx += 1;
+    }
+}
+
+/// The disk stage's work for `packet`: the last packet (its offset is the
+/// replica's length), or data holding a share of the in-flight byte budget.
+async fn disk_item(
+    shared: &Shared,
+    packet: &Packet,
+    idx: u64,
+    offset: u64,
+    verified: bool,
+) -> DiskItem {
+    let sync = packet.header.sync_block.unwrap_or(false);
+    if packet.header.last_packet_in_block {
+        return DiskItem::Last {
+            idx,
+            len: offset,
+            sync,
+        };
+    }
+    let permit = if packet.raw.len() <= shared.config.max_inflight_bytes {
+        let n = u32::try_from(packet.raw.len()).unwrap_or(u32::MAX);
+        shared.inflight.clone().acquire_many_owned(n).await.ok()
+    } else {
+        None
+    };
+    DiskItem::Packet {
+        idx,
+        offset,
+        data: packet.data(),
+        sums: packet.sums(),
+        verified,
+        sync,
+        _permit: permit,
+    }
+}
+
+/// Reads through a large buffer (bulk receive) or straight from the
+/// connection's small one.
+struct BulkReader<'a, R> {
+    inner: Either<'a, R>,
+}
+
+enum Either<'a, R> {
+    Plain(&'a mut R),
+    Bulk(BufReader<&'a mut R>),
+}
+
+impl<'a, R: AsyncRead + Unpin> BulkReader<'a, R> {
+    fn new(r: &'a mut R, bulk: bool, capacity: usize) -> Self {
+        BulkReader {
+            inner: if bulk {
+                Either::Bulk(BufReader::with_capacity(capacity, r))
+            } else {
+                Either::Plain(r)
+            },
+        }
+    }
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for BulkReader<'_, R> {
+    fn poll_read(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        match &mut self.get_mut().inner {
+            Either::Plain(r) => std::pin::Pin::new(&mut **r).poll_read(cx, buf),
+            Either::Bulk(r) => std::pin::Pin::new(r).poll_read(cx, buf),
+        }
+    }
+}
