@@ -28,6 +28,7 @@ mod shell;
 mod stat;
 mod transfer;
 mod usage;
+mod xattr;
 
 use std::io::Write;
 use std::path::Path;
@@ -113,6 +114,11 @@ const COMMANDS: &[CommandInfo] = &[
         description: copy::GET_DESCRIPTION,
     },
     CommandInfo {
+        name: "getfattr",
+        usage: xattr::GETFATTR_USAGE,
+        description: xattr::GETFATTR_DESCRIPTION,
+    },
+    CommandInfo {
         name: "head",
         usage: display::HEAD_USAGE,
         description: display::HEAD_DESCRIPTION,
@@ -151,6 +157,11 @@ const COMMANDS: &[CommandInfo] = &[
         name: "rmdir",
         usage: modify::RMDIR_USAGE,
         description: modify::RMDIR_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "setfattr",
+        usage: xattr::SETFATTR_USAGE,
+        description: xattr::SETFATTR_DESCRIPTION,
     },
     CommandInfo {
         name: "setrep",
@@ -285,12 +296,14 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
         "cp" => copy::cp(shell, args).await,
         "du" => usage::du(shell, args).await,
         "head" => display::head(shell, args).await,
+        "getfattr" => xattr::getfattr(shell, args).await,
         "help" => help(&args, true),
         "ls" => ls::run(shell, args).await,
         "mkdir" => modify::mkdir(shell, args).await,
         "mv" => modify::mv(shell, args).await,
         "rm" => modify::rm(shell, args).await,
         "rmdir" => modify::rmdir(shell, args).await,
+        "setfattr" => xattr::setfattr(shell, args).await,
         "setrep" => modify::setrep(shell, args).await,
         "stat" => stat::stat(shell, args).await,
         "tail" => display::tail(shell, args).await,

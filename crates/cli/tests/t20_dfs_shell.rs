@@ -6,11 +6,10 @@
 
 mod common;
 
-use std::time::Duration;
-
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use chrono::TimeZone;
 use common::NameNode;
@@ -136,11 +135,23 @@ fn transcript_matches_apache_hdfs() {
     // instead of Hadoop's FsShell, prints byte for byte what `hadoop fs`
     // printed against Apache HDFS 3.4.1: every line of output, every error
     // message and every exit code.
-    let nn = Cluster::start();
+    assert_script_matches(&Cluster::start(), "fsshell");
+}
+
+#[test]
+fn xattr_transcript_matches_apache_hdfs() {
+    // Goal: -setfattr/-getfattr through `cairn dfs` print what `hadoop fs`
+    // printed against Apache HDFS 3.4.1 (the attribute order of -d too).
+    assert_script_matches(&Cluster::start(), "xattrs");
+}
+
+/// Runs the conformance script `scripts/<name>.txt` through `cairn dfs`
+/// and compares the transcript with `expected/<name>.txt`.
+fn assert_script_matches(nn: &Cluster, name: &str) {
     let superuser = nn.superuser();
     let kit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java");
-    let script = std::fs::read_to_string(kit.join("scripts/fsshell.txt")).expect("script");
-    let want = std::fs::read_to_string(kit.join("expected/fsshell.txt")).expect("golden");
+    let script = std::fs::read_to_string(kit.join(format!("scripts/{name}.txt"))).expect("script");
+    let want = std::fs::read_to_string(kit.join(format!("expected/{name}.txt"))).expect("golden");
     let mut got = String::new();
     for line in script.lines().map(str::trim) {
         if line.is_empty() || line.starts_with('#') {
@@ -176,7 +187,7 @@ fn transcript_matches_apache_hdfs() {
         let code = if out.code == 255 { -1 } else { out.code };
         got.push_str(&format!("exit={code}\n\n"));
     }
-    common::assert_matches_golden(&got, &want, "transcript");
+    common::assert_matches_golden(&got, &want, &format!("{name} transcript"));
 }
 
 /// Splits a script line on white space; single or double quotes group.

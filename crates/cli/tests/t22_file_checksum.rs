@@ -11,12 +11,11 @@
 
 mod common;
 
-use std::time::Duration;
-
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 use cairn_proto::hadoop::hdfs as pb;
 use common::Cluster;

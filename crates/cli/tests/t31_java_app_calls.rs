@@ -11,10 +11,9 @@
 
 mod common;
 
-use std::time::Duration;
-
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 use common::Cluster;
 

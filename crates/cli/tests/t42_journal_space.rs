@@ -6,10 +6,9 @@
 
 mod common;
 
-use std::time::Duration;
-
 use std::os::unix::fs::MetadataExt;
 use std::process::Command;
+use std::time::Duration;
 
 use common::{format_namenode, NameNode};
 

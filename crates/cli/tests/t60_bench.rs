@@ -4,9 +4,8 @@
 
 mod common;
 
-use std::time::Duration;
-
 use std::process::Command;
+use std::time::Duration;
 
 use common::Cluster;
 

@@ -5,9 +5,8 @@
 
 mod common;
 
-use std::time::Duration;
-
 use std::process::Command;
+use std::time::Duration;
 
 use common::Cluster;
 

@@ -428,6 +428,44 @@ impl Shell {
             .map(|a| a.to_string())
     }
 
+    /// Makes one ClientProtocol call that hdfs-native has no method for,
+    /// over a connection of our own, as [`Shell::user`].
+    ///
+    /// # Errors
+    ///
+    /// Hadoop's message: the server exception's own message, or the
+    /// connection failure.
+    pub(crate) async fn call<Req: prost::Message, Resp: prost::Message + Default>(
+        &self,
+        fs: FsId,
+        method: &str,
+        request: &Req,
+    ) -> Result<Resp, String> {
+        use cairn_rpc::client::{Client, ClientError};
+        let address = self
+            .address(fs)
+            .ok_or_else(|| "unknown file system".to_owned())?;
+        let failed = |e: &dyn std::fmt::Display| format!("Call to {address} failed: {e}");
+        let addr = tokio::net::lookup_host(&address)
+            .await
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| format!("cannot resolve {address}"))?;
+        let client = Client::connect(addr, &self.user(), cairn_proto::protocols::CLIENT_PROTOCOL)
+            .await
+            .map_err(|e| failed(&e))?;
+        client.call(method, request).await.map_err(|e| match e {
+            ClientError::Remote { class, message } | ClientError::Fatal { class, message } => {
+                if message.trim().is_empty() {
+                    class
+                } else {
+                    message
+                }
+            }
+            other => failed(&other),
+        })
+    }
+
     /// How an existing path given as `arg` is shown (Hadoop's glob
     /// rewriting; see [`super::paths`]).
     fn shown(&self, arg: &ArgPath, path: &str, is_dir: bool) -> String {
