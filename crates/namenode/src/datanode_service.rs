@@ -384,7 +384,9 @@ impl DatanodeProtocolService {
                         format!("Unregistered DataNode {uuid}"),
                     ));
                 }
-                let mut total = 0;
+                let started = Instant::now();
+                let mut holds = crate::lockstat::Holds::default();
+                let (mut accepted, mut invalid, mut total) = (0, 0, 0);
                 for storage in &r.reports {
                     let replicas = decode_storage_report(storage).map_err(CallError::BadRequest)?;
                     let sid = storage.storage.storage_uuid.clone();
@@ -393,6 +395,7 @@ impl DatanodeProtocolService {
                         .namespace
                         .read()
                         .map_err(|_| CallError::io("namespace lock poisoned"))?;
+                    let held = Instant::now();
                     // A replica of a closed file's block must match what
                     // was committed; otherwise it is corrupt.
                     let committed = |file, id: BlockId| {
@@ -409,16 +412,31 @@ impl DatanodeProtocolService {
                         .lock_blocks()?
                         .full_report(&uuid, &sid, &replicas, &committed);
                     drop(ns);
+                    holds.add(held.elapsed());
                     total += replicas.len();
+                    accepted += ok;
+                    invalid += bad;
                     state.lock_datanodes()?.note_block_report(
                         &uuid,
                         &sid,
                         u32::try_from(ok).unwrap_or(u32::MAX),
                         now_ms(),
                     );
-                    debug!(datanode = %uuid, storage = %sid, accepted = ok, invalid = bad, "block report");
                 }
-                let _ = total;
+                // As HDFS's "BLOCK* processReport" line, with how long the
+                // namespace lock was held (benchmarks read it).
+                info!(
+                    datanode = %uuid,
+                    storages = r.reports.len(),
+                    blocks = total,
+                    accepted,
+                    invalid,
+                    took_us = started.elapsed().as_micros() as u64,
+                    ns_lock_total_us = holds.total.as_micros() as u64,
+                    ns_lock_max_us = holds.max.as_micros() as u64,
+                    ns_lock_holds = holds.count,
+                    "block report processed"
+                );
                 encode(&pb::BlockReportResponseProto { cmd: None })
             }
             "blockReceivedAndDeleted" => {

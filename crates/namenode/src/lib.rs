@@ -13,6 +13,7 @@ pub mod inotify;
 pub mod javafmt;
 pub mod journal;
 pub mod leases;
+pub mod lockstat;
 pub mod namespace;
 pub mod safemode;
 pub mod service;
