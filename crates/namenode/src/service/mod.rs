@@ -122,6 +122,18 @@ impl NameNodeState {
         usize::from(self.config.limits.min_replication)
     }
 
+    /// The replication monitor judges `file`'s blocks again: its target
+    /// replication changed, or it was closed (blocks of open files are not
+    /// judged).
+    pub(crate) fn judge_file_again(&self, file: INodeId) {
+        let Ok(ns) = self.namespace.read() else {
+            return;
+        };
+        if let Ok(mut bm) = self.blocks.lock() {
+            bm.judge_again(ns.blocks_of(file).iter().map(|b| b.id));
+        }
+    }
+
     /// Drops leases and replicas of what a delete/overwrite removed.
     fn forget_removed(&self, removed: &Removed) {
         self.forget_leases(&removed.files);
