@@ -128,7 +128,15 @@ fn nn_startup_small() {
     let meta = dir.path().join("meta");
     let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .args(["bench", "nn-startup", "--json", "--blocks", "300"])
-        .args(["--datanodes", "3", "--reports", "2", "--dir"])
+        .args([
+            "--datanodes",
+            "3",
+            "--reports",
+            "2",
+            "--idle-s",
+            "1",
+            "--dir",
+        ])
         .arg(&meta)
         .output()
         .expect("run cairn bench nn-startup");
@@ -146,6 +154,7 @@ fn nn_startup_small() {
         "processing_us",
         "ns_lock_total_us",
         "ns_lock_max_us",
+        "idle_namenode_cpu_ms",
     ] {
         assert!(
             stdout.contains(&format!("\"{k}\":")),

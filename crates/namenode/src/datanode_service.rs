@@ -433,6 +433,10 @@ impl DatanodeProtocolService {
                         format!("Unregistered DataNode {uuid}"),
                     ));
                 }
+                let _one_at_a_time = state
+                    .full_reports
+                    .lock()
+                    .map_err(|_| CallError::io("full report lock poisoned"))?;
                 let started = Instant::now();
                 let mut holds = crate::lockstat::Holds::default();
                 let (mut accepted, mut invalid, mut total) = (0, 0, 0);

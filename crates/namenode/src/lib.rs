@@ -130,6 +130,7 @@ pub fn new_state(
         namespace: RwLock::new(ns),
         leases: Mutex::new(leases),
         truncates: Mutex::new(truncates),
+        full_reports: Mutex::new(()),
         journal,
         users: UserDirectory::new(superuser, config.superuser_group.clone()),
         safe_mode: AtomicBool::new(false),

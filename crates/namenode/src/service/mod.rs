@@ -90,6 +90,11 @@ pub struct NameNodeState {
     /// current recovery attempt was queued (`None`: none is running). A
     /// leaf lock: take no other lock while holding it.
     pub truncates: Mutex<HashMap<INodeId, Option<std::time::Instant>>>,
+    /// Held while a full block report is applied: one at a time, as HDFS's
+    /// single block-report thread, so that reports arriving together do
+    /// not starve each other's batches of the block manager lock while
+    /// holding the namespace lock.
+    pub full_reports: Mutex<()>,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's

@@ -10,7 +10,9 @@
 //!   node, each with its latency, the NameNode's CPU time (utime + stime
 //!   from `/proc/<pid>/stat`, before and after) and how long the namespace
 //!   lock was held while the report was processed (the NameNode's own
-//!   "block report processed" log line: total and longest single hold).
+//!   "block report processed" log line: total and longest single hold);
+//! - at rest: the NameNode's CPU time over `--idle-s` seconds with every
+//!   block reported (what its monitors cost when nothing changes).
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -23,7 +25,7 @@ use cairn_namenode::namespace::{BlockRecord, Namespace};
 use cairn_proto::hadoop::hdfs as pb;
 use clap::Args;
 
-use super::block_report::{register, send_report, uuid_like, SimNode};
+use super::block_report::{heartbeat, register, send_report, uuid_like, SimNode};
 use super::{user, wire_target, Target};
 use crate::bench::{machine_facts, report, Json, Obj};
 
@@ -38,6 +40,10 @@ pub struct StartupArgs {
     /// Full reports of every block timed after safe mode is off.
     #[arg(long, default_value_t = 3, value_name = "N")]
     pub reports: usize,
+    /// Seconds the NameNode is then left idle with every block reported,
+    /// its CPU time measured (the monitors' cost at rest).
+    #[arg(long, default_value_t = 10, value_name = "S")]
+    pub idle_s: u64,
     /// Files per directory of the image.
     #[arg(long, default_value_t = 1000, value_name = "N")]
     pub files_per_dir: usize,
@@ -336,6 +342,17 @@ async fn measure(a: &StartupArgs, dir: &Path) -> anyhow::Result<(Obj, Obj)> {
         .with("processing_us", take("took_us"))
         .with("ns_lock_total_us", take("ns_lock_total_us"))
         .with("ns_lock_max_us", take("ns_lock_max_us"));
+    // At rest: heartbeats keep the nodes alive; nothing else happens.
+    let cpu0 = cpu_time(pid)?;
+    for _ in 0..a.idle_s {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        for n in &nodes {
+            heartbeat(&t, n).await?;
+        }
+    }
+    let steady = steady
+        .with("idle_s", a.idle_s)
+        .with("idle_namenode_cpu_ms", ms(cpu_time(pid)? - cpu0));
     drop(nn);
     Ok((startup, steady))
 }
