@@ -120,3 +120,53 @@ fn in_process_every_op() {
         "no edit log written"
     );
 }
+
+#[test]
+fn nn_startup_small() {
+    // Goal: `cairn bench nn-startup` runs to the end on a tiny namespace:
+    // image written, a NameNode process started on it, simulated DataNodes
+    // registered and reporting until safe mode is off, then timed full
+    // reports with the NameNode's CPU time and namespace-lock figures.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let meta = dir.path().join("meta");
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["bench", "nn-startup", "--json", "--blocks", "300"])
+        .args([
+            "--datanodes",
+            "3",
+            "--reports",
+            "2",
+            "--idle-s",
+            "1",
+            "--dir",
+        ])
+        .arg(&meta)
+        .output()
+        .expect("run cairn bench nn-startup");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "cairn bench nn-startup failed: {}\nstdout:\n{stdout}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for k in [
+        "safe_mode_off_ms",
+        "namenode_cpu_ms",
+        "latency_ms",
+        "processing_us",
+        "ns_lock_total_us",
+        "ns_lock_max_us",
+        "idle_namenode_cpu_ms",
+    ] {
+        assert!(
+            stdout.contains(&format!("\"{k}\":")),
+            "missing {k:?} in:\n{stdout}"
+        );
+    }
+    // Two reports, each with its lock figure read back from the log.
+    assert!(
+        stdout.contains("\"ns_lock_max_us\":[") && !stdout.contains("\"ns_lock_max_us\":[]"),
+        "{stdout}"
+    );
+}

@@ -12,11 +12,26 @@
 //! full replication of good replicas the corrupt ones are deleted; when no
 //! other node can take a copy (a cluster no larger than the replication),
 //! the corrupt replica is deleted first so that its node can.
+//!
+//! Nothing here costs O(all blocks) on a DataNode's behalf: a per-DataNode
+//! index of the blocks it holds makes a full report and a node's removal
+//! O(that node's replicas); every event that may change a block's
+//! redundancy marks the block *changed*, and the replication monitor judges
+//! only changed blocks (in batches) into a priority queue (`queue.rs`), then
+//! copies a bounded number of queued blocks per pass (`replication.rs`);
+//! start-up safe mode's count of blocks with their minimum replication is
+//! kept up to date as replicas come and go (HDFS's `blockSafe`).
 
+mod queue;
+mod replication;
 mod report;
 
 use std::collections::{HashMap, HashSet};
 
+pub use queue::{
+    priority, LEVELS, QUEUE_HIGHEST_PRIORITY, QUEUE_LOW_REDUNDANCY,
+    QUEUE_REPLICAS_BADLY_DISTRIBUTED, QUEUE_VERY_LOW_REDUNDANCY, QUEUE_WITH_CORRUPT_BLOCKS,
+};
 pub use report::{BlockView, MetaSaveView, RedundancyStats};
 
 use crate::datanodes::DatanodeUuid;
@@ -60,6 +75,11 @@ struct BlockState {
     replicas: Vec<Replica>,
     /// The pipeline the block was handed out with, until replicas report.
     expected: Vec<DatanodeUuid>,
+    /// Start-up safe mode: the committed length when the block counts
+    /// towards its threshold (complete when the NameNode started).
+    safe_len: Option<u64>,
+    /// Whether it is counted safe now.
+    counted_safe: bool,
 }
 
 /// What to do with a reported replica.
@@ -93,6 +113,27 @@ pub struct BlockManager {
     recoveries: HashMap<DatanodeUuid, Vec<Recovery>>,
     /// Files whose last block is being recovered.
     recovering: HashSet<INodeId>,
+    /// The blocks each DataNode holds a replica of: a full report and a
+    /// node's removal touch only that node's blocks.
+    on_node: HashMap<DatanodeUuid, HashSet<BlockId>>,
+    /// DataNodes still to be told to delete a replica of a (known) block:
+    /// such a node must not be chosen for a new copy of it.
+    deleting: HashMap<BlockId, Vec<DatanodeUuid>>,
+    /// Blocks whose redundancy may have changed since the monitor last
+    /// judged them.
+    changed: HashSet<BlockId>,
+    /// Blocks below their replication, by priority.
+    queue: queue::LowRedundancy,
+    /// Start-up safe mode's counts, while it lasts.
+    tally: Option<SafeTally>,
+}
+
+/// Start-up safe mode's block counts (HDFS's `blockTotal`, `blockSafe`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct SafeTally {
+    min: usize,
+    total: u64,
+    safe: u64,
 }
 
 /// A block recovery for a DataNode to coordinate (lease recovery, or a
@@ -129,10 +170,109 @@ impl BlockManager {
             gs,
             replicas: Vec::new(),
             expected: Vec::new(),
+            safe_len: None,
+            counted_safe: false,
         });
         state.gs = gs;
         state.file = file;
         state.expected = expected;
+        self.touched(id);
+    }
+
+    /// Something about `id` changed (replicas, stamp, file): the monitor
+    /// judges it again, and start-up safe mode recounts it.
+    fn touched(&mut self, id: BlockId) {
+        self.changed.insert(id);
+        let Some(tally) = self.tally.as_mut() else {
+            return;
+        };
+        let Some(state) = self.blocks.get_mut(&id) else {
+            return;
+        };
+        let Some(len) = state.safe_len else {
+            return;
+        };
+        let good = state
+            .replicas
+            .iter()
+            .filter(|r| r.is_good(state.gs) && r.num_bytes == len)
+            .count();
+        let now_safe = good >= tally.min;
+        if now_safe != state.counted_safe {
+            state.counted_safe = now_safe;
+            if now_safe {
+                tally.safe += 1;
+            } else {
+                tally.safe -= 1;
+            }
+        }
+    }
+
+    /// Blocks whose file changed in a way that may change their target
+    /// replication (setReplication, closed, reopened, truncated): the
+    /// monitor judges them again.
+    pub fn judge_again(&mut self, ids: impl IntoIterator<Item = BlockId>) {
+        for id in ids {
+            if self.blocks.contains_key(&id) {
+                self.changed.insert(id);
+            }
+        }
+    }
+
+    /// Starts start-up safe mode's count over `complete` (the blocks of the
+    /// loaded namespace that must be reported: id, stamp, length), counting
+    /// a block safe once `min` good replicas of that length are reported.
+    pub fn start_safe_tally(&mut self, min: usize, complete: &[BlockRecord]) {
+        self.tally = Some(SafeTally {
+            min,
+            total: 0,
+            safe: 0,
+        });
+        for b in complete {
+            let Some(state) = self.blocks.get_mut(&b.id) else {
+                continue;
+            };
+            state.safe_len = Some(b.num_bytes);
+            state.counted_safe = false;
+            if let Some(t) = self.tally.as_mut() {
+                t.total += 1;
+            }
+            self.touched(b.id);
+        }
+    }
+
+    /// Start-up safe mode's (complete blocks, safe blocks), while counted.
+    pub fn safe_tally(&self) -> Option<(u64, u64)> {
+        self.tally.map(|t| (t.total, t.safe))
+    }
+
+    /// Start-up safe mode is over: stop counting.
+    pub fn end_safe_tally(&mut self) {
+        self.tally = None;
+    }
+
+    /// Queues the deletion of `datanode`'s replica of `id`.
+    fn invalidate_replica(&mut self, datanode: &DatanodeUuid, id: BlockId, gs: u64) {
+        if self.blocks.contains_key(&id) {
+            let list = self.deleting.entry(id).or_default();
+            if !list.contains(datanode) {
+                list.push(datanode.clone());
+            }
+        }
+        self.invalidate
+            .entry(datanode.clone())
+            .or_default()
+            .push((id, gs));
+    }
+
+    /// Drops `datanode`'s replica of `id` (all its storages) and its entry
+    /// in the index.
+    fn drop_replica(&mut self, datanode: &DatanodeUuid, id: BlockId) {
+        if let Some(state) = self.blocks.get_mut(&id) {
+            state.replicas.retain(|r| &r.datanode != datanode);
+        }
+        unindex(&mut self.on_node, datanode, id);
+        self.touched(id);
     }
 
     /// A block got a new generation stamp (append, pipeline recovery):
@@ -149,6 +289,7 @@ impl BlockManager {
             if let Some(e) = expected {
                 state.expected = e;
             }
+            self.touched(id);
         }
     }
 
@@ -166,6 +307,7 @@ impl BlockManager {
         for id in ids {
             if let Some(state) = self.blocks.get_mut(id) {
                 state.file = file;
+                self.touched(*id);
             }
         }
     }
@@ -176,10 +318,16 @@ impl BlockManager {
         for id in ids {
             if let Some(state) = self.blocks.remove(id) {
                 for r in state.replicas {
-                    self.invalidate
-                        .entry(r.datanode)
-                        .or_default()
-                        .push((*id, r.gs));
+                    unindex(&mut self.on_node, &r.datanode, *id);
+                    self.invalidate_replica(&r.datanode, *id, r.gs);
+                }
+                self.queue.remove(*id);
+                self.changed.remove(id);
+                self.deleting.remove(id);
+                self.in_flight.remove(id);
+                if let (Some(t), Some(_)) = (self.tally.as_mut(), state.safe_len) {
+                    t.total -= 1;
+                    t.safe -= u64::from(state.counted_safe);
                 }
             }
         }
@@ -196,19 +344,13 @@ impl BlockManager {
         finalized: bool,
     ) -> ReportOutcome {
         let Some(state) = self.blocks.get_mut(&id) else {
-            self.invalidate
-                .entry(datanode.clone())
-                .or_default()
-                .push((id, gs));
+            self.invalidate_replica(datanode, id, gs);
             return ReportOutcome::Invalidate;
         };
         if gs < state.gs {
             // A stale replica from before a pipeline recovery: never served.
-            state.replicas.retain(|r| &r.datanode != datanode);
-            self.invalidate
-                .entry(datanode.clone())
-                .or_default()
-                .push((id, gs));
+            self.drop_replica(datanode, id);
+            self.invalidate_replica(datanode, id, gs);
             return ReportOutcome::Invalidate;
         }
         let mut replica = Replica {
@@ -219,18 +361,29 @@ impl BlockManager {
             finalized,
             corrupt: false,
         };
-        match state.replicas.iter_mut().find(|r| &r.datanode == datanode) {
+        let changed = match state.replicas.iter_mut().find(|r| &r.datanode == datanode) {
             Some(r) => {
                 // A corrupt replica reported again (its node did not set it
                 // aside) is still corrupt; a new stamp is a new replica.
                 replica.corrupt = r.corrupt && r.gs == gs;
+                let changed = *r != replica;
                 *r = replica;
+                changed
             }
-            None => state.replicas.push(replica),
-        }
-        if finalized {
+            None => {
+                state.replicas.push(replica);
+                self.on_node.entry(datanode.clone()).or_default().insert(id);
+                true
+            }
+        };
+        if finalized && self.in_flight.remove(&id).is_some() {
             // A copy arrived: the block may need more, judged afresh.
-            self.in_flight.remove(&id);
+            self.touched(id);
+        }
+        // A replica reported again as it was changes nothing (the steady
+        // state of full reports): no work for the monitor.
+        if changed {
+            self.touched(id);
         }
         ReportOutcome::Accepted
     }
@@ -245,6 +398,7 @@ impl BlockManager {
                 r.corrupt = true;
                 // The block is judged afresh: it may need a copy now.
                 self.in_flight.remove(&id);
+                self.touched(id);
                 CorruptOutcome::Marked
             }
             None => CorruptOutcome::UnknownReplica,
@@ -279,9 +433,7 @@ impl BlockManager {
 
     /// A DataNode deleted a replica (incremental DELETED).
     pub fn replica_deleted(&mut self, datanode: &DatanodeUuid, id: BlockId) {
-        if let Some(state) = self.blocks.get_mut(&id) {
-            state.replicas.retain(|r| &r.datanode != datanode);
-        }
+        self.drop_replica(datanode, id);
     }
 
     /// Applies a full block report: replicas of `datanode` that the report
@@ -299,13 +451,52 @@ impl BlockManager {
         committed: &dyn Fn(INodeId, BlockId) -> Option<(u64, u64)>,
     ) -> (usize, usize) {
         let listed: HashSet<BlockId> = replicas.iter().map(|r| r.0).collect();
-        for (id, state) in self.blocks.iter_mut() {
-            if !listed.contains(id) {
-                state
-                    .replicas
-                    .retain(|r| !(&r.datanode == datanode && r.storage == storage));
+        self.forget_unlisted(datanode, storage, &listed);
+        self.accept_reported(datanode, storage, replicas, committed)
+    }
+
+    /// The first half of a full report: forgets `datanode`'s replicas on
+    /// `storage` that the report does not list. O(the node's replicas);
+    /// needs no namespace.
+    pub fn forget_unlisted(
+        &mut self,
+        datanode: &DatanodeUuid,
+        storage: &str,
+        listed: &HashSet<BlockId>,
+    ) {
+        let gone: Vec<BlockId> = self.on_node.get(datanode).map_or_else(Vec::new, |ids| {
+            ids.iter()
+                .filter(|id| !listed.contains(id))
+                .copied()
+                .collect()
+        });
+        for id in gone {
+            let Some(state) = self.blocks.get_mut(&id) else {
+                unindex(&mut self.on_node, datanode, id);
+                continue;
+            };
+            let before = state.replicas.len();
+            state
+                .replicas
+                .retain(|r| !(&r.datanode == datanode && r.storage == storage));
+            if state.replicas.len() != before {
+                if !state.replicas.iter().any(|r| &r.datanode == datanode) {
+                    unindex(&mut self.on_node, datanode, id);
+                }
+                self.touched(id);
             }
         }
+    }
+
+    /// The second half of a full report, for a batch of its replicas:
+    /// (re)accepts them. Returns (accepted, queued for deletion).
+    pub fn accept_reported(
+        &mut self,
+        datanode: &DatanodeUuid,
+        storage: &str,
+        replicas: &[(BlockId, u64, u64, bool)],
+        committed: &dyn Fn(INodeId, BlockId) -> Option<(u64, u64)>,
+    ) -> (usize, usize) {
         let mut accepted = 0;
         let mut invalid = 0;
         for &(id, gs, len, finalized) in replicas {
@@ -317,7 +508,7 @@ impl BlockManager {
                             committed(s.file, id)
                                 .is_some_and(|(cgs, clen)| cgs != gs || clen != len)
                         });
-                    if wrong {
+                    if wrong && !self.is_corrupt(datanode, id) {
                         self.mark_corrupt(datanode, id);
                     }
                 }
@@ -329,8 +520,11 @@ impl BlockManager {
 
     /// Forgets every replica on a DataNode (it is gone or re-registered).
     pub fn remove_datanode(&mut self, datanode: &DatanodeUuid) {
-        for state in self.blocks.values_mut() {
-            state.replicas.retain(|r| &r.datanode != datanode);
+        for id in self.on_node.remove(datanode).unwrap_or_default() {
+            if let Some(state) = self.blocks.get_mut(&id) {
+                state.replicas.retain(|r| &r.datanode != datanode);
+            }
+            self.touched(id);
         }
     }
 
@@ -382,181 +576,6 @@ impl BlockManager {
         self.blocks
             .get(&id)
             .map_or(0, |s| s.replicas.iter().filter(|r| r.is_good(s.gs)).count())
-    }
-
-    /// Finds blocks below or above their file's replication and queues
-    /// copies (most endangered first: one live replica before two) and
-    /// deletions. `replication_of` gives a block's target replication, or
-    /// `None` to skip it (a file being written); `alive` says whether a
-    /// DataNode is alive; `choose` picks `n` new targets avoiding the given
-    /// holders; `remaining` orders excess replicas (fullest node first).
-    #[allow(clippy::too_many_arguments)] // each input is one independent view of the cluster
-    pub fn compute_replication_work(
-        &mut self,
-        now: std::time::Instant,
-        pending_timeout: std::time::Duration,
-        max_streams: usize,
-        replication_of: &dyn Fn(INodeId) -> Option<usize>,
-        alive: &dyn Fn(&DatanodeUuid) -> bool,
-        readable: &dyn Fn(&DatanodeUuid) -> bool,
-        choose: &mut dyn FnMut(usize, &[DatanodeUuid]) -> Vec<DatanodeUuid>,
-        remaining: &dyn Fn(&DatanodeUuid) -> u64,
-    ) -> ReplicationWork {
-        let mut work = ReplicationWork::default();
-        self.in_flight.retain(|_, deadline| *deadline > now);
-        let mut needy: Vec<(usize, BlockId)> = Vec::new();
-        let mut excess: Vec<(BlockId, DatanodeUuid, u64)> = Vec::new();
-        let mut corrupt: Vec<(BlockId, DatanodeUuid, u64)> = Vec::new();
-        for (id, state) in &self.blocks {
-            let Some(want) = replication_of(state.file) else {
-                continue;
-            };
-            let live: Vec<&Replica> = state
-                .replicas
-                .iter()
-                .filter(|r| r.is_good(state.gs) && alive(&r.datanode))
-                .collect();
-            let readable_any = state
-                .replicas
-                .iter()
-                .any(|r| r.is_good(state.gs) && readable(&r.datanode));
-            if live.is_empty() && !readable_any {
-                // Corrupt replicas are all there is: keep them.
-                work.missing += 1;
-                continue;
-            }
-            if live.len() >= want {
-                // Enough good replicas: the corrupt ones can go.
-                for r in state.replicas.iter().filter(|r| r.corrupt) {
-                    corrupt.push((*id, r.datanode.clone(), r.gs));
-                }
-            }
-            if live.len() < want {
-                work.under_replicated += 1;
-                if !self.in_flight.contains_key(id) {
-                    needy.push((live.len(), *id));
-                }
-            } else if live.len() > want && !self.in_flight.contains_key(id) {
-                let mut by_space: Vec<&Replica> = live.clone();
-                by_space.sort_by_key(|r| remaining(&r.datanode));
-                for r in by_space.into_iter().take(live.len() - want) {
-                    excess.push((*id, r.datanode.clone(), r.gs));
-                }
-            }
-        }
-        needy.sort();
-        let mut streams: HashMap<DatanodeUuid, usize> = self
-            .transfers
-            .iter()
-            .map(|(d, t)| (d.clone(), t.len()))
-            .collect();
-        // A node still to be told to delete a (corrupt) replica of a block
-        // must not be sent a new copy of it before: the deletion would hit it.
-        let mut deleting: HashMap<BlockId, Vec<DatanodeUuid>> = HashMap::new();
-        if !needy.is_empty() {
-            for (dn, list) in &self.invalidate {
-                for (id, _) in list {
-                    deleting.entry(*id).or_default().push(dn.clone());
-                }
-            }
-        }
-        for (_, id) in needy {
-            let Some(state) = self.blocks.get(&id) else {
-                continue;
-            };
-            let Some(want) = replication_of(state.file) else {
-                continue;
-            };
-            let mut holders: Vec<DatanodeUuid> =
-                state.replicas.iter().map(|r| r.datanode.clone()).collect();
-            if let Some(d) = deleting.get(&id) {
-                holders.extend(d.iter().cloned());
-            }
-            let live: Vec<&Replica> = state
-                .replicas
-                .iter()
-                .filter(|r| r.is_good(state.gs) && alive(&r.datanode))
-                .collect();
-            // The least busy holder of a good, readable replica is the
-            // source (a decommissioning node still serves its replicas).
-            let sources: Vec<&Replica> = state
-                .replicas
-                .iter()
-                .filter(|r| r.is_good(state.gs) && readable(&r.datanode))
-                .collect();
-            let Some(source) = sources
-                .iter()
-                .map(|r| r.datanode.clone())
-                .min_by_key(|d| streams.get(d).copied().unwrap_or(0))
-            else {
-                continue;
-            };
-            if streams.get(&source).copied().unwrap_or(0) >= max_streams {
-                continue;
-            }
-            let num_bytes = sources.iter().map(|r| r.num_bytes).min().unwrap_or(0);
-            let targets = choose(want - live.len(), &holders);
-            if targets.len() < want - live.len() {
-                // Too few nodes without a replica: delete the corrupt ones
-                // so that their nodes can take a good copy next time.
-                for r in state.replicas.iter().filter(|r| r.corrupt) {
-                    corrupt.push((id, r.datanode.clone(), r.gs));
-                }
-            }
-            if targets.is_empty() {
-                continue;
-            }
-            let t = Transfer {
-                block: id,
-                gs: state.gs,
-                num_bytes,
-                targets,
-            };
-            *streams.entry(source.clone()).or_default() += 1;
-            self.transfers.entry(source).or_default().push(t);
-            self.in_flight.insert(id, now + pending_timeout);
-            work.scheduled += 1;
-        }
-        for (id, dn, gs) in excess {
-            if let Some(state) = self.blocks.get_mut(&id) {
-                state.replicas.retain(|r| r.datanode != dn);
-            }
-            self.invalidate.entry(dn).or_default().push((id, gs));
-            work.excess_removed += 1;
-        }
-        for (id, dn, gs) in corrupt {
-            if let Some(state) = self.blocks.get_mut(&id) {
-                state.replicas.retain(|r| r.datanode != dn);
-            }
-            self.invalidate.entry(dn).or_default().push((id, gs));
-            work.corrupt_removed += 1;
-        }
-        work
-    }
-
-    /// Whether every block with a replica on `datanode` has its full
-    /// replication on other nodes that count (`alive`); blocks of files
-    /// still being written (`replication_of` is `None`) are never safe.
-    pub fn fully_replicated_elsewhere(
-        &self,
-        datanode: &DatanodeUuid,
-        replication_of: &dyn Fn(INodeId) -> Option<usize>,
-        alive: &dyn Fn(&DatanodeUuid) -> bool,
-    ) -> bool {
-        self.blocks.values().all(|state| {
-            if !state.replicas.iter().any(|r| &r.datanode == datanode) {
-                return true;
-            }
-            let Some(want) = replication_of(state.file) else {
-                return false;
-            };
-            let elsewhere = state
-                .replicas
-                .iter()
-                .filter(|r| &r.datanode != datanode && r.is_good(state.gs) && alive(&r.datanode))
-                .count();
-            elsewhere >= want
-        })
     }
 
     /// Every DataNode that may hold a replica of `id`: reported replicas and
@@ -625,6 +644,14 @@ impl BlockManager {
         if list.is_empty() {
             self.invalidate.remove(datanode);
         }
+        for (id, _) in &taken {
+            if let Some(nodes) = self.deleting.get_mut(id) {
+                nodes.retain(|d| d != datanode);
+                if nodes.is_empty() {
+                    self.deleting.remove(id);
+                }
+            }
+        }
         taken
     }
 
@@ -632,8 +659,28 @@ impl BlockManager {
         self.invalidate.values().map(Vec::len).sum()
     }
 
+    /// The queue level of `id`, if it is below its replication (as of the
+    /// monitor's last judgement).
+    pub fn queue_level(&self, id: BlockId) -> Option<usize> {
+        self.queue.level(id)
+    }
+
     pub fn block_count(&self) -> usize {
         self.blocks.len()
+    }
+}
+
+/// Drops `id` from `datanode`'s entry in the per-node index.
+fn unindex(
+    on_node: &mut HashMap<DatanodeUuid, HashSet<BlockId>>,
+    datanode: &DatanodeUuid,
+    id: BlockId,
+) {
+    if let Some(ids) = on_node.get_mut(datanode) {
+        ids.remove(&id);
+        if ids.is_empty() {
+            on_node.remove(datanode);
+        }
     }
 }
 

@@ -53,6 +53,9 @@ pub struct NameNodeConfig {
     pub dead_after: Duration,
     /// Copies one DataNode makes at once (`dfs.namenode.replication.max-streams`).
     pub replication_max_streams: usize,
+    /// Queued blocks the replication monitor tries per pass, per live
+    /// DataNode (`dfs.namenode.replication.work.multiplier.per.iteration`).
+    pub replication_work_multiplier: usize,
     /// How often the replication monitor runs (`dfs.namenode.redundancy.interval.seconds`).
     pub redundancy_interval: Duration,
     /// How long a scheduled copy may take before it is scheduled again
@@ -321,6 +324,8 @@ impl NameNodeConfig {
             }
         };
         let max_streams = conf.get_u32(k::DFS_NAMENODE_REPLICATION_MAX_STREAMS, 2)?;
+        let work_multiplier =
+            conf.get_u32("dfs.namenode.replication.work.multiplier.per.iteration", 2)?;
         let redundancy_interval = conf.get_duration(
             "dfs.namenode.redundancy.interval.seconds",
             cairn_common::config::TimeUnit::Seconds,
@@ -383,6 +388,7 @@ impl NameNodeConfig {
             checkpoint_period,
             checkpoint_check_period,
             replication_max_streams: max_streams.max(1) as usize,
+            replication_work_multiplier: work_multiplier.max(1) as usize,
             redundancy_interval: redundancy_interval.max(Duration::from_millis(100)),
             pending_reconstruction_timeout: pending_timeout,
             name_dirs,

@@ -13,6 +13,7 @@ pub mod inotify;
 pub mod javafmt;
 pub mod journal;
 pub mod leases;
+pub mod lockstat;
 pub mod namespace;
 pub mod safemode;
 pub mod service;
@@ -91,6 +92,14 @@ pub fn new_state(
     for (file, b) in ns.all_blocks() {
         blocks.add_block(b.id, b.gs, file, Vec::new());
     }
+    // Start-up safe mode waits for the complete blocks; the block manager
+    // keeps their count of safe ones as replicas are reported.
+    let complete: Vec<crate::namespace::BlockRecord> = ns
+        .files_blocks()
+        .flat_map(|(_, b)| b.iter().copied())
+        .collect();
+    blocks.start_safe_tally(config.safe_mode.replication_min, &complete);
+    drop(complete);
     // Writers of open files get their leases back, as in HDFS: the hard
     // limit then recovers files whose writer never returns. Truncates that
     // wait for their block recovery start it again (resume_truncates).
@@ -123,6 +132,7 @@ pub fn new_state(
         namespace: RwLock::new(ns),
         leases: Mutex::new(leases),
         truncates: Mutex::new(truncates),
+        full_reports: Mutex::new(()),
         journal,
         users: UserDirectory::new(superuser, config.superuser_group.clone()),
         safe_mode: AtomicBool::new(false),
@@ -152,6 +162,9 @@ pub fn in_memory_state(config: NameNodeConfig) -> Arc<NameNodeState> {
     );
     // Nothing was loaded: no blocks to wait for.
     state.startup_safe_mode.leave();
+    if let Ok(mut bm) = state.blocks.lock() {
+        bm.end_safe_tally();
+    }
     state
 }
 
@@ -400,19 +413,33 @@ fn checkpoint_up_to(state: &NameNodeState, up_to: u64) -> Result<bool, String> {
     Ok(true)
 }
 
-/// Start-up safe mode: counts the complete blocks with their minimum
-/// replication reported and the live DataNodes every 250 ms (O(blocks),
-/// only until safe mode ends) and moves the state machine on.
+/// Start-up safe mode: every 250 ms reads the count of complete blocks
+/// with their minimum replication reported (kept by the block manager as
+/// replicas come and go: O(1) here) and the live DataNodes, and moves the
+/// state machine on. Once off, the block manager stops counting.
 async fn safe_mode_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
     let started = std::time::Instant::now();
     let mut tick = tokio::time::interval(std::time::Duration::from_millis(250));
     let mut last_log = None;
+    safe_mode_steps(&state, &shutdown, started, &mut tick, &mut last_log).await;
+    if let Ok(mut bm) = state.blocks.lock() {
+        bm.end_safe_tally();
+    }
+}
+
+async fn safe_mode_steps(
+    state: &NameNodeState,
+    shutdown: &CancellationToken,
+    started: std::time::Instant,
+    tick: &mut tokio::time::Interval,
+    last_log: &mut Option<std::time::Instant>,
+) {
     while state.startup_safe_mode.is_on() {
         tokio::select! {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
-        let counts = safe_mode_counts(&state);
+        let counts = safe_mode_counts(state);
         let now = std::time::Instant::now();
         match state.startup_safe_mode.check(counts, now) {
             safemode::Transition::None => {
@@ -420,7 +447,7 @@ async fn safe_mode_monitor(state: Arc<NameNodeState>, shutdown: CancellationToke
                     .is_none_or(|t: std::time::Instant| now.duration_since(t).as_secs() >= 10)
                 {
                     info!("STATE* Safe mode ON. {}", state.startup_safe_mode.tip(now));
-                    last_log = Some(now);
+                    *last_log = Some(now);
                 }
             }
             safemode::Transition::ExtensionEntered => {
@@ -445,26 +472,14 @@ async fn safe_mode_monitor(state: Arc<NameNodeState>, shutdown: CancellationToke
 
 /// What start-up safe mode waits for: complete blocks (all but the last
 /// block of a file being written), those with their minimum replication
-/// reported, and live DataNodes.
+/// reported, and live DataNodes. O(1) in blocks: the block manager keeps
+/// the counts.
 fn safe_mode_counts(state: &NameNodeState) -> safemode::Counts {
-    let min = state.config.safe_mode.replication_min;
-    let Ok(ns) = state.namespace.read() else {
-        fatal::stop("namespace lock poisoned (safe mode monitor)");
-    };
     let Ok(bm) = state.blocks.lock() else {
         fatal::stop("block manager lock poisoned (safe mode monitor)");
     };
-    let (mut total, mut safe) = (0u64, 0u64);
-    for (_, blocks) in ns.files_blocks() {
-        for b in blocks {
-            total += 1;
-            if bm.is_complete(b, min) {
-                safe += 1;
-            }
-        }
-    }
+    let (total, safe) = bm.safe_tally().unwrap_or((0, 0));
     drop(bm);
-    drop(ns);
     let live_datanodes = state
         .datanodes
         .lock()
@@ -477,11 +492,22 @@ fn safe_mode_counts(state: &NameNodeState) -> safemode::Counts {
     }
 }
 
-/// Every `dfs.namenode.redundancy.interval.seconds`: queue copies of
-/// blocks below their replication and deletions of excess replicas; the
-/// DataNodes get them with their next heartbeat.
+/// Changed blocks judged under one hold of the locks; between batches the
+/// namespace lock is released (HDFS's processMisReplicatedBlocks works in
+/// pieces the same way).
+const JUDGE_BATCH: usize = 10_000;
+
+/// Every `dfs.namenode.redundancy.interval.seconds`: judge the blocks whose
+/// redundancy changed into the priority queue (trimming excess replicas),
+/// then queue copies for at most `work multiplier × live DataNodes` queued
+/// blocks; the DataNodes get them with their next heartbeat. Nothing here
+/// walks every block: DataNodes whose state changed since the last pass
+/// have their blocks judged again through the per-node index.
 async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(state.config.redundancy_interval);
+    // Each DataNode's (counts, readable) as of the last pass.
+    let mut seen: std::collections::HashMap<datanodes::DatanodeUuid, (bool, bool)> =
+        std::collections::HashMap::new();
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => return,
@@ -492,64 +518,16 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
         if state.in_safe_mode() {
             continue;
         }
-        let Ok(ns) = state.namespace.read() else {
-            fatal::stop("namespace lock poisoned (replication monitor)");
-        };
-        let Ok(mut bm) = state.blocks.lock() else {
-            fatal::stop("block manager lock poisoned (replication monitor)");
-        };
-        let Ok(dns) = state.datanodes.lock() else {
-            fatal::stop("datanode manager lock poisoned (replication monitor)");
-        };
-        let now = std::time::Instant::now();
-        let mut seed = state
-            .placement_seed
-            .fetch_add(0x9E37_79B9_7F4A_7C15, std::sync::atomic::Ordering::Relaxed);
-        let work = bm.compute_replication_work(
-            now,
-            state.config.pending_reconstruction_timeout,
-            state.config.replication_max_streams,
-            &|file| ns.replication_target(file),
-            &|d| dns.counts(d, now),
-            &|d| dns.is_alive(d, now),
-            &mut |n, holders| {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-                let excluded: std::collections::HashSet<String> =
-                    holders.iter().map(|h| h.0.clone()).collect();
-                dns.choose_targets(
-                    &datanodes::PlacementRequest {
-                        want: n,
-                        excluded: &excluded,
-                        favored: &[],
-                        writer_ip: None,
-                        block_size: 0,
-                        seed,
-                    },
-                    now,
-                )
-            },
-            &|d| dns.get(d).map_or(0, |x| x.remaining),
-        );
-        // A decommissioning node is done once all its blocks have their
-        // replication on other nodes.
-        let done: Vec<datanodes::DatanodeUuid> = dns
-            .decommissioning()
-            .into_iter()
-            .filter(|d| {
-                bm.fully_replicated_elsewhere(d, &|file| ns.replication_target(file), &|x| {
-                    dns.counts(x, now)
-                })
-            })
-            .collect();
-        drop(dns);
-        if !done.is_empty() {
-            if let Ok(mut dns) = state.datanodes.lock() {
-                for d in &done {
-                    info!(datanode = %d, "decommissioned");
-                    dns.set_admin(d, datanodes::AdminState::Decommissioned);
-                }
+        let live = note_node_changes(&state, &mut seen);
+        let mut work = blocks::ReplicationWork::default();
+        loop {
+            let left = judge_batch(&state, &mut work);
+            if left == 0 {
+                break;
             }
+            tokio::task::yield_now().await;
         }
+        schedule_and_decommission(&state, live, &mut work);
         if work.scheduled > 0 || work.excess_removed > 0 {
             info!(
                 scheduled = work.scheduled,
@@ -558,6 +536,140 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
                 missing = work.missing,
                 "replication monitor"
             );
+        }
+    }
+}
+
+/// DataNodes that died, came back, started decommissioning or left since
+/// the last pass get their blocks judged again; copies given up on too.
+/// Returns the live DataNodes. No namespace lock.
+fn note_node_changes(
+    state: &NameNodeState,
+    seen: &mut std::collections::HashMap<datanodes::DatanodeUuid, (bool, bool)>,
+) -> usize {
+    let Ok(mut bm) = state.blocks.lock() else {
+        fatal::stop("block manager lock poisoned (replication monitor)");
+    };
+    let Ok(dns) = state.datanodes.lock() else {
+        fatal::stop("datanode manager lock poisoned (replication monitor)");
+    };
+    let now = std::time::Instant::now();
+    let current: std::collections::HashMap<datanodes::DatanodeUuid, (bool, bool)> = dns
+        .uuids()
+        .into_iter()
+        .map(|d| {
+            let s = (dns.counts(&d, now), dns.is_alive(&d, now));
+            (d, s)
+        })
+        .collect();
+    for (d, s) in &current {
+        if seen.get(d) != Some(s) {
+            bm.node_changed(d);
+        }
+    }
+    for d in seen.keys() {
+        if !current.contains_key(d) {
+            bm.node_changed(d);
+        }
+    }
+    bm.expire_copies(now);
+    *seen = current;
+    dns.live(now).len()
+}
+
+/// Judges one batch of changed blocks under the locks; returns how many
+/// are left.
+fn judge_batch(state: &NameNodeState, work: &mut blocks::ReplicationWork) -> usize {
+    let Ok(ns) = state.namespace.read() else {
+        fatal::stop("namespace lock poisoned (replication monitor)");
+    };
+    let Ok(mut bm) = state.blocks.lock() else {
+        fatal::stop("block manager lock poisoned (replication monitor)");
+    };
+    let Ok(dns) = state.datanodes.lock() else {
+        fatal::stop("datanode manager lock poisoned (replication monitor)");
+    };
+    let now = std::time::Instant::now();
+    bm.judge_changed(
+        JUDGE_BATCH,
+        &blocks::BlockView {
+            replication_of: &|file| ns.replication_target(file),
+            counts: &|d| dns.counts(d, now),
+            readable: &|d| dns.is_alive(d, now),
+        },
+        &|d| dns.get(d).map_or(0, |x| x.remaining),
+        work,
+    )
+}
+
+/// Queues copies for a bounded number of queued blocks, and marks
+/// decommissioning nodes whose blocks all have their replication elsewhere
+/// decommissioned (O(their replicas), through the index).
+fn schedule_and_decommission(
+    state: &NameNodeState,
+    live: usize,
+    work: &mut blocks::ReplicationWork,
+) {
+    let Ok(ns) = state.namespace.read() else {
+        fatal::stop("namespace lock poisoned (replication monitor)");
+    };
+    let Ok(mut bm) = state.blocks.lock() else {
+        fatal::stop("block manager lock poisoned (replication monitor)");
+    };
+    let Ok(dns) = state.datanodes.lock() else {
+        fatal::stop("datanode manager lock poisoned (replication monitor)");
+    };
+    let now = std::time::Instant::now();
+    let mut seed = state
+        .placement_seed
+        .fetch_add(0x9E37_79B9_7F4A_7C15, std::sync::atomic::Ordering::Relaxed);
+    let view = blocks::BlockView {
+        replication_of: &|file| ns.replication_target(file),
+        counts: &|d| dns.counts(d, now),
+        readable: &|d| dns.is_alive(d, now),
+    };
+    bm.schedule_copies(
+        now,
+        state.config.pending_reconstruction_timeout,
+        state.config.replication_max_streams,
+        state.config.replication_work_multiplier * live.max(1),
+        &view,
+        &mut |n, holders| {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let excluded: std::collections::HashSet<String> =
+                holders.iter().map(|h| h.0.clone()).collect();
+            dns.choose_targets(
+                &datanodes::PlacementRequest {
+                    want: n,
+                    excluded: &excluded,
+                    favored: &[],
+                    writer_ip: None,
+                    block_size: 0,
+                    seed,
+                },
+                now,
+            )
+        },
+        work,
+    );
+    // A decommissioning node is done once all its blocks have their
+    // replication on other nodes.
+    let done: Vec<datanodes::DatanodeUuid> = dns
+        .decommissioning()
+        .into_iter()
+        .filter(|d| {
+            bm.fully_replicated_elsewhere(d, &|file| ns.replication_target(file), &|x| {
+                dns.counts(x, now)
+            })
+        })
+        .collect();
+    drop(dns);
+    if !done.is_empty() {
+        if let Ok(mut dns) = state.datanodes.lock() {
+            for d in &done {
+                info!(datanode = %d, "decommissioned");
+                dns.set_admin(d, datanodes::AdminState::Decommissioned);
+            }
         }
     }
 }

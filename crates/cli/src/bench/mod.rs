@@ -11,6 +11,9 @@
 //!   preallocation scheme and HADOOP-2149's group-commit sweep.
 //! - `nn`: the NameNode alone, NNThroughputBenchmark's operations
 //!   (HADOOP-2149), over the wire or in-process with the durable journal.
+//! - `nn-startup`: a NameNode process restarted on N blocks: time to leave
+//!   safe mode as simulated DataNodes report, then full block reports with
+//!   the NameNode's CPU time and namespace-lock hold time.
 //!
 //! Units everywhere: MB = 10^6 bytes (as `dd` prints it), MiB = 2^20;
 //! latencies in microseconds; percentiles are nearest-rank.
@@ -37,6 +40,8 @@ pub enum BenchCommand {
     Journal(journal::JournalArgs),
     /// The NameNode alone (NNThroughputBenchmark's operations), over the wire or in-process.
     Nn(nn::NnArgs),
+    /// Block reports at scale: NameNode start to safe-mode exit with N blocks, full reports.
+    NnStartup(nn::startup::StartupArgs),
 }
 
 /// Runs one benchmark and prints its report on stdout.
@@ -50,6 +55,7 @@ pub fn run(cmd: &BenchCommand, runtime: &tokio::runtime::Runtime) -> anyhow::Res
         BenchCommand::Limits(a) => (limits::run(a)?, a.json),
         BenchCommand::Journal(a) => (runtime.block_on(journal::run(a))?, a.json),
         BenchCommand::Nn(a) => (runtime.block_on(nn::run(a))?, a.json),
+        BenchCommand::NnStartup(a) => (runtime.block_on(nn::startup::run(a))?, a.json),
     };
     if json {
         println!("{}", report.to_json());

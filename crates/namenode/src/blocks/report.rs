@@ -158,13 +158,13 @@ impl BlockManager {
     }
 
     /// Replicas each DataNode holds now (HDFS's per-node `numBlocks`,
-    /// kept live rather than as of the last full block report).
+    /// kept live rather than as of the last full block report), from the
+    /// per-node index.
     pub fn replicas_per_node(&self) -> std::collections::HashMap<DatanodeUuid, u32> {
-        let mut n = std::collections::HashMap::new();
-        for r in self.blocks.values().flat_map(|s| &s.replicas) {
-            *n.entry(r.datanode.clone()).or_insert(0u32) += 1;
-        }
-        n
+        self.on_node
+            .iter()
+            .map(|(d, ids)| (d.clone(), u32::try_from(ids.len()).unwrap_or(u32::MAX)))
+            .collect()
     }
 
     /// Commands waiting for `datanode`: (copies to make, replicas to

@@ -2,6 +2,7 @@
 //! completeness, reports, and blocks following their file (concat).
 
 use super::*;
+use std::collections::{HashMap, HashSet};
 
 #[test]
 fn replication_work_copies_the_most_endangered_first_and_trims_excess() {
@@ -307,4 +308,217 @@ fn moved_blocks_take_the_replication_of_their_new_file() {
     assert_eq!(bm.file_of(BlockId(99)), None, "unknown blocks are ignored");
     assert_eq!(run(&mut bm).scheduled, 1);
     assert_eq!(bm.take_transfers(&dn("a"), 10)[0].targets.len(), 2);
+}
+
+/// A small deterministic generator (xorshift64*), for event sequences.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
+    }
+}
+
+/// What the index, the safe-mode tally and the queue must agree with,
+/// counted from the replicas themselves.
+fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
+    let mut on_node: HashMap<DatanodeUuid, HashSet<BlockId>> = HashMap::new();
+    let mut safe = 0u64;
+    for (id, s) in &bm.blocks {
+        for r in &s.replicas {
+            on_node.entry(r.datanode.clone()).or_default().insert(*id);
+        }
+        let good = s
+            .replicas
+            .iter()
+            .filter(|r| r.is_good(s.gs) && Some(r.num_bytes) == s.safe_len)
+            .count();
+        safe += u64::from(s.safe_len.is_some() && good >= min);
+        let want = (view.replication_of)(s.file).unwrap_or(0);
+        let live = s
+            .replicas
+            .iter()
+            .filter(|r| r.is_good(s.gs) && (view.counts)(&r.datanode))
+            .count();
+        let out = s
+            .replicas
+            .iter()
+            .filter(|r| {
+                r.is_good(s.gs) && !(view.counts)(&r.datanode) && (view.readable)(&r.datanode)
+            })
+            .count();
+        assert_eq!(bm.queue_level(*id), priority(live, out, want), "block {id}");
+    }
+    assert_eq!(bm.on_node, on_node, "per-node index");
+    let total = bm.blocks.values().filter(|s| s.safe_len.is_some()).count() as u64;
+    assert_eq!(bm.safe_tally(), Some((total, safe)), "safe-mode tally");
+}
+
+#[test]
+fn index_tally_and_queue_agree_with_a_recount_after_random_events() {
+    // Goal: after any sequence of reports, deletions, corruptions, full
+    // reports, node removals and block deletions, the per-node index, the
+    // start-up safe-mode count and the queue (once changed blocks are
+    // judged) equal what a brute-force recount of the replicas gives.
+    let nodes = ["a", "b", "c", "d", "e"];
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut bm = BlockManager::default();
+    let mut complete = Vec::new();
+    for id in 1..=60u64 {
+        bm.add_block(BlockId(id), 5, INodeId(id % 4), vec![]);
+        complete.push(BlockRecord {
+            id: BlockId(id),
+            gs: 5,
+            num_bytes: 10,
+        });
+    }
+    bm.start_safe_tally(2, &complete);
+    let repl = |f: INodeId| Some(1 + (f.0 as usize % 4));
+    let counts = |d: &DatanodeUuid| d.0 != "e";
+    let readable = |_: &DatanodeUuid| true;
+    let view = BlockView {
+        replication_of: &repl,
+        counts: &counts,
+        readable: &readable,
+    };
+    for step in 0..3000 {
+        let node = dn(nodes[rng.below(5) as usize]);
+        let id = BlockId(1 + rng.below(64));
+        match rng.below(10) {
+            0..=3 => {
+                let len = if rng.below(8) == 0 { 9 } else { 10 };
+                let gs = 4 + rng.below(3);
+                bm.replica_reported(&node, "s", id, gs, len, rng.below(6) != 0);
+            }
+            4 => bm.replica_deleted(&node, id),
+            5 => {
+                bm.mark_corrupt(&node, id);
+            }
+            6 => {
+                let listed: Vec<(BlockId, u64, u64, bool)> = (0..rng.below(30))
+                    .map(|_| (BlockId(1 + rng.below(64)), 5, 10, true))
+                    .collect();
+                bm.full_report(&node, "s", &listed, &|_, _| Some((5, 10)));
+            }
+            7 if rng.below(10) == 0 => bm.remove_datanode(&node),
+            8 if rng.below(10) == 0 => bm.remove_blocks(&[id]),
+            _ => bm.update_generation_stamp(id, 5, None),
+        }
+        if step % 50 == 0 {
+            let mut w = ReplicationWork::default();
+            bm.judge_changed(usize::MAX, &view, &|_| 0, &mut w);
+            check_against_recount(&bm, &view, 2);
+        }
+    }
+}
+
+#[test]
+fn blocks_are_queued_at_hdfs_priorities_and_taken_round_robin() {
+    // Goal: LowRedundancyBlocks' levels (one live replica or only
+    // out-of-service ones: highest; live*3 < wanted: very low; else low;
+    // none at all: corrupt), and the monitor takes the highest level
+    // first, a bounded number at a time, resuming where it stopped.
+    assert_eq!(priority(3, 0, 3), None);
+    assert_eq!(priority(1, 0, 3), Some(QUEUE_HIGHEST_PRIORITY));
+    assert_eq!(priority(0, 2, 3), Some(QUEUE_HIGHEST_PRIORITY));
+    assert_eq!(priority(0, 0, 3), Some(QUEUE_WITH_CORRUPT_BLOCKS));
+    assert_eq!(priority(2, 0, 7), Some(QUEUE_VERY_LOW_REDUNDANCY));
+    assert_eq!(priority(2, 0, 6), Some(QUEUE_LOW_REDUNDANCY));
+    assert_eq!(priority(2, 0, 3), Some(QUEUE_LOW_REDUNDANCY));
+    let mut q = queue::LowRedundancy::default();
+    for id in 1..=5 {
+        q.set(BlockId(id), Some(QUEUE_LOW_REDUNDANCY));
+    }
+    q.set(BlockId(9), Some(QUEUE_HIGHEST_PRIORITY));
+    q.set(BlockId(8), Some(QUEUE_WITH_CORRUPT_BLOCKS));
+    let ids = |v: Vec<(usize, BlockId)>| v.into_iter().map(|(_, b)| b.0).collect::<Vec<_>>();
+    assert_eq!(ids(q.choose(3)), vec![9, 1, 2]);
+    assert_eq!(ids(q.choose(3)), vec![9, 3, 4]);
+    assert_eq!(ids(q.choose(4)), vec![9, 5, 1, 2], "wraps round");
+    q.set(BlockId(9), Some(QUEUE_LOW_REDUNDANCY));
+    assert_eq!(q.level(BlockId(9)), Some(QUEUE_LOW_REDUNDANCY));
+    assert_eq!(q.copyable(), 6);
+    assert_eq!(q.len_at(QUEUE_WITH_CORRUPT_BLOCKS), 1);
+    assert!(
+        !ids(q.choose(100)).contains(&8),
+        "corrupt blocks are not copied"
+    );
+}
+
+#[test]
+fn a_node_leaving_or_reporting_touches_only_its_own_replicas() {
+    // Goal: with 2000 blocks, of which node "a" holds 10, removing "a" or
+    // a full report from it marks only its blocks for the monitor, a
+    // steady-state report (nothing changed) marks none, and the monitor
+    // then judges just those.
+    let mut bm = BlockManager::default();
+    for id in 1..=2000u64 {
+        bm.add_block(BlockId(id), 1, INodeId(10), vec![]);
+        for d in ["b", "c"] {
+            bm.replica_reported(&dn(d), "s", BlockId(id), 1, 5, true);
+        }
+    }
+    let mine: Vec<(BlockId, u64, u64, bool)> =
+        (1..=10).map(|id| (BlockId(id), 1, 5, true)).collect();
+    bm.full_report(&dn("a"), "s", &mine, &|_, _| Some((1, 5)));
+    let view = BlockView {
+        replication_of: &|_| Some(3),
+        counts: &|_| true,
+        readable: &|_| true,
+    };
+    let mut w = ReplicationWork::default();
+    assert_eq!(bm.judge_changed(usize::MAX, &view, &|_| 0, &mut w), 0);
+    assert_eq!(w.under_replicated, 1990, "only a's blocks have three");
+    // The same report again changes nothing.
+    bm.full_report(&dn("a"), "s", &mine, &|_, _| Some((1, 5)));
+    assert_eq!(bm.changed_count(), 0);
+    // Three of them gone from the report: three blocks to judge.
+    bm.full_report(&dn("a"), "s", &mine[3..], &|_, _| Some((1, 5)));
+    assert_eq!(bm.changed_count(), 3);
+    bm.judge_changed(usize::MAX, &view, &|_| 0, &mut w);
+    bm.remove_datanode(&dn("a"));
+    assert_eq!(bm.changed_count(), 7);
+    bm.node_changed(&dn("b"));
+    assert_eq!(bm.changed_count(), 2000);
+}
+
+#[test]
+fn the_safe_mode_tally_follows_replicas_of_the_committed_length() {
+    // Goal: start-up safe mode's count (HDFS's blockSafe) rises when a
+    // block gets its minimum of good replicas of the committed length and
+    // falls when one is lost, corrupt or its node goes; deleted blocks
+    // leave the total.
+    let mut bm = BlockManager::default();
+    let recs: Vec<BlockRecord> = (1..=3)
+        .map(|i| BlockRecord {
+            id: BlockId(i),
+            gs: 7,
+            num_bytes: 100,
+        })
+        .collect();
+    for b in &recs {
+        bm.add_block(b.id, b.gs, INodeId(10), vec![]);
+    }
+    bm.add_block(BlockId(4), 7, INodeId(11), vec![]); // being written
+    bm.start_safe_tally(1, &recs[..]);
+    assert_eq!(bm.safe_tally(), Some((3, 0)));
+    bm.replica_reported(&dn("a"), "s", BlockId(1), 7, 99, true);
+    assert_eq!(bm.safe_tally(), Some((3, 0)), "short replica");
+    bm.replica_reported(&dn("a"), "s", BlockId(1), 7, 100, true);
+    bm.replica_reported(&dn("a"), "s", BlockId(2), 7, 100, true);
+    bm.replica_reported(&dn("a"), "s", BlockId(4), 7, 100, true);
+    assert_eq!(bm.safe_tally(), Some((3, 2)));
+    bm.mark_corrupt(&dn("a"), BlockId(2));
+    assert_eq!(bm.safe_tally(), Some((3, 1)));
+    bm.remove_blocks(&[BlockId(1)]);
+    assert_eq!(bm.safe_tally(), Some((2, 0)));
+    bm.replica_reported(&dn("b"), "s", BlockId(3), 7, 100, true);
+    assert_eq!(bm.safe_tally(), Some((2, 1)));
+    bm.remove_datanode(&dn("b"));
+    assert_eq!(bm.safe_tally(), Some((2, 0)));
+    bm.end_safe_tally();
+    assert_eq!(bm.safe_tally(), None);
 }

@@ -91,6 +91,11 @@ pub struct NameNodeState {
     /// current recovery attempt was queued (`None`: none is running). A
     /// leaf lock: take no other lock while holding it.
     pub truncates: Mutex<HashMap<INodeId, Option<std::time::Instant>>>,
+    /// Held while a full block report is applied: one at a time, as HDFS's
+    /// single block-report thread, so that reports arriving together do
+    /// not starve each other's batches of the block manager lock while
+    /// holding the namespace lock.
+    pub full_reports: Mutex<()>,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
@@ -121,6 +126,18 @@ impl NameNodeState {
 
     fn min_replication(&self) -> usize {
         usize::from(self.config.limits.min_replication)
+    }
+
+    /// The replication monitor judges `file`'s blocks again: its target
+    /// replication changed, or it was closed (blocks of open files are not
+    /// judged).
+    pub(crate) fn judge_file_again(&self, file: INodeId) {
+        let Ok(ns) = self.namespace.read() else {
+            return;
+        };
+        if let Ok(mut bm) = self.blocks.lock() {
+            bm.judge_again(ns.blocks_of(file).iter().map(|b| b.id));
+        }
     }
 
     /// Drops leases and replicas of what a delete/overwrite removed.

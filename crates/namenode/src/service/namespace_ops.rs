@@ -310,6 +310,11 @@ impl NameNodeState {
                 Ok((e.is_some(), e.into_iter().collect()))
             })
             .await?;
+        if ok {
+            if let Ok((file, _)) = self.read(|ns| ns.resolve_file(&r.src, 0)) {
+                self.judge_file_again(file);
+            }
+        }
         encode(&pb::SetReplicationResponseProto { result: ok })
     }
 

@@ -87,6 +87,7 @@ impl NameNodeState {
             if let Ok(mut leases) = self.leases.lock() {
                 leases.remove_file(&r.client_name, id);
             }
+            self.judge_file_again(id);
         }
         encode(&pb::CompleteResponseProto { result: done })
     }
@@ -440,6 +441,7 @@ impl NameNodeState {
         if let Ok(mut leases) = self.leases.lock() {
             leases.remove_file_any(file);
         }
+        self.judge_file_again(file);
         match queued {
             Some((old, new_gs, truncate, holders)) => {
                 self.queue_block_recovery(file, old, new_gs, truncate, holders)
@@ -495,9 +497,11 @@ impl NameNodeState {
                 bm.replica_reported(t, &storage, id, r.new_gen_stamp, r.new_length, true);
             }
         }
+        drop(bm);
         if let Ok(mut leases) = self.leases.lock() {
             leases.remove_file_any(file);
         }
+        self.judge_file_again(file);
         tracing::info!(block = %id, length = r.new_length, gs = r.new_gen_stamp, "lease recovery: block synchronized, file closed");
         Ok(())
     }

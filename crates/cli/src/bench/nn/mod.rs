@@ -45,6 +45,11 @@ use prost::Message;
 
 use super::{machine_facts, parse_size, report, Json, Obj, Samples};
 
+mod block_report;
+pub mod startup;
+
+use block_report::block_report;
+
 static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 const BASE: &str = "/nnThroughputBenchmark";
 const ALL_OPS: &[&str] = &[
@@ -197,7 +202,8 @@ impl Drop for InProcess {
     }
 }
 
-async fn wire_target(url: &str, a: &NnArgs, threads: usize) -> anyhow::Result<Target> {
+/// Connections to a NameNode over the wire: `connections` for clients.
+async fn wire_target(url: &str, connections: usize) -> anyhow::Result<Target> {
     let hostport = url
         .strip_prefix("hdfs://")
         .unwrap_or(url)
@@ -217,9 +223,8 @@ async fn wire_target(url: &str, a: &NnArgs, threads: usize) -> anyhow::Result<Ta
                 .map_err(|e| anyhow::anyhow!("connecting to {addr}: {e}"))
         }
     };
-    let n = if a.connection_per_thread { threads } else { 1 };
-    let mut clients = Vec::with_capacity(n);
-    for _ in 0..n {
+    let mut clients = Vec::with_capacity(connections);
+    for _ in 0..connections.max(1) {
         clients.push(connect(CLIENT_PROTOCOL).await?);
     }
     Ok(Target {
@@ -609,335 +614,6 @@ fn row(op: &str, threads: usize, ops: usize, wall: Duration, lat: &Samples) -> O
         .with("p99_us", lat.p(0.99))
 }
 
-/// One simulated DataNode of the blockReport op.
-struct SimNode {
-    reg: pb::DatanodeRegistrationProto,
-    storage: pb::DatanodeStorageProto,
-    blocks: std::sync::Mutex<Vec<(u64, u64)>>,
-}
-
-async fn block_report(t: &Arc<Target>, a: &NnArgs, threads: usize) -> anyhow::Result<Obj> {
-    let d = a.datanodes.max(1);
-    let base = format!("{BASE}/blockReport");
-    let setup_start = Instant::now();
-    // 1. Register the simulated DataNodes: versionRequest, registerDatanode,
-    //    empty blockReport, one heartbeat.
-    let mut nodes = Vec::with_capacity(d);
-    let mut pool = String::new();
-    // NNThroughputBenchmark gives node i xferPort i+1; a NameNode keys
-    // excludeNodes (and Hadoop re-registrations) by ip:xferPort, so nodes
-    // of an earlier run, still alive, would shadow ours: each run takes its
-    // own port range instead (nodes are found by uuid, not by port).
-    let port_base = 1
-        + (uuid_like(0)
-            .as_bytes()
-            .iter()
-            .map(|&b| u32::from(b))
-            .sum::<u32>()
-            * 7919
-            + RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed) * 101)
-            % 50_000;
-    for i in 0..d {
-        let v: pb::VersionResponseProto = t
-            .namenode
-            .call("versionRequest", &pb::VersionRequestProto {})
-            .await?;
-        pool = v.info.block_pool_id.clone();
-        let uuid = uuid_like(i);
-        let reg = pb::DatanodeRegistrationProto {
-            datanode_id: pb::DatanodeIdProto {
-                ip_addr: "127.0.0.1".into(),
-                host_name: "localhost".into(),
-                datanode_uuid: uuid.clone(),
-                xfer_port: port_base + u32::try_from(i).unwrap_or(0),
-                info_port: 9864,
-                ipc_port: 9867,
-                info_secure_port: Some(9865),
-            },
-            storage_info: pb::StorageInfoProto {
-                layout_version: v.info.storage_info.layout_version,
-                namespace_id: v.info.storage_info.namespace_id,
-                cluster_id: v.info.storage_info.cluster_id.clone(),
-                c_time: v.info.storage_info.c_time,
-            },
-            keys: pb::ExportedBlockKeysProto {
-                is_block_token_enabled: false,
-                key_update_interval: 0,
-                token_life_time: 0,
-                current_key: pb::BlockKeyProto {
-                    key_id: 0,
-                    expiry_date: 0,
-                    key_bytes: Some(Bytes::new()),
-                },
-                all_keys: Vec::new(),
-            },
-            software_version: v.info.software_version.clone(),
-        };
-        let r: pb::RegisterDatanodeResponseProto = t
-            .datanode
-            .call(
-                "registerDatanode",
-                &pb::RegisterDatanodeRequestProto { registration: reg },
-            )
-            .await?;
-        let storage = pb::DatanodeStorageProto {
-            storage_uuid: format!("DS-{uuid}"),
-            state: Some(0),
-            storage_type: Some(1),
-        };
-        let node = SimNode {
-            reg: r.registration,
-            storage,
-            blocks: std::sync::Mutex::new(Vec::new()),
-        };
-        send_report(t, &node, &pool, &[], 0).await?;
-        let cap = 100u64 << 30;
-        let _: pb::HeartbeatResponseProto = t
-            .datanode
-            .call(
-                "sendHeartbeat",
-                &pb::HeartbeatRequestProto {
-                    registration: node.reg.clone(),
-                    reports: vec![pb::StorageReportProto {
-                        storage_uuid: node.storage.storage_uuid.clone(),
-                        failed: Some(false),
-                        capacity: Some(cap),
-                        dfs_used: Some(0),
-                        remaining: Some(cap),
-                        block_pool_used: Some(0),
-                        storage: Some(node.storage.clone()),
-                        non_dfs_used: Some(0),
-                        mount: None,
-                    }],
-                    xmits_in_progress: Some(0),
-                    xceiver_count: Some(0),
-                    failed_volumes: Some(0),
-                    request_full_block_report_lease: Some(true),
-                    ..Default::default()
-                },
-            )
-            .await?;
-        nodes.push(node);
-    }
-    let nodes = Arc::new(nodes);
-    // 2. Files whose blocks land on the simulated nodes.
-    leave_safe_mode(t).await?;
-    let repl = a
-        .replication
-        .min(u32::try_from(d).unwrap_or(u32::MAX))
-        .max(1);
-    let real = ((a.blocks_per_report * d) as f64 * a.real_fraction.clamp(0.0, 1.0)
-        / f64::from(repl))
-    .ceil() as usize;
-    let bpf = a.blocks_per_file.max(1);
-    let files = real.div_ceil(bpf);
-    let r: pb::GetDatanodeReportResponseProto = t
-        .client(0)
-        .call(
-            "getDatanodeReport",
-            &pb::GetDatanodeReportRequestProto { r#type: 2 },
-        )
-        .await?;
-    let ours: std::collections::HashSet<String> = nodes
-        .iter()
-        .map(|n| n.reg.datanode_id.datanode_uuid.clone())
-        .collect();
-    let exclude: Arc<Vec<pb::DatanodeInfoProto>> = Arc::new(
-        r.di.into_iter()
-            .filter(|i| !ours.contains(&i.id.datanode_uuid))
-            .collect(),
-    );
-    let (tt, nn, pool2) = (t.clone(), nodes.clone(), pool.clone());
-    let (per_dir, bs) = (a.files_per_dir, a.br_block_size);
-    run_parallel(threads, files, move |th, i| {
-        let (t, nodes, exclude, pool) = (tt.clone(), nn.clone(), exclude.clone(), pool2.clone());
-        let path = file_path("blockReport", i, per_dir);
-        async move {
-            let client = format!("blockReport-client-{th}");
-            let _: pb::CreateResponseProto = t
-                .client(th)
-                .call("create", &create_req(&path, &client, repl, bs))
-                .await
-                .with_context(|| format!("create {path}"))?;
-            let mut prev: Option<pb::ExtendedBlockProto> = None;
-            for _ in 0..bpf {
-                let mut tries = 0;
-                let lb = loop {
-                    let r: anyhow::Result<pb::AddBlockResponseProto> = t
-                        .client(th)
-                        .call(
-                            "addBlock",
-                            &pb::AddBlockRequestProto {
-                                src: path.clone(),
-                                client_name: client.clone(),
-                                previous: prev.clone(),
-                                exclude_nodes: exclude.to_vec(),
-                                file_id: Some(0),
-                                favored_nodes: Vec::new(),
-                                flags: Vec::new(),
-                            },
-                        )
-                        .await;
-                    match r {
-                        Ok(r) => break r.block,
-                        Err(e) if tries < 30 && format!("{e:#}").contains("NotReplicatedYet") => {
-                            tries += 1;
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                        Err(e) => return Err(e.context(format!("addBlock {path}"))),
-                    }
-                };
-                for loc in &lb.locs {
-                    let idx = nodes
-                        .iter()
-                        .position(|n| n.reg.datanode_id.datanode_uuid == loc.id.datanode_uuid)
-                        .ok_or_else(|| {
-                            anyhow::anyhow!(
-                                "addBlock {path} placed a replica on {}:{} ({}), not a simulated DataNode",
-                                loc.id.ip_addr,
-                                loc.id.xfer_port,
-                                loc.id.datanode_uuid
-                            )
-                        })?;
-                    let node = &nodes[idx];
-                    let _: pb::BlockReceivedAndDeletedResponseProto = t
-                        .datanode
-                        .call(
-                            "blockReceivedAndDeleted",
-                            &pb::BlockReceivedAndDeletedRequestProto {
-                                registration: node.reg.clone(),
-                                block_pool_id: pool.clone(),
-                                blocks: vec![pb::StorageReceivedDeletedBlocksProto {
-                                    storage_uuid: node.storage.storage_uuid.clone(),
-                                    blocks: vec![pb::ReceivedDeletedBlockInfoProto {
-                                        block: pb::BlockProto {
-                                            block_id: lb.b.block_id,
-                                            gen_stamp: lb.b.generation_stamp,
-                                            num_bytes: Some(0),
-                                        },
-                                        status: 2, // RECEIVED
-                                        delete_hint: None,
-                                    }],
-                                    storage: Some(node.storage.clone()),
-                                }],
-                            },
-                        )
-                        .await?;
-                    if let Ok(mut b) = node.blocks.lock() {
-                        b.push((lb.b.block_id, lb.b.generation_stamp));
-                    }
-                }
-                prev = Some(pb::ExtendedBlockProto {
-                    num_bytes: Some(0),
-                    ..lb.b.clone()
-                });
-            }
-            complete(&t, th, &path, &client, prev).await
-        }
-    })
-    .await?;
-    let setup = setup_start.elapsed();
-    // 3. The reports: real blocks less the missing ones, padded with fakes.
-    let reports: Vec<Vec<(u64, u64)>> = nodes
-        .iter()
-        .map(|n| {
-            let mut real = n.blocks.lock().map(|b| b.clone()).unwrap_or_default();
-            let keep =
-                ((real.len() as f64) * (1.0 - a.missing_fraction.clamp(0.0, 1.0))).round() as usize;
-            real.truncate(keep.min(a.blocks_per_report));
-            let mut fake = 1u64;
-            while real.len() < a.blocks_per_report {
-                real.push((fake, 0));
-                fake += 1;
-            }
-            real
-        })
-        .collect();
-    let real_blocks: usize = nodes
-        .iter()
-        .map(|n| n.blocks.lock().map_or(0, |b| b.len()))
-        .sum();
-    let reports = Arc::new(reports);
-    let n = a.reports.unwrap_or(3 * d);
-    let (tt, nn, pool2, rr) = (t.clone(), nodes.clone(), pool.clone(), reports.clone());
-    let (wall, lat) = run_parallel(threads, n, move |_th, i| {
-        let (t, nodes, pool, reports) = (tt.clone(), nn.clone(), pool2.clone(), rr.clone());
-        async move {
-            let k = i % nodes.len();
-            send_report(&t, &nodes[k], &pool, &reports[k], i as u64 + 1).await
-        }
-    })
-    .await?;
-    if !a.keep_results {
-        leave_safe_mode(t).await?;
-        delete(t, 0, &base, true).await?;
-    }
-    Ok(row("blockReport", threads, n, wall, &lat)
-        .with("datanodes", d)
-        .with("blocks_per_report", a.blocks_per_report)
-        .with("real_replicas", real_blocks)
-        .with("files", files)
-        .with("setup_s", setup.as_secs_f64()))
-}
-
-fn uuid_like(i: usize) -> String {
-    let nonce = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-        ^ u64::from(std::process::id()) << 32;
-    format!(
-        "{:08x}-{:04x}-4{:03x}-8{:03x}-{:012x}",
-        (nonce >> 32) as u32,
-        (nonce >> 16) as u16,
-        i & 0xfff,
-        (nonce >> 4) & 0xfff,
-        nonce & 0xffff_ffff_ffff
-    )
-}
-
-/// A full block report of finalized replicas in the long-list encoding.
-async fn send_report(
-    t: &Target,
-    node: &SimNode,
-    pool: &str,
-    blocks: &[(u64, u64)],
-    id: u64,
-) -> anyhow::Result<()> {
-    // Legacy long list: finalized count, under-construction count,
-    // (id, len, gs) per finalized replica, then the delimiter triple.
-    let mut longs = Vec::with_capacity(2 + 3 * blocks.len() + 3);
-    longs.push(blocks.len() as u64);
-    longs.push(0);
-    for &(bid, gs) in blocks {
-        longs.extend_from_slice(&[bid, 0, gs]);
-    }
-    longs.extend_from_slice(&[u64::MAX, u64::MAX, u64::MAX]);
-    let _: pb::BlockReportResponseProto = t
-        .datanode
-        .call(
-            "blockReport",
-            &pb::BlockReportRequestProto {
-                registration: node.reg.clone(),
-                block_pool_id: pool.to_string(),
-                reports: vec![pb::StorageBlockReportProto {
-                    storage: node.storage.clone(),
-                    blocks: longs,
-                    // Set only with the buffer encoding (HDFS refuses both).
-                    number_of_blocks: None,
-                    blocks_buffers: Vec::new(),
-                }],
-                context: Some(pb::BlockReportContextProto {
-                    total_rpcs: 1,
-                    cur_rpc: 0,
-                    id: i64::try_from(id).unwrap_or(0),
-                    lease_id: Some(0),
-                }),
-            },
-        )
-        .await?;
-    Ok(())
-}
-
 /// Runs the benchmark and builds its report.
 ///
 /// # Errors
@@ -966,7 +642,12 @@ pub async fn run(a: &NnArgs) -> anyhow::Result<Json> {
         (t, Some(k))
     } else {
         let url = a.fs.as_deref().unwrap_or_default();
-        (wire_target(url, a, max_threads).await?, None)
+        let connections = if a.connection_per_thread {
+            max_threads
+        } else {
+            1
+        };
+        (wire_target(url, connections).await?, None)
     };
     let target = Arc::new(target);
     let mut rows = Vec::new();
