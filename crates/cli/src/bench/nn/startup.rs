@@ -145,6 +145,7 @@ fn write_image(dir: &Path, a: &StartupArgs) -> anyhow::Result<Vec<(u64, u64)>> {
         .map(|(_, b)| (b.id.0, b.gs))
         .collect();
     cairn_namenode::storage::format(
+        &cairn_common::disk::RealDisk,
         &config.name_dirs,
         &cairn_namenode::new_version_info(),
         &ns,
