@@ -157,6 +157,9 @@ impl InterDatanodeService {
                     state: Some(match info.state {
                         ReportedState::Finalized => ReplicaStateProto::Finalized as i32,
                         ReportedState::Rbw => ReplicaStateProto::Rbw as i32,
+                        ReportedState::Rwr => ReplicaStateProto::Rwr as i32,
+                        ReportedState::Rur => ReplicaStateProto::Rur as i32,
+                        ReportedState::Temporary => ReplicaStateProto::Temporary as i32,
                     }),
                     block: Some(BlockProto {
                         block_id: key.block.0,

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use cairn_proto::block_report::{ReportedState, CAPABILITY_BLOCK_REPORT_BUFFERS};
 use cairn_proto::hadoop::hdfs::{
     self as pb, datanode_command_proto, received_deleted_block_info_proto,
 };
@@ -23,10 +24,6 @@ use crate::service::{NameNodeState, INVALIDATE_LIMIT};
 const NAMENODE_LAYOUT_VERSION: i32 = -67;
 /// Version string DataNodes compare against their minimum.
 const SOFTWARE_VERSION: &str = "3.4.1";
-/// NamespaceInfo capability bit: block reports in the buffer encoding.
-const CAPABILITY_STORAGE_BLOCK_REPORT_BUFFERS: u64 = 1;
-/// Replica state of a finalized replica in block reports.
-const REPLICA_FINALIZED: u64 = 0;
 
 type CallResult = Result<Bytes, CallError>;
 
@@ -58,78 +55,24 @@ pub fn namespace_info(state: &NameNodeState) -> pb::NamespaceInfoProto {
             c_time: 0,
         },
         software_version: SOFTWARE_VERSION.into(),
-        capabilities: Some(CAPABILITY_STORAGE_BLOCK_REPORT_BUFFERS),
+        capabilities: Some(CAPABILITY_BLOCK_REPORT_BUFFERS),
         state: Some(pb::nnha_status_heartbeat_proto::State::Active as i32),
     }
 }
 
-/// Decodes the replicas of one storage's block report: the buffer encoding
-/// (zigzag blockId, numBytes, genStamp, state per replica) or the legacy
-/// list of longs. Returns (block, gs, length, finalized).
+/// Decodes the replicas of one storage's block report (either encoding,
+/// `cairn_proto::block_report`). Returns (block, gs, length, finalized).
 ///
 /// # Errors
 /// A message when the encoding is malformed.
 pub fn decode_storage_report(
     r: &pb::StorageBlockReportProto,
 ) -> Result<Vec<(BlockId, u64, u64, bool)>, String> {
-    let mut out = Vec::new();
-    if !r.blocks_buffers.is_empty() {
-        // The buffers are pieces of one stream: a replica may straddle two.
-        let joined: Vec<u8> = r
-            .blocks_buffers
-            .iter()
-            .flat_map(|b| b.iter().copied())
-            .collect();
-        {
-            let mut b: &[u8] = &joined;
-            let varint =
-                |b: &mut &[u8]| prost::encoding::decode_varint(b).map_err(|e| e.to_string());
-            while !b.is_empty() {
-                let zz = varint(&mut b)?;
-                let id = ((zz >> 1) as i64) ^ -((zz & 1) as i64);
-                let len = varint(&mut b)?;
-                let gs = varint(&mut b)?;
-                let st = varint(&mut b)?;
-                out.push((BlockId(id as u64), gs, len, st == REPLICA_FINALIZED));
-            }
-        }
-        return Ok(out);
-    }
-    // Legacy: [nFinalized, nUc, 3 per finalized, -1 -1 -1, 4 per uc].
-    let v = &r.blocks;
-    if v.len() < 2 {
-        return Ok(out);
-    }
-    let (nf, nuc) = (v[0] as usize, v[1] as usize);
-    let need = 2usize
-        .checked_add(nf.checked_mul(3).ok_or("count overflow")?)
-        .and_then(|x| x.checked_add(3))
-        .and_then(|x| x.checked_add(nuc.checked_mul(4)?))
-        .ok_or("count overflow")?;
-    if v.len() < need.min(2 + nf * 3) {
-        return Err(format!(
-            "block report too short: {} longs for {nf} finalized",
-            v.len()
-        ));
-    }
-    for i in 0..nf {
-        let base = 2 + 3 * i;
-        out.push((BlockId(v[base]), v[base + 2], v[base + 1], true));
-    }
-    let uc_base = 2 + 3 * nf + 3;
-    for i in 0..nuc {
-        let base = uc_base + 4 * i;
-        if base + 3 >= v.len() {
-            break;
-        }
-        out.push((
-            BlockId(v[base]),
-            v[base + 2],
-            v[base + 1],
-            v[base + 3] == REPLICA_FINALIZED,
-        ));
-    }
-    Ok(out)
+    let replicas = cairn_proto::block_report::decode(r).map_err(|e| e.to_string())?;
+    Ok(replicas
+        .into_iter()
+        .map(|x| (x.block, x.gs.0, x.len, x.state == ReportedState::Finalized))
+        .collect())
 }
 
 /// The BlockRecoveryCommand for the recoveries a DataNode must lead.

@@ -9,12 +9,14 @@
 //!   files.
 //! - [`protocols`]: protocol names and the IPC / DataTransfer constants.
 //! - [`exceptions`]: Java exception class names sent in RPC error replies.
+//! - [`block_report`]: the block report encodings, encoder and decoder.
 //!
 //! All messages are proto2: `required` fields are plain values that prost
 //! always encodes (Java rejects a message missing one, even when it is zero),
 //! `optional` fields are `Option<_>`. Enum fields are stored as `i32`; use the
 //! generated getters (`msg.stage()`) and setters (`msg.set_stage(..)`).
 
+pub mod block_report;
 pub mod exceptions;
 pub mod protocols;
 

@@ -10,7 +10,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::checksum::DataChecksum;
-use crate::ids::{BlockId, GenStamp, ReplicaKey};
+use crate::ids::{GenStamp, ReplicaKey};
 
 /// What readers may see of a replica being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -223,33 +223,9 @@ impl Replica {
     }
 }
 
-/// Replica states as block reports carry them (`ReplicaStateProto`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportedState {
-    /// 0
-    Finalized,
-    /// 1
-    Rbw,
-}
-
-impl ReportedState {
-    /// The `ReplicaStateProto` value.
-    pub fn proto(self) -> u64 {
-        match self {
-            ReportedState::Finalized => 0,
-            ReportedState::Rbw => 1,
-        }
-    }
-}
-
-/// One line of a block report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReportedReplica {
-    pub block: BlockId,
-    pub len: u64,
-    pub gs: GenStamp,
-    pub state: ReportedState,
-}
+/// A block report's line and replica states: the codec's own types
+/// (`cairn_proto::block_report`), so both servers share them.
+pub use cairn_proto::block_report::{ReportedReplica, ReportedState};
 
 /// A replica that was just finalized (what the NameNode is told).
 #[derive(Debug, Clone, PartialEq, Eq)]
