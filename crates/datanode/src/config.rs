@@ -257,6 +257,167 @@ fn to_usize(
     usize::try_from(v).map_err(|_| conf.invalid_value(key, v, "too large"))
 }
 
+/// `dfs.bytes-per-checksum` and `dfs.checksum.type` as the DataNode stores them.
+fn checksum_settings(conf: &Configuration) -> Result<(u32, ChecksumKind), ConfigError> {
+    let bytes_per_checksum =
+        conf.get_u32(k::DFS_BYTES_PER_CHECKSUM, k::DFS_BYTES_PER_CHECKSUM_DEFAULT)?;
+    if bytes_per_checksum == 0 || bytes_per_checksum > MAX_BYTES_PER_CHECKSUM {
+        return Err(conf.invalid_value(
+            k::DFS_BYTES_PER_CHECKSUM,
+            bytes_per_checksum,
+            format!("must be between 1 and {MAX_BYTES_PER_CHECKSUM}"),
+        ));
+    }
+    let kind_text = conf.get_str_or(k::DFS_CHECKSUM_TYPE, k::DFS_CHECKSUM_TYPE_DEFAULT)?;
+    let checksum_kind = match kind_text.to_ascii_uppercase().as_str() {
+        "CRC32C" => ChecksumKind::Crc32c,
+        "CRC32" => ChecksumKind::Crc32,
+        _ => {
+            return Err(conf.invalid_value(
+                k::DFS_CHECKSUM_TYPE,
+                kind_text,
+                "the DataNode stores CRC32C or CRC32 checksums",
+            ))
+        }
+    };
+    Ok((bytes_per_checksum, checksum_kind))
+}
+
+/// The HDFS-959 write-path switches (`cairn.datanode.write.*`).
+fn write_path_switches(conf: &Configuration) -> Result<WritePath, ConfigError> {
+    use keys as dk;
+    Ok(WritePath {
+        pipelined_stages: conf.get_bool(dk::PIPELINED_STAGES, true)?,
+        early_ack: conf.get_bool(dk::EARLY_ACK, true)?,
+        bulk_receive: conf.get_bool(dk::BULK_RECEIVE, true)?,
+        seek_free: conf.get_bool(dk::SEEK_FREE, true)?,
+        buffered_checksums: conf.get_bool(dk::BUFFERED_CHECKSUMS, true)?,
+        checksum_balancing: conf.get_bool(dk::CHECKSUM_BALANCING, true)?,
+        crc: if conf.get_bool(dk::CHECKSUM_HARDWARE, true)? {
+            Crc32cImpl::Hardware
+        } else {
+            Crc32cImpl::Software
+        },
+    })
+}
+
+/// Socket read, write and keep-alive timeouts; never "wait forever".
+fn socket_timeouts(conf: &Configuration) -> Result<(Duration, Duration, Duration), ConfigError> {
+    use keys as dk;
+    let ms = TimeUnit::Milliseconds;
+    let socket_read_timeout = conf.get_duration(
+        dk::DFS_CLIENT_SOCKET_TIMEOUT,
+        ms,
+        dk::DFS_CLIENT_SOCKET_TIMEOUT_DEFAULT,
+    )?;
+    let socket_write_timeout = conf.get_duration(
+        dk::DFS_DATANODE_SOCKET_WRITE_TIMEOUT,
+        ms,
+        dk::DFS_DATANODE_SOCKET_WRITE_TIMEOUT_DEFAULT,
+    )?;
+    let keepalive_timeout = conf.get_duration(
+        dk::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE,
+        ms,
+        dk::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE_DEFAULT,
+    )?;
+    for (key, d) in [
+        (dk::DFS_CLIENT_SOCKET_TIMEOUT, socket_read_timeout),
+        (dk::DFS_DATANODE_SOCKET_WRITE_TIMEOUT, socket_write_timeout),
+        (dk::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE, keepalive_timeout),
+    ] {
+        // Hadoop reads 0 as "no timeout"; Cairn never waits forever.
+        if d < Duration::from_millis(10) {
+            return Err(conf.invalid_value(key, format!("{d:?}"), "must be at least 10ms"));
+        }
+    }
+    Ok((socket_read_timeout, socket_write_timeout, keepalive_timeout))
+}
+
+/// Queue depths and buffer sizes of the data path.
+struct BufferSizes {
+    disk_queue_packets: usize,
+    checksum_balancing_depth: usize,
+    receive_buffer_bytes: usize,
+    small_read_bytes: usize,
+    checksum_buffer_bytes: usize,
+    max_inflight_bytes: usize,
+    max_packet_bytes: usize,
+    read_packet_bytes: usize,
+}
+
+fn buffer_sizes(conf: &Configuration) -> Result<BufferSizes, ConfigError> {
+    use keys as dk;
+    let disk_queue_packets = to_usize(
+        conf,
+        dk::DISK_QUEUE_PACKETS,
+        u64::from(conf.get_u32(dk::DISK_QUEUE_PACKETS, dk::DISK_QUEUE_PACKETS_DEFAULT)?),
+        1,
+        65536,
+    )?;
+    let checksum_balancing_depth = to_usize(
+        conf,
+        dk::CHECKSUM_BALANCING_DEPTH,
+        u64::from(conf.get_u32(
+            dk::CHECKSUM_BALANCING_DEPTH,
+            dk::CHECKSUM_BALANCING_DEPTH_DEFAULT,
+        )?),
+        1,
+        65536,
+    )?;
+    let receive_buffer_bytes = to_usize(
+        conf,
+        dk::RECEIVE_BUFFER_BYTES,
+        conf.get_bytes(dk::RECEIVE_BUFFER_BYTES, dk::RECEIVE_BUFFER_BYTES_DEFAULT)?,
+        512,
+        64 << 20,
+    )?;
+    let small_read_bytes = to_usize(
+        conf,
+        dk::SMALL_READ_BYTES,
+        conf.get_bytes(dk::SMALL_READ_BYTES, dk::SMALL_READ_BYTES_DEFAULT)?,
+        1,
+        64 << 20,
+    )?;
+    let checksum_buffer_bytes = to_usize(
+        conf,
+        dk::CHECKSUM_BUFFER_BYTES,
+        conf.get_bytes(dk::CHECKSUM_BUFFER_BYTES, dk::CHECKSUM_BUFFER_BYTES_DEFAULT)?,
+        4,
+        64 << 20,
+    )?;
+    let max_packet_bytes = to_usize(
+        conf,
+        dk::MAX_PACKET_BYTES,
+        conf.get_bytes(dk::MAX_PACKET_BYTES, dk::MAX_PACKET_BYTES_DEFAULT)?,
+        64 * 1024 + 1024,
+        1 << 30,
+    )?;
+    let max_inflight_bytes = to_usize(
+        conf,
+        dk::MAX_INFLIGHT_BYTES,
+        conf.get_bytes(dk::MAX_INFLIGHT_BYTES, dk::MAX_INFLIGHT_BYTES_DEFAULT)?,
+        max_packet_bytes as u64,
+        1 << 40,
+    )?;
+    let read_packet_bytes = to_usize(
+        conf,
+        dk::READ_PACKET_BYTES,
+        conf.get_bytes(dk::READ_PACKET_BYTES, dk::READ_PACKET_BYTES_DEFAULT)?,
+        512,
+        (max_packet_bytes / 2) as u64,
+    )?;
+    Ok(BufferSizes {
+        disk_queue_packets,
+        checksum_balancing_depth,
+        receive_buffer_bytes,
+        small_read_bytes,
+        checksum_buffer_bytes,
+        max_inflight_bytes,
+        max_packet_bytes,
+        read_packet_bytes,
+    })
+}
+
 impl DataNodeConfig {
     /// Reads and validates the DataNode's keys.
     ///
@@ -304,124 +465,10 @@ impl DataNodeConfig {
                 "must not be shorter than dfs.heartbeat.interval",
             ));
         }
-        let bytes_per_checksum =
-            conf.get_u32(k::DFS_BYTES_PER_CHECKSUM, k::DFS_BYTES_PER_CHECKSUM_DEFAULT)?;
-        if bytes_per_checksum == 0 || bytes_per_checksum > MAX_BYTES_PER_CHECKSUM {
-            return Err(conf.invalid_value(
-                k::DFS_BYTES_PER_CHECKSUM,
-                bytes_per_checksum,
-                format!("must be between 1 and {MAX_BYTES_PER_CHECKSUM}"),
-            ));
-        }
-        let kind_text = conf.get_str_or(k::DFS_CHECKSUM_TYPE, k::DFS_CHECKSUM_TYPE_DEFAULT)?;
-        let checksum_kind = match kind_text.to_ascii_uppercase().as_str() {
-            "CRC32C" => ChecksumKind::Crc32c,
-            "CRC32" => ChecksumKind::Crc32,
-            _ => {
-                return Err(conf.invalid_value(
-                    k::DFS_CHECKSUM_TYPE,
-                    kind_text,
-                    "the DataNode stores CRC32C or CRC32 checksums",
-                ))
-            }
-        };
-        let write_path = WritePath {
-            pipelined_stages: conf.get_bool(dk::PIPELINED_STAGES, true)?,
-            early_ack: conf.get_bool(dk::EARLY_ACK, true)?,
-            bulk_receive: conf.get_bool(dk::BULK_RECEIVE, true)?,
-            seek_free: conf.get_bool(dk::SEEK_FREE, true)?,
-            buffered_checksums: conf.get_bool(dk::BUFFERED_CHECKSUMS, true)?,
-            checksum_balancing: conf.get_bool(dk::CHECKSUM_BALANCING, true)?,
-            crc: if conf.get_bool(dk::CHECKSUM_HARDWARE, true)? {
-                Crc32cImpl::Hardware
-            } else {
-                Crc32cImpl::Software
-            },
-        };
-        let disk_queue_packets = to_usize(
-            conf,
-            dk::DISK_QUEUE_PACKETS,
-            u64::from(conf.get_u32(dk::DISK_QUEUE_PACKETS, dk::DISK_QUEUE_PACKETS_DEFAULT)?),
-            1,
-            65536,
-        )?;
-        let checksum_balancing_depth = to_usize(
-            conf,
-            dk::CHECKSUM_BALANCING_DEPTH,
-            u64::from(conf.get_u32(
-                dk::CHECKSUM_BALANCING_DEPTH,
-                dk::CHECKSUM_BALANCING_DEPTH_DEFAULT,
-            )?),
-            1,
-            65536,
-        )?;
-        let receive_buffer_bytes = to_usize(
-            conf,
-            dk::RECEIVE_BUFFER_BYTES,
-            conf.get_bytes(dk::RECEIVE_BUFFER_BYTES, dk::RECEIVE_BUFFER_BYTES_DEFAULT)?,
-            512,
-            64 << 20,
-        )?;
-        let small_read_bytes = to_usize(
-            conf,
-            dk::SMALL_READ_BYTES,
-            conf.get_bytes(dk::SMALL_READ_BYTES, dk::SMALL_READ_BYTES_DEFAULT)?,
-            1,
-            64 << 20,
-        )?;
-        let checksum_buffer_bytes = to_usize(
-            conf,
-            dk::CHECKSUM_BUFFER_BYTES,
-            conf.get_bytes(dk::CHECKSUM_BUFFER_BYTES, dk::CHECKSUM_BUFFER_BYTES_DEFAULT)?,
-            4,
-            64 << 20,
-        )?;
-        let max_packet_bytes = to_usize(
-            conf,
-            dk::MAX_PACKET_BYTES,
-            conf.get_bytes(dk::MAX_PACKET_BYTES, dk::MAX_PACKET_BYTES_DEFAULT)?,
-            64 * 1024 + 1024,
-            1 << 30,
-        )?;
-        let max_inflight_bytes = to_usize(
-            conf,
-            dk::MAX_INFLIGHT_BYTES,
-            conf.get_bytes(dk::MAX_INFLIGHT_BYTES, dk::MAX_INFLIGHT_BYTES_DEFAULT)?,
-            max_packet_bytes as u64,
-            1 << 40,
-        )?;
-        let read_packet_bytes = to_usize(
-            conf,
-            dk::READ_PACKET_BYTES,
-            conf.get_bytes(dk::READ_PACKET_BYTES, dk::READ_PACKET_BYTES_DEFAULT)?,
-            512,
-            (max_packet_bytes / 2) as u64,
-        )?;
-        let socket_read_timeout = conf.get_duration(
-            dk::DFS_CLIENT_SOCKET_TIMEOUT,
-            ms,
-            dk::DFS_CLIENT_SOCKET_TIMEOUT_DEFAULT,
-        )?;
-        let socket_write_timeout = conf.get_duration(
-            dk::DFS_DATANODE_SOCKET_WRITE_TIMEOUT,
-            ms,
-            dk::DFS_DATANODE_SOCKET_WRITE_TIMEOUT_DEFAULT,
-        )?;
-        let keepalive_timeout = conf.get_duration(
-            dk::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE,
-            ms,
-            dk::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE_DEFAULT,
-        )?;
-        for (key, d) in [
-            (dk::DFS_CLIENT_SOCKET_TIMEOUT, socket_read_timeout),
-            (dk::DFS_DATANODE_SOCKET_WRITE_TIMEOUT, socket_write_timeout),
-            (dk::DFS_DATANODE_SOCKET_REUSE_KEEPALIVE, keepalive_timeout),
-        ] {
-            // Hadoop reads 0 as "no timeout"; Cairn never waits forever.
-            if d < Duration::from_millis(10) {
-                return Err(conf.invalid_value(key, format!("{d:?}"), "must be at least 10ms"));
-            }
-        }
+        let (bytes_per_checksum, checksum_kind) = checksum_settings(conf)?;
+        let write_path = write_path_switches(conf)?;
+        let (socket_read_timeout, socket_write_timeout, keepalive_timeout) = socket_timeouts(conf)?;
+        let buffers = buffer_sizes(conf)?;
         let max_transfers = to_usize(
             conf,
             dk::DFS_DATANODE_MAX_TRANSFER_THREADS,
@@ -464,14 +511,14 @@ impl DataNodeConfig {
             checksum_kind,
             reserved_bytes: conf.get_bytes(dk::DFS_DATANODE_DU_RESERVED, 0)?,
             write_path,
-            disk_queue_packets,
-            checksum_balancing_depth,
-            receive_buffer_bytes,
-            small_read_bytes,
-            checksum_buffer_bytes,
-            max_inflight_bytes,
-            max_packet_bytes,
-            read_packet_bytes,
+            disk_queue_packets: buffers.disk_queue_packets,
+            checksum_balancing_depth: buffers.checksum_balancing_depth,
+            receive_buffer_bytes: buffers.receive_buffer_bytes,
+            small_read_bytes: buffers.small_read_bytes,
+            checksum_buffer_bytes: buffers.checksum_buffer_bytes,
+            max_inflight_bytes: buffers.max_inflight_bytes,
+            max_packet_bytes: buffers.max_packet_bytes,
+            read_packet_bytes: buffers.read_packet_bytes,
             read_verify_checksums: conf.get_bool(dk::READ_VERIFY_CHECKSUMS, true)?,
             scan_bytes_per_sec: conf.get_bytes(
                 dk::DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND,

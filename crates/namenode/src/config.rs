@@ -91,6 +91,173 @@ pub struct NameNodeConfig {
     pub log_dir: Option<std::path::PathBuf>,
 }
 
+/// The IPC server's settings.
+struct IpcSettings {
+    handler_count: usize,
+    max_frame_bytes: usize,
+    max_connections: usize,
+    idle_timeout: Duration,
+}
+
+fn ipc_settings(conf: &Configuration) -> Result<IpcSettings, ConfigError> {
+    let handler_count = conf.get_u32(
+        k::DFS_NAMENODE_HANDLER_COUNT,
+        k::DFS_NAMENODE_HANDLER_COUNT_DEFAULT,
+    )?;
+    if handler_count == 0 {
+        return Err(invalid(
+            k::DFS_NAMENODE_HANDLER_COUNT,
+            handler_count,
+            "must be at least 1",
+        ));
+    }
+    let max_frame = conf.get_bytes(
+        k::IPC_MAXIMUM_DATA_LENGTH,
+        k::IPC_MAXIMUM_DATA_LENGTH_DEFAULT,
+    )?;
+    if max_frame < 1024 || max_frame > i32::MAX as u64 {
+        return Err(invalid(
+            k::IPC_MAXIMUM_DATA_LENGTH,
+            max_frame,
+            "must be between 1 KiB and 2 GiB - 1",
+        ));
+    }
+    let mut max_connections = conf.get_u32(
+        k::IPC_SERVER_MAX_CONNECTIONS,
+        k::IPC_SERVER_MAX_CONNECTIONS_DEFAULT,
+    )?;
+    if max_connections == 0 {
+        max_connections = k::IPC_SERVER_MAX_CONNECTIONS_DEFAULT;
+    }
+    let idle_timeout = conf.get_duration(
+        k::CAIRN_IPC_SERVER_IDLE_TIMEOUT,
+        k::CAIRN_IPC_SERVER_IDLE_TIMEOUT_UNIT,
+        k::CAIRN_IPC_SERVER_IDLE_TIMEOUT_DEFAULT,
+    )?;
+    if idle_timeout < Duration::from_millis(100) {
+        return Err(invalid(
+            k::CAIRN_IPC_SERVER_IDLE_TIMEOUT,
+            format!("{idle_timeout:?}"),
+            "must be at least 100ms",
+        ));
+    }
+    Ok(IpcSettings {
+        handler_count: handler_count as usize,
+        max_frame_bytes: max_frame as usize,
+        max_connections: max_connections as usize,
+        idle_timeout,
+    })
+}
+
+/// The block and packet sizes handed to clients (`getServerDefaults`).
+struct BlockDefaults {
+    block_size: u64,
+    bytes_per_checksum: u32,
+    write_packet_size: u32,
+    file_buffer_size: u32,
+}
+
+fn block_defaults(conf: &Configuration) -> Result<BlockDefaults, ConfigError> {
+    let bytes_per_checksum =
+        conf.get_u32(k::DFS_BYTES_PER_CHECKSUM, k::DFS_BYTES_PER_CHECKSUM_DEFAULT)?;
+    if bytes_per_checksum == 0 {
+        return Err(invalid(k::DFS_BYTES_PER_CHECKSUM, 0, "must be positive"));
+    }
+    let block_size = conf.get_bytes(k::DFS_BLOCKSIZE, k::DFS_BLOCKSIZE_DEFAULT)?;
+    if block_size == 0 || block_size % u64::from(bytes_per_checksum) != 0 {
+        return Err(invalid(
+            k::DFS_BLOCKSIZE,
+            block_size,
+            &format!(
+                "must be a positive multiple of {} ({bytes_per_checksum})",
+                k::DFS_BYTES_PER_CHECKSUM
+            ),
+        ));
+    }
+    let write_packet_size = u32::try_from(conf.get_bytes(
+        k::DFS_CLIENT_WRITE_PACKET_SIZE,
+        u64::from(k::DFS_CLIENT_WRITE_PACKET_SIZE_DEFAULT),
+    )?)
+    .map_err(|_| invalid(k::DFS_CLIENT_WRITE_PACKET_SIZE, "", "too large"))?;
+    let file_buffer_size = u32::try_from(conf.get_bytes(
+        k::IO_FILE_BUFFER_SIZE,
+        u64::from(k::IO_FILE_BUFFER_SIZE_DEFAULT),
+    )?)
+    .map_err(|_| invalid(k::IO_FILE_BUFFER_SIZE, "", "too large"))?;
+    Ok(BlockDefaults {
+        block_size,
+        bytes_per_checksum,
+        write_packet_size,
+        file_buffer_size,
+    })
+}
+
+/// `dfs.namenode.fs-limits.*` and the replication bounds.
+fn namespace_limits(
+    conf: &Configuration,
+    min_replication: u32,
+    max_replication: u32,
+) -> Result<Limits, ConfigError> {
+    let max_component_len = conf.get_u32(
+        k::DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH,
+        k::DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH_DEFAULT,
+    )?;
+    let max_directory_items = conf.get_u32(
+        k::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS,
+        k::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_DEFAULT,
+    )?;
+    if max_directory_items == 0 {
+        return Err(invalid(
+            k::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS,
+            0,
+            "must be positive",
+        ));
+    }
+    Ok(Limits {
+        // 0 means "no limit" in Hadoop.
+        max_component_len: if max_component_len == 0 {
+            usize::MAX
+        } else {
+            max_component_len as usize
+        },
+        max_directory_items: max_directory_items as usize,
+        min_replication: min_replication as u16,
+        max_replication: max_replication as u16,
+    })
+}
+
+/// The edit log's preallocation.
+fn journal_config(
+    conf: &Configuration,
+) -> Result<crate::journal::file::JournalConfig, ConfigError> {
+    let step = conf.get_bytes(CAIRN_JOURNAL_PREALLOCATE_STEP, 1024 * 1024)?;
+    if step < 4096 {
+        return Err(invalid(
+            CAIRN_JOURNAL_PREALLOCATE_STEP,
+            step,
+            "must be at least 4 KiB",
+        ));
+    }
+    let preallocation = match conf.get_str_or(CAIRN_JOURNAL_PREALLOCATION, "fallocate")? {
+        "fallocate" => crate::journal::file::Preallocation::Fallocate,
+        "fill" => crate::journal::file::Preallocation::Fill,
+        "sparse" => crate::journal::file::Preallocation::Sparse,
+        "none" => crate::journal::file::Preallocation::None,
+        other => {
+            return Err(invalid(
+                CAIRN_JOURNAL_PREALLOCATION,
+                other,
+                "must be one of fallocate, fill, sparse, none",
+            ))
+        }
+    };
+    Ok(crate::journal::file::JournalConfig {
+        preallocation,
+        step_bytes: step,
+        sync: true,
+    })
+}
+
 /// The xattr switches, checked as HDFS's FSDirectory checks them.
 fn xattr_limits(conf: &Configuration) -> Result<XAttrLimits, ConfigError> {
     let max_size = conf.get_u32(
@@ -167,47 +334,7 @@ impl NameNodeConfig {
     /// [`ConfigError`] naming the first key whose value is malformed or out
     /// of range.
     pub fn from_conf(conf: &Configuration) -> Result<Self, ConfigError> {
-        let handler_count = conf.get_u32(
-            k::DFS_NAMENODE_HANDLER_COUNT,
-            k::DFS_NAMENODE_HANDLER_COUNT_DEFAULT,
-        )?;
-        if handler_count == 0 {
-            return Err(invalid(
-                k::DFS_NAMENODE_HANDLER_COUNT,
-                handler_count,
-                "must be at least 1",
-            ));
-        }
-        let max_frame = conf.get_bytes(
-            k::IPC_MAXIMUM_DATA_LENGTH,
-            k::IPC_MAXIMUM_DATA_LENGTH_DEFAULT,
-        )?;
-        if max_frame < 1024 || max_frame > i32::MAX as u64 {
-            return Err(invalid(
-                k::IPC_MAXIMUM_DATA_LENGTH,
-                max_frame,
-                "must be between 1 KiB and 2 GiB - 1",
-            ));
-        }
-        let mut max_connections = conf.get_u32(
-            k::IPC_SERVER_MAX_CONNECTIONS,
-            k::IPC_SERVER_MAX_CONNECTIONS_DEFAULT,
-        )?;
-        if max_connections == 0 {
-            max_connections = k::IPC_SERVER_MAX_CONNECTIONS_DEFAULT;
-        }
-        let idle_timeout = conf.get_duration(
-            k::CAIRN_IPC_SERVER_IDLE_TIMEOUT,
-            k::CAIRN_IPC_SERVER_IDLE_TIMEOUT_UNIT,
-            k::CAIRN_IPC_SERVER_IDLE_TIMEOUT_DEFAULT,
-        )?;
-        if idle_timeout < Duration::from_millis(100) {
-            return Err(invalid(
-                k::CAIRN_IPC_SERVER_IDLE_TIMEOUT,
-                format!("{idle_timeout:?}"),
-                "must be at least 100ms",
-            ));
-        }
+        let ipc = ipc_settings(conf)?;
         let min_replication = conf.get_u32(
             k::DFS_NAMENODE_REPLICATION_MIN,
             k::DFS_NAMENODE_REPLICATION_MIN_DEFAULT,
@@ -237,32 +364,7 @@ impl NameNodeConfig {
                 &format!("must be between {min_replication} and {max_replication}"),
             ));
         }
-        let bytes_per_checksum =
-            conf.get_u32(k::DFS_BYTES_PER_CHECKSUM, k::DFS_BYTES_PER_CHECKSUM_DEFAULT)?;
-        if bytes_per_checksum == 0 {
-            return Err(invalid(k::DFS_BYTES_PER_CHECKSUM, 0, "must be positive"));
-        }
-        let block_size = conf.get_bytes(k::DFS_BLOCKSIZE, k::DFS_BLOCKSIZE_DEFAULT)?;
-        if block_size == 0 || block_size % u64::from(bytes_per_checksum) != 0 {
-            return Err(invalid(
-                k::DFS_BLOCKSIZE,
-                block_size,
-                &format!(
-                    "must be a positive multiple of {} ({bytes_per_checksum})",
-                    k::DFS_BYTES_PER_CHECKSUM
-                ),
-            ));
-        }
-        let write_packet_size = u32::try_from(conf.get_bytes(
-            k::DFS_CLIENT_WRITE_PACKET_SIZE,
-            u64::from(k::DFS_CLIENT_WRITE_PACKET_SIZE_DEFAULT),
-        )?)
-        .map_err(|_| invalid(k::DFS_CLIENT_WRITE_PACKET_SIZE, "", "too large"))?;
-        let file_buffer_size = u32::try_from(conf.get_bytes(
-            k::IO_FILE_BUFFER_SIZE,
-            u64::from(k::IO_FILE_BUFFER_SIZE_DEFAULT),
-        )?)
-        .map_err(|_| invalid(k::IO_FILE_BUFFER_SIZE, "", "too large"))?;
+        let blocks = block_defaults(conf)?;
         let trash = conf.get_duration(
             k::FS_TRASH_INTERVAL,
             k::FS_TRASH_INTERVAL_UNIT,
@@ -271,21 +373,6 @@ impl NameNodeConfig {
         let ls_limit = conf.get_u32(k::DFS_LS_LIMIT, k::DFS_LS_LIMIT_DEFAULT)?;
         let batched_ls_limit =
             conf.get_u32(k::DFS_BATCHED_LS_LIMIT, k::DFS_BATCHED_LS_LIMIT_DEFAULT)?;
-        let max_component_len = conf.get_u32(
-            k::DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH,
-            k::DFS_NAMENODE_FS_LIMITS_MAX_COMPONENT_LENGTH_DEFAULT,
-        )?;
-        let max_directory_items = conf.get_u32(
-            k::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS,
-            k::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_DEFAULT,
-        )?;
-        if max_directory_items == 0 {
-            return Err(invalid(
-                k::DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS,
-                0,
-                "must be positive",
-            ));
-        }
         let xattr_limits = xattr_limits(conf)?;
         let heartbeat = conf.get_duration(
             k::DFS_HEARTBEAT_INTERVAL,
@@ -302,27 +389,7 @@ impl NameNodeConfig {
             .iter()
             .map(|d| std::path::PathBuf::from(d.strip_prefix("file://").unwrap_or(d)))
             .collect();
-        let step = conf.get_bytes(CAIRN_JOURNAL_PREALLOCATE_STEP, 1024 * 1024)?;
-        if step < 4096 {
-            return Err(invalid(
-                CAIRN_JOURNAL_PREALLOCATE_STEP,
-                step,
-                "must be at least 4 KiB",
-            ));
-        }
-        let preallocation = match conf.get_str_or(CAIRN_JOURNAL_PREALLOCATION, "fallocate")? {
-            "fallocate" => crate::journal::file::Preallocation::Fallocate,
-            "fill" => crate::journal::file::Preallocation::Fill,
-            "sparse" => crate::journal::file::Preallocation::Sparse,
-            "none" => crate::journal::file::Preallocation::None,
-            other => {
-                return Err(invalid(
-                    CAIRN_JOURNAL_PREALLOCATION,
-                    other,
-                    "must be one of fallocate, fill, sparse, none",
-                ))
-            }
-        };
+        let journal = journal_config(conf)?;
         let max_streams = conf.get_u32(k::DFS_NAMENODE_REPLICATION_MAX_STREAMS, 2)?;
         let work_multiplier =
             conf.get_u32("dfs.namenode.replication.work.multiplier.per.iteration", 2)?;
@@ -392,21 +459,17 @@ impl NameNodeConfig {
             redundancy_interval: redundancy_interval.max(Duration::from_millis(100)),
             pending_reconstruction_timeout: pending_timeout,
             name_dirs,
-            journal: crate::journal::file::JournalConfig {
-                preallocation,
-                step_bytes: step,
-                sync: true,
-            },
+            journal,
             dead_after: recheck * 2 + heartbeat * 10,
-            handler_count: handler_count as usize,
-            max_frame_bytes: max_frame as usize,
-            max_connections: max_connections as usize,
-            idle_timeout,
+            handler_count: ipc.handler_count,
+            max_frame_bytes: ipc.max_frame_bytes,
+            max_connections: ipc.max_connections,
+            idle_timeout: ipc.idle_timeout,
             replication: replication as u16,
-            block_size,
-            bytes_per_checksum,
-            write_packet_size,
-            file_buffer_size,
+            block_size: blocks.block_size,
+            bytes_per_checksum: blocks.bytes_per_checksum,
+            write_packet_size: blocks.write_packet_size,
+            file_buffer_size: blocks.file_buffer_size,
             trash_interval_minutes: trash.as_secs() / 60,
             superuser_group: conf
                 .get_str_or(
@@ -420,17 +483,7 @@ impl NameNodeConfig {
             )?,
             ls_limit: ls_limit.max(1) as usize,
             batched_ls_limit: batched_ls_limit.max(1) as usize,
-            limits: Limits {
-                // 0 means "no limit" in Hadoop.
-                max_component_len: if max_component_len == 0 {
-                    usize::MAX
-                } else {
-                    max_component_len as usize
-                },
-                max_directory_items: max_directory_items as usize,
-                min_replication: min_replication as u16,
-                max_replication: max_replication as u16,
-            },
+            limits: namespace_limits(conf, min_replication, max_replication)?,
             xattr_limits,
         })
     }
