@@ -309,8 +309,10 @@ impl Drop for DataNode {
 
 /// A NameNode with `n` DataNodes, all registered and reported.
 pub struct Cluster {
-    pub nn: NameNode,
+    // DataNodes first: fields drop in order, and their logs (printed when
+    // a test fails) live in the NameNode's temporary directory.
     pub dns: Vec<DataNode>,
+    pub nn: NameNode,
 }
 
 impl Cluster {
