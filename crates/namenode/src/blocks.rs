@@ -116,9 +116,13 @@ pub struct BlockManager {
     /// The blocks each DataNode holds a replica of: a full report and a
     /// node's removal touch only that node's blocks.
     on_node: HashMap<DatanodeUuid, HashSet<BlockId>>,
-    /// DataNodes still to be told to delete a replica of a (known) block:
-    /// such a node must not be chosen for a new copy of it.
-    deleting: HashMap<BlockId, Vec<DatanodeUuid>>,
+    /// DataNodes told (or still to be told) to delete a replica of a known
+    /// block, and since when: such a node must not get a new copy of the
+    /// block until it confirms the deletion (a DELETED report, or a full
+    /// report without the block), or the deletion would hit the new copy
+    /// (the DataNode deletes in the background). Entries older than the
+    /// copy timeout no longer hold the node back.
+    deleting: HashMap<BlockId, Vec<(DatanodeUuid, std::time::Instant)>>,
     /// Blocks whose redundancy may have changed since the monitor last
     /// judged them.
     changed: HashSet<BlockId>,
@@ -255,8 +259,10 @@ impl BlockManager {
     fn invalidate_replica(&mut self, datanode: &DatanodeUuid, id: BlockId, gs: u64) {
         if self.blocks.contains_key(&id) {
             let list = self.deleting.entry(id).or_default();
-            if !list.contains(datanode) {
-                list.push(datanode.clone());
+            let now = std::time::Instant::now();
+            match list.iter_mut().find(|(d, _)| d == datanode) {
+                Some(entry) => entry.1 = now,
+                None => list.push((datanode.clone(), now)),
             }
         }
         self.invalidate
@@ -434,6 +440,33 @@ impl BlockManager {
     /// A DataNode deleted a replica (incremental DELETED).
     pub fn replica_deleted(&mut self, datanode: &DatanodeUuid, id: BlockId) {
         self.drop_replica(datanode, id);
+        self.deletion_confirmed(datanode, id);
+    }
+
+    /// `datanode` no longer holds a replica of `id`: it may get a new copy.
+    fn deletion_confirmed(&mut self, datanode: &DatanodeUuid, id: BlockId) {
+        if let Some(nodes) = self.deleting.get_mut(&id) {
+            nodes.retain(|(d, _)| d != datanode);
+            if nodes.is_empty() {
+                self.deleting.remove(&id);
+            }
+        }
+    }
+
+    /// The nodes that must not get a new copy of `id` yet: those whose
+    /// deletion of it is unconfirmed and younger than `timeout`.
+    pub(crate) fn still_deleting(
+        &self,
+        id: BlockId,
+        timeout: std::time::Duration,
+    ) -> Vec<DatanodeUuid> {
+        self.deleting.get(&id).map_or_else(Vec::new, |nodes| {
+            nodes
+                .iter()
+                .filter(|(_, since)| since.elapsed() < timeout)
+                .map(|(d, _)| d.clone())
+                .collect()
+        })
     }
 
     /// Applies a full block report: replicas of `datanode` that the report
@@ -464,6 +497,16 @@ impl BlockManager {
         storage: &str,
         listed: &HashSet<BlockId>,
     ) {
+        // A deletion the report shows done is confirmed.
+        let confirmed: Vec<BlockId> = self
+            .deleting
+            .iter()
+            .filter(|(id, nodes)| !listed.contains(id) && nodes.iter().any(|(d, _)| d == datanode))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in confirmed {
+            self.deletion_confirmed(datanode, id);
+        }
         let gone: Vec<BlockId> = self.on_node.get(datanode).map_or_else(Vec::new, |ids| {
             ids.iter()
                 .filter(|id| !listed.contains(id))
@@ -520,6 +563,10 @@ impl BlockManager {
 
     /// Forgets every replica on a DataNode (it is gone or re-registered).
     pub fn remove_datanode(&mut self, datanode: &DatanodeUuid) {
+        self.deleting.retain(|_, nodes| {
+            nodes.retain(|(d, _)| d != datanode);
+            !nodes.is_empty()
+        });
         for id in self.on_node.remove(datanode).unwrap_or_default() {
             if let Some(state) = self.blocks.get_mut(&id) {
                 state.replicas.retain(|r| &r.datanode != datanode);
@@ -643,14 +690,6 @@ impl BlockManager {
         let taken: Vec<_> = list.drain(..n).collect();
         if list.is_empty() {
             self.invalidate.remove(datanode);
-        }
-        for (id, _) in &taken {
-            if let Some(nodes) = self.deleting.get_mut(id) {
-                nodes.retain(|d| d != datanode);
-                if nodes.is_empty() {
-                    self.deleting.remove(id);
-                }
-            }
         }
         taken
     }

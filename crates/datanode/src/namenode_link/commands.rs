@@ -57,7 +57,7 @@ impl NameNodeLink {
     }
 
     /// Deletes the listed replicas in the background, reporting each one
-    /// deleted as DELETED.
+    /// as DELETED (also one that was not here).
     fn invalidate(&self, pool: &BlockPoolId, bc: &BlockCommandProto) {
         let storage = self.shared.storage.clone();
         let ibr = self.shared.ibr.clone();
@@ -82,7 +82,12 @@ impl NameNodeLink {
                         debug!(replica = %key, "deleted on the NameNode's request");
                         ibr.deleted(&key, gs, storage.storage_id());
                     }
-                    Ok(false) => debug!(replica = %key, gs = %gs, "nothing to delete"),
+                    // Said all the same: the NameNode waits for it before
+                    // it sends this node a new copy of the block.
+                    Ok(false) => {
+                        debug!(replica = %key, gs = %gs, "nothing to delete");
+                        ibr.deleted(&key, gs, storage.storage_id());
+                    }
                     Err(e) => warn!(replica = %key, error = %e, "cannot delete replica"),
                 }
             }

@@ -152,11 +152,9 @@ impl BlockManager {
             };
             let mut holders: Vec<DatanodeUuid> =
                 state.replicas.iter().map(|r| r.datanode.clone()).collect();
-            // A node still to be told to delete a (corrupt) replica of the
-            // block must not get a new copy before: the deletion would hit it.
-            if let Some(d) = self.deleting.get(&id) {
-                holders.extend(d.iter().cloned());
-            }
+            // A node that has not confirmed deleting a (corrupt) replica of
+            // the block must not get a new copy: the deletion would hit it.
+            holders.extend(self.still_deleting(id, pending_timeout));
             let live = state
                 .replicas
                 .iter()

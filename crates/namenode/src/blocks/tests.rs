@@ -234,15 +234,33 @@ fn without_a_spare_node_the_corrupt_replica_makes_room_first() {
     bm.mark_corrupt(&dn("c"), BlockId(1));
     let w = pass(&mut bm, &["a", "b", "c"]);
     assert_eq!((w.scheduled, w.corrupt_removed), (0, 1));
-    // Until "c" has been told to delete, it gets no new copy.
+    // Until "c" confirms the deletion, it gets no new copy: it deletes in
+    // the background, and a copy arriving first would be deleted too.
     assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 0);
     assert_eq!(bm.take_invalidations(&dn("c"), 10), vec![(BlockId(1), 7)]);
+    assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 0, "told, not done");
+    bm.replica_deleted(&dn("c"), BlockId(1));
     assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 1);
     let t: Vec<Transfer> = ["a", "b"]
         .iter()
         .flat_map(|s| bm.take_transfers(&dn(s), 10))
         .collect();
     assert_eq!(t[0].targets, vec![dn("c")]);
+}
+
+#[test]
+fn a_full_report_without_the_block_confirms_its_deletion() {
+    let mut bm = BlockManager::default();
+    bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
+    for d in ["a", "b", "c"] {
+        bm.replica_reported(&dn(d), "s", BlockId(1), 7, 5, true);
+    }
+    bm.mark_corrupt(&dn("c"), BlockId(1));
+    pass(&mut bm, &["a", "b", "c"]);
+    assert_eq!(bm.take_invalidations(&dn("c"), 10), vec![(BlockId(1), 7)]);
+    assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 0);
+    bm.full_report(&dn("c"), "s", &[], &|_, _| Some((7, 5)));
+    assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 1);
 }
 
 #[test]
