@@ -15,6 +15,7 @@
 //! [`transfer`]. A new command is one entry in [`COMMANDS`] and one
 //! `async fn(&mut Shell, Vec<String>)`.
 
+mod acl;
 mod args;
 mod chmod;
 mod copy;
@@ -27,6 +28,7 @@ mod perms;
 mod shell;
 mod stat;
 mod transfer;
+mod unmasked;
 mod usage;
 mod xattr;
 
@@ -114,6 +116,11 @@ const COMMANDS: &[CommandInfo] = &[
         description: copy::GET_DESCRIPTION,
     },
     CommandInfo {
+        name: "getfacl",
+        usage: acl::GETFACL_USAGE,
+        description: acl::GETFACL_DESCRIPTION,
+    },
+    CommandInfo {
         name: "getfattr",
         usage: xattr::GETFATTR_USAGE,
         description: xattr::GETFATTR_DESCRIPTION,
@@ -157,6 +164,11 @@ const COMMANDS: &[CommandInfo] = &[
         name: "rmdir",
         usage: modify::RMDIR_USAGE,
         description: modify::RMDIR_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "setfacl",
+        usage: acl::SETFACL_USAGE,
+        description: acl::SETFACL_DESCRIPTION,
     },
     CommandInfo {
         name: "setfattr",
@@ -296,6 +308,7 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
         "cp" => copy::cp(shell, args).await,
         "du" => usage::du(shell, args).await,
         "head" => display::head(shell, args).await,
+        "getfacl" => acl::getfacl(shell, args).await,
         "getfattr" => xattr::getfattr(shell, args).await,
         "help" => help(&args, true),
         "ls" => ls::run(shell, args).await,
@@ -303,6 +316,7 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
         "mv" => modify::mv(shell, args).await,
         "rm" => modify::rm(shell, args).await,
         "rmdir" => modify::rmdir(shell, args).await,
+        "setfacl" => acl::setfacl(shell, args).await,
         "setfattr" => xattr::setfattr(shell, args).await,
         "setrep" => modify::setrep(shell, args).await,
         "stat" => stat::stat(shell, args).await,

@@ -145,6 +145,15 @@ fn xattr_transcript_matches_apache_hdfs() {
     assert_script_matches(&Cluster::start(), "xattrs");
 }
 
+#[test]
+fn acl_transcript_matches_apache_hdfs() {
+    // Goal: -setfacl/-getfacl through `cairn dfs` (hdfs-native's ACL
+    // calls), the `+` of -ls and default ACLs inherited by -mkdir/-touchz
+    // (which send the mode before the umask, as the Java client) print
+    // what `hadoop fs` printed against Apache HDFS 3.4.1.
+    assert_script_matches(&Cluster::start(), "acls");
+}
+
 /// Runs the conformance script `scripts/<name>.txt` through `cairn dfs`
 /// and compares the transcript with `expected/<name>.txt`.
 fn assert_script_matches(nn: &Cluster, name: &str) {

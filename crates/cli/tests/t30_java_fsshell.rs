@@ -3,7 +3,7 @@
 //! the transcript of `tests/java/scripts/fsshell.txt` must equal, byte for
 //! byte, the one recorded against Apache HDFS 3.4.1
 //! (`tests/java/expected/fsshell.txt`; see tests/java/README.md); the same
-//! for `xattrs.txt`.
+//! for `xattrs.txt` and `acls.txt`.
 //!
 //! Needs a JDK and Maven (the kit fetches the jars on first use).
 
@@ -57,4 +57,15 @@ fn xattr_transcript_matches_apache_hdfs() {
     // and gone with a delete, and the per-inode limit: as Apache HDFS.
     let nn = NameNode::start(&[]);
     assert_script_matches(&nn, "xattrs");
+}
+
+#[test]
+fn acl_transcript_matches_apache_hdfs() {
+    // Goal: -setfacl/-getfacl (modify, remove, remove default, remove all,
+    // set, recursion), the `+` of -ls, default ACLs inherited with the
+    // client's unmasked mode, a non-superuser granted and denied through
+    // named entries and the mask, HDFS's errors and its 32-entry limit: as
+    // Apache HDFS.
+    let nn = NameNode::start(&[]);
+    assert_script_matches(&nn, "acls");
 }

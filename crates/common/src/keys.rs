@@ -181,6 +181,11 @@ pub const DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS: &str =
 /// 1048576 entries.
 pub const DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_DEFAULT: u32 = 1024 * 1024;
 
+/// Whether the NameNode serves ACLs at all (HDFS 3.4: on).
+pub const DFS_NAMENODE_ACLS_ENABLED: &str = "dfs.namenode.acls.enabled";
+/// On.
+pub const DFS_NAMENODE_ACLS_ENABLED_DEFAULT: bool = true;
+
 /// Whether the NameNode serves extended attributes at all.
 pub const DFS_NAMENODE_XATTRS_ENABLED: &str = "dfs.namenode.xattrs.enabled";
 /// On.

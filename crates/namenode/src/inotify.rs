@@ -235,6 +235,28 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
                 ..metadata(path, M::MetaTypeXattrs)
             },
         )],
+        // HDFS's OP_SET_ACL: a metadata event with the new entries; the
+        // ACL a new child inherits is part of its create event.
+        Edit::SetAcl {
+            path,
+            entries,
+            inherited: false,
+        } => vec![event(
+            T::EventMetadata,
+            pb::MetadataUpdateEventProto {
+                acls: entries
+                    .iter()
+                    .map(|e| pb::AclEntryProto {
+                        r#type: e.kind.number(),
+                        scope: e.scope.number(),
+                        permissions: i32::from(e.permission),
+                        name: e.name.clone(),
+                    })
+                    .collect(),
+                ..metadata(path, M::MetaTypeAcls)
+            },
+        )],
+        Edit::SetAcl { .. } => Vec::new(),
         Edit::SetReplication { path, replication } => vec![event(
             T::EventMetadata,
             pb::MetadataUpdateEventProto {

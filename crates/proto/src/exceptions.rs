@@ -24,6 +24,8 @@ pub const INVALID_PATH: &str = "org.apache.hadoop.fs.InvalidPathException";
 pub const ACCESS_CONTROL: &str = "org.apache.hadoop.security.AccessControlException";
 /// Mutation while in safe mode.
 pub const SAFE_MODE: &str = "org.apache.hadoop.hdfs.server.namenode.SafeModeException";
+/// An invalid ACL, or ACLs turned off.
+pub const ACL: &str = "org.apache.hadoop.hdfs.protocol.AclException";
 /// Symlinks (not supported).
 pub const UNRESOLVED_PATH: &str = "org.apache.hadoop.hdfs.protocol.UnresolvedPathException";
 /// Symlinks (not supported).

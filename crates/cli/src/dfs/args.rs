@@ -21,6 +21,20 @@ impl UsageError {
     }
 }
 
+/// Hadoop's check of commands that take exactly one path (`-getfattr`,
+/// `-setfattr`, `-getfacl`, `-setfacl`).
+///
+/// # Errors
+///
+/// A [`UsageError`] for none or more than one.
+pub(crate) fn check_one_path(args: &[String]) -> Result<(), UsageError> {
+    match args.len() {
+        0 => Err(UsageError::new("<path> is missing")),
+        1 => Ok(()),
+        _ => Err(UsageError::new("Too many arguments")),
+    }
+}
+
 /// The flags a command accepts and how many arguments must remain.
 pub(crate) struct CommandFormat {
     min: usize,

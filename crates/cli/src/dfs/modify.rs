@@ -9,6 +9,7 @@ use super::args::{pop_option_with_argument, CommandFormat, UsageError};
 use super::chmod::parse_umask;
 use super::paths;
 use super::shell::{not_found, path_error, ExpandError, Item, Shell, Step, Walk};
+use super::unmasked;
 use cairn_common::keys;
 
 pub(crate) const MKDIR_USAGE: &str = "[-p] <path> ...";
@@ -102,7 +103,7 @@ pub(crate) fn file_options(shell: &Shell) -> Result<WriteOptions, UsageError> {
         .get_bytes(keys::DFS_BLOCKSIZE, keys::DFS_BLOCKSIZE_DEFAULT)
         .map_err(|e| UsageError::new(e.to_string()))?;
     Ok(WriteOptions::default()
-        .permission(u32::from(0o666 & !umask(shell)?))
+        .permission(u32::from(unmasked::FILE_MODE & !umask(shell)?))
         .replication(replication)
         .block_size(block_size)
         .overwrite(true)
@@ -116,7 +117,7 @@ pub(crate) fn file_options(shell: &Shell) -> Result<WriteOptions, UsageError> {
 /// A [`UsageError`] for unknown flags, no path or a bad umask.
 pub(crate) async fn mkdir(shell: &mut Shell, mut args: Vec<String>) -> Result<(), UsageError> {
     let create_parents = MKDIR_FORMAT.parse(&mut args)?.has("p");
-    let permission = 0o777 & !umask(shell)?;
+    let umask = umask(shell)?;
     for item in shell.expand_all(&args).await? {
         if let Some(status) = &item.status {
             if !status.isdir {
@@ -143,11 +144,7 @@ pub(crate) async fn mkdir(shell: &mut Shell, mut args: Vec<String>) -> Result<()
                 }
             }
         }
-        let Some(client) = shell.client(item.fs) else {
-            continue;
-        };
-        if let Err(e) = client.mkdirs(&item.path, u32::from(permission), true).await {
-            let message = shell.describe(&e, &item.display, item.fs);
+        if let Err(message) = unmasked::mkdirs(shell, item.fs, &item.path, umask).await {
             shell.error(&message);
         }
     }
@@ -177,17 +174,9 @@ async fn check_parent(shell: &mut Shell, item: &Item) -> bool {
 
 /// Creates (or truncates) `item` as an empty file and closes it.
 async fn create_empty(shell: &mut Shell, item: &Item, options: &WriteOptions) -> bool {
-    let Some(client) = shell.client(item.fs) else {
-        return false;
-    };
-    let result = match client.create(&item.path, options).await {
-        Ok(mut writer) => writer.close().await,
-        Err(e) => Err(e),
-    };
-    match result {
+    match unmasked::create_empty(shell, item.fs, &item.path, options).await {
         Ok(()) => true,
-        Err(e) => {
-            let message = shell.describe(&e, &item.display, item.fs);
+        Err(message) => {
             shell.error(&message);
             false
         }

@@ -9,7 +9,7 @@
 use base64::Engine;
 use cairn_proto::hadoop::hdfs as pb;
 
-use super::args::{pop_option_with_argument, CommandFormat, UsageError};
+use super::args::{check_one_path, pop_option_with_argument, CommandFormat, UsageError};
 use super::shell::{not_found, Item, Shell, Step, Walk};
 
 pub(crate) const GETFATTR_USAGE: &str = "[-R] {-n name | -d} [-e en] <path>";
@@ -381,15 +381,6 @@ pub(crate) async fn setfattr(shell: &mut Shell, mut args: Vec<String>) -> Result
         }
     }
     Ok(())
-}
-
-/// Both commands take exactly one path.
-fn check_one_path(args: &[String]) -> Result<(), UsageError> {
-    match args.len() {
-        0 => Err(UsageError::new("<path> is missing")),
-        1 => Ok(()),
-        _ => Err(UsageError::new("Too many arguments")),
-    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@
 use cairn_proto::cairn::journal as pj;
 use prost::Message;
 
-use crate::namespace::{BlockId, BlockRecord, Edit, INodeId, XAttr, XAttrNamespace};
+use crate::namespace::{
+    AclEntry, AclEntryType, AclScope, BlockId, BlockRecord, Edit, INodeId, XAttr, XAttrNamespace,
+};
 
 /// Bytes before the payload: length, checksum, txid.
 pub const RECORD_HEADER_LEN: usize = 16;
@@ -187,6 +189,15 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             namespace: namespace.number(),
             name,
         }),
+        Edit::SetAcl {
+            path,
+            entries,
+            inherited,
+        } => Op::SetAcl(pj::SetAclEdit {
+            path,
+            entries: entries.into_iter().map(acl_entry_to).collect(),
+            inherited,
+        }),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -306,7 +317,42 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             namespace: xattr_namespace(r.namespace)?,
             name: r.name,
         },
+        Op::SetAcl(a) => Edit::SetAcl {
+            path: a.path,
+            entries: a
+                .entries
+                .into_iter()
+                .map(acl_entry_from)
+                .collect::<Result<_, _>>()?,
+            inherited: a.inherited,
+        },
     })
+}
+
+fn acl_entry_to(e: AclEntry) -> pj::AclEntryRecord {
+    pj::AclEntryRecord {
+        scope: e.scope.number().unsigned_abs(),
+        r#type: e.kind.number().unsigned_abs(),
+        name: e.name,
+        permission: u32::from(e.permission),
+    }
+}
+
+fn acl_entry_from(e: pj::AclEntryRecord) -> Result<AclEntry, String> {
+    let number = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
+    let scope = AclScope::from_number(number(e.scope))
+        .ok_or_else(|| format!("unknown ACL scope {}", e.scope))?;
+    let kind = AclEntryType::from_number(number(e.r#type))
+        .ok_or_else(|| format!("unknown ACL entry type {}", e.r#type))?;
+    if e.permission > 7 {
+        return Err(format!("ACL permission {} out of range", e.permission));
+    }
+    Ok(AclEntry::new(
+        scope,
+        kind,
+        e.name.as_deref(),
+        e.permission as u16,
+    ))
 }
 
 fn xattr_namespace(n: u32) -> Result<XAttrNamespace, String> {
@@ -466,6 +512,23 @@ mod tests {
                 path: "/a/t".into(),
                 namespace: XAttrNamespace::Trusted,
                 name: "k".into(),
+            },
+            Edit::SetAcl {
+                path: "/a".into(),
+                entries: vec![
+                    AclEntry::new(AclScope::Access, AclEntryType::User, None, 7),
+                    AclEntry::new(AclScope::Access, AclEntryType::User, Some("bob"), 5),
+                    AclEntry::new(AclScope::Access, AclEntryType::Group, None, 4),
+                    AclEntry::new(AclScope::Access, AclEntryType::Mask, None, 5),
+                    AclEntry::new(AclScope::Access, AclEntryType::Other, None, 0),
+                    AclEntry::new(AclScope::Default, AclEntryType::Group, Some("g"), 6),
+                ],
+                inherited: true,
+            },
+            Edit::SetAcl {
+                path: "/a".into(),
+                entries: Vec::new(),
+                inherited: false,
             },
         ]
     }

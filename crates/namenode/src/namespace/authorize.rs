@@ -40,7 +40,7 @@ impl Namespace {
             return Ok(());
         };
         let node = self.node(id);
-        if access.granted_by(caller.class_bits(&node.owner, &node.group, node.permission)) {
+        if self.grants(caller, node, access) {
             Ok(())
         } else {
             Err(self.deny(caller, access, &res.prefix(index), node))
@@ -144,8 +144,7 @@ impl Namespace {
                 continue;
             };
             let skip = ignore_empty_dir && children.is_empty();
-            let granted =
-                access.granted_by(caller.class_bits(&node.owner, &node.group, node.permission));
+            let granted = self.grants(caller, node, access);
             if !skip && !granted {
                 return Err(self.deny(caller, access, &p, node));
             }

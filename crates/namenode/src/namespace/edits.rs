@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::{
-    BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, Namespace, Resolved,
+    AclEntry, BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, Namespace, Resolved,
     UnderConstruction, XAttr, XAttrNamespace, ROOT_INODE_ID,
 };
 
@@ -138,6 +138,14 @@ pub enum Edit {
         namespace: XAttrNamespace,
         name: String,
     },
+    /// The full new ACL of an inode (HDFS's OP_SET_ACL); empty removes it.
+    /// `inherited`: the default ACL a new child took from its parent,
+    /// part of its creation (no inotify event of its own).
+    SetAcl {
+        path: String,
+        entries: Vec<AclEntry>,
+        inherited: bool,
+    },
 }
 
 /// Why an edit could not be applied (only possible for a corrupt journal).
@@ -247,6 +255,13 @@ impl Namespace {
                 path: path.clone(),
                 xattr: x.clone(),
             }));
+            if self.has_acl(id) {
+                attrs.push(Edit::SetAcl {
+                    path: path.clone(),
+                    entries: self.logical_acl(node),
+                    inherited: false,
+                });
+            }
             attrs.push(Edit::SetTimes {
                 path: path.clone(),
                 mtime_ms: Some(node.mtime_ms),
@@ -335,6 +350,7 @@ impl Namespace {
         let mut stack = vec![id];
         while let Some(id) = stack.pop() {
             self.forget_xattrs(id);
+            self.forget_acl(id);
             if let Some(node) = self.inodes.remove(&id) {
                 if let INodeKind::Directory { children } = node.kind {
                     stack.extend(children.into_values());
@@ -370,6 +386,7 @@ impl Namespace {
                 mtime_ms,
             } => self.apply_concat(target, srcs, *mtime_ms),
             Edit::SetXAttr { .. } | Edit::RemoveXAttr { .. } => self.apply_xattr_edit(edit),
+            Edit::SetAcl { .. } => self.apply_acl_edit(edit),
         }
     }
 

@@ -25,7 +25,12 @@
 //!   them, replication targets, `getEZForPath`'s permission check.
 //! - `path.rs` and `permission.rs`: path rules, access bits and callers.
 //! - `xattrs.rs`: extended attributes (a side table by inode id).
+//! - `acl.rs`: ACL entries and HDFS's rules for combining them;
+//!   `acl_storage.rs`: ACL operations, storage (a side table by inode id),
+//!   ACL permission checks and default-ACL inheritance.
 
+pub mod acl;
+mod acl_storage;
 mod authorize;
 mod concat;
 mod edits;
@@ -44,6 +49,8 @@ use std::collections::{BTreeMap, HashMap};
 use authorize::Required;
 use tree::Resolved;
 
+pub use acl::{AclEntry, AclEntryType, AclScope};
+pub use acl_storage::{AclChange, AclStatus, CreateModes, ACL_BIT};
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
@@ -91,6 +98,9 @@ pub enum FsError {
     RecoveryInProgress(String),
     #[error("{0}")]
     Io(String),
+    /// HDFS's `AclException`.
+    #[error("{0}")]
+    Acl(String),
 }
 
 /// Limits from the configuration (`dfs.namenode.fs-limits.*`).
@@ -125,6 +135,10 @@ pub struct Namespace {
     /// Extended attributes of the inodes that have any, newest first.
     xattrs: HashMap<INodeId, Vec<XAttr>>,
     xattr_limits: XAttrLimits,
+    /// ACL entries of the inodes that have an ACL, beyond what their
+    /// permission bits carry (see `acl_storage.rs`).
+    acls: HashMap<INodeId, Vec<AclEntry>>,
+    acls_enabled: bool,
 }
 
 impl Namespace {
@@ -152,6 +166,8 @@ impl Namespace {
             permissions_enabled: true,
             xattrs: HashMap::new(),
             xattr_limits: XAttrLimits::default(),
+            acls: HashMap::new(),
+            acls_enabled: true,
         }
     }
 
@@ -161,6 +177,8 @@ impl Namespace {
     }
 }
 
+#[cfg(test)]
+mod acl_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 
 use super::permission::{Access, Caller};
 use super::{
-    BlockId, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace, Required, Resolved,
-    ROOT_INODE_ID,
+    BlockId, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace, Required,
+    Resolved, ROOT_INODE_ID,
 };
 
 /// What a delete or overwrite removed: the files (for their leases) and
@@ -77,10 +77,11 @@ impl Namespace {
         &mut self,
         caller: &Caller,
         src: &str,
-        permission: u16,
+        modes: impl Into<CreateModes>,
         create_parent: bool,
         now_ms: u64,
     ) -> Result<Vec<Edit>, FsError> {
+        let modes: CreateModes = modes.into();
         let res = self.resolve(src)?;
         self.check(caller, &res, Required::default())?;
         if let Some(id) = res.last() {
@@ -124,20 +125,29 @@ impl Namespace {
             .group
             .clone();
         // Implicit parents get u+wx so the final directory can be created
-        // inside them, as HDFS does.
-        let parent_perm = permission | 0o300;
+        // inside them, as HDFS does (on the masked mode only).
+        let parent_modes = CreateModes {
+            masked: (modes.masked | 0o300) & 0o777,
+            ..modes
+        };
         let mut edits = Vec::new();
+        let mut parent = res.inodes[first_missing - 1].unwrap_or(ROOT_INODE_ID);
         for i in first_missing..n {
+            let id = self.next_id();
+            let requested = if i == n - 1 { modes } else { parent_modes };
+            let (permission, acl) = self.inherited_acl(parent, true, requested);
             let edit = Edit::Mkdir {
-                id: self.next_id(),
+                id,
                 path: res.prefix(i),
-                permission: if i == n - 1 { permission } else { parent_perm },
+                permission,
                 owner: caller.user.clone(),
                 group: group.clone(),
                 mtime_ms: now_ms,
             };
             self.apply_checked(&edit);
             edits.push(edit);
+            self.apply_inherited_acl(&res.prefix(i), acl, &mut edits);
+            parent = id;
         }
         Ok(edits)
     }
@@ -154,7 +164,7 @@ impl Namespace {
         &mut self,
         caller: &Caller,
         src: &str,
-        permission: u16,
+        modes: impl Into<CreateModes>,
         client_name: &str,
         client_machine: &str,
         overwrite: bool,
@@ -163,6 +173,7 @@ impl Namespace {
         block_size: u64,
         now_ms: u64,
     ) -> Result<(FileStatus, Vec<Edit>, Removed), FsError> {
+        let modes: CreateModes = modes.into();
         let res = self.resolve(src)?;
         let path = res.path();
         if res.components.is_empty() {
@@ -223,7 +234,7 @@ impl Namespace {
                 )));
             }
             // Missing parents get the default directory mode with u+wx.
-            let parent_perm = (permission | 0o111 | 0o300) & 0o777;
+            let parent_perm = (modes.masked | 0o111 | 0o300) & 0o777;
             edits = self.mkdirs(caller, &res.prefix(n - 2), parent_perm, true, now_ms)?;
         }
         let parent = self.resolve(&res.prefix(n - 2))?.last().ok_or_else(|| {
@@ -238,6 +249,7 @@ impl Namespace {
             self.check_dir_items(parent, &res.prefix(n - 2))?;
         }
         let removed = existing.map(|id| self.files_under(id)).unwrap_or_default();
+        let (permission, acl) = self.inherited_acl(parent, false, modes);
         let edit = Edit::AddFile {
             id: self.next_id(),
             path: path.clone(),
@@ -255,6 +267,7 @@ impl Namespace {
         };
         self.apply_checked(&edit);
         edits.push(edit);
+        self.apply_inherited_acl(&path, acl, &mut edits);
         let id = self
             .resolve(&path)?
             .last()

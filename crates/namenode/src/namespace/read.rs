@@ -14,6 +14,7 @@ pub struct FileStatus {
     pub name: String,
     pub is_dir: bool,
     pub length: u64,
+    /// Mode bits, with [`super::ACL_BIT`] when the inode has an ACL.
     pub permission: u16,
     pub owner: String,
     pub group: String,
@@ -63,7 +64,11 @@ impl Namespace {
             name: node.name.clone(),
             is_dir: node.is_dir(),
             length,
-            permission: node.permission,
+            permission: if self.has_acl(node.id) {
+                node.permission | super::ACL_BIT
+            } else {
+                node.permission
+            },
             owner: node.owner.clone(),
             group: node.group.clone(),
             mtime_ms: node.mtime_ms,

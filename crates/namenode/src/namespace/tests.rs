@@ -28,6 +28,15 @@ pub(super) fn stat(ns: &Namespace, p: &str) -> FileStatus {
         .unwrap_or_else(|| panic!("{p} missing"))
 }
 
+/// A fresh namespace with every edit of `edits` applied.
+pub(super) fn replayed(edits: &[Edit]) -> Namespace {
+    let mut copy = ns();
+    for e in edits {
+        copy.apply(e).expect("replay");
+    }
+    copy
+}
+
 /// Applies every edit of `log` to a fresh namespace and compares listings.
 pub(super) fn assert_replays(ns: &Namespace, log: &[Edit]) {
     let mut copy = Namespace::new("hdfs", "supergroup", NOW, Limits::default());

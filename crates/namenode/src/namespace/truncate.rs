@@ -119,13 +119,7 @@ impl Namespace {
                     res.prefix(i)
                 )));
             }
-            if check_exec
-                && !Access::EXECUTE.granted_by(caller.class_bits(
-                    &node.owner,
-                    &node.group,
-                    node.permission,
-                ))
-            {
+            if check_exec && !self.grants(caller, node, Access::EXECUTE) {
                 // The permission check that follows reports it, with
                 // HDFS's message.
                 break;

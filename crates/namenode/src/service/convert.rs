@@ -38,6 +38,7 @@ pub fn to_call_error(e: FsError) -> CallError {
         FsError::BadArgument(_) => ex::ILLEGAL_ARGUMENT,
         FsError::RecoveryInProgress(_) => ex::RECOVERY_IN_PROGRESS,
         FsError::Io(_) => ex::IO,
+        FsError::Acl(_) => ex::ACL,
     };
     CallError::remote(class, e.to_string())
 }
@@ -95,7 +96,8 @@ pub(super) fn status_proto(st: &FileStatus, with_name: bool) -> pb::HdfsFileStat
         file_id: Some(st.id.0),
         children_num: Some(st.children_num),
         storage_policy: Some(0),
-        flags: Some(0),
+        // HdfsFileStatusProto.Flags: HAS_ACL = 1.
+        flags: Some(u32::from(st.permission & crate::namespace::ACL_BIT != 0)),
         ..Default::default()
     }
 }

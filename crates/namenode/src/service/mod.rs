@@ -11,9 +11,11 @@
 //! leases, pipelines), `truncate_concat` (truncate and its block recovery,
 //! concat), `read_path` (block locations), `admin` (cluster state and
 //! dfsadmin calls), `image` (edit-log rolls, `saveNamespace`, `metaSave`),
-//! `open_files` (`listOpenFiles`, encryption-zone queries); `convert` builds
+//! `open_files` (`listOpenFiles`, encryption-zone queries), `xattrs` and
+//! `acls` (extended attributes, ACLs); `convert` builds
 //! the protobuf answers.
 
+mod acls;
 mod admin;
 mod convert;
 mod image;
@@ -268,7 +270,6 @@ impl NameNodeState {
             "getErasureCodingPolicies" => self.get_erasure_coding_policies(),
             "getErasureCodingPolicy" => self.get_erasure_coding_policy(&caller, decode(&req)?),
             "getEnclosingRoot" => self.get_enclosing_root(),
-            "getAclStatus" => self.get_acl_status(&caller, decode(&req)?),
             "checkAccess" => self.check_access(&caller, decode(&req)?),
             "msync" => self.msync(),
             "getHAServiceState" => self.get_ha_service_state(),
@@ -305,6 +306,9 @@ impl NameNodeState {
             "getXAttrs" => self.get_xattrs(&caller, decode(&req)?),
             "listXAttrs" => self.list_xattrs(&caller, decode(&req)?),
             "removeXAttr" => self.remove_xattr(&caller, decode(&req)?).await,
+            "modifyAclEntries" | "removeAclEntries" | "removeDefaultAcl" | "removeAcl"
+            | "setAcl" => self.change_acl(&caller, method, &req).await,
+            "getAclStatus" => self.get_acl_status(&caller, decode(&req)?),
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();

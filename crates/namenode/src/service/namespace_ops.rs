@@ -1,6 +1,5 @@
 //! `ClientProtocol` calls on the namespace itself: metadata queries
-//! (file status, listings, content summary and quota usage, ACL status,
-//! access checks, preferred block size, whether a file is closed, storage
+//! (file status, listings, content summary and quota usage, access checks, preferred block size, whether a file is closed, storage
 //! and erasure coding policies, enclosing root) and metadata changes
 //! (mkdirs, delete, rename, permission, owner, times, replication). None of
 //! them touches a block or a lease beyond forgetting what a delete removed;
@@ -13,7 +12,7 @@ use cairn_proto::hadoop::hdfs as pb;
 use super::convert::{encode, status_proto};
 use super::{now_ms, CallResult, NameNodeState, HOT_STORAGE_POLICY_ID};
 use crate::namespace::permission::Caller;
-use crate::namespace::FsError;
+use crate::namespace::{CreateModes, FsError};
 
 /// "Leave unchanged" in setTimes (−1 sent as uint64).
 const UNCHANGED_TIME: u64 = u64::MAX;
@@ -148,29 +147,6 @@ impl NameNodeState {
         })
     }
 
-    /// `getAclStatus`.
-    pub(super) fn get_acl_status(
-        &self,
-        caller: &Caller,
-        r: pb::GetAclStatusRequestProto,
-    ) -> CallResult {
-        let st = self.read(|ns| {
-            ns.get_file_info(caller, &r.src)?
-                .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", r.src)))
-        })?;
-        encode(&pb::GetAclStatusResponseProto {
-            result: pb::AclStatusProto {
-                owner: st.owner,
-                group: st.group,
-                sticky: st.permission & 0o1000 != 0,
-                entries: Vec::new(),
-                permission: Some(pb::FsPermissionProto {
-                    perm: u32::from(st.permission),
-                }),
-            },
-        })
-    }
-
     /// `checkAccess`.
     pub(super) fn check_access(
         &self,
@@ -187,10 +163,13 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::MkdirsRequestProto,
     ) -> CallResult {
-        let perm = (r.masked.perm & 0o7777) as u16;
+        let modes = CreateModes {
+            masked: (r.masked.perm & 0o7777) as u16,
+            unmasked: r.unmasked.map(|p| (p.perm & 0o7777) as u16),
+        };
         let now = now_ms();
         self.mutate(&format!("create directory {}", r.src), |ns| {
-            ns.mkdirs(caller, &r.src, perm, r.create_parent, now)
+            ns.mkdirs(caller, &r.src, modes, r.create_parent, now)
                 .map(|e| ((), e))
         })
         .await?;

@@ -17,7 +17,7 @@ use super::convert::{block_record, encode, status_proto};
 use super::{now_ms, CallResult, NameNodeState};
 use crate::datanodes::{DatanodeUuid, PlacementRequest};
 use crate::namespace::permission::Caller;
-use crate::namespace::{BlockId, Edit, FsError};
+use crate::namespace::{BlockId, CreateModes, Edit, FsError};
 
 const CREATE_FLAG_OVERWRITE: u32 = 0x02;
 
@@ -29,7 +29,10 @@ impl NameNodeState {
         ctx: &CallContext,
         r: pb::CreateRequestProto,
     ) -> CallResult {
-        let perm = (r.masked.perm & 0o7777) as u16;
+        let modes = CreateModes {
+            masked: (r.masked.perm & 0o7777) as u16,
+            unmasked: r.unmasked.map(|p| (p.perm & 0o7777) as u16),
+        };
         let overwrite = r.create_flag & CREATE_FLAG_OVERWRITE != 0;
         let repl = u16::try_from(r.replication).unwrap_or(u16::MAX);
         let machine = ctx.remote_addr.ip().to_string();
@@ -40,7 +43,7 @@ impl NameNodeState {
                 let (st, edits, removed) = ns.create(
                     caller,
                     &r.src,
-                    perm,
+                    modes,
                     &client,
                     &machine,
                     overwrite,
