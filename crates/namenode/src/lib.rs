@@ -18,6 +18,7 @@ pub mod namespace;
 pub mod safemode;
 pub mod service;
 pub mod storage;
+pub mod trash;
 pub mod users;
 
 use std::sync::atomic::AtomicBool;
@@ -86,6 +87,7 @@ pub fn new_state(
     let superuser = UserDirectory::current_user();
     ns.set_permissions_enabled(config.permissions_enabled);
     ns.set_xattr_limits(config.xattr_limits.clone());
+    ns.set_storage_policy_switches(config.storage_policy_switches);
     // Replica locations are soft state: every block is known, none located
     // until DataNodes report.
     let mut blocks = crate::blocks::BlockManager::default();
@@ -284,7 +286,13 @@ pub async fn run(
         journal.clone(),
         shutdown.clone(),
     ));
+    let emptier = tokio::spawn(trash::emptier(
+        state.clone(),
+        state.config.trash,
+        shutdown.clone(),
+    ));
     let result = serve_state(state, listener, server_config, shutdown).await;
+    emptier.abort();
     monitor.abort();
     safe_mode.abort();
     checkpointer.abort();

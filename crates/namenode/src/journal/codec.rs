@@ -187,6 +187,10 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             namespace: namespace.number(),
             name,
         }),
+        Edit::SetStoragePolicy { path, policy } => Op::SetStoragePolicy(pj::SetStoragePolicyEdit {
+            path,
+            policy: u32::from(policy),
+        }),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -305,6 +309,11 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             path: r.path,
             namespace: xattr_namespace(r.namespace)?,
             name: r.name,
+        },
+        Op::SetStoragePolicy(s) => Edit::SetStoragePolicy {
+            path: s.path,
+            policy: u8::try_from(s.policy)
+                .map_err(|_| format!("storage policy {} out of range", s.policy))?,
         },
     })
 }
@@ -466,6 +475,14 @@ mod tests {
                 path: "/a/t".into(),
                 namespace: XAttrNamespace::Trusted,
                 name: "k".into(),
+            },
+            Edit::SetStoragePolicy {
+                path: "/a".into(),
+                policy: 12,
+            },
+            Edit::SetStoragePolicy {
+                path: "/a".into(),
+                policy: 0,
             },
         ]
     }

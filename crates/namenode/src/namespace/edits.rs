@@ -138,6 +138,12 @@ pub enum Edit {
         namespace: XAttrNamespace,
         name: String,
     },
+    /// An inode's own storage policy (HDFS's OP_SET_STORAGE_POLICY);
+    /// 0 unsets it.
+    SetStoragePolicy {
+        path: String,
+        policy: u8,
+    },
 }
 
 /// Why an edit could not be applied (only possible for a corrupt journal).
@@ -247,6 +253,12 @@ impl Namespace {
                 path: path.clone(),
                 xattr: x.clone(),
             }));
+            if let Some(policy) = self.storage_policies.get(&id) {
+                attrs.push(Edit::SetStoragePolicy {
+                    path: path.clone(),
+                    policy: *policy,
+                });
+            }
             attrs.push(Edit::SetTimes {
                 path: path.clone(),
                 mtime_ms: Some(node.mtime_ms),
@@ -335,6 +347,7 @@ impl Namespace {
         let mut stack = vec![id];
         while let Some(id) = stack.pop() {
             self.forget_xattrs(id);
+            self.forget_storage_policy(id);
             if let Some(node) = self.inodes.remove(&id) {
                 if let INodeKind::Directory { children } = node.kind {
                     stack.extend(children.into_values());
@@ -370,6 +383,9 @@ impl Namespace {
                 mtime_ms,
             } => self.apply_concat(target, srcs, *mtime_ms),
             Edit::SetXAttr { .. } | Edit::RemoveXAttr { .. } => self.apply_xattr_edit(edit),
+            Edit::SetStoragePolicy { path, policy } => {
+                self.apply_storage_policy_edit(path, *policy)
+            }
         }
     }
 

@@ -25,6 +25,7 @@
 //!   them, replication targets, `getEZForPath`'s permission check.
 //! - `path.rs` and `permission.rs`: path rules, access bits and callers.
 //! - `xattrs.rs`: extended attributes (a side table by inode id).
+//! - `storage_policy.rs`: block storage policies (a side table by inode id).
 
 mod authorize;
 mod concat;
@@ -34,6 +35,7 @@ pub mod open_files;
 pub mod path;
 pub mod permission;
 mod read;
+pub mod storage_policy;
 mod tree;
 mod truncate;
 mod write;
@@ -48,6 +50,7 @@ pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
 pub use read::{ContentSummary, FileStatus, Listing};
+pub use storage_policy::{StoragePolicy, StoragePolicySwitches};
 pub use tree::{
     BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, UnderConstruction, FIRST_BLOCK_ID,
     FIRST_GENERATION_STAMP, ROOT_INODE_ID,
@@ -125,6 +128,9 @@ pub struct Namespace {
     /// Extended attributes of the inodes that have any, newest first.
     xattrs: HashMap<INodeId, Vec<XAttr>>,
     xattr_limits: XAttrLimits,
+    /// Storage policy ids of the inodes that set one themselves.
+    storage_policies: HashMap<INodeId, u8>,
+    storage_policy_switches: StoragePolicySwitches,
 }
 
 impl Namespace {
@@ -152,6 +158,8 @@ impl Namespace {
             permissions_enabled: true,
             xattrs: HashMap::new(),
             xattr_limits: XAttrLimits::default(),
+            storage_policies: HashMap::new(),
+            storage_policy_switches: StoragePolicySwitches::default(),
         }
     }
 
@@ -161,6 +169,8 @@ impl Namespace {
     }
 }
 
+#[cfg(test)]
+mod storage_policy_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -94,7 +94,7 @@ pub(super) fn status_proto(st: &FileStatus, with_name: bool) -> pb::HdfsFileStat
         blocksize: Some(st.block_size),
         file_id: Some(st.id.0),
         children_num: Some(st.children_num),
-        storage_policy: Some(0),
+        storage_policy: Some(u32::from(st.storage_policy)),
         flags: Some(0),
         ..Default::default()
     }

@@ -11,7 +11,8 @@
 //! leases, pipelines), `truncate_concat` (truncate and its block recovery,
 //! concat), `read_path` (block locations), `admin` (cluster state and
 //! dfsadmin calls), `image` (edit-log rolls, `saveNamespace`, `metaSave`),
-//! `open_files` (`listOpenFiles`, encryption-zone queries); `convert` builds
+//! `open_files` (`listOpenFiles`, encryption-zone queries), `xattrs` and
+//! `storage_policy` (their ClientProtocol calls); `convert` builds
 //! the protobuf answers.
 
 mod admin;
@@ -22,6 +23,7 @@ mod listing;
 mod namespace_ops;
 mod open_files;
 mod read_path;
+mod storage_policy;
 mod truncate_concat;
 mod write_path;
 mod xattrs;
@@ -51,9 +53,6 @@ use crate::namespace::{Edit, FsError, INodeId, Namespace, Removed};
 use crate::users::UserDirectory;
 
 use convert::{decode, empty_token};
-
-/// Default storage policy id (HOT), as HDFS reports it.
-const HOT_STORAGE_POLICY_ID: u32 = 7;
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -305,6 +304,8 @@ impl NameNodeState {
             "getXAttrs" => self.get_xattrs(&caller, decode(&req)?),
             "listXAttrs" => self.list_xattrs(&caller, decode(&req)?),
             "removeXAttr" => self.remove_xattr(&caller, decode(&req)?).await,
+            "setStoragePolicy" => self.set_storage_policy(&caller, decode(&req)?).await,
+            "unsetStoragePolicy" => self.unset_storage_policy(&caller, decode(&req)?).await,
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();
