@@ -654,6 +654,7 @@ fn schedule_and_decommission(
                     writer_ip: None,
                     block_size: 0,
                     seed,
+                    policy: None,
                 },
                 now,
             )
