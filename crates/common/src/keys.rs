@@ -85,14 +85,33 @@ pub const HADOOP_SECURITY_AUTHENTICATION: &str = "hadoop.security.authentication
 pub const HADOOP_SECURITY_AUTHENTICATION_DEFAULT: &str = "simple";
 
 /// Minutes a deleted file stays in the user's `.Trash` before removal; 0
-/// disables trash. Clients do the moving; the NameNode only advertises the
-/// value in its server defaults. Hadoop reads a float; Cairn whole minutes
-/// (time suffixes allowed).
+/// disables trash. Clients do the moving; the NameNode advertises the
+/// value in its server defaults and runs the trash emptier when it is
+/// positive. A float of minutes, as Hadoop reads it (time suffixes also
+/// allowed).
 pub const FS_TRASH_INTERVAL: &str = "fs.trash.interval";
 /// Bare numbers are minutes.
 pub const FS_TRASH_INTERVAL_UNIT: TimeUnit = TimeUnit::Minutes;
 /// 0: trash disabled.
 pub const FS_TRASH_INTERVAL_DEFAULT: Duration = Duration::ZERO;
+
+/// Minutes between the trash emptier's checkpoints of every user's
+/// `.Trash/Current`; 0, or more than `fs.trash.interval`, means
+/// `fs.trash.interval`. A float of minutes, as Hadoop reads it.
+pub const FS_TRASH_CHECKPOINT_INTERVAL: &str = "fs.trash.checkpoint.interval";
+/// 0: the same as `fs.trash.interval`.
+pub const FS_TRASH_CHECKPOINT_INTERVAL_DEFAULT: Duration = Duration::ZERO;
+
+/// Whether storage policies may be set or unset at all.
+pub const DFS_STORAGE_POLICY_ENABLED: &str = "dfs.storage.policy.enabled";
+/// On.
+pub const DFS_STORAGE_POLICY_ENABLED_DEFAULT: bool = true;
+
+/// Whether only the superuser may set or unset storage policies.
+pub const DFS_STORAGE_POLICY_PERMISSIONS_SUPERUSER_ONLY: &str =
+    "dfs.storage.policy.permissions.superuser-only";
+/// Off.
+pub const DFS_STORAGE_POLICY_PERMISSIONS_SUPERUSER_ONLY_DEFAULT: bool = false;
 
 /// Permission bits removed from new files and directories: octal (`022`) or
 /// symbolic (`u=rwx,g=r-x,o=r-x`, the bits to keep).

@@ -10,3 +10,4 @@ pub mod durable;
 pub mod fatal;
 pub mod ids;
 pub mod keys;
+pub mod storage_type;

@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use cairn_common::config::{ConfigError, Configuration, TimeUnit};
 use cairn_common::keys as k;
+use cairn_common::storage_type::{parse_location, StorageType};
 
 use crate::checksum::{ChecksumKind, Crc32cImpl, MAX_BYTES_PER_CHECKSUM};
 
@@ -177,6 +178,10 @@ impl Default for WritePath {
 pub struct DataNodeConfig {
     /// The storage directory (`current/VERSION`, block pools below it).
     pub data_dir: PathBuf,
+    /// The medium of that directory, reported to the NameNode: the `[TYPE]`
+    /// tag of the first `dfs.datanode.data.dir` entry (`[SSD]file:///d`),
+    /// DISK without one.
+    pub storage_type: StorageType,
     /// The NameNode's RPC address.
     pub namenode: SocketAddr,
     /// Data-transfer address (`dfs.datanode.address`); port 0 picks one.
@@ -494,8 +499,17 @@ impl DataNodeConfig {
             .map(str::trim)
             .filter(|h| !h.is_empty())
             .map(str::to_string);
+        let storage_type = match conf.get_strings(k::DFS_DATANODE_DATA_DIR)?.first() {
+            Some(entry) => {
+                parse_location(entry)
+                    .map_err(|reason| conf.invalid_value(k::DFS_DATANODE_DATA_DIR, entry, reason))?
+                    .0
+            }
+            None => StorageType::Disk,
+        };
         Ok(DataNodeConfig {
             data_dir,
+            storage_type,
             namenode,
             xfer_addr,
             ipc_addr,
@@ -579,6 +593,20 @@ mod tests {
         assert_eq!(c.write_path, WritePath::default());
         assert_eq!(c.socket_read_timeout, Duration::from_secs(60));
         assert_eq!(c.socket_write_timeout, Duration::from_secs(480));
+        assert_eq!(c.storage_type, StorageType::Disk);
+    }
+
+    #[test]
+    fn the_storage_type_is_the_data_dir_tag() {
+        let mut conf = Configuration::new();
+        conf.set(k::DFS_DATANODE_DATA_DIR, "[SSD]file:///ssd,[ARCHIVE]/a");
+        let c = DataNodeConfig::from_conf(&conf, PathBuf::from("/d"), nn()).expect("ok");
+        assert_eq!(c.storage_type, StorageType::Ssd);
+        conf.set(k::DFS_DATANODE_DATA_DIR, "file:///plain");
+        let c = DataNodeConfig::from_conf(&conf, PathBuf::from("/d"), nn()).expect("ok");
+        assert_eq!(c.storage_type, StorageType::Disk);
+        conf.set(k::DFS_DATANODE_DATA_DIR, "[TAPE]/t");
+        DataNodeConfig::from_conf(&conf, PathBuf::from("/d"), nn()).expect_err("no such type");
     }
 
     #[test]

@@ -214,6 +214,8 @@ requests! {
     CLIENT_PROTOCOL "isFileClosed" => IsFileClosedRequestProto,
     CLIENT_PROTOCOL "getStoragePolicies" => GetStoragePoliciesRequestProto,
     CLIENT_PROTOCOL "getStoragePolicy" => GetStoragePolicyRequestProto,
+    CLIENT_PROTOCOL "setStoragePolicy" => SetStoragePolicyRequestProto,
+    CLIENT_PROTOCOL "unsetStoragePolicy" => UnsetStoragePolicyRequestProto,
     CLIENT_PROTOCOL "getErasureCodingPolicies" => GetErasureCodingPoliciesRequestProto,
     CLIENT_PROTOCOL "getErasureCodingPolicy" => GetErasureCodingPolicyRequestProto,
     CLIENT_PROTOCOL "getEnclosingRoot" => GetEnclosingRootRequestProto,

@@ -6,7 +6,8 @@ use std::time::Duration;
 use cairn_common::config::{ConfigError, Configuration};
 use cairn_common::keys as k;
 
-use crate::namespace::{Limits, XAttrLimits};
+use crate::namespace::{Limits, StoragePolicySwitches, XAttrLimits};
+use crate::trash::TrashSettings;
 
 /// Edit-log preallocation step, bytes (Cairn; default 1 MiB).
 pub const CAIRN_JOURNAL_PREALLOCATE_STEP: &str = "cairn.namenode.edits.preallocate.step";
@@ -38,7 +39,12 @@ pub struct NameNodeConfig {
     pub bytes_per_checksum: u32,
     pub write_packet_size: u32,
     pub file_buffer_size: u32,
+    /// `fs.trash.interval` in whole minutes, for getServerDefaults.
     pub trash_interval_minutes: u64,
+    /// The trash emptier's intervals.
+    pub trash: TrashSettings,
+    /// `dfs.storage.policy.enabled` and `...permissions.superuser-only`.
+    pub storage_policy_switches: StoragePolicySwitches,
     pub superuser_group: String,
     pub permissions_enabled: bool,
     /// Entries per getListing reply (`dfs.ls.limit`).
@@ -367,11 +373,17 @@ impl NameNodeConfig {
             ));
         }
         let blocks = block_defaults(conf)?;
-        let trash = conf.get_duration(
-            k::FS_TRASH_INTERVAL,
-            k::FS_TRASH_INTERVAL_UNIT,
-            k::FS_TRASH_INTERVAL_DEFAULT,
-        )?;
+        let trash = TrashSettings::from_conf(conf)?;
+        let storage_policy_switches = StoragePolicySwitches {
+            enabled: conf.get_bool(
+                k::DFS_STORAGE_POLICY_ENABLED,
+                k::DFS_STORAGE_POLICY_ENABLED_DEFAULT,
+            )?,
+            superuser_only: conf.get_bool(
+                k::DFS_STORAGE_POLICY_PERMISSIONS_SUPERUSER_ONLY,
+                k::DFS_STORAGE_POLICY_PERMISSIONS_SUPERUSER_ONLY_DEFAULT,
+            )?,
+        };
         let ls_limit = conf.get_u32(k::DFS_LS_LIMIT, k::DFS_LS_LIMIT_DEFAULT)?;
         let batched_ls_limit =
             conf.get_u32(k::DFS_BATCHED_LS_LIMIT, k::DFS_BATCHED_LS_LIMIT_DEFAULT)?;
@@ -472,7 +484,9 @@ impl NameNodeConfig {
             bytes_per_checksum: blocks.bytes_per_checksum,
             write_packet_size: blocks.write_packet_size,
             file_buffer_size: blocks.file_buffer_size,
-            trash_interval_minutes: trash.as_secs() / 60,
+            trash_interval_minutes: trash.server_default_minutes(),
+            trash,
+            storage_policy_switches,
             superuser_group: conf
                 .get_str_or(
                     k::DFS_PERMISSIONS_SUPERUSERGROUP,

@@ -119,7 +119,12 @@ fn recovery_command(
                         service: String::new(),
                     },
                     is_cached: vec![false; n],
-                    storage_types: vec![pb::StorageTypeProto::Disk as i32; n],
+                    storage_types: r
+                        .locations
+                        .iter()
+                        .filter(|d| dns.get(d).is_some())
+                        .map(|d| dns.storage_type(d).proto())
+                        .collect(),
                     storage_ids: storages,
                     ..Default::default()
                 },
@@ -183,7 +188,12 @@ fn transfer_command(
                 .collect(),
         });
         cmd.target_storage_types.push(pb::StorageTypesProto {
-            storage_types: vec![pb::StorageTypeProto::Disk as i32; infos.len()],
+            storage_types: t
+                .targets
+                .iter()
+                .filter(|d| dns.get(d).is_some())
+                .map(|d| dns.storage_type(d).proto())
+                .collect(),
         });
         cmd.targets
             .push(pb::DatanodeInfosProto { datanodes: infos });

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 use cairn_proto::hadoop::hdfs as pb;
 
 pub use cairn_common::ids::DatanodeUuid;
+use cairn_common::storage_type::StorageType;
+
+use crate::namespace::StoragePolicy;
 
 /// A DataNode's administrative state (HDFS `AdminState`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,6 +42,9 @@ impl AdminState {
 pub struct Descriptor {
     pub id: pb::DatanodeIdProto,
     pub storage_uuid: String,
+    /// The medium of its storage, as its heartbeats report it (DISK until
+    /// one says otherwise).
+    pub storage_type: StorageType,
     pub capacity: u64,
     pub dfs_used: u64,
     pub remaining: u64,
@@ -162,6 +168,7 @@ impl DatanodeManager {
         let d = Descriptor {
             id,
             storage_uuid: String::new(),
+            storage_type: StorageType::Disk,
             capacity: 0,
             dfs_used: 0,
             remaining: 0,
@@ -213,6 +220,12 @@ impl DatanodeManager {
                 .storage
                 .as_ref()
                 .map_or_else(|| r.storage_uuid.clone(), |s| s.storage_uuid.clone());
+            d.storage_type = r
+                .storage
+                .as_ref()
+                .and_then(|s| s.storage_type)
+                .and_then(StorageType::from_proto)
+                .unwrap_or(StorageType::Disk);
         }
         d.storages = reports.to_vec();
         d.xceivers = xceivers;
@@ -336,14 +349,55 @@ impl DatanodeManager {
             })
             .collect();
         keyed.sort_by_key(|(load, r, _)| (*load, *r));
-        for (_, _, d) in keyed {
-            if chosen.len() >= req.want {
-                break;
+        chosen.extend(
+            keyed
+                .into_iter()
+                .map(|(_, _, d)| DatanodeUuid(d.id.datanode_uuid.clone())),
+        );
+        match req.policy {
+            Some(policy) => self.by_storage_type(chosen, policy, req.want),
+            None => {
+                chosen.truncate(req.want);
+                chosen
             }
-            chosen.push(DatanodeUuid(d.id.datanode_uuid.clone()));
         }
-        chosen.truncate(req.want);
+    }
+
+    /// Picks `want` of the `ordered` candidates for a storage policy (HDFS's
+    /// `chooseStorageTypes` with creation fallbacks): each replica's type
+    /// in turn, the first candidate of that type in order; a type no
+    /// candidate has falls back to the policy's creation fallbacks, and a
+    /// replica with no fallback left is not placed.
+    fn by_storage_type(
+        &self,
+        mut ordered: Vec<DatanodeUuid>,
+        policy: &StoragePolicy,
+        want: usize,
+    ) -> Vec<DatanodeUuid> {
+        let type_of = |u: &DatanodeUuid| self.nodes.get(u).map(|d| d.storage_type);
+        let mut unavailable: Vec<StorageType> = Vec::new();
+        let mut chosen = Vec::new();
+        for wanted in policy.choose_storage_types(want) {
+            let mut t = Some(wanted);
+            while let Some(ty) = t {
+                if let Some(pos) = ordered.iter().position(|u| type_of(u) == Some(ty)) {
+                    chosen.push(ordered.remove(pos));
+                    break;
+                }
+                if !unavailable.contains(&ty) {
+                    unavailable.push(ty);
+                }
+                t = policy.creation_fallback(&unavailable);
+            }
+        }
         chosen
+    }
+
+    /// The storage type of a DataNode (DISK for an unknown one).
+    pub fn storage_type(&self, uuid: &DatanodeUuid) -> StorageType {
+        self.nodes
+            .get(uuid)
+            .map_or(StorageType::Disk, |d| d.storage_type)
     }
 
     /// The DatanodeInfoProto clients see for a DataNode.
@@ -382,6 +436,9 @@ pub struct PlacementRequest<'a> {
     pub writer_ip: Option<IpAddr>,
     pub block_size: u64,
     pub seed: u64,
+    /// The file's storage policy: replicas go to its storage types where
+    /// such DataNodes exist. `None`: any DataNode (re-replication).
+    pub policy: Option<&'a StoragePolicy>,
 }
 
 #[cfg(test)]
@@ -412,6 +469,7 @@ mod tests {
             writer_ip: writer.map(|w| w.parse().expect("ip")),
             block_size: 1 << 20,
             seed: 42,
+            policy: None,
         }
     }
 
@@ -460,5 +518,54 @@ mod tests {
         m.heartbeat(&DatanodeUuid("a".into()), &[full], 0, now, 0);
         let none = HashSet::new();
         assert!(m.choose_targets(&req(1, &none, None), now).is_empty());
+    }
+
+    fn typed(m: &mut DatanodeManager, uuid: &str, n: u32, ty: StorageType, now: Instant) {
+        m.register(id(uuid, &format!("10.0.0.{n}"), n), now, 0);
+        let report = pb::StorageReportProto {
+            storage_uuid: format!("DS-{uuid}"),
+            storage: Some(pb::DatanodeStorageProto {
+                storage_uuid: format!("DS-{uuid}"),
+                state: Some(0),
+                storage_type: Some(ty.proto()),
+            }),
+            ..Default::default()
+        };
+        m.heartbeat(&DatanodeUuid(uuid.into()), &[report], 0, now, 0);
+    }
+
+    #[test]
+    fn placement_follows_the_policy_storage_types_and_fallbacks() {
+        let now = Instant::now();
+        let mut m = DatanodeManager::new(Duration::from_secs(30));
+        typed(&mut m, "d1", 1, StorageType::Disk, now);
+        typed(&mut m, "d2", 2, StorageType::Disk, now);
+        typed(&mut m, "s1", 3, StorageType::Ssd, now);
+        assert_eq!(m.storage_type(&DatanodeUuid("s1".into())), StorageType::Ssd);
+        let none = HashSet::new();
+        let policy = |name| StoragePolicy::by_name(name);
+        let types = |t: &[DatanodeUuid]| t.iter().map(|u| m.storage_type(u)).collect::<Vec<_>>();
+        let with = |name, want| PlacementRequest {
+            policy: policy(name),
+            ..req(want, &none, Some("10.0.0.1"))
+        };
+        // ONE_SSD: the SSD first, even before the writer's own DISK node.
+        let t = m.choose_targets(&with("ONE_SSD", 3), now);
+        assert_eq!(
+            types(&t),
+            [StorageType::Ssd, StorageType::Disk, StorageType::Disk]
+        );
+        assert_eq!(t[1], DatanodeUuid("d1".into()), "then the writer's node");
+        // ALL_SSD: one SSD node, then its creation fallback (DISK).
+        let t = m.choose_targets(&with("ALL_SSD", 2), now);
+        assert_eq!(types(&t), [StorageType::Ssd, StorageType::Disk]);
+        // HOT: DISK only, no fallback: the SSD node is never used.
+        let t = m.choose_targets(&with("HOT", 3), now);
+        assert_eq!(types(&t), [StorageType::Disk, StorageType::Disk]);
+        // COLD: no ARCHIVE node and no fallback: nothing placed.
+        assert!(m.choose_targets(&with("COLD", 1), now).is_empty());
+        // WARM falls back from ARCHIVE to DISK.
+        let t = m.choose_targets(&with("WARM", 2), now);
+        assert_eq!(types(&t), [StorageType::Disk, StorageType::Disk]);
     }
 }

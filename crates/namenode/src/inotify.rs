@@ -310,10 +310,12 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
             ));
             out
         }
+        // HDFS's translator has no event for OP_SET_STORAGE_POLICY either.
         Edit::AddBlock { .. }
         | Edit::AbandonBlock { .. }
         | Edit::UpdateBlock { .. }
-        | Edit::RestampTruncate { .. } => Vec::new(),
+        | Edit::RestampTruncate { .. }
+        | Edit::SetStoragePolicy { .. } => Vec::new(),
     }
 }
 

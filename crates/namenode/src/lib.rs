@@ -18,6 +18,7 @@ pub mod namespace;
 pub mod safemode;
 pub mod service;
 pub mod storage;
+pub mod trash;
 pub mod users;
 
 use std::sync::atomic::AtomicBool;
@@ -87,6 +88,7 @@ pub fn new_state(
     ns.set_permissions_enabled(config.permissions_enabled);
     ns.set_xattr_limits(config.xattr_limits.clone());
     ns.set_acls_enabled(config.acls_enabled);
+    ns.set_storage_policy_switches(config.storage_policy_switches);
     // Replica locations are soft state: every block is known, none located
     // until DataNodes report.
     let mut blocks = crate::blocks::BlockManager::default();
@@ -285,7 +287,13 @@ pub async fn run(
         journal.clone(),
         shutdown.clone(),
     ));
+    let emptier = tokio::spawn(trash::emptier(
+        state.clone(),
+        state.config.trash,
+        shutdown.clone(),
+    ));
     let result = serve_state(state, listener, server_config, shutdown).await;
+    emptier.abort();
     monitor.abort();
     safe_mode.abort();
     checkpointer.abort();
@@ -647,6 +655,7 @@ fn schedule_and_decommission(
                     writer_ip: None,
                     block_size: 0,
                     seed,
+                    policy: None,
                 },
                 now,
             )

@@ -135,7 +135,7 @@ impl NameNodeLink {
         DatanodeStorageProto {
             storage_uuid: self.shared.storage.storage_id().to_string(),
             state: Some(0),
-            storage_type: Some(1),
+            storage_type: Some(self.shared.config.storage_type.proto()),
         }
     }
 }

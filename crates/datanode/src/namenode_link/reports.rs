@@ -9,7 +9,7 @@ use cairn_proto::hadoop::hdfs::{
     BlockReportContextProto, BlockReportRequestProto, BlockReportResponseProto, DatanodeInfoProto,
     ExtendedBlockProto, HeartbeatRequestProto, HeartbeatResponseProto, LocatedBlockProto,
     ReceivedDeletedBlockInfoProto, ReportBadBlocksRequestProto, ReportBadBlocksResponseProto,
-    StorageReceivedDeletedBlocksProto, StorageReportProto, StorageTypeProto,
+    StorageReceivedDeletedBlocksProto, StorageReportProto,
 };
 use tracing::{debug, info};
 
@@ -121,7 +121,7 @@ impl NameNodeLink {
                 corrupt: true,
                 block_token: crate::transfer::copy::empty_token(),
                 is_cached: vec![false],
-                storage_types: vec![StorageTypeProto::Disk as i32],
+                storage_types: vec![self.shared.config.storage_type.proto()],
                 storage_ids: vec![storage_id.clone()],
                 ..Default::default()
             })

@@ -238,7 +238,11 @@ fn without_a_spare_node_the_corrupt_replica_makes_room_first() {
     // the background, and a copy arriving first would be deleted too.
     assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 0);
     assert_eq!(bm.take_invalidations(&dn("c"), 10), vec![(BlockId(1), 7)]);
-    assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 0, "told, not done");
+    assert_eq!(
+        pass(&mut bm, &["a", "b", "c"]).scheduled,
+        0,
+        "told, not done"
+    );
     bm.replica_deleted(&dn("c"), BlockId(1));
     assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 1);
     let t: Vec<Transfer> = ["a", "b"]

@@ -42,7 +42,7 @@ impl DatanodeManager {
 
     /// A DataNode's storage reports as `getDatanodeStorageReport` answers
     /// them: the volumes of its last heartbeat, each with its storage
-    /// (uuid, NORMAL, DISK unless the DataNode said otherwise) filled in.
+    /// (uuid, NORMAL, the node's storage type unless the report says one) filled in.
     pub fn storage_reports(d: &Descriptor) -> Vec<pb::StorageReportProto> {
         d.storages
             .iter()
@@ -51,7 +51,7 @@ impl DatanodeManager {
                 let storage = r.storage.get_or_insert_with(|| pb::DatanodeStorageProto {
                     storage_uuid: r.storage_uuid.clone(),
                     state: Some(pb::datanode_storage_proto::StorageState::Normal as i32),
-                    storage_type: Some(pb::StorageTypeProto::Disk as i32),
+                    storage_type: Some(d.storage_type.proto()),
                 });
                 if r.storage_uuid.is_empty() {
                     r.storage_uuid = storage.storage_uuid.clone();

@@ -198,6 +198,10 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             entries: entries.into_iter().map(acl_entry_to).collect(),
             inherited,
         }),
+        Edit::SetStoragePolicy { path, policy } => Op::SetStoragePolicy(pj::SetStoragePolicyEdit {
+            path,
+            policy: u32::from(policy),
+        }),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -325,6 +329,11 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
                 .map(acl_entry_from)
                 .collect::<Result<_, _>>()?,
             inherited: a.inherited,
+        },
+        Op::SetStoragePolicy(s) => Edit::SetStoragePolicy {
+            path: s.path,
+            policy: u8::try_from(s.policy)
+                .map_err(|_| format!("storage policy {} out of range", s.policy))?,
         },
     })
 }
@@ -529,6 +538,14 @@ mod tests {
                 path: "/a".into(),
                 entries: Vec::new(),
                 inherited: false,
+            },
+            Edit::SetStoragePolicy {
+                path: "/a".into(),
+                policy: 12,
+            },
+            Edit::SetStoragePolicy {
+                path: "/a".into(),
+                policy: 0,
             },
         ]
     }

@@ -146,6 +146,12 @@ pub enum Edit {
         entries: Vec<AclEntry>,
         inherited: bool,
     },
+    /// An inode's own storage policy (HDFS's OP_SET_STORAGE_POLICY);
+    /// 0 unsets it.
+    SetStoragePolicy {
+        path: String,
+        policy: u8,
+    },
 }
 
 /// Why an edit could not be applied (only possible for a corrupt journal).
@@ -262,6 +268,12 @@ impl Namespace {
                     inherited: false,
                 });
             }
+            if let Some(policy) = self.storage_policies.get(&id) {
+                attrs.push(Edit::SetStoragePolicy {
+                    path: path.clone(),
+                    policy: *policy,
+                });
+            }
             attrs.push(Edit::SetTimes {
                 path: path.clone(),
                 mtime_ms: Some(node.mtime_ms),
@@ -351,6 +363,7 @@ impl Namespace {
         while let Some(id) = stack.pop() {
             self.forget_xattrs(id);
             self.forget_acl(id);
+            self.forget_storage_policy(id);
             if let Some(node) = self.inodes.remove(&id) {
                 if let INodeKind::Directory { children } = node.kind {
                     stack.extend(children.into_values());
@@ -387,6 +400,9 @@ impl Namespace {
             } => self.apply_concat(target, srcs, *mtime_ms),
             Edit::SetXAttr { .. } | Edit::RemoveXAttr { .. } => self.apply_xattr_edit(edit),
             Edit::SetAcl { .. } => self.apply_acl_edit(edit),
+            Edit::SetStoragePolicy { path, policy } => {
+                self.apply_storage_policy_edit(path, *policy)
+            }
         }
     }
 

@@ -28,6 +28,7 @@
 //! - `acl.rs`: ACL entries and HDFS's rules for combining them;
 //!   `acl_storage.rs`: ACL operations, storage (a side table by inode id),
 //!   ACL permission checks and default-ACL inheritance.
+//! - `storage_policy.rs`: block storage policies (a side table by inode id).
 
 pub mod acl;
 mod acl_storage;
@@ -39,6 +40,7 @@ pub mod open_files;
 pub mod path;
 pub mod permission;
 mod read;
+pub mod storage_policy;
 mod tree;
 mod truncate;
 mod write;
@@ -55,6 +57,7 @@ pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
 pub use read::{ContentSummary, FileStatus, Listing};
+pub use storage_policy::{StoragePolicy, StoragePolicySwitches};
 pub use tree::{
     BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, UnderConstruction, FIRST_BLOCK_ID,
     FIRST_GENERATION_STAMP, ROOT_INODE_ID,
@@ -139,6 +142,9 @@ pub struct Namespace {
     /// permission bits carry (see `acl_storage.rs`).
     acls: HashMap<INodeId, Vec<AclEntry>>,
     acls_enabled: bool,
+    /// Storage policy ids of the inodes that set one themselves.
+    storage_policies: HashMap<INodeId, u8>,
+    storage_policy_switches: StoragePolicySwitches,
 }
 
 impl Namespace {
@@ -168,6 +174,8 @@ impl Namespace {
             xattr_limits: XAttrLimits::default(),
             acls: HashMap::new(),
             acls_enabled: true,
+            storage_policies: HashMap::new(),
+            storage_policy_switches: StoragePolicySwitches::default(),
         }
     }
 
@@ -179,6 +187,8 @@ impl Namespace {
 
 #[cfg(test)]
 mod acl_tests;
+#[cfg(test)]
+mod storage_policy_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

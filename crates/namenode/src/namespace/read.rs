@@ -24,6 +24,9 @@ pub struct FileStatus {
     pub block_size: u64,
     pub children_num: i32,
     pub under_construction: bool,
+    /// The policy in force (own or inherited; 0 when none anywhere), as
+    /// HDFS's getFileInfo and getListing report it.
+    pub storage_policy: u8,
 }
 
 /// One page of a directory listing.
@@ -77,6 +80,7 @@ impl Namespace {
             block_size,
             children_num,
             under_construction: uc,
+            storage_policy: self.effective_storage_policy(node.id),
         }
     }
 

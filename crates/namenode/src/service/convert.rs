@@ -95,7 +95,7 @@ pub(super) fn status_proto(st: &FileStatus, with_name: bool) -> pb::HdfsFileStat
         blocksize: Some(st.block_size),
         file_id: Some(st.id.0),
         children_num: Some(st.children_num),
-        storage_policy: Some(0),
+        storage_policy: Some(u32::from(st.storage_policy)),
         // HdfsFileStatusProto.Flags: HAS_ACL = 1.
         flags: Some(u32::from(st.permission & crate::namespace::ACL_BIT != 0)),
         ..Default::default()
@@ -123,7 +123,7 @@ impl NameNodeState {
         client_ip: Option<std::net::IpAddr>,
     ) -> pb::LocatedBlockProto {
         let now = std::time::Instant::now();
-        let mut locs: Vec<(pb::DatanodeInfoProto, String)> = locations
+        let mut locs: Vec<(pb::DatanodeInfoProto, String, i32)> = locations
             .iter()
             .filter(|(dn, _)| datanodes.is_alive(dn, now))
             .filter_map(|(dn, storage)| {
@@ -132,12 +132,12 @@ impl NameNodeState {
                     .clone()
                     .or_else(|| datanodes.get(dn).map(|d| d.storage_uuid.clone()))
                     .unwrap_or_default();
-                Some((info, storage))
+                Some((info, storage, datanodes.storage_type(dn).proto()))
             })
             .collect();
         if let Some(ip) = client_ip {
             let ip = ip.to_string();
-            locs.sort_by_key(|(info, _)| info.id.ip_addr != ip);
+            locs.sort_by_key(|(info, _, _)| info.id.ip_addr != ip);
         }
         let n = locs.len();
         pb::LocatedBlockProto {
@@ -146,9 +146,9 @@ impl NameNodeState {
             corrupt: false,
             block_token: empty_token(),
             is_cached: vec![false; n],
-            storage_types: vec![pb::StorageTypeProto::Disk as i32; n],
-            storage_ids: locs.iter().map(|(_, s)| s.clone()).collect(),
-            locs: locs.into_iter().map(|(i, _)| i).collect(),
+            storage_types: locs.iter().map(|(_, _, t)| *t).collect(),
+            storage_ids: locs.iter().map(|(_, s, _)| s.clone()).collect(),
+            locs: locs.into_iter().map(|(i, _, _)| i).collect(),
             ..Default::default()
         }
     }

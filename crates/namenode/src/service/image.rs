@@ -346,6 +346,7 @@ mod tests {
                 info_secure_port: None,
             },
             storage_uuid: String::new(),
+            storage_type: cairn_common::storage_type::StorageType::Disk,
             capacity: 541_106_348_032,
             dfs_used: 49_152,
             remaining: 123_873_271_808,

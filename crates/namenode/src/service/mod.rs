@@ -12,7 +12,8 @@
 //! concat), `read_path` (block locations), `admin` (cluster state and
 //! dfsadmin calls), `image` (edit-log rolls, `saveNamespace`, `metaSave`),
 //! `open_files` (`listOpenFiles`, encryption-zone queries), `xattrs` and
-//! `acls` (extended attributes, ACLs); `convert` builds
+//! `acls`, `storage_policy` (extended attributes, ACLs, storage policies);
+//! `convert` builds
 //! the protobuf answers.
 
 mod acls;
@@ -24,6 +25,7 @@ mod listing;
 mod namespace_ops;
 mod open_files;
 mod read_path;
+mod storage_policy;
 mod truncate_concat;
 mod write_path;
 mod xattrs;
@@ -53,9 +55,6 @@ use crate::namespace::{Edit, FsError, INodeId, Namespace, Removed};
 use crate::users::UserDirectory;
 
 use convert::{decode, empty_token};
-
-/// Default storage policy id (HOT), as HDFS reports it.
-const HOT_STORAGE_POLICY_ID: u32 = 7;
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -309,6 +308,8 @@ impl NameNodeState {
             "modifyAclEntries" | "removeAclEntries" | "removeDefaultAcl" | "removeAcl"
             | "setAcl" => self.change_acl(&caller, method, &req).await,
             "getAclStatus" => self.get_acl_status(&caller, decode(&req)?),
+            "setStoragePolicy" => self.set_storage_policy(&caller, decode(&req)?).await,
+            "unsetStoragePolicy" => self.unset_storage_policy(&caller, decode(&req)?).await,
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use cairn_proto::hadoop::hdfs as pb;
 
 use super::convert::{encode, status_proto};
-use super::{now_ms, CallResult, NameNodeState, HOT_STORAGE_POLICY_ID};
+use super::{now_ms, CallResult, NameNodeState};
 use crate::namespace::permission::Caller;
 use crate::namespace::{CreateModes, FsError};
+use cairn_rpc::CallError;
 
 /// "Leave unchanged" in setTimes (−1 sent as uint64).
 const UNCHANGED_TIME: u64 = u64::MAX;
@@ -97,29 +98,6 @@ impl NameNodeState {
         })
     }
 
-    /// `getStoragePolicies`.
-    pub(super) fn get_storage_policies(&self) -> CallResult {
-        encode(&pb::GetStoragePoliciesResponseProto {
-            policies: vec![Self::hot_policy()],
-        })
-    }
-
-    /// `getStoragePolicy`.
-    pub(super) fn get_storage_policy(
-        &self,
-        caller: &Caller,
-        r: pb::GetStoragePolicyRequestProto,
-    ) -> CallResult {
-        self.read(|ns| {
-            ns.get_file_info(caller, &r.path)?.ok_or_else(|| {
-                FsError::FileNotFound(format!("File/Directory does not exist: {}", r.path))
-            })
-        })?;
-        encode(&pb::GetStoragePolicyResponseProto {
-            storage_policy: Self::hot_policy(),
-        })
-    }
-
     /// `getErasureCodingPolicies`.
     pub(super) fn get_erasure_coding_policies(&self) -> CallResult {
         encode(&pb::GetErasureCodingPoliciesResponseProto {
@@ -197,6 +175,47 @@ impl NameNodeState {
         encode(&pb::DeleteResponseProto {
             result: removed.is_some(),
         })
+    }
+
+    /// A recursive delete by the NameNode itself (the trash emptier): true
+    /// when something was deleted.
+    pub(crate) async fn delete_as(
+        self: &Arc<Self>,
+        caller: &Caller,
+        src: &str,
+        now: u64,
+    ) -> Result<bool, CallError> {
+        let removed = self
+            .mutate(&format!("delete {src}"), |ns| {
+                Ok(match ns.delete(caller, src, true, now)? {
+                    Some((edit, removed)) => (Some(removed), vec![edit]),
+                    None => (None, Vec::new()),
+                })
+            })
+            .await?;
+        if let Some(removed) = &removed {
+            self.forget_removed(removed);
+        }
+        Ok(removed.is_some())
+    }
+
+    /// A rename without overwrite by the NameNode itself (the trash
+    /// emptier's checkpoints).
+    pub(crate) async fn rename_as(
+        self: &Arc<Self>,
+        caller: &Caller,
+        src: &str,
+        dst: &str,
+        now: u64,
+    ) -> Result<(), CallError> {
+        let removed = self
+            .mutate(&format!("rename {src}"), |ns| {
+                let (edit, removed) = ns.rename2(caller, src, dst, false, now)?;
+                Ok((removed, vec![edit]))
+            })
+            .await?;
+        self.forget_removed(&removed);
+        Ok(())
     }
 
     /// `rename`.
@@ -295,20 +314,5 @@ impl NameNodeState {
             }
         }
         encode(&pb::SetReplicationResponseProto { result: ok })
-    }
-
-    fn hot_policy() -> pb::BlockStoragePolicyProto {
-        let disk = pb::StorageTypesProto {
-            storage_types: vec![pb::StorageTypeProto::Disk as i32],
-        };
-        pb::BlockStoragePolicyProto {
-            policy_id: HOT_STORAGE_POLICY_ID,
-            name: "HOT".into(),
-            creation_policy: disk,
-            creation_fallback_policy: Some(pb::StorageTypesProto::default()),
-            replication_fallback_policy: Some(pb::StorageTypesProto {
-                storage_types: vec![pb::StorageTypeProto::Archive as i32],
-            }),
-        }
     }
 }

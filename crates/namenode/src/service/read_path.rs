@@ -8,10 +8,11 @@ use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::{CallContext, CallError};
 
 use super::convert::encode;
-use super::{CallResult, NameNodeState, HOT_STORAGE_POLICY_ID};
+use super::{CallResult, NameNodeState};
 use crate::blocks::BlockManager;
 use crate::datanodes::{DatanodeManager, DatanodeUuid};
 use crate::namespace::permission::Caller;
+use crate::namespace::storage_policy::DEFAULT_POLICY_ID;
 use crate::namespace::{BlockId, BlockRecord, FileStatus};
 
 impl NameNodeState {
@@ -140,7 +141,7 @@ impl NameNodeState {
             trash_interval: Some(c.trash_interval_minutes),
             checksum_type: Some(pb::ChecksumTypeProto::ChecksumCrc32c as i32),
             key_provider_uri: Some(String::new()),
-            policy_id: Some(HOT_STORAGE_POLICY_ID),
+            policy_id: Some(u32::from(DEFAULT_POLICY_ID)),
             snapshot_trash_root_enabled: Some(false),
         }
     }

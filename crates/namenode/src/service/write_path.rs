@@ -17,7 +17,7 @@ use super::convert::{block_record, encode, status_proto};
 use super::{now_ms, CallResult, NameNodeState};
 use crate::datanodes::{DatanodeUuid, PlacementRequest};
 use crate::namespace::permission::Caller;
-use crate::namespace::{BlockId, CreateModes, Edit, FsError};
+use crate::namespace::{BlockId, CreateModes, Edit, FsError, StoragePolicy};
 
 const CREATE_FLAG_OVERWRITE: u32 = 0x02;
 
@@ -283,6 +283,7 @@ impl NameNodeState {
                 seed: self
                     .placement_seed
                     .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed),
+                policy: None,
             },
             now,
         );
@@ -354,6 +355,7 @@ impl NameNodeState {
                     .inode(fid)
                     .and_then(|n| n.file())
                     .map_or(1, |f| usize::from(f.replication));
+                let policy = StoragePolicy::by_id(ns.effective_storage_policy(fid));
                 let (alloc, edit) = ns.add_block(&r.src, file_id, &r.client_name, previous, &|b| {
                     bm.is_complete(b, min)
                 })?;
@@ -370,6 +372,7 @@ impl NameNodeState {
                         writer_ip,
                         block_size,
                         seed,
+                        policy,
                     },
                     now,
                 );

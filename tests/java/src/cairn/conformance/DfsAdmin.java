@@ -24,8 +24,13 @@ import org.apache.hadoop.util.Tool;
  * with one against Apache HDFS 3.4.1 ({@code expected/dfsadmin.txt}).
  *
  * <pre>
- * run.sh --main DfsAdmin --fs hdfs://HOST:PORT --script FILE [--raw] [-D key=value]...
+ * run.sh --main DfsAdmin --fs hdfs://HOST:PORT --script FILE [--raw] [--tool storagepolicies]
+ *     [-D key=value]...
  * </pre>
+ *
+ * {@code --tool storagepolicies} runs {@code hdfs storagepolicies} instead
+ * ({@code org.apache.hadoop.hdfs.tools.StoragePolicyAdmin}), with the same
+ * script format, directives and normalisation.
  *
  * DFSAdmin is in hadoop-hdfs, not in the shaded client jars, so run.sh runs
  * this program on the classpath of {@code hdfs-tools/pom.xml}; it is loaded
@@ -37,7 +42,8 @@ import org.apache.hadoop.util.Tool;
  * {@code %open PATH} creates PATH (overwriting) and hflushes it with no data,
  * keeping it open (so the NameNode has it under construction, with a lease
  * held by this JVM's DFSClient); {@code %close PATH} closes it;
- * {@code %rm PATH} deletes PATH recursively. {@code @user} runs a line as
+ * {@code %rm PATH} deletes PATH recursively; {@code %mkdir PATH} makes PATH
+ * and its parents. {@code @user} runs a line as
  * that (simple-auth, remote) user, as in ShellScript. The files stay empty, so no block
  * is ever written or deleted and block counts stay the same across runs.
  *
@@ -57,6 +63,8 @@ public final class DfsAdmin {
   private DfsAdmin() {}
 
   private static final String DFSADMIN = "org.apache.hadoop.hdfs.tools.DFSAdmin";
+  private static final String STORAGE_POLICY_ADMIN =
+      "org.apache.hadoop.hdfs.tools.StoragePolicyAdmin";
 
   public static void main(String[] argv) {
     int rc;
@@ -78,10 +86,12 @@ public final class DfsAdmin {
     String fsUrl = null;
     String script = null;
     boolean raw = false;
+    String tool = DFSADMIN;
     Configuration conf = new Configuration();
     for (int i = 0; i < argv.length; i++) {
       String a = argv[i];
-      if ((a.equals("--fs") || a.equals("--script") || a.equals("-D")) && i + 1 >= argv.length) {
+      if ((a.equals("--fs") || a.equals("--script") || a.equals("-D") || a.equals("--tool"))
+          && i + 1 >= argv.length) {
         throw new ShellScript.ScriptError(a + " needs a value");
       }
       if (a.equals("--fs")) {
@@ -90,6 +100,12 @@ public final class DfsAdmin {
         script = argv[++i];
       } else if (a.equals("--raw")) {
         raw = true;
+      } else if (a.equals("--tool")) {
+        String name = argv[++i];
+        if (!name.equals("storagepolicies")) {
+          throw new ShellScript.ScriptError("unknown --tool " + name);
+        }
+        tool = STORAGE_POLICY_ADMIN;
       } else if (a.equals("-D")) {
         String kv = argv[++i];
         int eq = kv.indexOf('=');
@@ -99,7 +115,7 @@ public final class DfsAdmin {
         conf.set(kv.substring(0, eq), kv.substring(eq + 1));
       } else {
         throw new ShellScript.ScriptError(
-            "usage: DfsAdmin --fs URL --script FILE [--raw] [-D k=v]...");
+            "usage: DfsAdmin --fs URL --script FILE [--raw] [--tool storagepolicies] [-D k=v]...");
       }
     }
     if (fsUrl == null || script == null) {
@@ -113,7 +129,7 @@ public final class DfsAdmin {
     if (raw) {
       norm = new ShellScript.Normaliser(fsUrl, java.util.Set.of());
     }
-    Class<?> adminClass = Class.forName(DFSADMIN);
+    Class<?> adminClass = Class.forName(tool);
     PrintStream out = new PrintStream(System.out, false, StandardCharsets.UTF_8);
     Map<String, FSDataOutputStream> open = new LinkedHashMap<>();
     Map<String, UserGroupInformation> ugis = new HashMap<>();
@@ -156,7 +172,7 @@ public final class DfsAdmin {
     try {
       return (Tool) adminClass.getConstructor(Configuration.class).newInstance(conf);
     } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("cannot create " + DFSADMIN, e);
+      throw new IllegalStateException("cannot create " + adminClass.getName(), e);
     }
   }
 
@@ -164,7 +180,7 @@ public final class DfsAdmin {
   private static ShellScript.Captured directive(Configuration conf,
       Map<String, FSDataOutputStream> open, String[] args) {
     if (args.length != 2) {
-      return new ShellScript.Captured(1, "", "usage: %open|%close|%rm PATH\n");
+      return new ShellScript.Captured(1, "", "usage: %open|%close|%rm|%mkdir PATH\n");
     }
     Path p = new Path(args[1]);
     try {
@@ -186,6 +202,9 @@ public final class DfsAdmin {
         }
         case "%rm":
           fs.delete(p, true);
+          break;
+        case "%mkdir":
+          fs.mkdirs(p);
           break;
         default:
           return new ShellScript.Captured(1, "", "unknown directive " + args[0] + "\n");
