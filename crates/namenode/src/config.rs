@@ -48,6 +48,8 @@ pub struct NameNodeConfig {
     pub limits: Limits,
     /// `dfs.namenode.xattrs.enabled` and the xattr fs-limits.
     pub xattr_limits: XAttrLimits,
+    /// `dfs.quota.by.storagetype.enabled`.
+    pub type_quotas_enabled: bool,
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
     pub dead_after: Duration,
@@ -485,6 +487,10 @@ impl NameNodeConfig {
             batched_ls_limit: batched_ls_limit.max(1) as usize,
             limits: namespace_limits(conf, min_replication, max_replication)?,
             xattr_limits,
+            type_quotas_enabled: conf.get_bool(
+                k::DFS_QUOTA_BY_STORAGETYPE_ENABLED,
+                k::DFS_QUOTA_BY_STORAGETYPE_ENABLED_DEFAULT,
+            )?,
         })
     }
 }

@@ -288,10 +288,13 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
             ));
             out
         }
+        // HDFS's inotify has no event for OP_SET_QUOTA(_BY_STORAGETYPE).
         Edit::AddBlock { .. }
         | Edit::AbandonBlock { .. }
         | Edit::UpdateBlock { .. }
-        | Edit::RestampTruncate { .. } => Vec::new(),
+        | Edit::RestampTruncate { .. }
+        | Edit::SetQuota { .. }
+        | Edit::SetQuotaByStorageType { .. } => Vec::new(),
     }
 }
 

@@ -7,7 +7,7 @@
 use cairn_proto::cairn::journal as pj;
 use prost::Message;
 
-use crate::namespace::{BlockId, BlockRecord, Edit, INodeId, XAttr, XAttrNamespace};
+use crate::namespace::{BlockId, BlockRecord, Edit, INodeId, StorageType, XAttr, XAttrNamespace};
 
 /// Bytes before the payload: length, checksum, txid.
 pub const RECORD_HEADER_LEN: usize = 16;
@@ -187,6 +187,24 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             namespace: namespace.number(),
             name,
         }),
+        Edit::SetQuota {
+            path,
+            namespace_quota,
+            storage_space_quota,
+        } => Op::SetQuota(pj::SetQuotaEdit {
+            path,
+            namespace_quota,
+            storage_space_quota,
+        }),
+        Edit::SetQuotaByStorageType {
+            path,
+            storage_type,
+            quota,
+        } => Op::SetQuotaByStorageType(pj::SetQuotaByStorageTypeEdit {
+            path,
+            storage_type: storage_type.proto_number().unsigned_abs(),
+            quota,
+        }),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -305,6 +323,19 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             path: r.path,
             namespace: xattr_namespace(r.namespace)?,
             name: r.name,
+        },
+        Op::SetQuota(q) => Edit::SetQuota {
+            path: q.path,
+            namespace_quota: q.namespace_quota,
+            storage_space_quota: q.storage_space_quota,
+        },
+        Op::SetQuotaByStorageType(q) => Edit::SetQuotaByStorageType {
+            path: q.path,
+            storage_type: i32::try_from(q.storage_type)
+                .ok()
+                .and_then(StorageType::from_proto_number)
+                .ok_or_else(|| format!("unknown storage type {}", q.storage_type))?,
+            quota: q.quota,
         },
     })
 }
@@ -466,6 +497,26 @@ mod tests {
                 path: "/a/t".into(),
                 namespace: XAttrNamespace::Trusted,
                 name: "k".into(),
+            },
+            Edit::SetQuota {
+                path: "/a".into(),
+                namespace_quota: 10,
+                storage_space_quota: -1,
+            },
+            Edit::SetQuota {
+                path: "/".into(),
+                namespace_quota: i64::MAX,
+                storage_space_quota: 1 << 40,
+            },
+            Edit::SetQuotaByStorageType {
+                path: "/a".into(),
+                storage_type: StorageType::Ssd,
+                quota: 4096,
+            },
+            Edit::SetQuotaByStorageType {
+                path: "/a".into(),
+                storage_type: StorageType::Nvdimm,
+                quota: -1,
             },
         ]
     }

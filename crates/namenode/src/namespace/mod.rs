@@ -25,6 +25,8 @@
 //!   them, replication targets, `getEZForPath`'s permission check.
 //! - `path.rs` and `permission.rs`: path rules, access bits and callers.
 //! - `xattrs.rs`: extended attributes (a side table by inode id).
+//! - `quota.rs`: directory quotas, their usage kept incrementally (a side
+//!   table by inode id of the directories that have one), their checks.
 
 mod authorize;
 mod concat;
@@ -33,6 +35,7 @@ mod mutate;
 pub mod open_files;
 pub mod path;
 pub mod permission;
+pub mod quota;
 mod read;
 mod tree;
 mod truncate;
@@ -47,6 +50,7 @@ use tree::Resolved;
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
+pub use quota::{DirQuota, QuotaCounts, QuotaUsage, StorageType, QUOTA_DONT_SET, QUOTA_RESET};
 pub use read::{ContentSummary, FileStatus, Listing};
 pub use tree::{
     BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, UnderConstruction, FIRST_BLOCK_ID,
@@ -91,6 +95,16 @@ pub enum FsError {
     RecoveryInProgress(String),
     #[error("{0}")]
     Io(String),
+    #[error("{0}")]
+    NSQuotaExceeded(String),
+    #[error("{0}")]
+    DSQuotaExceeded(String),
+    #[error("{0}")]
+    QuotaByStorageTypeExceeded(String),
+    #[error("{0}")]
+    PathIsNotDirectory(String),
+    #[error("{0}")]
+    UnsupportedAction(String),
 }
 
 /// Limits from the configuration (`dfs.namenode.fs-limits.*`).
@@ -125,6 +139,11 @@ pub struct Namespace {
     /// Extended attributes of the inodes that have any, newest first.
     xattrs: HashMap<INodeId, Vec<XAttr>>,
     xattr_limits: XAttrLimits,
+    /// Quotas and usage of the directories that have a quota (always the
+    /// root).
+    quotas: HashMap<INodeId, DirQuota>,
+    /// `dfs.quota.by.storagetype.enabled`.
+    type_quotas_enabled: bool,
 }
 
 impl Namespace {
@@ -152,6 +171,17 @@ impl Namespace {
             permissions_enabled: true,
             xattrs: HashMap::new(),
             xattr_limits: XAttrLimits::default(),
+            quotas: HashMap::from([(
+                ROOT_INODE_ID,
+                DirQuota {
+                    quota: quota::ROOT_DEFAULT_QUOTA,
+                    usage: QuotaCounts {
+                        namespace: 1,
+                        ..QuotaCounts::default()
+                    },
+                },
+            )]),
+            type_quotas_enabled: true,
         }
     }
 
@@ -159,8 +189,15 @@ impl Namespace {
     pub fn set_permissions_enabled(&mut self, enabled: bool) {
         self.permissions_enabled = enabled;
     }
+
+    /// Turns quotas by storage type off (`dfs.quota.by.storagetype.enabled=false`).
+    pub fn set_type_quotas_enabled(&mut self, enabled: bool) {
+        self.type_quotas_enabled = enabled;
+    }
 }
 
+#[cfg(test)]
+mod quota_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

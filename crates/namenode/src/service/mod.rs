@@ -11,7 +11,8 @@
 //! leases, pipelines), `truncate_concat` (truncate and its block recovery,
 //! concat), `read_path` (block locations), `admin` (cluster state and
 //! dfsadmin calls), `image` (edit-log rolls, `saveNamespace`, `metaSave`),
-//! `open_files` (`listOpenFiles`, encryption-zone queries); `convert` builds
+//! `open_files` (`listOpenFiles`, encryption-zone queries), `xattrs` and
+//! `quota` (extended attributes; setQuota and quota usage); `convert` builds
 //! the protobuf answers.
 
 mod admin;
@@ -21,6 +22,7 @@ mod inotify;
 mod listing;
 mod namespace_ops;
 mod open_files;
+mod quota;
 mod read_path;
 mod truncate_concat;
 mod write_path;
@@ -305,6 +307,7 @@ impl NameNodeState {
             "getXAttrs" => self.get_xattrs(&caller, decode(&req)?),
             "listXAttrs" => self.list_xattrs(&caller, decode(&req)?),
             "removeXAttr" => self.remove_xattr(&caller, decode(&req)?).await,
+            "setQuota" => self.set_quota(&caller, decode(&req)?).await,
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();
