@@ -371,20 +371,30 @@ impl Namespace {
 
     /// The nearest directory that is `a` or `b` or above both.
     pub(super) fn common_ancestor(&self, a: INodeId, b: INodeId) -> INodeId {
-        let mut above_a = std::collections::HashSet::new();
-        let mut cur = Some(a);
-        while let Some(id) = cur {
-            above_a.insert(id);
-            cur = self.node(id).parent;
-        }
-        let mut cur = Some(b);
-        while let Some(id) = cur {
-            if above_a.contains(&id) {
-                return id;
+        let depth = |mut id: INodeId| {
+            let mut d = 0usize;
+            while let Some(p) = self.node(id).parent {
+                id = p;
+                d += 1;
             }
-            cur = self.node(id).parent;
+            d
+        };
+        let up = |id: INodeId| self.node(id).parent.unwrap_or(ROOT_INODE_ID);
+        let (mut a, mut b) = (a, b);
+        let (mut da, mut db) = (depth(a), depth(b));
+        while da > db {
+            a = up(a);
+            da -= 1;
         }
-        ROOT_INODE_ID
+        while db > da {
+            b = up(b);
+            db -= 1;
+        }
+        while a != b {
+            a = up(a);
+            b = up(b);
+        }
+        a
     }
 
     /// HDFS's `FSDirectory.verifyQuota`: fails when `delta`, added at
