@@ -10,6 +10,7 @@
 # chunks, and their getFileChecksum values; 3 DataNodes) or `checksums-crc32`
 # (the same with CRC32, 1024-byte chunks, replication 1; 3 DataNodes) or
 # `dfsadmin` (DfsAdmin: the `hdfs dfsadmin` script scripts/admin/dfsadmin.txt;
+# `quota` is the same program on scripts/admin/quota.txt;
 # 1 DataNode, run before the other programs of its cluster, as its -report
 # counts blocks and they leave deleted ones behind for a few heartbeats) or
 # `storagepolicies` (DfsAdmin --tool storagepolicies: the `hdfs
@@ -51,6 +52,7 @@ program_args() {
     inotify) echo "--main Inotify" ;;
     dfsadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/dfsadmin.txt" ;;
     storagepolicies) echo "--main DfsAdmin --tool storagepolicies --script $HERE/scripts/admin/storagepolicies.txt" ;;
+    quota) echo "--main DfsAdmin --script $HERE/scripts/admin/quota.txt" ;;
     checksums) echo "--main FileChecksums --replications 1,3" ;;
     checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
     truncate-concat) echo "--main TruncateConcat" ;;
@@ -59,7 +61,7 @@ program_args() {
 }
 program_datanodes() {
   case "$1" in
-    appcalls | inotify | dfsadmin | storagepolicies) echo 1 ;;
+    appcalls | inotify | dfsadmin | storagepolicies | quota) echo 1 ;;
     *) echo 3 ;;
   esac
 }
@@ -71,7 +73,7 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
-  NAMES+=(dfsadmin storagepolicies appcalls inotify checksums checksums-crc32 truncate-concat)
+  NAMES+=(dfsadmin storagepolicies quota appcalls inotify checksums checksums-crc32 truncate-concat)
 fi
 SCRIPTS=()
 PROGRAMS=()

@@ -45,6 +45,11 @@ compile() {
   touch "$CLS_STAMP"
 }
 
+# Runs started at once (a test binary's tests run in parallel) take turns to
+# fetch and compile: one does the work, the others wait and find it done.
+mkdir -p "$HERE/target"
+exec 9>"$HERE/target/.setup.lock"
+flock 9
 if [ ! -f "$LIB_STAMP" ] || [ "$HERE/pom.xml" -nt "$LIB_STAMP" ]; then
   fetch_jars
 fi
@@ -95,6 +100,8 @@ if [ "$MAIN" = cairn.conformance.DfsAdmin ]; then
   fi
   CP="$CLASSES:$(cat "$TOOLS_CP")"
 fi
+# The setup is done (hdfs-tools' classpath included): let the others in.
+exec 9>&-
 # Every run has a time limit (CAIRN_JAVA_TIMEOUT seconds, default 600): the
 # watchdog halts the JVM with status 124 when it passes.
 exec "${JAVA:-java}" "${JOPTS[@]}" -cp "$CP" cairn.conformance.Watchdog "$MAIN" "$@"

@@ -1,7 +1,11 @@
 //! `cairn admin`: cluster administration in the spirit of `hdfs dfsadmin`:
 //! `-report` (DataNodes with state, capacity, usage, last contact, blocks)
 //! and `-refreshNodes` (re-read `dfs.hosts.exclude` on the NameNode, which
-//! starts or ends decommissioning).
+//! starts or ends decommissioning), `-safemode`, and the quota commands
+//! (`-setQuota`, `-clrQuota`, `-setSpaceQuota`, `-clrSpaceQuota`, in
+//! `admin/quota.rs`).
+
+mod quota;
 
 use cairn_common::config::Configuration;
 use cairn_proto::hadoop::hdfs as pb;
@@ -42,7 +46,7 @@ fn state_name(s: Option<i32>) -> &'static str {
 }
 
 /// Runs `cairn admin ARGS`; returns the exit code.
-const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit>";
+const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>...";
 
 /// `-safemode ACTION`, as `hdfs dfsadmin -safemode`: prints "Safe mode is
 /// ON|OFF"; `wait` polls until it is off.
@@ -95,9 +99,14 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         .to_string();
     let mut cmd = None;
     let mut safemode_action = None;
+    let mut quota_args = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            q if quota::is_quota_command(q) => {
+                quota_args = it.by_ref().collect();
+                cmd = Some(a);
+            }
             "-fs" => match it.next() {
                 Some(u) => url = u,
                 None => {
@@ -153,6 +162,7 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         }
     };
     match cmd.as_str() {
+        q if quota::is_quota_command(q) => quota::run(&client, q, quota_args).await,
         "-safemode" => safemode(&client, safemode_action.as_deref().unwrap_or_default()).await,
         "-refreshNodes" => {
             match client

@@ -25,6 +25,7 @@ mod ls;
 mod modify;
 mod paths;
 mod perms;
+mod quota;
 mod shell;
 mod stat;
 mod transfer;

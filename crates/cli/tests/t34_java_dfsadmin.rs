@@ -6,7 +6,9 @@
 //! mode, then twice in safe mode), `-setBalancerBandwidth`, and the
 //! superuser checks, compared line for line with the transcript recorded
 //! from Apache HDFS 3.4.1 (`tests/java/expected/dfsadmin.txt`, regenerated
-//! by `tests/java/regenerate-golden.sh`; machine-dependent figures masked).
+//! by `tests/java/regenerate-golden.sh`; machine-dependent figures masked);
+//! and the quota commands with `hadoop fs -count -q [-v] [-t] [-u]` and
+//! the writes quotas refuse (`expected/quota.txt`).
 //!
 //! Needs a JDK and Maven (the kit fetches the jars on first use).
 
@@ -109,6 +111,24 @@ fn dfsadmin_transcript_matches_apache_hdfs() {
             .contains("BalancerBandwidthCommand")),
         "no BalancerBandwidthCommand in the DataNode's log"
     );
+}
+
+#[test]
+fn quota_transcript_matches_apache_hdfs() {
+    // Goal: -setQuota/-clrQuota/-setSpaceQuota/-clrSpaceQuota (with and
+    // without -storageType) and -count -q -v -t -u -h print as against
+    // Apache HDFS 3.4.1, and mkdir, touchz, mv, put (a full block
+    // reserved at addBlock), appendToFile and setrep are refused with
+    // HDFS's NSQuotaExceeded/DSQuotaExceeded messages (before, setQuota
+    // was an unknown method and getQuotaUsage always said "no quota").
+    let cluster = Cluster::start(1, &[]);
+    let got = dfsadmin(
+        &cluster.nn.url(),
+        &java_dir().join("scripts/admin/quota.txt"),
+    );
+    let want =
+        std::fs::read_to_string(java_dir().join("expected/quota.txt")).expect("expected/quota.txt");
+    common::assert_matches_golden(&got, &want, "quota");
 }
 
 #[test]

@@ -223,6 +223,11 @@ pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_DEFAULT: u32 = 16384;
 /// HDFS's hard ceiling for `max-xattr-size`.
 pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_HARD_LIMIT: u32 = 32768;
 
+/// Whether setQuota accepts space quotas per storage type.
+pub const DFS_QUOTA_BY_STORAGETYPE_ENABLED: &str = "dfs.quota.by.storagetype.enabled";
+/// On.
+pub const DFS_QUOTA_BY_STORAGETYPE_ENABLED_DEFAULT: bool = true;
+
 /// Most entries one `getListing` call returns, count; clients page through
 /// larger directories.
 pub const DFS_LS_LIMIT: &str = "dfs.ls.limit";

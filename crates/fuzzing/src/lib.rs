@@ -265,6 +265,7 @@ requests! {
     CLIENT_PROTOCOL "getEditsFromTxid" => GetEditsFromTxidRequestProto,
     CLIENT_PROTOCOL "truncate" => TruncateRequestProto,
     CLIENT_PROTOCOL "concat" => ConcatRequestProto,
+    CLIENT_PROTOCOL "setQuota" => SetQuotaRequestProto,
 }
 
 /// Decodes `request` as the service for (protocol, method) does, block

@@ -56,6 +56,8 @@ pub struct NameNodeConfig {
     pub xattr_limits: XAttrLimits,
     /// `dfs.namenode.acls.enabled`.
     pub acls_enabled: bool,
+    /// `dfs.quota.by.storagetype.enabled`.
+    pub type_quotas_enabled: bool,
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
     pub dead_after: Duration,
@@ -504,6 +506,10 @@ impl NameNodeConfig {
             acls_enabled: conf.get_bool(
                 k::DFS_NAMENODE_ACLS_ENABLED,
                 k::DFS_NAMENODE_ACLS_ENABLED_DEFAULT,
+            )?,
+            type_quotas_enabled: conf.get_bool(
+                k::DFS_QUOTA_BY_STORAGETYPE_ENABLED,
+                k::DFS_QUOTA_BY_STORAGETYPE_ENABLED_DEFAULT,
             )?,
         })
     }

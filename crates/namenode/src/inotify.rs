@@ -311,11 +311,14 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
             out
         }
         // HDFS's translator has no event for OP_SET_STORAGE_POLICY either.
+        // HDFS's inotify has no event for OP_SET_QUOTA(_BY_STORAGETYPE).
         Edit::AddBlock { .. }
         | Edit::AbandonBlock { .. }
         | Edit::UpdateBlock { .. }
         | Edit::RestampTruncate { .. }
-        | Edit::SetStoragePolicy { .. } => Vec::new(),
+        | Edit::SetStoragePolicy { .. }
+        | Edit::SetQuota { .. }
+        | Edit::SetQuotaByStorageType { .. } => Vec::new(),
     }
 }
 

@@ -89,6 +89,7 @@ pub fn new_state(
     ns.set_xattr_limits(config.xattr_limits.clone());
     ns.set_acls_enabled(config.acls_enabled);
     ns.set_storage_policy_switches(config.storage_policy_switches);
+    ns.set_type_quotas_enabled(config.type_quotas_enabled);
     // Replica locations are soft state: every block is known, none located
     // until DataNodes report.
     let mut blocks = crate::blocks::BlockManager::default();

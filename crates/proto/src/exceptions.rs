@@ -54,6 +54,10 @@ pub const DS_QUOTA_EXCEEDED: &str = "org.apache.hadoop.hdfs.protocol.DSQuotaExce
 /// Per-storage-type quota exceeded.
 pub const QUOTA_BY_STORAGE_TYPE_EXCEEDED: &str =
     "org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException";
+/// setQuota on a file.
+pub const PATH_IS_NOT_DIRECTORY: &str = "org.apache.hadoop.fs.PathIsNotDirectoryException";
+/// setQuota by storage type when that is off, or with a name quota.
+pub const UNSUPPORTED_ACTION: &str = "org.apache.hadoop.hdfs.protocol.UnsupportedActionException";
 
 // ---- HA and retries ----
 

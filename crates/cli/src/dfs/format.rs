@@ -251,24 +251,13 @@ pub(crate) fn count_header(quota: bool, quota_only: bool) -> String {
 /// The quota columns of `-count -q`/`-u` (Hadoop's `QuotaUsage`): `none`
 /// and `inf` where no quota is set.
 pub(crate) fn quota_columns(cs: &ContentSummary, human: bool) -> String {
-    let quota = java_long(cs.quota);
-    let space_quota = java_long(cs.space_quota);
-    let (quota_str, quota_rem) = if quota > 0 {
-        let used = java_long(cs.directory_count).saturating_add(java_long(cs.file_count));
-        (size(quota, human), size(quota.saturating_sub(used), human))
-    } else {
-        ("none".to_owned(), "inf".to_owned())
-    };
-    let (space_str, space_rem) = if space_quota >= 0 {
-        let used = java_long(cs.space_consumed);
-        (
-            size(space_quota, human),
-            size(space_quota.saturating_sub(used), human),
-        )
-    } else {
-        ("none".to_owned(), "inf".to_owned())
-    };
-    format!("{quota_str:>12} {quota_rem:>15} {space_str:>15} {space_rem:>15} ")
+    super::quota::usage_columns(
+        java_long(cs.quota),
+        java_long(cs.directory_count).saturating_add(java_long(cs.file_count)),
+        java_long(cs.space_quota),
+        java_long(cs.space_consumed),
+        human,
+    )
 }
 
 /// One `-count` line without the path: optional quota columns, then

@@ -2,10 +2,11 @@
 //! NameNode's content summary.
 
 use super::args::{CommandFormat, UsageError};
-use super::format::{count_columns, count_header, quota_columns, size_u64, Table};
+use super::format::{count_columns, count_header, size_u64, Table};
+use super::quota::{quota_line, quota_usage, storage_type_header, storage_types, take_type_option};
 use super::shell::{not_found, Item, Shell, Step, Walk};
 
-pub(crate) const COUNT_USAGE: &str = "[-q] [-h] [-v] [-u] <path> ...";
+pub(crate) const COUNT_USAGE: &str = "[-q] [-h] [-v] [-t [<storage type>]] [-u] <path> ...";
 pub(crate) const COUNT_DESCRIPTION: &str = "\
 Count the number of directories, files and bytes under the paths
 that match the specified file pattern. The output columns are:
@@ -15,6 +16,14 @@ QUOTA REM_QUOTA SPACE_QUOTA REM_SPACE_QUOTA
       DIR_COUNT FILE_COUNT CONTENT_SIZE PATHNAME
 The -h option shows file sizes in human readable format.
 The -v option displays a header line.
+The -t option displays quota by storage types.
+It should be used with -q or -u option, otherwise it will be ignored.
+If a comma-separated list of storage types is given after the -t option,
+it displays the quota and usage for the specified types.
+Otherwise, it displays the quota and usage for all the storage
+types that support quota. The list of possible storage types(case insensitive):
+ram_disk, ssd, disk, archive and nvdimm.
+It can also pass the value '', 'all' or 'ALL' to specify all the storage types.
 The -u option shows the quota and the usage against the quota
 without the detailed content summary.";
 
@@ -43,16 +52,37 @@ const DU_FORMAT: CommandFormat = CommandFormat::new(0, usize::MAX, &["h", "s", "
 ///
 /// A [`UsageError`] for unknown flags or no path.
 pub(crate) async fn count(shell: &mut Shell, mut args: Vec<String>) -> Result<(), UsageError> {
+    let type_list = take_type_option(&mut args);
     let flags = COUNT_FORMAT.parse(&mut args)?;
     let quota = flags.has("q");
     let human = flags.has("h");
     let quota_only = flags.has("u");
+    // -t counts only with -q or -u.
+    let types = match type_list {
+        Some(list) if quota || quota_only => Some(storage_types(&list)?),
+        _ => None,
+    };
     if flags.has("v") {
-        shell.out(&format!("{}PATHNAME", count_header(quota, quota_only)));
+        let header = match &types {
+            Some(types) => storage_type_header(types),
+            None => count_header(quota, quota_only),
+        };
+        shell.out(&format!("{header}PATHNAME"));
     }
     for item in shell.expand_all(&args).await? {
         if !item.exists() {
             shell.error(&not_found(&item.display));
+            continue;
+        }
+        // -u and -t ask for the quota usage alone, as Hadoop does.
+        if quota_only || types.is_some() {
+            match quota_usage(shell, item.fs, &item.path).await {
+                Ok(usage) => {
+                    let columns = quota_line(&usage, types.as_deref(), human);
+                    shell.out(&format!("{columns}{}", item.display));
+                }
+                Err(message) => shell.error(&message),
+            }
             continue;
         }
         let Some(client) = shell.client(item.fs) else {
@@ -60,11 +90,7 @@ pub(crate) async fn count(shell: &mut Shell, mut args: Vec<String>) -> Result<()
         };
         match client.get_content_summary(&item.path).await {
             Ok(summary) => {
-                let columns = if quota_only {
-                    quota_columns(&summary, human)
-                } else {
-                    count_columns(&summary, quota, human)
-                };
+                let columns = count_columns(&summary, quota, human);
                 shell.out(&format!("{columns}{}", item.display));
             }
             Err(e) => {

@@ -8,7 +8,8 @@ use cairn_proto::cairn::journal as pj;
 use prost::Message;
 
 use crate::namespace::{
-    AclEntry, AclEntryType, AclScope, BlockId, BlockRecord, Edit, INodeId, XAttr, XAttrNamespace,
+    AclEntry, AclEntryType, AclScope, BlockId, BlockRecord, Edit, INodeId, StorageType, XAttr,
+    XAttrNamespace,
 };
 
 /// Bytes before the payload: length, checksum, txid.
@@ -202,6 +203,24 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             path,
             policy: u32::from(policy),
         }),
+        Edit::SetQuota {
+            path,
+            namespace_quota,
+            storage_space_quota,
+        } => Op::SetQuota(pj::SetQuotaEdit {
+            path,
+            namespace_quota,
+            storage_space_quota,
+        }),
+        Edit::SetQuotaByStorageType {
+            path,
+            storage_type,
+            quota,
+        } => Op::SetQuotaByStorageType(pj::SetQuotaByStorageTypeEdit {
+            path,
+            storage_type: storage_type.proto().unsigned_abs(),
+            quota,
+        }),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -334,6 +353,19 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             path: s.path,
             policy: u8::try_from(s.policy)
                 .map_err(|_| format!("storage policy {} out of range", s.policy))?,
+        },
+        Op::SetQuota(q) => Edit::SetQuota {
+            path: q.path,
+            namespace_quota: q.namespace_quota,
+            storage_space_quota: q.storage_space_quota,
+        },
+        Op::SetQuotaByStorageType(q) => Edit::SetQuotaByStorageType {
+            path: q.path,
+            storage_type: i32::try_from(q.storage_type)
+                .ok()
+                .and_then(StorageType::from_proto)
+                .ok_or_else(|| format!("unknown storage type {}", q.storage_type))?,
+            quota: q.quota,
         },
     })
 }
@@ -546,6 +578,26 @@ mod tests {
             Edit::SetStoragePolicy {
                 path: "/a".into(),
                 policy: 0,
+            },
+            Edit::SetQuota {
+                path: "/a".into(),
+                namespace_quota: 10,
+                storage_space_quota: -1,
+            },
+            Edit::SetQuota {
+                path: "/".into(),
+                namespace_quota: i64::MAX,
+                storage_space_quota: 1 << 40,
+            },
+            Edit::SetQuotaByStorageType {
+                path: "/a".into(),
+                storage_type: StorageType::Ssd,
+                quota: 4096,
+            },
+            Edit::SetQuotaByStorageType {
+                path: "/a".into(),
+                storage_type: StorageType::Nvdimm,
+                quota: -1,
             },
         ]
     }

@@ -4,13 +4,16 @@
 //! The checks run in HDFS's order so that a call breaking several rules
 //! gets the same exception as from HDFS. Blocks keep their lengths, so a
 //! concatenated file may have partial blocks in the middle, as in HDFS.
-//! Cairn has no snapshots, encryption zones or quotas, so HDFS's checks
-//! for those never fire.
+//! The quotas above the directory are checked for the space the sources
+//! change (their blocks take the target's replication), as HDFS does.
+//! Cairn has no snapshots or encryption zones, so HDFS's checks for those
+//! never fire.
 
 use std::collections::HashSet;
 
 use super::edits::file_mut;
 use super::permission::{Access, Caller};
+use super::quota::{file_usage, QuotaCounts};
 use super::{ApplyError, BlockId, Edit, FsError, INodeId, Namespace, Required, Resolved};
 
 /// What a concat did.
@@ -137,6 +140,7 @@ impl Namespace {
                 "concat: at least two of the source files are the same".into(),
             ));
         }
+        self.verify_concat_quota(target_id, &removed)?;
         let edit = Edit::Concat {
             target: target_path,
             srcs: paths,
@@ -188,6 +192,12 @@ impl Namespace {
             }
             sources.push(id);
         }
+        let before = sources
+            .iter()
+            .chain([&target_id])
+            .fold(QuotaCounts::default(), |sum, id| {
+                sum.plus(&self.usage_of(*id))
+            });
         let mut blocks = Vec::new();
         for id in &sources {
             if let Some(f) = self.node(*id).file() {
@@ -197,8 +207,30 @@ impl Namespace {
         }
         let node = self.node_mut(target_id);
         node.mtime_ms = mtime_ms;
-        file_mut(node, target)?.blocks.extend(blocks);
+        let f = file_mut(node, target)?;
+        f.blocks.extend(blocks);
+        let delta = file_usage(f).minus(&before);
         self.node_mut(parent).mtime_ms = mtime_ms;
+        self.add_usage(parent, &delta);
         Ok(())
+    }
+
+    /// HDFS's `computeQuotaDeltas` and check: the sources' bytes at the
+    /// target's replication instead of their own (the names they free are
+    /// not counted).
+    fn verify_concat_quota(&self, target: INodeId, srcs: &[INodeId]) -> Result<(), FsError> {
+        let (Some(parent), Some(t)) = (self.node(target).parent, self.node(target).file()) else {
+            return Ok(());
+        };
+        let mut delta = QuotaCounts::default();
+        for id in srcs {
+            if let Some(f) = self.node(*id).file() {
+                let mut moved = f.clone();
+                moved.replication = t.replication;
+                delta.storage_space +=
+                    file_usage(&moved).storage_space - file_usage(f).storage_space;
+            }
+        }
+        self.verify_quota(parent, &delta, None)
     }
 }

@@ -7,9 +7,10 @@
 
 use std::collections::BTreeMap;
 
+use super::quota::file_usage;
 use super::{
-    AclEntry, BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, Namespace, Resolved,
-    UnderConstruction, XAttr, XAttrNamespace, ROOT_INODE_ID,
+    AclEntry, BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, Namespace, QuotaCounts,
+    Resolved, StorageType, UnderConstruction, XAttr, XAttrNamespace, ROOT_INODE_ID,
 };
 
 /// A change to the namespace, as the journal records it. Paths are final
@@ -152,7 +153,27 @@ pub enum Edit {
         path: String,
         policy: u8,
     },
+    /// A directory's name and space quotas as they now are (HDFS's
+    /// OP_SET_QUOTA logs the resulting values; -1 is none).
+    SetQuota {
+        path: String,
+        namespace_quota: i64,
+        storage_space_quota: i64,
+    },
+    /// A directory's space quota for one storage type (OP_SET_QUOTA_BY_STORAGETYPE).
+    SetQuotaByStorageType {
+        path: String,
+        storage_type: StorageType,
+        quota: i64,
+    },
 }
+
+/// The usage of one new name.
+const ONE_NAME: QuotaCounts = QuotaCounts {
+    namespace: 1,
+    storage_space: 0,
+    type_space: [0; super::quota::QUOTA_TYPES.len()],
+};
 
 /// Why an edit could not be applied (only possible for a corrupt journal).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -179,9 +200,13 @@ impl Namespace {
     pub fn to_edits(&self) -> Vec<Edit> {
         let mut create = Vec::new();
         let mut attrs = Vec::new();
+        let mut quota_dirs = Vec::new();
         let mut stack = vec![(ROOT_INODE_ID, "/".to_string())];
         while let Some((id, path)) = stack.pop() {
             let node = self.node(id);
+            if self.dir_quota(id).is_some() {
+                quota_dirs.push((id, path.clone()));
+            }
             if id != ROOT_INODE_ID {
                 match &node.kind {
                     INodeKind::Directory { .. } => create.push(Edit::Mkdir {
@@ -291,6 +316,7 @@ impl Namespace {
             }
         }
         create.extend(attrs);
+        create.extend(self.quota_edits(&quota_dirs));
         create
     }
 
@@ -364,6 +390,7 @@ impl Namespace {
             self.forget_xattrs(id);
             self.forget_acl(id);
             self.forget_storage_policy(id);
+            self.forget_quota(id);
             if let Some(node) = self.inodes.remove(&id) {
                 if let INodeKind::Directory { children } = node.kind {
                     stack.extend(children.into_values());
@@ -383,16 +410,22 @@ impl Namespace {
             | Edit::AddFile { .. }
             | Edit::Delete { .. }
             | Edit::Rename { .. } => self.apply_tree_edit(edit),
-            Edit::CloseFile { .. }
-            | Edit::AddBlock { .. }
-            | Edit::Reopen { .. }
-            | Edit::AbandonBlock { .. }
-            | Edit::UpdateBlock { .. } => self.apply_file_edit(edit),
-            Edit::SetPermission { .. }
-            | Edit::SetOwner { .. }
-            | Edit::SetTimes { .. }
-            | Edit::SetReplication { .. } => self.apply_attribute_edit(edit),
-            Edit::Truncate { .. } | Edit::RestampTruncate { .. } => self.apply_truncate(edit),
+            Edit::CloseFile { path, .. }
+            | Edit::AddBlock { path, .. }
+            | Edit::Reopen { path, .. }
+            | Edit::AbandonBlock { path, .. }
+            | Edit::UpdateBlock { path, .. } => {
+                self.tracking_file_usage(path, |ns| ns.apply_file_edit(edit))
+            }
+            Edit::SetReplication { path, .. } => {
+                self.tracking_file_usage(path, |ns| ns.apply_attribute_edit(edit))
+            }
+            Edit::SetPermission { .. } | Edit::SetOwner { .. } | Edit::SetTimes { .. } => {
+                self.apply_attribute_edit(edit)
+            }
+            Edit::Truncate { path, .. } | Edit::RestampTruncate { path, .. } => {
+                self.tracking_file_usage(path, |ns| ns.apply_truncate(edit))
+            }
             Edit::Concat {
                 target,
                 srcs,
@@ -403,7 +436,30 @@ impl Namespace {
             Edit::SetStoragePolicy { path, policy } => {
                 self.apply_storage_policy_edit(path, *policy)
             }
+            Edit::SetQuota { .. } | Edit::SetQuotaByStorageType { .. } => {
+                self.apply_quota_edit(edit)
+            }
         }
+    }
+
+    /// Runs `apply` on the file at `path` and adds the change of the
+    /// file's usage to the quota directories above it.
+    fn tracking_file_usage(
+        &mut self,
+        path: &str,
+        apply: impl FnOnce(&mut Self) -> Result<(), ApplyError>,
+    ) -> Result<(), ApplyError> {
+        let file = self.resolve(path).ok().and_then(|r| r.last());
+        let before = file.and_then(|id| self.node(id).file().map(file_usage));
+        apply(self)?;
+        if let (Some(id), Some(before)) = (file, before) {
+            let node = self.node(id);
+            if let (Some(parent), Some(f)) = (node.parent, node.file()) {
+                let delta = file_usage(f).minus(&before);
+                self.add_usage(parent, &delta);
+            }
+        }
+        Ok(())
     }
 
     /// [`Namespace::apply`] for an edit that creates, removes or moves an inode.
@@ -443,6 +499,7 @@ impl Namespace {
                         },
                     },
                 );
+                self.add_usage(parent, &ONE_NAME);
             }
             Edit::AddFile {
                 id,
@@ -463,11 +520,17 @@ impl Namespace {
                     .children()
                     .and_then(|c| c.get(&name).copied());
                 self.check_new_id(*id, existing.filter(|_| *overwrite))?;
+                // A new file is one name and no space yet.
+                let mut delta = ONE_NAME;
                 match existing {
-                    Some(old) if *overwrite && !self.node(old).is_dir() => self.remove_tree(old),
+                    Some(old) if *overwrite && !self.node(old).is_dir() => {
+                        delta = delta.minus(&self.usage_of(old));
+                        self.remove_tree(old);
+                    }
                     Some(_) => return Err(ApplyError(format!("{path} already exists"))),
                     None => {}
                 }
+                self.add_usage(parent, &delta);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
                 self.link(
                     parent,
@@ -498,7 +561,9 @@ impl Namespace {
                 let parent = res
                     .parent()
                     .ok_or_else(|| ApplyError("cannot delete the root".into()))?;
+                let freed = self.usage_of(id).negated();
                 self.remove_tree(id);
+                self.add_usage(parent, &freed);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
             }
             Edit::Rename {
@@ -515,6 +580,13 @@ impl Namespace {
                 if self.is_ancestor(id, dst_parent) {
                     return Err(ApplyError(format!("{dst} is under {src}")));
                 }
+                // The subtree leaves the quota directories above its old
+                // place and joins those above the new one; the common
+                // ones see no change.
+                let common = self.common_ancestor(src_parent, dst_parent);
+                let moved = (self.quota_between(src_parent, Some(common))
+                    || self.quota_between(dst_parent, Some(common)))
+                .then(|| self.usage_of(id));
                 if let Some(old) = self
                     .node(dst_parent)
                     .children()
@@ -523,7 +595,13 @@ impl Namespace {
                     if !*overwrite {
                         return Err(ApplyError(format!("{dst} already exists")));
                     }
+                    let freed = self.usage_of(old).negated();
                     self.remove_tree(old);
+                    self.add_usage(dst_parent, &freed);
+                }
+                if let Some(moved) = moved {
+                    self.add_usage_until(src_parent, &moved.negated(), Some(common));
+                    self.add_usage_until(dst_parent, &moved, Some(common));
                 }
                 self.unlink(id);
                 let node = self.node_mut(id);

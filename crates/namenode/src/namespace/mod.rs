@@ -29,6 +29,8 @@
 //!   `acl_storage.rs`: ACL operations, storage (a side table by inode id),
 //!   ACL permission checks and default-ACL inheritance.
 //! - `storage_policy.rs`: block storage policies (a side table by inode id).
+//! - `quota.rs`: directory quotas, their usage kept incrementally (a side
+//!   table by inode id of the directories that have one), their checks.
 
 pub mod acl;
 mod acl_storage;
@@ -39,6 +41,7 @@ mod mutate;
 pub mod open_files;
 pub mod path;
 pub mod permission;
+pub mod quota;
 mod read;
 pub mod storage_policy;
 mod tree;
@@ -56,6 +59,7 @@ pub use acl_storage::{AclChange, AclStatus, CreateModes, ACL_BIT};
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
+pub use quota::{DirQuota, QuotaCounts, QuotaUsage, StorageType, QUOTA_DONT_SET, QUOTA_RESET};
 pub use read::{ContentSummary, FileStatus, Listing};
 pub use storage_policy::{StoragePolicy, StoragePolicySwitches};
 pub use tree::{
@@ -104,6 +108,16 @@ pub enum FsError {
     /// HDFS's `AclException`.
     #[error("{0}")]
     Acl(String),
+    #[error("{0}")]
+    NSQuotaExceeded(String),
+    #[error("{0}")]
+    DSQuotaExceeded(String),
+    #[error("{0}")]
+    QuotaByStorageTypeExceeded(String),
+    #[error("{0}")]
+    PathIsNotDirectory(String),
+    #[error("{0}")]
+    UnsupportedAction(String),
 }
 
 /// Limits from the configuration (`dfs.namenode.fs-limits.*`).
@@ -145,6 +159,11 @@ pub struct Namespace {
     /// Storage policy ids of the inodes that set one themselves.
     storage_policies: HashMap<INodeId, u8>,
     storage_policy_switches: StoragePolicySwitches,
+    /// Quotas and usage of the directories that have a quota (always the
+    /// root).
+    quotas: HashMap<INodeId, DirQuota>,
+    /// `dfs.quota.by.storagetype.enabled`.
+    type_quotas_enabled: bool,
 }
 
 impl Namespace {
@@ -176,6 +195,17 @@ impl Namespace {
             acls_enabled: true,
             storage_policies: HashMap::new(),
             storage_policy_switches: StoragePolicySwitches::default(),
+            quotas: HashMap::from([(
+                ROOT_INODE_ID,
+                DirQuota {
+                    quota: quota::ROOT_DEFAULT_QUOTA,
+                    usage: QuotaCounts {
+                        namespace: 1,
+                        ..QuotaCounts::default()
+                    },
+                },
+            )]),
+            type_quotas_enabled: true,
         }
     }
 
@@ -183,10 +213,17 @@ impl Namespace {
     pub fn set_permissions_enabled(&mut self, enabled: bool) {
         self.permissions_enabled = enabled;
     }
+
+    /// Turns quotas by storage type off (`dfs.quota.by.storagetype.enabled=false`).
+    pub fn set_type_quotas_enabled(&mut self, enabled: bool) {
+        self.type_quotas_enabled = enabled;
+    }
 }
 
 #[cfg(test)]
 mod acl_tests;
+#[cfg(test)]
+mod quota_tests;
 #[cfg(test)]
 mod storage_policy_tests;
 #[cfg(test)]

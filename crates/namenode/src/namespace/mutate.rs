@@ -119,6 +119,7 @@ impl Namespace {
         }
         if let Some(parent) = res.inodes[first_missing - 1] {
             self.check_dir_items(parent, &res.prefix(first_missing - 1))?;
+            self.verify_new_names(parent, n - first_missing)?;
         }
         let group = self
             .node(res.inodes[first_missing - 1].unwrap_or(ROOT_INODE_ID))
@@ -225,6 +226,18 @@ impl Namespace {
             },
         )?;
         let n = res.inodes.len();
+        let name = &res.components[n - 2];
+        self.check_component(&res.prefix(n - 2), name)?;
+        if existing.is_none() {
+            // The missing parents and the file, each a new name.
+            let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
+            if let Some(dir) = res.inodes[first_missing - 1] {
+                if first_missing == n - 1 {
+                    self.check_dir_items(dir, &res.prefix(n - 2))?;
+                }
+                self.verify_new_names(dir, n - first_missing)?;
+            }
+        }
         let mut edits = Vec::new();
         if res.parent().is_none() {
             if !create_parent {
@@ -243,11 +256,6 @@ impl Namespace {
                 res.prefix(n - 2)
             ))
         })?;
-        let name = &res.components[n - 2];
-        self.check_component(&res.prefix(n - 2), name)?;
-        if existing.is_none() {
-            self.check_dir_items(parent, &res.prefix(n - 2))?;
-        }
         let removed = existing.map(|id| self.files_under(id)).unwrap_or_default();
         let (permission, acl) = self.inherited_acl(parent, false, modes);
         let edit = Edit::AddFile {
@@ -414,6 +422,7 @@ impl Namespace {
         let n = dst_res.components.len();
         self.check_component(&dst_res.prefix(n - 1), &dst_res.components[n - 1])?;
         self.check_dir_items(dst_parent, &dst_res.prefix(n - 1))?;
+        self.verify_rename_quota(src_id, dst_parent, None)?;
         let edit = Edit::Rename {
             src: src_res.path(),
             dst: dst_res.path(),
@@ -518,6 +527,7 @@ impl Namespace {
         if dst_res.last().is_none() {
             self.check_dir_items(dst_parent, &dst_res.prefix(dst_res.components.len() - 1))?;
         }
+        self.verify_rename_quota(src_id, dst_parent, dst_res.last())?;
         let edit = Edit::Rename {
             src: sp,
             dst: dp,
@@ -653,6 +663,7 @@ impl Namespace {
         self.check_replication(replication, &res.path())?;
         match res.last() {
             Some(id) if !self.node(id).is_dir() => {
+                self.verify_file_change(id, |f| f.replication = replication)?;
                 let edit = Edit::SetReplication {
                     path: res.path(),
                     replication,

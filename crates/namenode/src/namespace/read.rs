@@ -4,6 +4,7 @@
 //! changes the tree or produces an edit.
 
 use super::permission::{Access, Caller};
+use super::quota::{file_quota_bytes, QuotaUsage};
 use super::{FsError, INode, INodeId, INodeKind, Namespace, Required};
 
 /// A snapshot of one inode, returned by reads.
@@ -42,6 +43,8 @@ pub struct ContentSummary {
     pub file_count: u64,
     pub directory_count: u64,
     pub space_consumed: u64,
+    /// The directory's quotas and typed usage (no quota: all -1).
+    pub quota: QuotaUsage,
 }
 
 impl Namespace {
@@ -145,6 +148,35 @@ impl Namespace {
     /// # Errors
     /// FileNotFound, or permission denied (read+execute on every directory).
     pub fn content_summary(&self, caller: &Caller, src: &str) -> Result<ContentSummary, FsError> {
+        let id = self.summary_target(caller, src)?;
+        let mut sum = ContentSummary {
+            quota: self.quota_usage_of(id),
+            ..ContentSummary::default()
+        };
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            match &self.node(id).kind {
+                INodeKind::Directory { children } => {
+                    sum.directory_count += 1;
+                    stack.extend(children.values().copied());
+                }
+                INodeKind::File(f) => {
+                    sum.file_count += 1;
+                    sum.length += f.length();
+                    // As HDFS: an open file's last block counts in full.
+                    sum.space_consumed += file_quota_bytes(f) * u64::from(f.replication);
+                }
+            }
+        }
+        Ok(sum)
+    }
+
+    /// The inode a content summary or quota usage is about, after HDFS's
+    /// checks (read and execute on the whole subtree).
+    ///
+    /// # Errors
+    /// FileNotFound, or permission denied.
+    pub(super) fn summary_target(&self, caller: &Caller, src: &str) -> Result<INodeId, FsError> {
         let res = self.resolve(src)?;
         let Some(id) = res.last() else {
             self.check(caller, &res, Required::default())?;
@@ -161,22 +193,7 @@ impl Namespace {
                 ..Default::default()
             },
         )?;
-        let mut sum = ContentSummary::default();
-        let mut stack = vec![id];
-        while let Some(id) = stack.pop() {
-            match &self.node(id).kind {
-                INodeKind::Directory { children } => {
-                    sum.directory_count += 1;
-                    stack.extend(children.values().copied());
-                }
-                INodeKind::File(f) => {
-                    sum.file_count += 1;
-                    sum.length += f.length();
-                    sum.space_consumed += f.length() * u64::from(f.replication);
-                }
-            }
-        }
-        Ok(sum)
+        Ok(id)
     }
 
     /// Checks read access for opening a file (getBlockLocations) and returns it.

@@ -13,6 +13,7 @@
 
 use super::edits::file_mut;
 use super::permission::{Access, Caller};
+use super::quota::mark_open;
 use super::{
     ApplyError, BlockId, BlockRecord, Edit, FsError, INodeId, Namespace, Required, Resolved,
     UnderConstruction,
@@ -224,6 +225,12 @@ impl Namespace {
                     num_bytes: last.num_bytes - (end - new_length),
                 },
             });
+        self.verify_file_change(id, |g| {
+            g.blocks.truncate(kept);
+            if recovery.is_some() {
+                mark_open(g);
+            }
+        })?;
         let edit = Edit::Truncate {
             path,
             new_length,

@@ -7,6 +7,7 @@
 //! `is_complete` callbacks; this module only records what the file holds.
 
 use super::permission::{Access, Caller};
+use super::quota::mark_open;
 use super::{
     BlockId, BlockRecord, Edit, FileStatus, FsError, INode, INodeId, Namespace, Required,
     UnderConstruction,
@@ -172,6 +173,12 @@ impl Namespace {
             gs: self.last_gs + 1,
             num_bytes: 0,
         };
+        self.verify_file_change(id, |g| {
+            if let (Some(p), Some(l)) = (previous, g.blocks.last_mut()) {
+                *l = p;
+            }
+            g.blocks.push(block);
+        })?;
         let replication = f.replication;
         let edit = Edit::AddBlock {
             path,
@@ -258,6 +265,9 @@ impl Namespace {
             .last()
             .copied()
             .filter(|b| !new_block && b.num_bytes < f.block_size);
+        // The last block is a block under construction again: a full
+        // block's space, as HDFS reserves it (`verifyQuotaForUCBlock`).
+        self.verify_file_change(id, mark_open)?;
         let edit = Edit::Reopen {
             path,
             client_name: client_name.to_string(),

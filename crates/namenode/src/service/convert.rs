@@ -39,6 +39,11 @@ pub fn to_call_error(e: FsError) -> CallError {
         FsError::RecoveryInProgress(_) => ex::RECOVERY_IN_PROGRESS,
         FsError::Io(_) => ex::IO,
         FsError::Acl(_) => ex::ACL,
+        FsError::NSQuotaExceeded(_) => ex::NS_QUOTA_EXCEEDED,
+        FsError::DSQuotaExceeded(_) => ex::DS_QUOTA_EXCEEDED,
+        FsError::QuotaByStorageTypeExceeded(_) => ex::QUOTA_BY_STORAGE_TYPE_EXCEEDED,
+        FsError::PathIsNotDirectory(_) => ex::PATH_IS_NOT_DIRECTORY,
+        FsError::UnsupportedAction(_) => ex::UNSUPPORTED_ACTION,
     };
     CallError::remote(class, e.to_string())
 }

@@ -12,8 +12,8 @@
 //! concat), `read_path` (block locations), `admin` (cluster state and
 //! dfsadmin calls), `image` (edit-log rolls, `saveNamespace`, `metaSave`),
 //! `open_files` (`listOpenFiles`, encryption-zone queries), `xattrs` and
-//! `acls`, `storage_policy` (extended attributes, ACLs, storage policies);
-//! `convert` builds
+//! `acls`, `storage_policy`, `quota` (extended attributes, ACLs, storage
+//! policies, setQuota and quota usage); `convert` builds
 //! the protobuf answers.
 
 mod acls;
@@ -24,6 +24,7 @@ mod inotify;
 mod listing;
 mod namespace_ops;
 mod open_files;
+mod quota;
 mod read_path;
 mod storage_policy;
 mod truncate_concat;
@@ -310,6 +311,7 @@ impl NameNodeState {
             "getAclStatus" => self.get_acl_status(&caller, decode(&req)?),
             "setStoragePolicy" => self.set_storage_policy(&caller, decode(&req)?).await,
             "unsetStoragePolicy" => self.unset_storage_policy(&caller, decode(&req)?).await,
+            "setQuota" => self.set_quota(&caller, decode(&req)?).await,
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();

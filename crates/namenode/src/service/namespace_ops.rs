@@ -10,6 +10,7 @@ use std::sync::Arc;
 use cairn_proto::hadoop::hdfs as pb;
 
 use super::convert::{encode, status_proto};
+use super::quota::{type_quota_infos, wire};
 use super::{now_ms, CallResult, NameNodeState};
 use crate::namespace::permission::Caller;
 use crate::namespace::{CreateModes, FsError};
@@ -43,33 +44,15 @@ impl NameNodeState {
                 length: s.length,
                 file_count: s.file_count,
                 directory_count: s.directory_count,
-                quota: u64::MAX,
+                quota: wire(s.quota.quota.namespace),
                 space_consumed: s.space_consumed,
-                space_quota: u64::MAX,
-                type_quota_infos: Some(pb::StorageTypeQuotaInfosProto::default()),
+                space_quota: wire(s.quota.quota.storage_space),
+                type_quota_infos: type_quota_infos(&s.quota),
                 snapshot_length: Some(0),
                 snapshot_file_count: Some(0),
                 snapshot_directory_count: Some(0),
                 snapshot_space_consumed: Some(0),
                 erasure_coding_policy: Some(String::new()),
-            },
-        })
-    }
-
-    /// `getQuotaUsage`.
-    pub(super) fn get_quota_usage(
-        &self,
-        caller: &Caller,
-        r: pb::GetQuotaUsageRequestProto,
-    ) -> CallResult {
-        let s = self.read(|ns| ns.content_summary(caller, &r.path))?;
-        encode(&pb::GetQuotaUsageResponseProto {
-            usage: pb::QuotaUsageProto {
-                file_and_directory_count: s.file_count + s.directory_count,
-                quota: u64::MAX,
-                space_consumed: s.space_consumed,
-                space_quota: u64::MAX,
-                type_quota_infos: None,
             },
         })
     }

@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FsShell;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.util.Tool;
@@ -43,7 +44,10 @@ import org.apache.hadoop.util.Tool;
  * keeping it open (so the NameNode has it under construction, with a lease
  * held by this JVM's DFSClient); {@code %close PATH} closes it;
  * {@code %rm PATH} deletes PATH recursively; {@code %mkdir PATH} makes PATH
- * and its parents. {@code @user} runs a line as
+ * and its parents; {@code %fs ARGS...} runs
+ * {@code hadoop fs ARGS...} (FsShell), where {@code @LOCAL@} names a local
+ * directory of files that {@code %local NAME BYTES} writes (BYTES bytes,
+ * 'a' to 'z' repeated). {@code @user} runs a line as
  * that (simple-auth, remote) user, as in ShellScript. The files stay empty, so no block
  * is ever written or deleted and block counts stay the same across runs.
  *
@@ -136,11 +140,13 @@ public final class DfsAdmin {
     try {
       for (ShellScript.Step s : steps) {
         ShellScript.Captured c;
-        if (s.args[0].startsWith("%")) {
+        UserGroupInformation ugi = s.user == null ? null
+            : ugis.computeIfAbsent(s.user, UserGroupInformation::createRemoteUser);
+        if (s.args[0].equals("%fs")) {
+          c = ShellScript.runTool(conf, ugi, FsShell::new, fsArgs(s.args));
+        } else if (s.args[0].startsWith("%")) {
           c = directive(conf, open, s.args);
         } else {
-          UserGroupInformation ugi = s.user == null ? null
-              : ugis.computeIfAbsent(s.user, UserGroupInformation::createRemoteUser);
           c = ShellScript.runTool(conf, ugi, () -> newAdmin(adminClass, conf), s.args);
         }
         out.println(norm.line("$ " + s.text));
@@ -176,9 +182,41 @@ public final class DfsAdmin {
     }
   }
 
+  /** Local files of %local lines, named by @LOCAL@ in %fs lines. */
+  private static final java.nio.file.Path LOCAL = java.nio.file.Paths.get(
+      System.getProperty("java.io.tmpdir"), "cairn-kit-" + System.getProperty("user.name"));
+
+  /** The FsShell arguments of a %fs line, @LOCAL@ replaced. */
+  private static String[] fsArgs(String[] args) {
+    String[] out = new String[args.length - 1];
+    for (int i = 1; i < args.length; i++) {
+      out[i - 1] = args[i].replace("@LOCAL@", LOCAL.toString());
+    }
+    return out;
+  }
+
+  /** %local NAME BYTES: a local file of BYTES bytes ('a' to 'z' over and over). */
+  private static ShellScript.Captured local(String[] args) {
+    try {
+      int n = Integer.parseInt(args[2]);
+      byte[] data = new byte[n];
+      for (int i = 0; i < n; i++) {
+        data[i] = (byte) ('a' + i % 26);
+      }
+      java.nio.file.Files.createDirectories(LOCAL);
+      java.nio.file.Files.write(LOCAL.resolve(args[1]), data);
+      return new ShellScript.Captured(0, "", "");
+    } catch (IOException | NumberFormatException e) {
+      return new ShellScript.Captured(1, "", e.toString() + "\n");
+    }
+  }
+
   /** Runs a %directive: a writer's action in this JVM. */
   private static ShellScript.Captured directive(Configuration conf,
       Map<String, FSDataOutputStream> open, String[] args) {
+    if (args.length == 3 && args[0].equals("%local")) {
+      return local(args);
+    }
     if (args.length != 2) {
       return new ShellScript.Captured(1, "", "usage: %open|%close|%rm|%mkdir PATH\n");
     }

@@ -1,0 +1,696 @@
+//! Directory quotas as HDFS keeps them (`DirectoryWithQuotaFeature`,
+//! `QuotaCounts`, `FSDirectory.verifyQuota`, `FSDirAttrOp.setQuota`): a
+//! name quota (files and directories, the directory itself included), a
+//! storage space quota (bytes × replication) and a space quota per
+//! storage type.
+//!
+//! State lives in a side table keyed by inode id holding, for each
+//! directory with a quota, its limits and its usage. Only those
+//! directories cost memory. The root always has an entry (HDFS's root
+//! always carries the quota feature, with a name quota of
+//! `Long.MAX_VALUE`). Usage is kept exact incrementally: every applied
+//! edit adds its delta to the quota directories above the inode it
+//! changes (`edits.rs` calls [`Namespace::add_usage`]); a directory's
+//! usage is computed from the tree once, when it gets its quota (from an
+//! operation, the journal or an image). Operations check their delta
+//! against every quota directory above them before they apply anything
+//! ([`Namespace::verify_quota`]), in HDFS's order: the nearest directory
+//! first, and in each the name quota, then the space quota, then the
+//! storage types.
+//!
+//! A file's space is HDFS's `storagespaceConsumed`: each block's length
+//! times the replication, except that the last block of a file open for
+//! writing counts as a full block (HDFS reserves the preferred block size
+//! while a block is under construction and releases the rest when it is
+//! committed). Space per storage type needs a storage policy; Cairn's
+//! files have none (HDFS's "unspecified"), so, as in HDFS, they consume
+//! no typed space and only the untyped quotas bind them.
+
+use super::permission::Caller;
+use super::{
+    Edit, FileNode, FsError, INodeId, INodeKind, Namespace, UnderConstruction, ROOT_INODE_ID,
+};
+use crate::javafmt::byte_desc;
+use crate::namespace::edits::ApplyError;
+
+/// "Leave this quota as it is" (HDFS's `HdfsConstants.QUOTA_DONT_SET`).
+pub const QUOTA_DONT_SET: i64 = i64::MAX;
+/// "Remove this quota" (HDFS's `HdfsConstants.QUOTA_RESET`).
+pub const QUOTA_RESET: i64 = -1;
+
+pub use cairn_common::storage_type::StorageType;
+
+/// The types that take a quota (`StorageType.getTypesSupportingQuota()`:
+/// every type but the transient RAM_DISK), in Java's order.
+pub const QUOTA_TYPES: [StorageType; 5] = [
+    StorageType::Ssd,
+    StorageType::Disk,
+    StorageType::Archive,
+    StorageType::Provided,
+    StorageType::Nvdimm,
+];
+
+/// A type's place in [`QUOTA_TYPES`]; `None` for RAM_DISK.
+pub fn quota_index(t: StorageType) -> Option<usize> {
+    QUOTA_TYPES.iter().position(|q| *q == t)
+}
+
+/// Quotas or usage: names, storage space, and space per storage type
+/// (indexed as [`QUOTA_TYPES`]). As limits, a negative value is "none".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QuotaCounts {
+    pub namespace: i64,
+    pub storage_space: i64,
+    pub type_space: [i64; QUOTA_TYPES.len()],
+}
+
+impl QuotaCounts {
+    /// Limits with nothing set.
+    pub const NONE: QuotaCounts = QuotaCounts {
+        namespace: QUOTA_RESET,
+        storage_space: QUOTA_RESET,
+        type_space: [QUOTA_RESET; QUOTA_TYPES.len()],
+    };
+
+    pub fn plus(&self, o: &QuotaCounts) -> QuotaCounts {
+        let mut r = *self;
+        r.namespace += o.namespace;
+        r.storage_space += o.storage_space;
+        for (a, b) in r.type_space.iter_mut().zip(o.type_space) {
+            *a += b;
+        }
+        r
+    }
+
+    pub fn minus(&self, o: &QuotaCounts) -> QuotaCounts {
+        self.plus(&o.negated())
+    }
+
+    pub fn negated(&self) -> QuotaCounts {
+        QuotaCounts {
+            namespace: -self.namespace,
+            storage_space: -self.storage_space,
+            type_space: self.type_space.map(|v| -v),
+        }
+    }
+
+    fn is_zero(&self) -> bool {
+        *self == QuotaCounts::default()
+    }
+
+    /// As limits: whether any quota is set (`isQuotaSet`).
+    fn any_set(&self) -> bool {
+        self.namespace >= 0 || self.storage_space >= 0 || self.type_space.iter().any(|t| *t >= 0)
+    }
+}
+
+/// A directory's quotas and what its subtree uses (itself included).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DirQuota {
+    pub quota: QuotaCounts,
+    pub usage: QuotaCounts,
+}
+
+/// The root's quotas when none were set: HDFS's defaults for the root
+/// (`DEFAULT_NAMESPACE_QUOTA`, no space quota).
+pub(super) const ROOT_DEFAULT_QUOTA: QuotaCounts = QuotaCounts {
+    namespace: i64::MAX,
+    ..QuotaCounts::NONE
+};
+
+/// HDFS's `Quota.isViolated(quota, usage, delta)`.
+fn violated(quota: i64, usage: i64, delta: i64) -> bool {
+    quota >= 0 && delta > 0 && usage > quota - delta
+}
+
+fn bytes_desc(n: i64) -> String {
+    let text = byte_desc(n.unsigned_abs());
+    if n < 0 {
+        format!("-{text}")
+    } else {
+        text
+    }
+}
+
+impl DirQuota {
+    /// `DirectoryWithQuotaFeature.verifyQuota`: names, then space, then
+    /// each storage type; `path` names the directory in the message.
+    fn verify(&self, delta: &QuotaCounts, path: &str) -> Result<(), FsError> {
+        let (q, u) = (&self.quota, &self.usage);
+        if violated(q.namespace, u.namespace, delta.namespace) {
+            return Err(FsError::NSQuotaExceeded(format!(
+                "The NameSpace quota (directories and files) of directory {path} is exceeded: quota={} file count={}",
+                q.namespace,
+                u.namespace + delta.namespace
+            )));
+        }
+        if violated(q.storage_space, u.storage_space, delta.storage_space) {
+            let consumed = u.storage_space + delta.storage_space;
+            return Err(FsError::DSQuotaExceeded(format!(
+                "The DiskSpace quota of {path} is exceeded: quota = {} B = {} but diskspace consumed = {consumed} B = {}",
+                q.storage_space,
+                bytes_desc(q.storage_space),
+                bytes_desc(consumed)
+            )));
+        }
+        for (i, t) in QUOTA_TYPES.iter().enumerate() {
+            if violated(q.type_space[i], u.type_space[i], delta.type_space[i]) {
+                return Err(FsError::QuotaByStorageTypeExceeded(format!(
+                    "Quota by storage type : {} on path : {path} is exceeded. quota = {} but space consumed = {}",
+                    t.name(),
+                    bytes_desc(q.type_space[i]),
+                    bytes_desc(u.type_space[i] + delta.type_space[i])
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What `getQuotaUsage` (and the quota part of `getContentSummary`)
+/// answers: limits (negative: none) and usage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct QuotaUsage {
+    pub quota: QuotaCounts,
+    pub usage: QuotaCounts,
+}
+
+impl Default for QuotaUsage {
+    fn default() -> Self {
+        QuotaUsage {
+            quota: QuotaCounts::NONE,
+            usage: QuotaCounts::default(),
+        }
+    }
+}
+
+/// The bytes a file holds against a space quota before replication: the
+/// last block of an open file counts as a full block.
+pub(super) fn file_quota_bytes(f: &FileNode) -> u64 {
+    let total: u64 = f.blocks.iter().map(|b| b.num_bytes).sum();
+    match f.blocks.last() {
+        Some(last) if f.under_construction.is_some() => total - last.num_bytes + f.block_size,
+        _ => total,
+    }
+}
+
+/// Marks a copy of a file as open for writing, to count it as such.
+pub(super) fn mark_open(f: &mut FileNode) {
+    f.under_construction.get_or_insert(UnderConstruction {
+        client_name: String::new(),
+        client_machine: String::new(),
+        truncate_block: None,
+    });
+}
+
+/// A file's usage: one name, its space times its replication. No typed
+/// space: the file has no storage policy (see the module comment).
+pub(super) fn file_usage(f: &FileNode) -> QuotaCounts {
+    let bytes = i64::try_from(file_quota_bytes(f)).unwrap_or(i64::MAX);
+    QuotaCounts {
+        namespace: 1,
+        storage_space: bytes.saturating_mul(i64::from(f.replication)),
+        ..QuotaCounts::default()
+    }
+}
+
+impl Namespace {
+    /// The quotas and usage of a directory with a quota.
+    pub fn dir_quota(&self, id: INodeId) -> Option<&DirQuota> {
+        self.quotas.get(&id)
+    }
+
+    /// Directories with a quota (the root always among them).
+    pub fn quota_dirs(&self) -> impl Iterator<Item = (INodeId, &DirQuota)> {
+        self.quotas.iter().map(|(id, q)| (*id, q))
+    }
+
+    /// What the subtree at `id` uses, the inode itself included. A
+    /// directory with a quota answers from its counters, so the walk stops
+    /// at every such directory.
+    pub(super) fn usage_of(&self, id: INodeId) -> QuotaCounts {
+        let mut sum = QuotaCounts::default();
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            if let Some(q) = self.quotas.get(&id) {
+                sum = sum.plus(&q.usage);
+                continue;
+            }
+            match &self.node(id).kind {
+                INodeKind::File(f) => sum = sum.plus(&file_usage(f)),
+                INodeKind::Directory { children } => {
+                    sum.namespace += 1;
+                    stack.extend(children.values().copied());
+                }
+            }
+        }
+        sum
+    }
+
+    /// A full recount from the tree, ignoring every counter: what each
+    /// directory with a quota should hold. For checks and tests.
+    pub fn recount_quota_usage(&self) -> Vec<(INodeId, QuotaCounts)> {
+        let mut out = Vec::with_capacity(self.quotas.len());
+        for id in self.quotas.keys() {
+            let mut sum = QuotaCounts::default();
+            let mut stack = vec![*id];
+            while let Some(id) = stack.pop() {
+                match &self.node(id).kind {
+                    INodeKind::File(f) => sum = sum.plus(&file_usage(f)),
+                    INodeKind::Directory { children } => {
+                        sum.namespace += 1;
+                        stack.extend(children.values().copied());
+                    }
+                }
+            }
+            out.push((*id, sum));
+        }
+        out
+    }
+
+    /// Adds `delta` to the usage of `dir` and of every directory with a
+    /// quota above it, up to (not including) `stop`.
+    pub(super) fn add_usage_until(
+        &mut self,
+        dir: INodeId,
+        delta: &QuotaCounts,
+        stop: Option<INodeId>,
+    ) {
+        if delta.is_zero() {
+            return;
+        }
+        let mut cur = Some(dir);
+        while let Some(id) = cur {
+            if Some(id) == stop {
+                break;
+            }
+            if let Some(q) = self.quotas.get_mut(&id) {
+                q.usage = q.usage.plus(delta);
+            }
+            cur = self.inodes.get(&id).and_then(|n| n.parent);
+        }
+    }
+
+    /// Adds `delta` to every directory with a quota from `dir` up to the root.
+    pub(super) fn add_usage(&mut self, dir: INodeId, delta: &QuotaCounts) {
+        self.add_usage_until(dir, delta, None);
+    }
+
+    /// Whether a directory with a quota lies from `dir` up to (not
+    /// including) `stop`.
+    pub(super) fn quota_between(&self, dir: INodeId, stop: Option<INodeId>) -> bool {
+        let mut cur = Some(dir);
+        while let Some(id) = cur {
+            if Some(id) == stop {
+                return false;
+            }
+            if self.quotas.contains_key(&id) {
+                return true;
+            }
+            cur = self.node(id).parent;
+        }
+        false
+    }
+
+    /// The nearest directory that is `a` or `b` or above both.
+    pub(super) fn common_ancestor(&self, a: INodeId, b: INodeId) -> INodeId {
+        let depth = |mut id: INodeId| {
+            let mut d = 0usize;
+            while let Some(p) = self.node(id).parent {
+                id = p;
+                d += 1;
+            }
+            d
+        };
+        let up = |id: INodeId| self.node(id).parent.unwrap_or(ROOT_INODE_ID);
+        let (mut a, mut b) = (a, b);
+        let (mut da, mut db) = (depth(a), depth(b));
+        while da > db {
+            a = up(a);
+            da -= 1;
+        }
+        while db > da {
+            b = up(b);
+            db -= 1;
+        }
+        while a != b {
+            a = up(a);
+            b = up(b);
+        }
+        a
+    }
+
+    /// HDFS's `FSDirectory.verifyQuota`: fails when `delta`, added at
+    /// `dir`, would break a quota of `dir` or of a directory above it
+    /// (up to, not including, `stop`); the nearest directory is checked
+    /// first. Nothing freed or unchanged is ever refused.
+    ///
+    /// # Errors
+    /// NSQuotaExceeded, DSQuotaExceeded, QuotaByStorageTypeExceeded.
+    pub(super) fn verify_quota(
+        &self,
+        dir: INodeId,
+        delta: &QuotaCounts,
+        stop: Option<INodeId>,
+    ) -> Result<(), FsError> {
+        if delta.namespace <= 0
+            && delta.storage_space <= 0
+            && delta.type_space.iter().all(|t| *t <= 0)
+        {
+            return Ok(());
+        }
+        let mut cur = Some(dir);
+        while let Some(id) = cur {
+            if Some(id) == stop {
+                break;
+            }
+            if let Some(q) = self.quotas.get(&id) {
+                q.verify(delta, &self.path_of(id).unwrap_or_default())?;
+            }
+            cur = self.node(id).parent;
+        }
+        Ok(())
+    }
+
+    /// Checks that `file` may change as `change` does to a copy of it
+    /// under the quotas above it. Only space can grow this way, so without
+    /// a space quota above the file there is nothing to check (nor copy).
+    ///
+    /// # Errors
+    /// As [`Namespace::verify_quota`].
+    pub(super) fn verify_file_change(
+        &self,
+        file: INodeId,
+        change: impl FnOnce(&mut FileNode),
+    ) -> Result<(), FsError> {
+        let node = self.node(file);
+        let (Some(parent), Some(before)) = (node.parent, node.file()) else {
+            return Ok(());
+        };
+        if !self.space_limited(parent) {
+            return Ok(());
+        }
+        let mut after = before.clone();
+        change(&mut after);
+        self.verify_quota(parent, &file_usage(&after).minus(&file_usage(before)), None)
+    }
+
+    /// Whether `dir` or a directory above it has a space quota.
+    fn space_limited(&self, dir: INodeId) -> bool {
+        let mut cur = Some(dir);
+        while let Some(id) = cur {
+            if let Some(q) = self.quotas.get(&id) {
+                if q.quota.storage_space >= 0 || q.quota.type_space.iter().any(|t| *t >= 0) {
+                    return true;
+                }
+            }
+            cur = self.node(id).parent;
+        }
+        false
+    }
+
+    /// HDFS's `verifyQuotaForRename`: the moved subtree, less what it
+    /// replaces, must fit the quotas above its new place that are not
+    /// also above its old one.
+    ///
+    /// # Errors
+    /// As [`Namespace::verify_quota`].
+    pub(super) fn verify_rename_quota(
+        &self,
+        src: INodeId,
+        dst_parent: INodeId,
+        replaced: Option<INodeId>,
+    ) -> Result<(), FsError> {
+        let Some(src_parent) = self.node(src).parent else {
+            return Ok(());
+        };
+        let common = self.common_ancestor(src_parent, dst_parent);
+        if !self.quota_between(dst_parent, Some(common)) {
+            return Ok(());
+        }
+        let mut delta = self.usage_of(src);
+        if let Some(old) = replaced {
+            delta = delta.minus(&self.usage_of(old));
+        }
+        self.verify_quota(dst_parent, &delta, Some(common))
+    }
+
+    /// `n` new names (directories or a file) below `dir`, one at a time
+    /// as HDFS adds them: the first that does not fit fails.
+    ///
+    /// # Errors
+    /// NSQuotaExceeded.
+    pub(super) fn verify_new_names(&self, dir: INodeId, n: usize) -> Result<(), FsError> {
+        for k in 1..=n {
+            let delta = QuotaCounts {
+                namespace: i64::try_from(k).unwrap_or(i64::MAX),
+                ..QuotaCounts::default()
+            };
+            self.verify_quota(dir, &delta, None)?;
+        }
+        Ok(())
+    }
+
+    /// Drops a deleted directory's quota entry.
+    pub(super) fn forget_quota(&mut self, id: INodeId) {
+        if id != ROOT_INODE_ID {
+            self.quotas.remove(&id);
+        }
+    }
+
+    /// setQuota (ClientProtocol): the name and space quotas of a
+    /// directory, or with `storage_type` the space quota of that type.
+    /// [`QUOTA_DONT_SET`] keeps a value, [`QUOTA_RESET`] removes it.
+    /// Returns the edit, or `None` when nothing changes.
+    ///
+    /// # Errors
+    /// As HDFS, in its order: AccessControlException for anyone but the
+    /// superuser (with permissions on); IllegalArgumentException for a
+    /// negative value other than the two special ones;
+    /// UnsupportedActionException for a type quota with a name quota or
+    /// when type quotas are off; FileNotFoundException; PathIsNotDirectory.
+    pub fn set_quota(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        ns_quota: i64,
+        ss_quota: i64,
+        storage_type: Option<StorageType>,
+    ) -> Result<Option<Edit>, FsError> {
+        self.check_set_quota_caller(caller, ns_quota, ss_quota)?;
+        let res = self.resolve(src)?;
+        let bad = |v: i64| v < 0 && v != QUOTA_DONT_SET && v != QUOTA_RESET;
+        if bad(ns_quota) || bad(ss_quota) {
+            return Err(FsError::BadArgument(format!(
+                "Illegal value for nsQuota or ssQuota : {ns_quota} and {ss_quota}"
+            )));
+        }
+        if storage_type.is_some() && (!self.type_quotas_enabled || ns_quota != QUOTA_DONT_SET) {
+            return Err(FsError::UnsupportedAction(format!(
+                "Failed to set quota by storage type because eitherdfs.quota.by.storagetype.enabled is set to {} or nsQuota value is illegal {ns_quota}",
+                self.type_quotas_enabled
+            )));
+        }
+        let path = res.path();
+        let id = res
+            .last()
+            .ok_or_else(|| FsError::FileNotFound(format!("Directory does not exist: {path}")))?;
+        if !self.node(id).is_dir() {
+            return Err(FsError::PathIsNotDirectory(format!(
+                "`{path}': Is not a directory"
+            )));
+        }
+        let old = self.quotas.get(&id).map_or(QuotaCounts::NONE, |q| q.quota);
+        let edit = match storage_type {
+            None => {
+                // The root's name quota is never removed: a reset puts
+                // back its default.
+                let ns = if id == ROOT_INODE_ID && ns_quota == QUOTA_RESET {
+                    QUOTA_DONT_SET
+                } else if ns_quota == QUOTA_DONT_SET {
+                    old.namespace
+                } else {
+                    ns_quota
+                };
+                let ss = if ss_quota == QUOTA_DONT_SET {
+                    old.storage_space
+                } else {
+                    ss_quota
+                };
+                if ns == old.namespace && ss == old.storage_space {
+                    return Ok(None);
+                }
+                Edit::SetQuota {
+                    path,
+                    namespace_quota: ns,
+                    storage_space_quota: ss,
+                }
+            }
+            Some(t) => {
+                let i = quota_index(t).ok_or_else(|| {
+                    FsError::BadArgument(format!(
+                        "Quota not supported for storage type {}",
+                        t.name()
+                    ))
+                })?;
+                if old.type_space[i] == ss_quota {
+                    return Ok(None);
+                }
+                Edit::SetQuotaByStorageType {
+                    path,
+                    storage_type: t,
+                    quota: ss_quota,
+                }
+            }
+        };
+        self.apply_checked(&edit);
+        Ok(Some(edit))
+    }
+
+    /// setQuota's first check: only the superuser may set quotas (with
+    /// permissions on).
+    ///
+    /// # Errors
+    /// AccessControlException naming HDFS's operation (`setQuota`,
+    /// `clearQuota`, `setSpaceQuota`, `clearSpaceQuota`).
+    pub fn check_set_quota_caller(&self, caller: &Caller, ns: i64, ss: i64) -> Result<(), FsError> {
+        if self.permissions_enabled && !caller.is_superuser {
+            return Err(FsError::AccessControl(format!(
+                "Access denied for user {}. Superuser privilege is required for operation {}",
+                caller.user,
+                quota_command(ns, ss)
+            )));
+        }
+        Ok(())
+    }
+
+    /// getQuotaUsage: a directory with a quota answers from its counters;
+    /// anything else is counted (no limits).
+    ///
+    /// # Errors
+    /// FileNotFound, or permission denied (read+execute on every directory).
+    pub fn quota_usage(&self, caller: &Caller, src: &str) -> Result<QuotaUsage, FsError> {
+        let id = self.summary_target(caller, src)?;
+        Ok(self.quota_usage_of(id))
+    }
+
+    /// The quota usage of an inode (no permission check).
+    pub(super) fn quota_usage_of(&self, id: INodeId) -> QuotaUsage {
+        match self.quotas.get(&id) {
+            Some(q) => QuotaUsage {
+                quota: q.quota,
+                usage: q.usage,
+            },
+            None => QuotaUsage {
+                quota: QuotaCounts::NONE,
+                usage: self.usage_of(id),
+            },
+        }
+    }
+
+    /// The edits that give an image its quotas: deepest directories
+    /// first, so each one's usage is counted from its children's counters.
+    pub(super) fn quota_edits(&self, order: &[(INodeId, String)]) -> Vec<Edit> {
+        let mut out = Vec::new();
+        for (id, path) in order.iter().rev() {
+            let Some(q) = self.quotas.get(id) else {
+                continue;
+            };
+            let base = if *id == ROOT_INODE_ID {
+                ROOT_DEFAULT_QUOTA
+            } else {
+                QuotaCounts::NONE
+            };
+            if q.quota.namespace != base.namespace || q.quota.storage_space != base.storage_space {
+                out.push(Edit::SetQuota {
+                    path: path.clone(),
+                    namespace_quota: q.quota.namespace,
+                    storage_space_quota: q.quota.storage_space,
+                });
+            }
+            for (i, t) in QUOTA_TYPES.iter().enumerate() {
+                if q.quota.type_space[i] >= 0 {
+                    out.push(Edit::SetQuotaByStorageType {
+                        path: path.clone(),
+                        storage_type: *t,
+                        quota: q.quota.type_space[i],
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// [`Namespace::apply`] for the quota edits: a directory that gets its
+    /// first quota has its usage counted from the tree; one left without
+    /// any quota (never the root) loses its entry.
+    pub(super) fn apply_quota_edit(&mut self, edit: &Edit) -> Result<(), ApplyError> {
+        let (path, change) = match edit {
+            Edit::SetQuota {
+                path,
+                namespace_quota,
+                storage_space_quota,
+            } => (
+                path,
+                Change::Untyped(*namespace_quota, *storage_space_quota),
+            ),
+            Edit::SetQuotaByStorageType {
+                path,
+                storage_type,
+                quota,
+            } => {
+                let i = quota_index(*storage_type)
+                    .ok_or_else(|| ApplyError(format!("no quota for {}", storage_type.name())))?;
+                (path, Change::Typed(i, *quota))
+            }
+            _ => unreachable!("apply_quota_edit got {edit:?}"),
+        };
+        let set = |q: &mut QuotaCounts| match change {
+            Change::Untyped(ns, ss) => {
+                q.namespace = ns;
+                q.storage_space = ss;
+            }
+            Change::Typed(i, v) => q.type_space[i] = v,
+        };
+        let (id, _) = self.resolve_existing(path)?;
+        if !self.node(id).is_dir() {
+            return Err(ApplyError(format!(
+                "quota on {path}, which is not a directory"
+            )));
+        }
+        if let Some(q) = self.quotas.get_mut(&id) {
+            set(&mut q.quota);
+            if !q.quota.any_set() && id != ROOT_INODE_ID {
+                self.quotas.remove(&id);
+            }
+            return Ok(());
+        }
+        let mut quota = QuotaCounts::NONE;
+        set(&mut quota);
+        if quota.any_set() {
+            let usage = self.usage_of(id);
+            self.quotas.insert(id, DirQuota { quota, usage });
+        }
+        Ok(())
+    }
+}
+
+/// What a quota edit sets: the name and space quotas, or one type's.
+#[derive(Clone, Copy)]
+enum Change {
+    Untyped(i64, i64),
+    Typed(usize, i64),
+}
+
+/// The operation name HDFS gives a setQuota call (`getQuotaCommand`).
+fn quota_command(ns: i64, ss: i64) -> &'static str {
+    if ns == QUOTA_RESET && ss == QUOTA_DONT_SET {
+        "clearQuota"
+    } else if ns == QUOTA_DONT_SET && ss == QUOTA_RESET {
+        "clearSpaceQuota"
+    } else if ss == QUOTA_DONT_SET {
+        "setQuota"
+    } else {
+        "setSpaceQuota"
+    }
+}
