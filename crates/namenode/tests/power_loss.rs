@@ -22,7 +22,10 @@ use cairn_namenode::journal::file::Preallocation;
 use cairn_namenode::journal::rolling::RollingEditLog;
 use cairn_namenode::journal::{EditLog, TxId};
 use cairn_namenode::namespace::permission::Caller;
-use cairn_namenode::namespace::{Edit, Namespace};
+use cairn_namenode::namespace::{
+    AclChange, AclEntry, AclEntryType, AclScope, Edit, FsError, Namespace, XAttr, XAttrNamespace,
+    XAttrSetFlags,
+};
 use cairn_namenode::storage;
 
 const SUPERUSER: &str = "hdfs";
@@ -133,7 +136,7 @@ impl Workload {
     fn mutate(&mut self) {
         self.clock_ms += 1;
         let (su, now) = (Caller::superuser(SUPERUSER), self.clock_ms);
-        let edits = match self.rng.below(6) {
+        let edits = match self.rng.below(10) {
             0 | 1 => {
                 let p = self.new_path();
                 let edits = self
@@ -189,6 +192,7 @@ impl Workload {
                     _ => Vec::new(),
                 }
             }
+            6 => self.namespace_feature(&su),
             _ => {
                 let p = self.pick_path();
                 let mode = 0o700 | self.rng.below(0o100) as u16;
@@ -199,6 +203,57 @@ impl Workload {
             }
         };
         self.log(edits);
+    }
+
+    /// One change of the features kept in side tables (xattrs, ACLs,
+    /// quotas, storage policies): their edits must survive as the tree's do.
+    fn namespace_feature(&mut self, su: &Caller) -> Vec<Edit> {
+        let p = self.pick_path();
+        let n = self.rng.below(1000);
+        let result = match self.rng.below(5) {
+            0 => self.ns.set_xattr(
+                su,
+                &p,
+                XAttr {
+                    namespace: XAttrNamespace::User,
+                    name: format!("k{}", n % 4),
+                    value: Some(n.to_be_bytes().to_vec()),
+                },
+                XAttrSetFlags {
+                    create: true,
+                    replace: true,
+                },
+            ),
+            1 => self.ns.remove_xattr(
+                su,
+                &p,
+                &XAttr {
+                    namespace: XAttrNamespace::User,
+                    name: format!("k{}", n % 4),
+                    value: None,
+                },
+            ),
+            2 => self.ns.change_acl(
+                su,
+                &p,
+                AclChange::Modify,
+                &[AclEntry::new(
+                    AclScope::Access,
+                    AclEntryType::User,
+                    Some(&format!("u{}", n % 3)),
+                    (n % 8) as u16,
+                )],
+            ),
+            3 => self
+                .ns
+                .set_quota(su, &p, 1000 + n as i64, -1, None)
+                .and_then(|e| e.ok_or_else(|| FsError::Io("unchanged".into()))),
+            _ => {
+                let policy = ["HOT", "COLD", "ALL_SSD", "WARM"][(n % 4) as usize];
+                self.ns.set_storage_policy(su, &p, policy)
+            }
+        };
+        result.map(|e| vec![e]).unwrap_or_default()
     }
 
     /// Many changes while the disk syncs slowly: the journal writes them
