@@ -6,7 +6,7 @@ use std::time::Duration;
 use cairn_common::config::{ConfigError, Configuration};
 use cairn_common::keys as k;
 
-use crate::namespace::{Limits, XAttrLimits};
+use crate::namespace::{Limits, SnapshotLimits, XAttrLimits};
 
 /// Edit-log preallocation step, bytes (Cairn; default 1 MiB).
 pub const CAIRN_JOURNAL_PREALLOCATE_STEP: &str = "cairn.namenode.edits.preallocate.step";
@@ -48,6 +48,8 @@ pub struct NameNodeConfig {
     pub limits: Limits,
     /// `dfs.namenode.xattrs.enabled` and the xattr fs-limits.
     pub xattr_limits: XAttrLimits,
+    /// `dfs.namenode.snapshot.max.limit` and `.filesystem.limit`.
+    pub snapshot_limits: SnapshotLimits,
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
     pub dead_after: Duration,
@@ -284,6 +286,30 @@ fn xattr_limits(conf: &Configuration) -> Result<XAttrLimits, ConfigError> {
     })
 }
 
+/// The snapshot limits; as HDFS, the per directory limit may not exceed
+/// the file system's.
+fn snapshot_limits(conf: &Configuration) -> Result<SnapshotLimits, ConfigError> {
+    let per_dir = conf.get_u32(
+        k::DFS_NAMENODE_SNAPSHOT_MAX_LIMIT,
+        k::DFS_NAMENODE_SNAPSHOT_MAX_LIMIT_DEFAULT,
+    )?;
+    let total = conf.get_u32(
+        k::DFS_NAMENODE_SNAPSHOT_FILESYSTEM_LIMIT,
+        k::DFS_NAMENODE_SNAPSHOT_FILESYSTEM_LIMIT_DEFAULT,
+    )?;
+    if per_dir > total {
+        return Err(invalid(
+            k::DFS_NAMENODE_SNAPSHOT_MAX_LIMIT,
+            per_dir,
+            "dfs.namenode.snapshot.max.limit cannot be greater than dfs.namenode.snapshot.filesystem.limit",
+        ));
+    }
+    Ok(SnapshotLimits {
+        max_per_directory: per_dir,
+        max_total: total,
+    })
+}
+
 fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
     // The value parsed, but is out of the range the NameNode can run with.
     ConfigError::InvalidValue {
@@ -374,6 +400,7 @@ impl NameNodeConfig {
         let batched_ls_limit =
             conf.get_u32(k::DFS_BATCHED_LS_LIMIT, k::DFS_BATCHED_LS_LIMIT_DEFAULT)?;
         let xattr_limits = xattr_limits(conf)?;
+        let snapshot_limits = snapshot_limits(conf)?;
         let heartbeat = conf.get_duration(
             k::DFS_HEARTBEAT_INTERVAL,
             k::DFS_HEARTBEAT_INTERVAL_UNIT,
@@ -485,6 +512,7 @@ impl NameNodeConfig {
             batched_ls_limit: batched_ls_limit.max(1) as usize,
             limits: namespace_limits(conf, min_replication, max_replication)?,
             xattr_limits,
+            snapshot_limits,
         })
     }
 }

@@ -86,6 +86,7 @@ pub fn new_state(
     let superuser = UserDirectory::current_user();
     ns.set_permissions_enabled(config.permissions_enabled);
     ns.set_xattr_limits(config.xattr_limits.clone());
+    ns.set_snapshot_limits(config.snapshot_limits.clone());
     // Replica locations are soft state: every block is known, none located
     // until DataNodes report.
     let mut blocks = crate::blocks::BlockManager::default();

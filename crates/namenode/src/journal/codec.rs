@@ -33,6 +33,9 @@ fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
 /// Converts an edit to its stored form.
 pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
     use pj::edit_proto::Op;
+    if let Some(op) = super::snapshot_codec::to_proto(e) {
+        return pj::EditProto { op: Some(op) };
+    }
     let op = match e.clone() {
         Edit::Mkdir {
             id,
@@ -187,6 +190,12 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             namespace: namespace.number(),
             name,
         }),
+        Edit::AllowSnapshot { .. }
+        | Edit::DisallowSnapshot { .. }
+        | Edit::CreateSnapshot { .. }
+        | Edit::DeleteSnapshot { .. }
+        | Edit::RenameSnapshot { .. }
+        | Edit::SnapshotImage(_) => unreachable!("snapshot edits are encoded above"),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -202,6 +211,9 @@ fn narrow16(v: u32, what: &str) -> Result<u16, String> {
 pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
     use pj::edit_proto::Op;
     let op = p.op.as_ref().ok_or("edit record without an operation")?;
+    if let Some(edit) = super::snapshot_codec::from_proto(op) {
+        return edit;
+    }
     Ok(match op.clone() {
         Op::Mkdir(m) => Edit::Mkdir {
             id: INodeId(m.id),
@@ -306,6 +318,12 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             namespace: xattr_namespace(r.namespace)?,
             name: r.name,
         },
+        Op::AllowSnapshot(_)
+        | Op::DisallowSnapshot(_)
+        | Op::CreateSnapshot(_)
+        | Op::DeleteSnapshot(_)
+        | Op::RenameSnapshot(_)
+        | Op::SnapshotImage(_) => unreachable!("snapshot edits are decoded above"),
     })
 }
 

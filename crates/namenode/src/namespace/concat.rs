@@ -4,8 +4,8 @@
 //! The checks run in HDFS's order so that a call breaking several rules
 //! gets the same exception as from HDFS. Blocks keep their lengths, so a
 //! concatenated file may have partial blocks in the middle, as in HDFS.
-//! Cairn has no snapshots, encryption zones or quotas, so HDFS's checks
-//! for those never fire.
+//! A source a snapshot holds is refused, as in HDFS; Cairn has no
+//! encryption zones, so HDFS's checks for those never fire.
 
 use std::collections::HashSet;
 
@@ -105,6 +105,11 @@ impl Namespace {
             let f = node
                 .file()
                 .ok_or_else(|| FsError::FileNotFound(format!("Path is not a file: {src}")))?;
+            if self.in_some_snapshot(id) {
+                return Err(FsError::Snapshot(format!(
+                    "Concat: the source file {src} is in snapshot"
+                )));
+            }
             if node.parent != target_parent {
                 return Err(FsError::IllegalArgument(format!(
                     "Source file {src} is not in the same directory with the target {target_path}"
@@ -188,6 +193,8 @@ impl Namespace {
             }
             sources.push(id);
         }
+        self.record_modification(target_id);
+        self.record_modification(parent);
         let mut blocks = Vec::new();
         for id in &sources {
             if let Some(f) = self.node(*id).file() {
@@ -199,6 +206,8 @@ impl Namespace {
         node.mtime_ms = mtime_ms;
         file_mut(node, target)?.blocks.extend(blocks);
         self.node_mut(parent).mtime_ms = mtime_ms;
+        // The sources' blocks moved to the target: none is freed.
+        self.clear_freed();
         Ok(())
     }
 }

@@ -25,6 +25,8 @@
 //!   them, replication targets, `getEZForPath`'s permission check.
 //! - `path.rs` and `permission.rs`: path rules, access bits and callers.
 //! - `xattrs.rs`: extended attributes (a side table by inode id).
+//! - `snapshot/`: snapshots (side tables of copy-on-write diffs by inode
+//!   id, `.snapshot` paths, diff reports).
 
 mod authorize;
 mod concat;
@@ -34,6 +36,7 @@ pub mod open_files;
 pub mod path;
 pub mod permission;
 mod read;
+pub mod snapshot;
 mod tree;
 mod truncate;
 mod write;
@@ -48,6 +51,7 @@ pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
 pub use read::{ContentSummary, FileStatus, Listing};
+pub use snapshot::{SnapshotLimits, SnapshotState};
 pub use tree::{
     BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, UnderConstruction, FIRST_BLOCK_ID,
     FIRST_GENERATION_STAMP, ROOT_INODE_ID,
@@ -91,6 +95,15 @@ pub enum FsError {
     RecoveryInProgress(String),
     #[error("{0}")]
     Io(String),
+    /// HDFS's `SnapshotException`.
+    #[error("{0}")]
+    Snapshot(String),
+    /// HDFS's `SnapshotAccessControlException` (a write below `.snapshot`).
+    #[error("{0}")]
+    SnapshotAccessControl(String),
+    /// Hadoop's `PathIsNotDirectoryException`.
+    #[error("{0}")]
+    PathIsNotDirectory(String),
 }
 
 /// Limits from the configuration (`dfs.namenode.fs-limits.*`).
@@ -125,6 +138,8 @@ pub struct Namespace {
     /// Extended attributes of the inodes that have any, newest first.
     xattrs: HashMap<INodeId, Vec<XAttr>>,
     xattr_limits: XAttrLimits,
+    /// Snapshots: snapshottable directories, diffs, retained inodes.
+    snapshots: SnapshotState,
 }
 
 impl Namespace {
@@ -152,6 +167,7 @@ impl Namespace {
             permissions_enabled: true,
             xattrs: HashMap::new(),
             xattr_limits: XAttrLimits::default(),
+            snapshots: SnapshotState::default(),
         }
     }
 
@@ -161,6 +177,8 @@ impl Namespace {
     }
 }
 
+#[cfg(test)]
+mod snapshot_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -23,6 +23,43 @@ pub struct FileStatus {
     pub block_size: u64,
     pub children_num: i32,
     pub under_construction: bool,
+    /// Read through `.snapshot`: the snapshot it shows the inode at.
+    pub snapshot: Option<u32>,
+    /// A snapshottable directory (HDFS's `SNAPSHOT_ENABLED` flag).
+    pub snapshot_enabled: bool,
+}
+
+impl FileStatus {
+    /// HDFS's status of a `.snapshot` directory itself
+    /// (`FSDirectory.DOT_SNAPSHOT_DIR_STATUS`): a directory with default
+    /// permission, no owner, no times, no inode id.
+    pub fn dot_snapshot() -> Self {
+        Self {
+            id: INodeId(u64::MAX),
+            name: String::new(),
+            is_dir: true,
+            length: 0,
+            permission: 0o777,
+            owner: String::new(),
+            group: String::new(),
+            mtime_ms: 0,
+            atime_ms: 0,
+            replication: 0,
+            block_size: 0,
+            children_num: 0,
+            under_construction: false,
+            snapshot: None,
+            snapshot_enabled: false,
+        }
+    }
+
+    /// A placeholder for an inode that vanished (never expected).
+    pub(super) fn missing(id: INodeId) -> Self {
+        Self {
+            id,
+            ..Self::dot_snapshot()
+        }
+    }
 }
 
 /// One page of a directory listing.
@@ -72,6 +109,8 @@ impl Namespace {
             block_size,
             children_num,
             under_construction: uc,
+            snapshot: None,
+            snapshot_enabled: self.is_snapshottable(node.id),
         }
     }
 
@@ -80,6 +119,9 @@ impl Namespace {
     /// # Errors
     /// Invalid path, or no search permission on an ancestor.
     pub fn get_file_info(&self, caller: &Caller, src: &str) -> Result<Option<FileStatus>, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_file_info(caller, &sp);
+        }
         let res = self.resolve(src)?;
         self.check(caller, &res, Required::default())?;
         Ok(res.last().map(|id| self.status(self.node(id))))
@@ -97,6 +139,9 @@ impl Namespace {
         start_after: &str,
         limit: usize,
     ) -> Result<Option<Listing>, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_listing(caller, &sp, start_after, limit);
+        }
         let res = self.resolve(src)?;
         let Some(id) = res.last() else {
             self.check(caller, &res, Required::default())?;
@@ -175,6 +220,9 @@ impl Namespace {
     /// # Errors
     /// FileNotFound for a missing path or a directory; permission denied.
     pub fn open_for_read(&self, caller: &Caller, src: &str) -> Result<FileStatus, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_open(caller, &sp);
+        }
         let res = self.resolve(src)?;
         self.check(
             caller,

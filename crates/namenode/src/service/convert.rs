@@ -38,6 +38,9 @@ pub fn to_call_error(e: FsError) -> CallError {
         FsError::BadArgument(_) => ex::ILLEGAL_ARGUMENT,
         FsError::RecoveryInProgress(_) => ex::RECOVERY_IN_PROGRESS,
         FsError::Io(_) => ex::IO,
+        FsError::Snapshot(_) => ex::SNAPSHOT,
+        FsError::SnapshotAccessControl(_) => ex::SNAPSHOT_ACCESS_CONTROL,
+        FsError::PathIsNotDirectory(_) => ex::PATH_IS_NOT_DIRECTORY,
     };
     CallError::remote(class, e.to_string())
 }
@@ -95,7 +98,11 @@ pub(super) fn status_proto(st: &FileStatus, with_name: bool) -> pb::HdfsFileStat
         file_id: Some(st.id.0),
         children_num: Some(st.children_num),
         storage_policy: Some(0),
-        flags: Some(0),
+        flags: Some(if st.snapshot_enabled {
+            pb::hdfs_file_status_proto::Flags::SnapshotEnabled as u32
+        } else {
+            0
+        }),
         ..Default::default()
     }
 }

@@ -22,6 +22,7 @@ mod listing;
 mod namespace_ops;
 mod open_files;
 mod read_path;
+mod snapshots;
 mod truncate_concat;
 mod write_path;
 mod xattrs;
@@ -305,6 +306,17 @@ impl NameNodeState {
             "getXAttrs" => self.get_xattrs(&caller, decode(&req)?),
             "listXAttrs" => self.list_xattrs(&caller, decode(&req)?),
             "removeXAttr" => self.remove_xattr(&caller, decode(&req)?).await,
+            "allowSnapshot" => self.allow_snapshot(&caller, decode(&req)?).await,
+            "disallowSnapshot" => self.disallow_snapshot(&caller, decode(&req)?).await,
+            "createSnapshot" => self.create_snapshot(&caller, decode(&req)?).await,
+            "deleteSnapshot" => self.delete_snapshot(&caller, decode(&req)?).await,
+            "renameSnapshot" => self.rename_snapshot(&caller, decode(&req)?).await,
+            "getSnapshottableDirListing" => self.get_snapshottable_dir_listing(&caller),
+            "getSnapshotListing" => self.get_snapshot_listing(&caller, decode(&req)?),
+            "getSnapshotDiffReport" => self.get_snapshot_diff_report(&caller, decode(&req)?),
+            "getSnapshotDiffReportListing" => {
+                self.get_snapshot_diff_report_listing(&caller, decode(&req)?)
+            }
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();
