@@ -12,6 +12,8 @@
 # `dfsadmin` (DfsAdmin: the `hdfs dfsadmin` script scripts/admin/dfsadmin.txt;
 # 1 DataNode, run before the other programs of its cluster, as its -report
 # counts blocks and they leave deleted ones behind for a few heartbeats) or
+# `snapshots` (DfsAdmin on scripts/admin/snapshots.txt: dfsadmin, dfs,
+# lsSnapshottableDir and snapshotDiff on snapshots; 1 DataNode) or
 # `truncate-concat` (TruncateConcat: truncate and concat, their preconditions
 # and block recovery, replication 3; 3 DataNodes).
 #
@@ -48,6 +50,7 @@ program_args() {
     appcalls) echo "--main AppCalls" ;;
     inotify) echo "--main Inotify" ;;
     dfsadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/dfsadmin.txt" ;;
+    snapshots) echo "--main DfsAdmin --script $HERE/scripts/admin/snapshots.txt" ;;
     checksums) echo "--main FileChecksums --replications 1,3" ;;
     checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
     truncate-concat) echo "--main TruncateConcat" ;;
@@ -56,7 +59,7 @@ program_args() {
 }
 program_datanodes() {
   case "$1" in
-    appcalls | inotify | dfsadmin) echo 1 ;;
+    appcalls | inotify | dfsadmin | snapshots) echo 1 ;;
     *) echo 3 ;;
   esac
 }
@@ -68,7 +71,7 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
-  NAMES+=(dfsadmin appcalls inotify checksums checksums-crc32 truncate-concat)
+  NAMES+=(dfsadmin snapshots appcalls inotify checksums checksums-crc32 truncate-concat)
 fi
 SCRIPTS=()
 PROGRAMS=()

@@ -194,7 +194,57 @@ impl Namespace {
 
     fn compare_views(&self, scope: INodeId, earlier: View, later: View) -> Vec<Changed> {
         let mut changed: Vec<Changed> = Vec::new();
-        let mut stack = vec![(scope, scope, Vec::<String>::new())];
+        self.walk_changes(scope, scope, Vec::new(), earlier, later, &mut changed);
+        // A renamed inode is compared too, under its earlier path (as HDFS
+        // follows a rename's reference).
+        let created: std::collections::HashSet<INodeId> = changed
+            .iter()
+            .flat_map(|c| c.created.iter().map(|(_, id)| *id))
+            .collect();
+        let renamed: Vec<(Vec<String>, INodeId, INodeId)> = changed
+            .iter()
+            .flat_map(|c| {
+                c.deleted
+                    .iter()
+                    .filter(|(_, id)| created.contains(id))
+                    .map(|(n, id)| {
+                        let mut p = c.path.clone();
+                        p.push(n.clone());
+                        (p, *id, c.id)
+                    })
+            })
+            .collect();
+        for (path, id, parent) in renamed {
+            if self.any_node(id).is_some_and(|n| n.is_dir()) {
+                self.walk_changes(id, parent, path, earlier, later, &mut changed);
+            } else if self.metadata_changed(id, earlier, later) {
+                changed.push(Changed {
+                    path,
+                    id,
+                    parent,
+                    is_dir: false,
+                    created: Vec::new(),
+                    deleted: Vec::new(),
+                });
+            }
+        }
+        // HDFS's order: by depth, then by path.
+        changed.sort_by(|a, b| (a.path.len(), &a.path).cmp(&(b.path.len(), &b.path)));
+        changed
+    }
+
+    /// Compares the subtree of `start` (at `path`, in directory `parent`)
+    /// between the views, adding what changed.
+    fn walk_changes(
+        &self,
+        start: INodeId,
+        parent: INodeId,
+        path: Vec<String>,
+        earlier: View,
+        later: View,
+        changed: &mut Vec<Changed>,
+    ) {
+        let mut stack = vec![(start, parent, path)];
         while let Some((dir, parent, path)) = stack.pop() {
             let (ec, lc) = (
                 self.view_children(dir, earlier),
@@ -239,9 +289,6 @@ impl Namespace {
                 });
             }
         }
-        // HDFS's order: by depth, then by path.
-        changed.sort_by(|a, b| (a.path.len(), &a.path).cmp(&(b.path.len(), &b.path)));
-        changed
     }
 
     /// Whether inode `id` differs between two views: permission, owner or
