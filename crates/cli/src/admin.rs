@@ -1,7 +1,8 @@
 //! `cairn admin`: cluster administration in the spirit of `hdfs dfsadmin`:
 //! `-report` (DataNodes with state, capacity, usage, last contact, blocks)
 //! and `-refreshNodes` (re-read `dfs.hosts.exclude` on the NameNode, which
-//! starts or ends decommissioning).
+//! starts or ends decommissioning); the snapshot commands are in
+//! `admin_snapshot.rs`.
 
 use cairn_common::config::Configuration;
 use cairn_proto::hadoop::hdfs as pb;
@@ -42,7 +43,7 @@ fn state_name(s: Option<i32>) -> &'static str {
 }
 
 /// Runs `cairn admin ARGS`; returns the exit code.
-const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit>";
+const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to>";
 
 /// `-safemode ACTION`, as `hdfs dfsadmin -safemode`: prints "Safe mode is
 /// ON|OFF"; `wait` polls until it is off.
@@ -95,6 +96,7 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         .to_string();
     let mut cmd = None;
     let mut safemode_action = None;
+    let mut snapshot_args = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -116,6 +118,17 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
                     return 255;
                 }
             },
+            c if crate::admin_snapshot::COMMANDS.contains(&c) => {
+                snapshot_args = it.by_ref().take(crate::admin_snapshot::arity(c)).collect();
+                if snapshot_args.len() < crate::admin_snapshot::arity(c) {
+                    eprintln!(
+                        "admin: {c} needs {} argument(s)\n{USAGE}",
+                        crate::admin_snapshot::arity(c)
+                    );
+                    return 255;
+                }
+                cmd = Some(a);
+            }
             other => {
                 eprintln!("admin: unknown option {other}\n{USAGE}");
                 return 255;
@@ -153,6 +166,9 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         }
     };
     match cmd.as_str() {
+        c if crate::admin_snapshot::COMMANDS.contains(&c) => {
+            crate::admin_snapshot::run(&client, c, &snapshot_args).await
+        }
         "-safemode" => safemode(&client, safemode_action.as_deref().unwrap_or_default()).await,
         "-refreshNodes" => {
             match client

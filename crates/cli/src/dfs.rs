@@ -25,6 +25,7 @@ mod modify;
 mod paths;
 mod perms;
 mod shell;
+mod snapshot;
 mod stat;
 mod transfer;
 mod usage;
@@ -104,6 +105,16 @@ const COMMANDS: &[CommandInfo] = &[
         description: copy::CP_DESCRIPTION,
     },
     CommandInfo {
+        name: "createSnapshot",
+        usage: snapshot::CREATE_USAGE,
+        description: snapshot::CREATE_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "deleteSnapshot",
+        usage: snapshot::DELETE_USAGE,
+        description: snapshot::DELETE_DESCRIPTION,
+    },
+    CommandInfo {
         name: "du",
         usage: usage::DU_USAGE,
         description: usage::DU_DESCRIPTION,
@@ -147,6 +158,11 @@ const COMMANDS: &[CommandInfo] = &[
         name: "put",
         usage: copy::PUT_USAGE,
         description: copy::PUT_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "renameSnapshot",
+        usage: snapshot::RENAME_USAGE,
+        description: snapshot::RENAME_DESCRIPTION,
     },
     CommandInfo {
         name: "rm",
@@ -294,6 +310,8 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
         "copyToLocal" | "get" => copy::get(shell, args).await,
         "count" => usage::count(shell, args).await,
         "cp" => copy::cp(shell, args).await,
+        "createSnapshot" => snapshot::create(shell, args).await,
+        "deleteSnapshot" => snapshot::delete(shell, args).await,
         "du" => usage::du(shell, args).await,
         "head" => display::head(shell, args).await,
         "getfattr" => xattr::getfattr(shell, args).await,
@@ -301,6 +319,7 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
         "ls" => ls::run(shell, args).await,
         "mkdir" => modify::mkdir(shell, args).await,
         "mv" => modify::mv(shell, args).await,
+        "renameSnapshot" => snapshot::rename(shell, args).await,
         "rm" => modify::rm(shell, args).await,
         "rmdir" => modify::rmdir(shell, args).await,
         "setfattr" => xattr::setfattr(shell, args).await,

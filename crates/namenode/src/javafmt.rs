@@ -90,6 +90,18 @@ pub fn java_date(epoch_ms: u64) -> String {
     )
 }
 
+/// `SimpleDateFormat("yyyy-MM-dd HH:mm")` of a time in milliseconds since
+/// the epoch (UTC), as `-ls` and `lsSnapshottableDir` print it.
+pub fn date_minute(epoch_ms: u64) -> String {
+    let (year, month, day) = civil_from_days((epoch_ms / 86_400_000) as i64);
+    let secs = epoch_ms / 1000;
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        (secs / 3600) % 24,
+        (secs / 60) % 60
+    )
+}
+
 /// HDFS's default snapshot name, `SimpleDateFormat("'s'yyyyMMdd-HHmmss.SSS")`
 /// of a time in milliseconds since the epoch (UTC).
 pub fn snapshot_name(epoch_ms: u64) -> String {

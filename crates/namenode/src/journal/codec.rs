@@ -14,7 +14,7 @@ pub const RECORD_HEADER_LEN: usize = 16;
 /// Largest payload accepted when reading; bigger means corruption.
 pub const MAX_RECORD_LEN: usize = 16 * 1024 * 1024;
 
-fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
+pub(super) fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
     pj::BlockRecordProto {
         id: b.id.0,
         gs: b.gs,
@@ -22,7 +22,7 @@ fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
     }
 }
 
-fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
+pub(super) fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
     BlockRecord {
         id: BlockId(b.id),
         gs: b.gs,

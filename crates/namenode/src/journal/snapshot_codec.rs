@@ -4,26 +4,11 @@
 use cairn_proto::cairn::journal as pj;
 use pj::edit_proto::Op;
 
+use super::codec::{block_from, block_to};
 use crate::namespace::snapshot::{
     Attrs, DirDiff, FileDiff, SnapshotImage, SnapshotImageDir, SnapshotImageInode, SnapshotInfo,
 };
-use crate::namespace::{BlockId, BlockRecord, Edit, INodeId};
-
-fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
-    pj::BlockRecordProto {
-        id: b.id.0,
-        gs: b.gs,
-        num_bytes: b.num_bytes,
-    }
-}
-
-fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
-    BlockRecord {
-        id: BlockId(b.id),
-        gs: b.gs,
-        num_bytes: b.num_bytes,
-    }
-}
+use crate::namespace::{Edit, INodeId};
 
 fn attrs_to(a: &Attrs) -> pj::SnapshotAttrsRecord {
     pj::SnapshotAttrsRecord {
@@ -307,6 +292,7 @@ fn image_from(i: &pj::SnapshotImageEdit) -> Result<SnapshotImage, String> {
 mod tests {
     use super::super::codec::{decode_record, encode_record, Decoded};
     use super::*;
+    use crate::namespace::{BlockId, BlockRecord};
 
     fn attrs(p: u16) -> Attrs {
         Attrs {

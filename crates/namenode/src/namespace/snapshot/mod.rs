@@ -222,6 +222,12 @@ impl Namespace {
         if owner {
             self.check_owner(caller, &res)?;
         }
+        Ok((self.directory_of(&res)?, res.path()))
+    }
+
+    /// HDFS's `INodeDirectory.valueOf`: the resolved path must be an
+    /// existing directory.
+    fn directory_of(&self, res: &super::Resolved) -> Result<INodeId, FsError> {
         let id = res.last().ok_or_else(|| {
             FsError::FileNotFound(format!("Directory does not exist: {}", res.path()))
         })?;
@@ -231,7 +237,7 @@ impl Namespace {
                 res.path()
             )));
         }
-        Ok((id, res.path()))
+        Ok(id)
     }
 
     fn snapshottable_root(

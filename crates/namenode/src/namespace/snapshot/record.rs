@@ -202,6 +202,13 @@ impl Namespace {
     /// inodes its diffs named as deleted lose that reference, and blocks
     /// only its diffs held are freed.
     fn drop_history(&mut self, id: INodeId) {
+        let own: Vec<_> = self.blocks_of(id).iter().map(|b| b.id).collect();
+        self.drop_diffs(id, &own);
+    }
+
+    /// Drops the pin and diffs of `id`, releasing the inodes its diffs
+    /// name as deleted; frees the blocks its diffs list beyond `own`.
+    fn drop_diffs(&mut self, id: INodeId, own: &[crate::namespace::BlockId]) {
         self.snapshots.pins.remove(&id);
         if let Some(diffs) = self.snapshots.dir_diffs.remove(&id) {
             for d in diffs {
@@ -211,13 +218,12 @@ impl Namespace {
             }
         }
         if let Some(diffs) = self.snapshots.file_diffs.remove(&id) {
-            let kept: Vec<_> = self.blocks_of(id).iter().map(|b| b.id).collect();
             let mut freed: Vec<_> = diffs
                 .into_iter()
                 .filter_map(|d| d.blocks)
                 .flatten()
                 .map(|b| b.id)
-                .filter(|b| !kept.contains(b))
+                .filter(|b| !own.contains(b))
                 .collect();
             freed.sort_unstable();
             freed.dedup();
@@ -277,26 +283,7 @@ impl Namespace {
                 .file()
                 .map(|f| f.blocks.iter().map(|b| b.id).collect())
                 .unwrap_or_default();
-            self.snapshots.pins.remove(&n);
-            if let Some(diffs) = self.snapshots.dir_diffs.remove(&n) {
-                for d in diffs {
-                    for (_, c) in d.deleted {
-                        self.release(c);
-                    }
-                }
-            }
-            if let Some(diffs) = self.snapshots.file_diffs.remove(&n) {
-                let mut extra: Vec<_> = diffs
-                    .into_iter()
-                    .filter_map(|d| d.blocks)
-                    .flatten()
-                    .map(|b| b.id)
-                    .filter(|b| !frozen.contains(b))
-                    .collect();
-                extra.sort_unstable();
-                extra.dedup();
-                self.snapshots.freed.extend(extra);
-            }
+            self.drop_diffs(n, &frozen);
         }
     }
 

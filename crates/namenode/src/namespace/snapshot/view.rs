@@ -494,15 +494,7 @@ impl Namespace {
                 ..Default::default()
             },
         )?;
-        let id = res.last().ok_or_else(|| {
-            FsError::FileNotFound(format!("Directory does not exist: {}", res.path()))
-        })?;
-        if !self.node(id).is_dir() {
-            return Err(FsError::PathIsNotDirectory(format!(
-                "`{}': Is not a directory",
-                res.path()
-            )));
-        }
+        let id = self.directory_of(&res)?;
         let dir = self.snapshots.dirs.get(&id).ok_or_else(|| {
             FsError::Snapshot(format!(
                 "Directory is not a snapshottable directory: {}",
