@@ -181,6 +181,9 @@ impl Namespace {
     /// # Errors
     /// FileNotFound, or permission denied (read+execute on every directory).
     pub fn content_summary(&self, caller: &Caller, src: &str) -> Result<ContentSummary, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_content_summary(caller, &sp);
+        }
         let res = self.resolve(src)?;
         let Some(id) = res.last() else {
             self.check(caller, &res, Required::default())?;

@@ -335,6 +335,13 @@ fn snapshot_reads_show_the_tree_as_it_was() {
         "cut at the snapshot's length, with today's stamp"
     );
     assert_eq!(read_blocks(&n, "/d/.snapshot/s1/t").len(), 3);
+    let du = n
+        .content_summary(&root(), "/d/.snapshot/s1")
+        .expect("summary");
+    assert_eq!(
+        (du.directory_count, du.file_count, du.length),
+        (2, 3, 1124 + 2098 + 7)
+    );
     assert_eq!(read_blocks(&n, "/d/.snapshot/s1/sub/g")[0].num_bytes, 7);
     // The .snapshot directory and a missing snapshot.
     let dot = n

@@ -402,6 +402,40 @@ impl Namespace {
         Ok(Some(Listing { entries, remaining }))
     }
 
+    /// getContentSummary of a snapshot path: the subtree as the snapshot
+    /// saw it (`/d/.snapshot` itself counts as an empty directory).
+    pub(in crate::namespace) fn snapshot_content_summary(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+    ) -> Result<crate::namespace::ContentSummary, FsError> {
+        self.check_snapshot_path(caller, sp, None)?;
+        let mut sum = crate::namespace::ContentSummary::default();
+        let (Some(s), Some(Some((id, _)))) = (sp.snapshot, sp.inodes.last()) else {
+            if sp.inodes.is_empty() {
+                sum.directory_count = 1;
+                return Ok(sum);
+            }
+            return Err(FsError::FileNotFound(format!(
+                "File does not exist: {}",
+                sp.path
+            )));
+        };
+        let mut stack = vec![*id];
+        while let Some(n) = stack.pop() {
+            if self.any_node(n).is_some_and(INode::is_dir) {
+                sum.directory_count += 1;
+                stack.extend(self.children_at(n, s).into_values());
+            } else {
+                let st = self.status_at(n, "", s);
+                sum.file_count += 1;
+                sum.length += st.length;
+                sum.space_consumed += st.length * u64::from(st.replication);
+            }
+        }
+        Ok(sum)
+    }
+
     /// Opening a snapshot path for reading: its status and blocks.
     pub(in crate::namespace) fn snapshot_open(
         &self,
