@@ -15,6 +15,8 @@
 # counts blocks and they leave deleted ones behind for a few heartbeats) or
 # `storagepolicies` (DfsAdmin --tool storagepolicies: the `hdfs
 # storagepolicies` script scripts/admin/storagepolicies.txt; 1 DataNode) or
+# `snapshots` (DfsAdmin on scripts/admin/snapshots.txt: dfsadmin, dfs,
+# lsSnapshottableDir and snapshotDiff on snapshots; 1 DataNode) or
 # `truncate-concat` (TruncateConcat: truncate and concat, their preconditions
 # and block recovery, replication 3; 3 DataNodes).
 #
@@ -53,6 +55,7 @@ program_args() {
     dfsadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/dfsadmin.txt" ;;
     storagepolicies) echo "--main DfsAdmin --tool storagepolicies --script $HERE/scripts/admin/storagepolicies.txt" ;;
     quota) echo "--main DfsAdmin --script $HERE/scripts/admin/quota.txt" ;;
+    snapshots) echo "--main DfsAdmin --script $HERE/scripts/admin/snapshots.txt" ;;
     checksums) echo "--main FileChecksums --replications 1,3" ;;
     checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
     truncate-concat) echo "--main TruncateConcat" ;;
@@ -61,7 +64,7 @@ program_args() {
 }
 program_datanodes() {
   case "$1" in
-    appcalls | inotify | dfsadmin | storagepolicies | quota) echo 1 ;;
+    appcalls | inotify | dfsadmin | storagepolicies | quota | snapshots) echo 1 ;;
     *) echo 3 ;;
   esac
 }
@@ -73,7 +76,7 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
-  NAMES+=(dfsadmin storagepolicies quota appcalls inotify checksums checksums-crc32 truncate-concat)
+  NAMES+=(dfsadmin storagepolicies quota snapshots appcalls inotify checksums checksums-crc32 truncate-concat)
 fi
 SCRIPTS=()
 PROGRAMS=()

@@ -3,7 +3,7 @@
 //! and `-refreshNodes` (re-read `dfs.hosts.exclude` on the NameNode, which
 //! starts or ends decommissioning), `-safemode`, and the quota commands
 //! (`-setQuota`, `-clrQuota`, `-setSpaceQuota`, `-clrSpaceQuota`, in
-//! `admin/quota.rs`).
+//! `admin/quota.rs`); the snapshot commands are in `admin_snapshot.rs`.
 
 mod quota;
 
@@ -46,7 +46,7 @@ fn state_name(s: Option<i32>) -> &'static str {
 }
 
 /// Runs `cairn admin ARGS`; returns the exit code.
-const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>...";
+const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>... | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to>";
 
 /// `-safemode ACTION`, as `hdfs dfsadmin -safemode`: prints "Safe mode is
 /// ON|OFF"; `wait` polls until it is off.
@@ -100,6 +100,7 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
     let mut cmd = None;
     let mut safemode_action = None;
     let mut quota_args = Vec::new();
+    let mut snapshot_args = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -125,6 +126,17 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
                     return 255;
                 }
             },
+            c if crate::admin_snapshot::COMMANDS.contains(&c) => {
+                snapshot_args = it.by_ref().take(crate::admin_snapshot::arity(c)).collect();
+                if snapshot_args.len() < crate::admin_snapshot::arity(c) {
+                    eprintln!(
+                        "admin: {c} needs {} argument(s)\n{USAGE}",
+                        crate::admin_snapshot::arity(c)
+                    );
+                    return 255;
+                }
+                cmd = Some(a);
+            }
             other => {
                 eprintln!("admin: unknown option {other}\n{USAGE}");
                 return 255;
@@ -163,6 +175,9 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
     };
     match cmd.as_str() {
         q if quota::is_quota_command(q) => quota::run(&client, q, quota_args).await,
+        c if crate::admin_snapshot::COMMANDS.contains(&c) => {
+            crate::admin_snapshot::run(&client, c, &snapshot_args).await
+        }
         "-safemode" => safemode(&client, safemode_action.as_deref().unwrap_or_default()).await,
         "-refreshNodes" => {
             match client

@@ -27,6 +27,7 @@ mod paths;
 mod perms;
 mod quota;
 mod shell;
+mod snapshot;
 mod stat;
 mod transfer;
 mod unmasked;
@@ -107,6 +108,16 @@ const COMMANDS: &[CommandInfo] = &[
         description: copy::CP_DESCRIPTION,
     },
     CommandInfo {
+        name: "createSnapshot",
+        usage: snapshot::CREATE_USAGE,
+        description: snapshot::CREATE_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "deleteSnapshot",
+        usage: snapshot::DELETE_USAGE,
+        description: snapshot::DELETE_DESCRIPTION,
+    },
+    CommandInfo {
         name: "du",
         usage: usage::DU_USAGE,
         description: usage::DU_DESCRIPTION,
@@ -155,6 +166,11 @@ const COMMANDS: &[CommandInfo] = &[
         name: "put",
         usage: copy::PUT_USAGE,
         description: copy::PUT_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "renameSnapshot",
+        usage: snapshot::RENAME_USAGE,
+        description: snapshot::RENAME_DESCRIPTION,
     },
     CommandInfo {
         name: "rm",
@@ -307,6 +323,8 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
         "copyToLocal" | "get" => copy::get(shell, args).await,
         "count" => usage::count(shell, args).await,
         "cp" => copy::cp(shell, args).await,
+        "createSnapshot" => snapshot::create(shell, args).await,
+        "deleteSnapshot" => snapshot::delete(shell, args).await,
         "du" => usage::du(shell, args).await,
         "head" => display::head(shell, args).await,
         "getfacl" => acl::getfacl(shell, args).await,
@@ -315,6 +333,7 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
         "ls" => ls::run(shell, args).await,
         "mkdir" => modify::mkdir(shell, args).await,
         "mv" => modify::mv(shell, args).await,
+        "renameSnapshot" => snapshot::rename(shell, args).await,
         "rm" => modify::rm(shell, args).await,
         "rmdir" => modify::rmdir(shell, args).await,
         "setfacl" => acl::setfacl(shell, args).await,

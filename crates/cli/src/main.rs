@@ -3,6 +3,7 @@
 //! library entry points.
 
 mod admin;
+mod admin_snapshot;
 mod bench;
 mod dfs;
 mod up;

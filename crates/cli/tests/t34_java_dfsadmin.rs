@@ -10,6 +10,9 @@
 //! and the quota commands with `hadoop fs -count -q [-v] [-t] [-u]` and
 //! the writes quotas refuse (`expected/quota.txt`).
 //!
+//! Also the snapshot tools (`scripts/admin/snapshots.txt`: dfsadmin, dfs,
+//! lsSnapshottableDir, snapshotDiff).
+//!
 //! Needs a JDK and Maven (the kit fetches the jars on first use).
 
 mod common;
@@ -53,6 +56,24 @@ fn images(name_dir: &Path) -> Vec<u64> {
         .collect();
     v.sort();
     v
+}
+
+#[test]
+fn snapshot_tools_transcript_matches_apache_hdfs() {
+    // Goal: `hdfs dfsadmin -allowSnapshot/-disallowSnapshot`, `hdfs dfs
+    // -createSnapshot/-renameSnapshot/-deleteSnapshot`, `-ls`/`-cat` of
+    // `.snapshot` paths after the live files changed, `hdfs
+    // lsSnapshottableDir` and `hdfs snapshotDiff` (both between snapshots,
+    // through getSnapshotDiffReportListing, and against the current tree),
+    // with HDFS's failures, print as against Apache HDFS 3.4.1.
+    let cluster = Cluster::start(1, &[]);
+    let got = dfsadmin(
+        &cluster.nn.url(),
+        &java_dir().join("scripts/admin/snapshots.txt"),
+    );
+    let want = std::fs::read_to_string(java_dir().join("expected/snapshots.txt"))
+        .expect("expected/snapshots.txt");
+    common::assert_matches_golden(&got, &want, "snapshots");
 }
 
 #[test]

@@ -227,6 +227,16 @@ pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_HARD_LIMIT: u32 = 32768;
 pub const DFS_QUOTA_BY_STORAGETYPE_ENABLED: &str = "dfs.quota.by.storagetype.enabled";
 /// On.
 pub const DFS_QUOTA_BY_STORAGETYPE_ENABLED_DEFAULT: bool = true;
+/// Most snapshots of one snapshottable directory, count.
+pub const DFS_NAMENODE_SNAPSHOT_MAX_LIMIT: &str = "dfs.namenode.snapshot.max.limit";
+/// 65536 snapshots.
+pub const DFS_NAMENODE_SNAPSHOT_MAX_LIMIT_DEFAULT: u32 = 65536;
+
+/// Most snapshots in the whole namespace, count; not below the per
+/// directory limit.
+pub const DFS_NAMENODE_SNAPSHOT_FILESYSTEM_LIMIT: &str = "dfs.namenode.snapshot.filesystem.limit";
+/// 65536 snapshots.
+pub const DFS_NAMENODE_SNAPSHOT_FILESYSTEM_LIMIT_DEFAULT: u32 = 65536;
 
 /// Most entries one `getListing` call returns, count; clients page through
 /// larger directories.

@@ -6,7 +6,7 @@ use std::time::Duration;
 use cairn_common::config::{ConfigError, Configuration};
 use cairn_common::keys as k;
 
-use crate::namespace::{Limits, StoragePolicySwitches, XAttrLimits};
+use crate::namespace::{Limits, SnapshotLimits, StoragePolicySwitches, XAttrLimits};
 use crate::trash::TrashSettings;
 
 /// Edit-log preallocation step, bytes (Cairn; default 1 MiB).
@@ -58,6 +58,8 @@ pub struct NameNodeConfig {
     pub acls_enabled: bool,
     /// `dfs.quota.by.storagetype.enabled`.
     pub type_quotas_enabled: bool,
+    /// `dfs.namenode.snapshot.max.limit` and `.filesystem.limit`.
+    pub snapshot_limits: SnapshotLimits,
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
     pub dead_after: Duration,
@@ -294,6 +296,30 @@ fn xattr_limits(conf: &Configuration) -> Result<XAttrLimits, ConfigError> {
     })
 }
 
+/// The snapshot limits; as HDFS, the per directory limit may not exceed
+/// the file system's.
+fn snapshot_limits(conf: &Configuration) -> Result<SnapshotLimits, ConfigError> {
+    let per_dir = conf.get_u32(
+        k::DFS_NAMENODE_SNAPSHOT_MAX_LIMIT,
+        k::DFS_NAMENODE_SNAPSHOT_MAX_LIMIT_DEFAULT,
+    )?;
+    let total = conf.get_u32(
+        k::DFS_NAMENODE_SNAPSHOT_FILESYSTEM_LIMIT,
+        k::DFS_NAMENODE_SNAPSHOT_FILESYSTEM_LIMIT_DEFAULT,
+    )?;
+    if per_dir > total {
+        return Err(invalid(
+            k::DFS_NAMENODE_SNAPSHOT_MAX_LIMIT,
+            per_dir,
+            "dfs.namenode.snapshot.max.limit cannot be greater than dfs.namenode.snapshot.filesystem.limit",
+        ));
+    }
+    Ok(SnapshotLimits {
+        max_per_directory: per_dir,
+        max_total: total,
+    })
+}
+
 fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
     // The value parsed, but is out of the range the NameNode can run with.
     ConfigError::InvalidValue {
@@ -390,6 +416,7 @@ impl NameNodeConfig {
         let batched_ls_limit =
             conf.get_u32(k::DFS_BATCHED_LS_LIMIT, k::DFS_BATCHED_LS_LIMIT_DEFAULT)?;
         let xattr_limits = xattr_limits(conf)?;
+        let snapshot_limits = snapshot_limits(conf)?;
         let heartbeat = conf.get_duration(
             k::DFS_HEARTBEAT_INTERVAL,
             k::DFS_HEARTBEAT_INTERVAL_UNIT,
@@ -511,6 +538,7 @@ impl NameNodeConfig {
                 k::DFS_QUOTA_BY_STORAGETYPE_ENABLED,
                 k::DFS_QUOTA_BY_STORAGETYPE_ENABLED_DEFAULT,
             )?,
+            snapshot_limits,
         })
     }
 }

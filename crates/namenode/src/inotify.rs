@@ -257,6 +257,13 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
             },
         )],
         Edit::SetAcl { .. } => Vec::new(),
+        // HDFS's inotify translator makes no event of snapshot ops.
+        Edit::AllowSnapshot { .. }
+        | Edit::DisallowSnapshot { .. }
+        | Edit::CreateSnapshot { .. }
+        | Edit::DeleteSnapshot { .. }
+        | Edit::RenameSnapshot { .. }
+        | Edit::SnapshotImage(_) => Vec::new(),
         Edit::SetReplication { path, replication } => vec![event(
             T::EventMetadata,
             pb::MetadataUpdateEventProto {

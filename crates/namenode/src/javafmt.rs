@@ -90,9 +90,42 @@ pub fn java_date(epoch_ms: u64) -> String {
     )
 }
 
+/// `SimpleDateFormat("yyyy-MM-dd HH:mm")` of a time in milliseconds since
+/// the epoch (UTC), as `-ls` and `lsSnapshottableDir` print it.
+pub fn date_minute(epoch_ms: u64) -> String {
+    let (year, month, day) = civil_from_days((epoch_ms / 86_400_000) as i64);
+    let secs = epoch_ms / 1000;
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}",
+        (secs / 3600) % 24,
+        (secs / 60) % 60
+    )
+}
+
+/// HDFS's default snapshot name, `SimpleDateFormat("'s'yyyyMMdd-HHmmss.SSS")`
+/// of a time in milliseconds since the epoch (UTC).
+pub fn snapshot_name(epoch_ms: u64) -> String {
+    let days = (epoch_ms / 86_400_000) as i64;
+    let (year, month, day) = civil_from_days(days);
+    let secs = epoch_ms / 1000;
+    format!(
+        "s{year:04}{month:02}{day:02}-{:02}{:02}{:02}.{:03}",
+        (secs / 3600) % 24,
+        (secs / 60) % 60,
+        secs % 60,
+        epoch_ms % 1000
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn snapshot_name_is_hdfs_default_pattern() {
+        // 2024-02-29 13:05:09.007 UTC
+        assert_eq!(snapshot_name(1_709_211_909_007), "s20240229-130509.007");
+    }
 
     #[test]
     fn byte_desc_matches_hadoop() {

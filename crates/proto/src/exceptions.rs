@@ -104,3 +104,10 @@ pub const DISALLOWED_DATANODE: &str =
 /// DatanodeProtocol: heartbeat/report from a DataNode that is not registered.
 /// (Package per PROTOCOL.md; marked unverified there.)
 pub const UNREGISTERED_NODE: &str = "org.apache.hadoop.hdfs.protocol.UnregisteredNodeException";
+
+/// HDFS's snapshot failures (`SnapshotException`).
+pub const SNAPSHOT: &str = "org.apache.hadoop.hdfs.protocol.SnapshotException";
+
+/// A write below `.snapshot` (`SnapshotAccessControlException`).
+pub const SNAPSHOT_ACCESS_CONTROL: &str =
+    "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException";

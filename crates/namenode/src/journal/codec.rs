@@ -17,7 +17,7 @@ pub const RECORD_HEADER_LEN: usize = 16;
 /// Largest payload accepted when reading; bigger means corruption.
 pub const MAX_RECORD_LEN: usize = 16 * 1024 * 1024;
 
-fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
+pub(super) fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
     pj::BlockRecordProto {
         id: b.id.0,
         gs: b.gs,
@@ -25,7 +25,7 @@ fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
     }
 }
 
-fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
+pub(super) fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
     BlockRecord {
         id: BlockId(b.id),
         gs: b.gs,
@@ -36,6 +36,9 @@ fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
 /// Converts an edit to its stored form.
 pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
     use pj::edit_proto::Op;
+    if let Some(op) = super::snapshot_codec::to_proto(e) {
+        return pj::EditProto { op: Some(op) };
+    }
     let op = match e.clone() {
         Edit::Mkdir {
             id,
@@ -221,6 +224,12 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             storage_type: storage_type.proto().unsigned_abs(),
             quota,
         }),
+        Edit::AllowSnapshot { .. }
+        | Edit::DisallowSnapshot { .. }
+        | Edit::CreateSnapshot { .. }
+        | Edit::DeleteSnapshot { .. }
+        | Edit::RenameSnapshot { .. }
+        | Edit::SnapshotImage(_) => unreachable!("snapshot edits are encoded above"),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -236,6 +245,9 @@ fn narrow16(v: u32, what: &str) -> Result<u16, String> {
 pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
     use pj::edit_proto::Op;
     let op = p.op.as_ref().ok_or("edit record without an operation")?;
+    if let Some(edit) = super::snapshot_codec::from_proto(op) {
+        return edit;
+    }
     Ok(match op.clone() {
         Op::Mkdir(m) => Edit::Mkdir {
             id: INodeId(m.id),
@@ -367,6 +379,12 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
                 .ok_or_else(|| format!("unknown storage type {}", q.storage_type))?,
             quota: q.quota,
         },
+        Op::AllowSnapshot(_)
+        | Op::DisallowSnapshot(_)
+        | Op::CreateSnapshot(_)
+        | Op::DeleteSnapshot(_)
+        | Op::RenameSnapshot(_)
+        | Op::SnapshotImage(_) => unreachable!("snapshot edits are decoded above"),
     })
 }
 

@@ -10,6 +10,7 @@
 pub mod codec;
 pub mod file;
 pub mod rolling;
+pub mod snapshot_codec;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 

@@ -5,9 +5,9 @@
 //! gets the same exception as from HDFS. Blocks keep their lengths, so a
 //! concatenated file may have partial blocks in the middle, as in HDFS.
 //! The quotas above the directory are checked for the space the sources
-//! change (their blocks take the target's replication), as HDFS does.
-//! Cairn has no snapshots or encryption zones, so HDFS's checks for those
-//! never fire.
+//! change (their blocks take the target's replication), as HDFS does. A
+//! source a snapshot holds is refused, as in HDFS; Cairn has no encryption
+//! zones, so HDFS's checks for those never fire.
 
 use std::collections::HashSet;
 
@@ -108,6 +108,11 @@ impl Namespace {
             let f = node
                 .file()
                 .ok_or_else(|| FsError::FileNotFound(format!("Path is not a file: {src}")))?;
+            if self.in_some_snapshot(id) {
+                return Err(FsError::Snapshot(format!(
+                    "Concat: the source file {src} is in snapshot"
+                )));
+            }
             if node.parent != target_parent {
                 return Err(FsError::IllegalArgument(format!(
                     "Source file {src} is not in the same directory with the target {target_path}"
@@ -198,6 +203,8 @@ impl Namespace {
             .fold(QuotaCounts::default(), |sum, id| {
                 sum.plus(&self.usage_of(*id))
             });
+        self.record_modification(target_id);
+        self.record_modification(parent);
         let mut blocks = Vec::new();
         for id in &sources {
             if let Some(f) = self.node(*id).file() {
@@ -212,6 +219,8 @@ impl Namespace {
         let delta = file_usage(f).minus(&before);
         self.node_mut(parent).mtime_ms = mtime_ms;
         self.add_usage(parent, &delta);
+        // The sources' blocks moved to the target: none is freed.
+        self.clear_freed();
         Ok(())
     }
 

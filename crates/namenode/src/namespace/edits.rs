@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use super::quota::file_usage;
+use super::snapshot::SnapshotImage;
 use super::{
     AclEntry, BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, Namespace, QuotaCounts,
     Resolved, StorageType, UnderConstruction, XAttr, XAttrNamespace, ROOT_INODE_ID,
@@ -166,6 +167,33 @@ pub enum Edit {
         storage_type: StorageType,
         quota: i64,
     },
+    /// The directory becomes snapshottable (HDFS's OP_ALLOW_SNAPSHOT).
+    AllowSnapshot {
+        path: String,
+    },
+    DisallowSnapshot {
+        path: String,
+    },
+    /// A snapshot `name` of `path` taken at `mtime_ms` (also the
+    /// directory's new mtime).
+    CreateSnapshot {
+        path: String,
+        name: String,
+        mtime_ms: u64,
+    },
+    DeleteSnapshot {
+        path: String,
+        name: String,
+        mtime_ms: u64,
+    },
+    RenameSnapshot {
+        path: String,
+        old: String,
+        new: String,
+        mtime_ms: u64,
+    },
+    /// A checkpoint image's snapshot state, after its tree.
+    SnapshotImage(Box<SnapshotImage>),
 }
 
 /// The usage of one new name.
@@ -317,6 +345,11 @@ impl Namespace {
         }
         create.extend(attrs);
         create.extend(self.quota_edits(&quota_dirs));
+        create.extend(
+            self.snapshot_image_parts()
+                .into_iter()
+                .map(|p| Edit::SnapshotImage(Box::new(p))),
+        );
         create
     }
 
@@ -383,20 +416,42 @@ impl Namespace {
         }
     }
 
+    /// Drops what the side tables (xattrs, ACLs, storage policies, quotas)
+    /// keep of an inode that left the tree (for good, or kept only for
+    /// snapshots).
+    pub(super) fn forget_side_tables(&mut self, id: INodeId) {
+        self.forget_xattrs(id);
+        self.forget_acl(id);
+        self.forget_storage_policy(id);
+        self.forget_quota(id);
+    }
+
+    /// Takes `id` and its subtree out of the tree; the blocks nothing
+    /// holds any more (a snapshot may) go to the freed list.
     pub(super) fn remove_tree(&mut self, id: INodeId) {
-        self.unlink(id);
-        let mut stack = vec![id];
-        while let Some(id) = stack.pop() {
-            self.forget_xattrs(id);
-            self.forget_acl(id);
-            self.forget_storage_policy(id);
-            self.forget_quota(id);
-            if let Some(node) = self.inodes.remove(&id) {
-                if let INodeKind::Directory { children } = node.kind {
-                    stack.extend(children.into_values());
+        if !self.snapshots_in_use() {
+            self.forget_snapshottable_below(id);
+            self.unlink(id);
+            let mut stack = vec![id];
+            while let Some(id) = stack.pop() {
+                self.forget_side_tables(id);
+                if let Some(node) = self.inodes.remove(&id) {
+                    match node.kind {
+                        INodeKind::Directory { children } => stack.extend(children.into_values()),
+                        INodeKind::File(f) => self.note_freed(f.blocks.iter().map(|b| b.id)),
+                    }
                 }
             }
+            return;
         }
+        self.forget_snapshottable_below(id);
+        let node = self.node(id);
+        if let Some(parent) = node.parent {
+            let name = node.name.clone();
+            self.record_child_removed(parent, &name, id);
+        }
+        self.unlink(id);
+        self.drop_or_retain(id);
     }
 
     /// Applies one edit (from an operation, or from the journal on replay).
@@ -405,6 +460,7 @@ impl Namespace {
     /// [`ApplyError`] when the edit does not fit the tree (a corrupt or
     /// out-of-order journal).
     pub fn apply(&mut self, edit: &Edit) -> Result<(), ApplyError> {
+        self.clear_freed();
         match edit {
             Edit::Mkdir { .. }
             | Edit::AddFile { .. }
@@ -439,6 +495,12 @@ impl Namespace {
             Edit::SetQuota { .. } | Edit::SetQuotaByStorageType { .. } => {
                 self.apply_quota_edit(edit)
             }
+            Edit::AllowSnapshot { .. }
+            | Edit::DisallowSnapshot { .. }
+            | Edit::CreateSnapshot { .. }
+            | Edit::DeleteSnapshot { .. }
+            | Edit::RenameSnapshot { .. } => self.apply_snapshot_edit(edit),
+            Edit::SnapshotImage(image) => self.apply_snapshot_image(image),
         }
     }
 
@@ -482,6 +544,7 @@ impl Namespace {
                     return Err(ApplyError(format!("{path} already exists")));
                 }
                 self.check_new_id(*id, None)?;
+                self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
                 self.link(
                     parent,
@@ -531,6 +594,7 @@ impl Namespace {
                     None => {}
                 }
                 self.add_usage(parent, &delta);
+                self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
                 self.link(
                     parent,
@@ -603,13 +667,17 @@ impl Namespace {
                     self.add_usage_until(src_parent, &moved.negated(), Some(common));
                     self.add_usage_until(dst_parent, &moved, Some(common));
                 }
+                let old_name = self.node(id).name.clone();
+                self.record_child_removed(src_parent, &old_name, id);
+                self.record_modification(dst_parent);
                 self.unlink(id);
                 let node = self.node_mut(id);
                 node.parent = Some(dst_parent);
                 node.name = name.clone();
                 if let INodeKind::Directory { children } = &mut self.node_mut(dst_parent).kind {
-                    children.insert(name, id);
+                    children.insert(name.clone(), id);
                 }
+                self.record_child_created(dst_parent, &name, id);
                 self.node_mut(src_parent).mtime_ms = *mtime_ms;
                 self.node_mut(dst_parent).mtime_ms = *mtime_ms;
             }
@@ -628,6 +696,7 @@ impl Namespace {
                 length: _,
             } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 let node = self.node_mut(id);
                 node.mtime_ms = *mtime_ms;
                 let f = file_mut(node, path)?;
@@ -642,6 +711,7 @@ impl Namespace {
                 block,
             } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 let f = file_mut(self.node_mut(id), path)?;
                 if let Some(prev) = previous {
                     commit_last(f, prev, path)?;
@@ -656,6 +726,7 @@ impl Namespace {
                 client_machine,
             } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 let f = file_mut(self.node_mut(id), path)?;
                 if f.under_construction.is_some() {
                     return Err(ApplyError(format!("{path} is already open")));
@@ -668,6 +739,7 @@ impl Namespace {
             }
             Edit::AbandonBlock { path, block } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 let f = file_mut(self.node_mut(id), path)?;
                 if f.blocks.last().map(|b| b.id) != Some(*block) {
                     return Err(ApplyError(format!(
@@ -678,6 +750,7 @@ impl Namespace {
             }
             Edit::UpdateBlock { path, block } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 let f = file_mut(self.node_mut(id), path)?;
                 let b = f
                     .blocks
@@ -697,10 +770,12 @@ impl Namespace {
         match edit {
             Edit::SetPermission { path, permission } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 self.node_mut(id).permission = *permission;
             }
             Edit::SetOwner { path, owner, group } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 let node = self.node_mut(id);
                 if let Some(o) = owner {
                     node.owner = o.clone();
@@ -715,6 +790,7 @@ impl Namespace {
                 atime_ms,
             } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 let node = self.node_mut(id);
                 if let Some(m) = mtime_ms {
                     node.mtime_ms = *m;
@@ -725,6 +801,7 @@ impl Namespace {
             }
             Edit::SetReplication { path, replication } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 match &mut self.node_mut(id).kind {
                     INodeKind::File(f) => f.replication = *replication,
                     INodeKind::Directory { .. } => {

@@ -31,6 +31,8 @@
 //! - `storage_policy.rs`: block storage policies (a side table by inode id).
 //! - `quota.rs`: directory quotas, their usage kept incrementally (a side
 //!   table by inode id of the directories that have one), their checks.
+//! - `snapshot/`: snapshots (side tables of copy-on-write diffs by inode
+//!   id, `.snapshot` paths, diff reports).
 
 pub mod acl;
 mod acl_storage;
@@ -43,6 +45,7 @@ pub mod path;
 pub mod permission;
 pub mod quota;
 mod read;
+pub mod snapshot;
 pub mod storage_policy;
 mod tree;
 mod truncate;
@@ -61,6 +64,7 @@ pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
 pub use quota::{DirQuota, QuotaCounts, QuotaUsage, StorageType, QUOTA_DONT_SET, QUOTA_RESET};
 pub use read::{ContentSummary, FileStatus, Listing};
+pub use snapshot::{SnapshotLimits, SnapshotState};
 pub use storage_policy::{StoragePolicy, StoragePolicySwitches};
 pub use tree::{
     BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, UnderConstruction, FIRST_BLOCK_ID,
@@ -118,6 +122,12 @@ pub enum FsError {
     PathIsNotDirectory(String),
     #[error("{0}")]
     UnsupportedAction(String),
+    /// HDFS's `SnapshotException`.
+    #[error("{0}")]
+    Snapshot(String),
+    /// HDFS's `SnapshotAccessControlException` (a write below `.snapshot`).
+    #[error("{0}")]
+    SnapshotAccessControl(String),
 }
 
 /// Limits from the configuration (`dfs.namenode.fs-limits.*`).
@@ -164,6 +174,8 @@ pub struct Namespace {
     quotas: HashMap<INodeId, DirQuota>,
     /// `dfs.quota.by.storagetype.enabled`.
     type_quotas_enabled: bool,
+    /// Snapshots: snapshottable directories, diffs, retained inodes.
+    snapshots: SnapshotState,
 }
 
 impl Namespace {
@@ -206,6 +218,7 @@ impl Namespace {
                 },
             )]),
             type_quotas_enabled: true,
+            snapshots: SnapshotState::default(),
         }
     }
 
@@ -224,6 +237,8 @@ impl Namespace {
 mod acl_tests;
 #[cfg(test)]
 mod quota_tests;
+#[cfg(test)]
+mod snapshot_tests;
 #[cfg(test)]
 mod storage_policy_tests;
 #[cfg(test)]

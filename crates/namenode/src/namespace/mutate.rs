@@ -26,13 +26,20 @@ impl Namespace {
         INodeId(self.last_inode_id + 1)
     }
 
-    fn check_component(&self, parent_path: &str, name: &str) -> Result<(), FsError> {
+    /// HDFS's checks of a new name: its length, then that it is not the
+    /// reserved `.snapshot` (`verifyINodeName`).
+    pub(super) fn check_component(&self, parent_path: &str, name: &str) -> Result<(), FsError> {
         if name.len() > self.limits.max_component_len {
             return Err(FsError::PathComponentTooLong(format!(
                 "The maximum path component name limit of {name} in directory {parent_path} is exceeded: limit={} length={}",
                 self.limits.max_component_len,
                 name.len()
             )));
+        }
+        if name == super::snapshot::DOT_SNAPSHOT {
+            return Err(FsError::IllegalArgument(
+                "\".snapshot\" is a reserved name.".into(),
+            ));
         }
         Ok(())
     }
@@ -256,7 +263,7 @@ impl Namespace {
                 res.prefix(n - 2)
             ))
         })?;
-        let removed = existing.map(|id| self.files_under(id)).unwrap_or_default();
+        let mut removed = existing.map(|id| self.files_under(id)).unwrap_or_default();
         let (permission, acl) = self.inherited_acl(parent, false, modes);
         let edit = Edit::AddFile {
             id: self.next_id(),
@@ -274,6 +281,7 @@ impl Namespace {
             overwrite,
         };
         self.apply_checked(&edit);
+        removed.blocks = self.take_freed_blocks();
         edits.push(edit);
         self.apply_inherited_acl(&path, acl, &mut edits);
         let id = self
@@ -336,12 +344,14 @@ impl Namespace {
                 res.path()
             )));
         }
-        let files = self.files_under(id);
+        self.check_no_snapshots_below(id)?;
+        let mut files = self.files_under(id);
         let edit = Edit::Delete {
             path: res.path(),
             mtime_ms: now_ms,
         };
         self.apply_checked(&edit);
+        files.blocks = self.take_freed_blocks();
         Ok(Some((edit, files)))
     }
 
@@ -389,6 +399,7 @@ impl Namespace {
         if src_res.components.is_empty() {
             return Ok((false, None));
         }
+        self.check_no_snapshots_below(src_id)?;
         if let Some(d) = dst_res.last() {
             if self.node(d).is_dir() && d != src_id {
                 let target = format!(
@@ -419,6 +430,7 @@ impl Namespace {
         if !self.node(dst_parent).is_dir() || self.is_ancestor(src_id, dst_parent) {
             return Ok((false, None));
         }
+        self.check_nested_on_rename(src_id, &src_res.path(), dst_parent)?;
         let n = dst_res.components.len();
         self.check_component(&dst_res.prefix(n - 1), &dst_res.components[n - 1])?;
         self.check_dir_items(dst_parent, &dst_res.prefix(n - 1))?;
@@ -475,6 +487,7 @@ impl Namespace {
         if src_res.components.is_empty() {
             return Err(FsError::Io("rename source cannot be the root".to_string()));
         }
+        self.check_no_snapshots_below(src_id)?;
         if dst_res.components.is_empty() {
             return Err(FsError::Io(
                 "rename destination cannot be the root".to_string(),
@@ -508,6 +521,7 @@ impl Namespace {
                     "rename destination directory is not empty: {dp}"
                 )));
             }
+            self.check_no_snapshots_below(d)?;
             removed = self.files_under(d);
         }
         let Some(dst_parent) = dst_res.parent() else {
@@ -528,6 +542,7 @@ impl Namespace {
             self.check_dir_items(dst_parent, &dst_res.prefix(dst_res.components.len() - 1))?;
         }
         self.verify_rename_quota(src_id, dst_parent, dst_res.last())?;
+        self.check_nested_on_rename(src_id, &sp, dst_parent)?;
         let edit = Edit::Rename {
             src: sp,
             dst: dp,
@@ -535,6 +550,7 @@ impl Namespace {
             mtime_ms: now_ms,
         };
         self.apply_checked(&edit);
+        removed.blocks = self.take_freed_blocks();
         Ok((edit, removed))
     }
 

@@ -139,7 +139,7 @@ impl Namespace {
     /// `None` while the file is being written (its blocks are judged once
     /// it is closed, as HDFS queues only complete blocks).
     pub fn replication_target(&self, id: INodeId) -> Option<usize> {
-        let f = self.inode(id)?.file()?;
+        let f = self.any_node(id)?.file()?;
         f.under_construction
             .is_none()
             .then_some(usize::from(f.replication))

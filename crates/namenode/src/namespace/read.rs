@@ -28,6 +28,44 @@ pub struct FileStatus {
     /// The policy in force (own or inherited; 0 when none anywhere), as
     /// HDFS's getFileInfo and getListing report it.
     pub storage_policy: u8,
+    /// Read through `.snapshot`: the snapshot it shows the inode at.
+    pub snapshot: Option<u32>,
+    /// A snapshottable directory (HDFS's `SNAPSHOT_ENABLED` flag).
+    pub snapshot_enabled: bool,
+}
+
+impl FileStatus {
+    /// HDFS's status of a `.snapshot` directory itself
+    /// (`FSDirectory.DOT_SNAPSHOT_DIR_STATUS`): a directory with default
+    /// permission, no owner, no times, no inode id.
+    pub fn dot_snapshot() -> Self {
+        Self {
+            id: INodeId(u64::MAX),
+            name: String::new(),
+            is_dir: true,
+            length: 0,
+            permission: 0o777,
+            owner: String::new(),
+            group: String::new(),
+            mtime_ms: 0,
+            atime_ms: 0,
+            replication: 0,
+            block_size: 0,
+            children_num: 0,
+            under_construction: false,
+            storage_policy: 0,
+            snapshot: None,
+            snapshot_enabled: false,
+        }
+    }
+
+    /// A placeholder for an inode that vanished (never expected).
+    pub(super) fn missing(id: INodeId) -> Self {
+        Self {
+            id,
+            ..Self::dot_snapshot()
+        }
+    }
 }
 
 /// One page of a directory listing.
@@ -84,6 +122,8 @@ impl Namespace {
             children_num,
             under_construction: uc,
             storage_policy: self.effective_storage_policy(node.id),
+            snapshot: None,
+            snapshot_enabled: self.is_snapshottable(node.id),
         }
     }
 
@@ -92,6 +132,9 @@ impl Namespace {
     /// # Errors
     /// Invalid path, or no search permission on an ancestor.
     pub fn get_file_info(&self, caller: &Caller, src: &str) -> Result<Option<FileStatus>, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_file_info(caller, &sp);
+        }
         let res = self.resolve(src)?;
         self.check(caller, &res, Required::default())?;
         Ok(res.last().map(|id| self.status(self.node(id))))
@@ -109,6 +152,9 @@ impl Namespace {
         start_after: &str,
         limit: usize,
     ) -> Result<Option<Listing>, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_listing(caller, &sp, start_after, limit);
+        }
         let res = self.resolve(src)?;
         let Some(id) = res.last() else {
             self.check(caller, &res, Required::default())?;
@@ -148,6 +194,9 @@ impl Namespace {
     /// # Errors
     /// FileNotFound, or permission denied (read+execute on every directory).
     pub fn content_summary(&self, caller: &Caller, src: &str) -> Result<ContentSummary, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_content_summary(caller, &sp);
+        }
         let id = self.summary_target(caller, src)?;
         let mut sum = ContentSummary {
             quota: self.quota_usage_of(id),
@@ -201,6 +250,9 @@ impl Namespace {
     /// # Errors
     /// FileNotFound for a missing path or a directory; permission denied.
     pub fn open_for_read(&self, caller: &Caller, src: &str) -> Result<FileStatus, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_open(caller, &sp);
+        }
         let res = self.resolve(src)?;
         self.check(
             caller,

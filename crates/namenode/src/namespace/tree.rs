@@ -155,7 +155,8 @@ impl Resolved {
 }
 
 impl Namespace {
-    /// Every block of every file, with its file.
+    /// Every block of every file, with its file, and those only
+    /// snapshots still hold.
     pub fn all_blocks(&self) -> Vec<(INodeId, BlockRecord)> {
         let mut out = Vec::new();
         for (id, node) in &self.inodes {
@@ -163,6 +164,7 @@ impl Namespace {
                 out.extend(f.blocks.iter().map(|b| (*id, *b)));
             }
         }
+        out.extend(self.snapshot_blocks());
         out
     }
 
@@ -207,8 +209,12 @@ impl Namespace {
             .unwrap_or_else(|| panic!("inode {id} referenced but missing"))
     }
 
+    /// Resolves a path in the current tree. A path through the
+    /// `.snapshot` of a snapshottable directory is refused (reads of those
+    /// go through `snapshot_path` first; anything else is a write).
     pub(super) fn resolve(&self, src: &str) -> Result<Resolved, FsError> {
         let comps = path::components(src)?;
+        self.refuse_snapshot_write(src)?;
         let mut inodes = Vec::with_capacity(comps.len() + 1);
         inodes.push(Some(ROOT_INODE_ID));
         let mut cur = Some(ROOT_INODE_ID);

@@ -1,5 +1,6 @@
 //! truncate, as HDFS's `FSDirTruncateOp` does it (in place, never
-//! copy-on-truncate: Cairn has no snapshots or rolling upgrades). Blocks
+//! copy-on-truncate: a cut inside a block a snapshot still shows is
+//! refused; blocks dropped whole stay while a snapshot lists them). Blocks
 //! wholly past the new length are dropped at once. A cut at a block
 //! boundary is then done and the file stays closed (`true`). A cut inside
 //! a block reopens the file for the client and records the truncate block:
@@ -213,7 +214,16 @@ impl Namespace {
             )));
         }
         let (kept, end) = kept_blocks(&f.blocks, new_length);
-        let removed: Vec<BlockId> = f.blocks[kept..].iter().map(|b| b.id).collect();
+        let mut removed: Vec<BlockId> = f.blocks[kept..].iter().map(|b| b.id).collect();
+        // Copy-on-truncate needs the DataNodes to copy a block into a new
+        // one, which Cairn's do not: a snapshot's bytes inside the cut
+        // block must not be destroyed, so such a truncate is refused.
+        if end != new_length && self.snapshot_length_beyond(id, new_length) {
+            return Err(FsError::Io(format!(
+                "Cannot truncate {path} to {new_length}: its last block is held by a snapshot \
+                 (copy-on-truncate is not supported)"
+            )));
+        }
         let recovery = (end != new_length)
             .then(|| kept.checked_sub(1).and_then(|i| f.blocks.get(i)))
             .flatten()
@@ -240,6 +250,7 @@ impl Namespace {
             truncate_block: recovery.map(|r| r.target),
         };
         self.apply_checked(&edit);
+        removed.retain(|b| !self.snapshot_holds_block(id, *b));
         Ok((
             Truncated {
                 done: recovery.is_none(),
@@ -269,6 +280,10 @@ impl Namespace {
                 truncate_block,
             } => {
                 let (id, _) = self.resolve_existing(path)?;
+                if self.writer_of(id).is_some() {
+                    return Err(ApplyError(format!("truncate of {path}, which is open")));
+                }
+                self.record_blocks_before_cut(id);
                 let node = self.node_mut(id);
                 node.mtime_ms = *mtime_ms;
                 let f = file_mut(node, path)?;

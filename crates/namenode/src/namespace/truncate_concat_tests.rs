@@ -10,7 +10,7 @@ use super::*;
 
 /// A closed file at `path` with blocks of the given lengths (block size
 /// `bs`, replication 3, written by client "w"); returns its blocks.
-fn file(
+pub(super) fn file(
     ns: &mut Namespace,
     log: &mut Vec<Edit>,
     path: &str,

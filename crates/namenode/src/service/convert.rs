@@ -44,6 +44,8 @@ pub fn to_call_error(e: FsError) -> CallError {
         FsError::QuotaByStorageTypeExceeded(_) => ex::QUOTA_BY_STORAGE_TYPE_EXCEEDED,
         FsError::PathIsNotDirectory(_) => ex::PATH_IS_NOT_DIRECTORY,
         FsError::UnsupportedAction(_) => ex::UNSUPPORTED_ACTION,
+        FsError::Snapshot(_) => ex::SNAPSHOT,
+        FsError::SnapshotAccessControl(_) => ex::SNAPSHOT_ACCESS_CONTROL,
     };
     CallError::remote(class, e.to_string())
 }
@@ -101,8 +103,15 @@ pub(super) fn status_proto(st: &FileStatus, with_name: bool) -> pb::HdfsFileStat
         file_id: Some(st.id.0),
         children_num: Some(st.children_num),
         storage_policy: Some(u32::from(st.storage_policy)),
-        // HdfsFileStatusProto.Flags: HAS_ACL = 1.
-        flags: Some(u32::from(st.permission & crate::namespace::ACL_BIT != 0)),
+        // HdfsFileStatusProto.Flags: HAS_ACL = 1, SNAPSHOT_ENABLED = 8.
+        flags: Some(
+            u32::from(st.permission & crate::namespace::ACL_BIT != 0)
+                | if st.snapshot_enabled {
+                    pb::hdfs_file_status_proto::Flags::SnapshotEnabled as u32
+                } else {
+                    0
+                },
+        ),
         ..Default::default()
     }
 }

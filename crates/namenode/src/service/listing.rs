@@ -45,7 +45,7 @@ impl NameNodeState {
             let entries = entries
                 .into_iter()
                 .map(|e| {
-                    let blocks = (need_location && !e.is_dir).then(|| ns.blocks_of(e.id).to_vec());
+                    let blocks = (need_location && !e.is_dir).then(|| ns.blocks_for_status(&e));
                     (e, blocks)
                 })
                 .collect();
@@ -118,7 +118,7 @@ impl NameNodeState {
         let src = r.src.unwrap_or_default();
         let found = self.read(|ns| {
             Ok(ns.get_file_info(caller, &src)?.map(|st| {
-                let blocks = (!st.is_dir).then(|| ns.blocks_of(st.id).to_vec());
+                let blocks = (!st.is_dir).then(|| ns.blocks_for_status(&st));
                 (st, blocks)
             }))
         })?;

@@ -26,6 +26,7 @@ mod namespace_ops;
 mod open_files;
 mod quota;
 mod read_path;
+mod snapshots;
 mod storage_policy;
 mod truncate_concat;
 mod write_path;
@@ -312,6 +313,17 @@ impl NameNodeState {
             "setStoragePolicy" => self.set_storage_policy(&caller, decode(&req)?).await,
             "unsetStoragePolicy" => self.unset_storage_policy(&caller, decode(&req)?).await,
             "setQuota" => self.set_quota(&caller, decode(&req)?).await,
+            "allowSnapshot" => self.allow_snapshot(&caller, decode(&req)?).await,
+            "disallowSnapshot" => self.disallow_snapshot(&caller, decode(&req)?).await,
+            "createSnapshot" => self.create_snapshot(&caller, decode(&req)?).await,
+            "deleteSnapshot" => self.delete_snapshot(&caller, decode(&req)?).await,
+            "renameSnapshot" => self.rename_snapshot(&caller, decode(&req)?).await,
+            "getSnapshottableDirListing" => self.get_snapshottable_dir_listing(&caller),
+            "getSnapshotListing" => self.get_snapshot_listing(&caller, decode(&req)?),
+            "getSnapshotDiffReport" => self.get_snapshot_diff_report(&caller, decode(&req)?),
+            "getSnapshotDiffReportListing" => {
+                self.get_snapshot_diff_report_listing(&caller, decode(&req)?)
+            }
             other => {
                 debug!(method = other, "unknown ClientProtocol method");
                 let _ = empty_token();

@@ -25,7 +25,8 @@ impl NameNodeState {
     ) -> CallResult {
         let (st, blocks) = self.read(|ns| {
             let st = ns.open_for_read(caller, &r.src)?;
-            Ok((st.clone(), ns.blocks_of(st.id).to_vec()))
+            let blocks = ns.blocks_for_status(&st);
+            Ok((st, blocks))
         })?;
         let bm = self.lock_blocks()?;
         let dns = self.lock_datanodes()?;

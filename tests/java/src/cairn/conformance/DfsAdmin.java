@@ -39,7 +39,13 @@ import org.apache.hadoop.util.Tool;
  *
  * Script lines are the arguments of {@code hdfs dfsadmin} ({@code -report},
  * {@code -safemode enter}, ...), parsed as {@link ShellScript} parses its
- * scripts, plus three directives that need a writer in the same JVM:
+ * scripts; a line starting {@code fs}, {@code lsSnapshottableDir} or
+ * {@code snapshotDiff} runs that tool instead (FsShell, and hadoop-hdfs's
+ * {@code tools.snapshot.LsSnapshottableDir} and {@code SnapshotDiff}, as
+ * {@code hdfs dfs}, {@code hdfs lsSnapshottableDir} and {@code hdfs
+ * snapshotDiff} do). {@code %write PATH TEXT} and {@code %append PATH TEXT}
+ * write a line of text to a file. And three directives that need a writer
+ * in the same JVM:
  * {@code %open PATH} creates PATH (overwriting) and hflushes it with no data,
  * keeping it open (so the NameNode has it under construction, with a lease
  * held by this JVM's DFSClient); {@code %close PATH} closes it;
@@ -69,6 +75,12 @@ public final class DfsAdmin {
   private static final String DFSADMIN = "org.apache.hadoop.hdfs.tools.DFSAdmin";
   private static final String STORAGE_POLICY_ADMIN =
       "org.apache.hadoop.hdfs.tools.StoragePolicyAdmin";
+
+  /** Script lines naming another `hdfs` subcommand: its tool class. */
+  private static final Map<String, String> OTHER_TOOLS = Map.of(
+      "fs", "org.apache.hadoop.fs.FsShell",
+      "lsSnapshottableDir", "org.apache.hadoop.hdfs.tools.snapshot.LsSnapshottableDir",
+      "snapshotDiff", "org.apache.hadoop.hdfs.tools.snapshot.SnapshotDiff");
 
   public static void main(String[] argv) {
     int rc;
@@ -147,7 +159,17 @@ public final class DfsAdmin {
         } else if (s.args[0].startsWith("%")) {
           c = directive(conf, open, s.args);
         } else {
-          c = ShellScript.runTool(conf, ugi, () -> newAdmin(adminClass, conf), s.args);
+          String[] args = s.args;
+          Class<?> toolClass = adminClass;
+          String other = OTHER_TOOLS.get(args[0]);
+          if (other != null) {
+            // `fs ...`, `lsSnapshottableDir`, `snapshotDiff ...`: the tool
+            // `hdfs` (or `hadoop`) runs for that subcommand.
+            toolClass = Class.forName(other);
+            args = java.util.Arrays.copyOfRange(args, 1, args.length);
+          }
+          final Class<?> tc = toolClass;
+          c = ShellScript.runTool(conf, ugi, () -> newAdmin(tc, conf), args);
         }
         out.println(norm.line("$ " + s.text));
         for (String l : norm.block(c.out)) {
@@ -174,11 +196,16 @@ public final class DfsAdmin {
     return 0;
   }
 
-  private static Tool newAdmin(Class<?> adminClass, Configuration conf) {
+  private static Tool newAdmin(Class<?> toolClass, Configuration conf) {
     try {
-      return (Tool) adminClass.getConstructor(Configuration.class).newInstance(conf);
+      try {
+        return (Tool) toolClass.getConstructor(Configuration.class).newInstance(conf);
+      } catch (NoSuchMethodException e) {
+        // LsSnapshottableDir and SnapshotDiff: ToolRunner sets the conf.
+        return (Tool) toolClass.getConstructor().newInstance();
+      }
     } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("cannot create " + adminClass.getName(), e);
+      throw new IllegalStateException("cannot create " + toolClass.getName(), e);
     }
   }
 
@@ -217,13 +244,26 @@ public final class DfsAdmin {
     if (args.length == 3 && args[0].equals("%local")) {
       return local(args);
     }
-    if (args.length != 2) {
-      return new ShellScript.Captured(1, "", "usage: %open|%close|%rm|%mkdir PATH\n");
+    boolean writes = args[0].equals("%write") || args[0].equals("%append");
+    if (args.length != (writes ? 3 : 2)) {
+      return new ShellScript.Captured(1, "",
+          "usage: %open|%close|%rm|%mkdir PATH, %write|%append PATH TEXT, %local NAME BYTES\n");
     }
     Path p = new Path(args[1]);
     try {
       FileSystem fs = FileSystem.get(conf);
       switch (args[0]) {
+        case "%write":
+        case "%append": {
+          // A line of text, as a writer would leave it; replication 1, so
+          // that an append on a one-DataNode cluster needs no replacement.
+          try (FSDataOutputStream o = args[0].equals("%write")
+              ? fs.create(p, true, 4096, (short) 1, fs.getDefaultBlockSize(p))
+              : fs.append(p)) {
+            o.write((args[2] + "\n").getBytes(StandardCharsets.UTF_8));
+          }
+          break;
+        }
         case "%open": {
           FSDataOutputStream o = fs.create(p, true);
           o.hflush();

@@ -1,0 +1,357 @@
+//! Snapshots end to end, with real DataNodes: hdfs-native reads
+//! `.snapshot` paths (hdfs-native has no snapshot calls: those go over raw
+//! ClientProtocol) and gets the bytes as they were after the live files
+//! were appended to, deleted and renamed; a deleted file's replicas stay on
+//! the DataNode while a snapshot names them and are deleted once the last
+//! such snapshot goes; snapshots survive a restart from the journal and
+//! from a checkpoint image.
+
+mod common;
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use cairn_proto::hadoop::hdfs as pb;
+use cairn_proto::protocols::CLIENT_PROTOCOL;
+use cairn_rpc::client::{Client, ClientError};
+use common::{current_user, finalized_replicas, pattern, wait_until, Cluster, NameNode};
+use hdfs_native::WriteOptions;
+
+async fn rpc(addr: std::net::SocketAddr) -> Client {
+    Client::connect(addr, &current_user(), CLIENT_PROTOCOL)
+        .await
+        .expect("connect")
+}
+
+async fn allow(c: &Client, dir: &str) {
+    let _: pb::AllowSnapshotResponseProto = c
+        .call(
+            "allowSnapshot",
+            &pb::AllowSnapshotRequestProto {
+                snapshot_root: dir.into(),
+            },
+        )
+        .await
+        .expect("allowSnapshot");
+}
+
+async fn create_snapshot(c: &Client, dir: &str, name: &str) -> String {
+    let r: pb::CreateSnapshotResponseProto = c
+        .call(
+            "createSnapshot",
+            &pb::CreateSnapshotRequestProto {
+                snapshot_root: dir.into(),
+                snapshot_name: Some(name.into()),
+            },
+        )
+        .await
+        .expect("createSnapshot");
+    r.snapshot_path
+}
+
+async fn delete_snapshot(c: &Client, dir: &str, name: &str) -> Result<(), ClientError> {
+    let _: pb::DeleteSnapshotResponseProto = c
+        .call(
+            "deleteSnapshot",
+            &pb::DeleteSnapshotRequestProto {
+                snapshot_root: dir.into(),
+                snapshot_name: name.into(),
+            },
+        )
+        .await?;
+    Ok(())
+}
+
+async fn write(fs: &hdfs_native::Client, path: &str, data: &[u8]) {
+    let mut w = fs
+        .create(
+            path,
+            WriteOptions {
+                replication: Some(1),
+                create_parent: true,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("create");
+    w.write_bytes(Bytes::copy_from_slice(data))
+        .await
+        .expect("write");
+    w.close().await.expect("close");
+}
+
+async fn read(fs: &hdfs_native::Client, path: &str) -> Vec<u8> {
+    let r = fs.read(path).await.expect("open");
+    r.read_range(0, r.file_length())
+        .await
+        .expect("read")
+        .to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshot_reads_and_block_retention_with_datanodes() {
+    // Goal: reads through .snapshot give the bytes of snapshot time after
+    // an append, a rename and a delete of the live files; the deleted
+    // file's replica stays on the DataNode until deleteSnapshot, and then
+    // the DataNode is told to delete it.
+    let cluster = Cluster::start(1, &["dfs.heartbeat.interval=1"]);
+    let fs = cluster.nn.client(None);
+    let c = rpc(cluster.nn.addr).await;
+    let (a, b) = (pattern(1, 3000), pattern(2, 5000));
+    write(&fs, "/s/d/a", &a).await;
+    write(&fs, "/s/d/b", &b).await;
+    allow(&c, "/s/d").await;
+    assert_eq!(create_snapshot(&c, "/s/d", "s1").await, "/s/d/.snapshot/s1");
+
+    let more = pattern(3, 700);
+    let mut w = fs.append("/s/d/a").await.expect("append");
+    w.write_bytes(Bytes::copy_from_slice(&more))
+        .await
+        .expect("write");
+    w.close().await.expect("close");
+    fs.rename("/s/d/a", "/s/d/a2", false).await.expect("rename");
+    assert!(fs.delete("/s/d/b", false).await.expect("delete"));
+
+    let mut grown = a.clone();
+    grown.extend_from_slice(&more);
+    assert_eq!(read(&fs, "/s/d/a2").await, grown);
+    assert_eq!(read(&fs, "/s/d/.snapshot/s1/a").await, a, "snapshot length");
+    assert_eq!(read(&fs, "/s/d/.snapshot/s1/b").await, b, "deleted, kept");
+    let listed: Vec<String> = fs
+        .list_status("/s/d/.snapshot/s1", false)
+        .await
+        .expect("list")
+        .into_iter()
+        .map(|s| s.path)
+        .collect();
+    assert_eq!(listed.len(), 2, "{listed:?}");
+    let err = fs
+        .mkdirs("/s/d/.snapshot/s1/x", 0o755, true)
+        .await
+        .expect_err("read only");
+    assert!(
+        err.to_string()
+            .contains("Modification on a read-only snapshot is disallowed"),
+        "{err}"
+    );
+
+    // Both replicas (a's and b's) stay on disk while s1 names b's block.
+    let dn_dir = cluster.dns[0].dir.clone();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(finalized_replicas(&dn_dir), 2, "b's replica is kept");
+    delete_snapshot(&c, "/s/d", "s1")
+        .await
+        .expect("delete snapshot");
+    assert!(
+        wait_until(Duration::from_secs(20), || finalized_replicas(&dn_dir) == 1),
+        "b's replica is deleted once the snapshot is gone: {}",
+        finalized_replicas(&dn_dir)
+    );
+    assert_eq!(read(&fs, "/s/d/a2").await, grown);
+    assert!(fs.get_file_info("/s/d/.snapshot/s1/b").await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn snapshots_survive_restarts_from_journal_and_image() {
+    // Goal: snapshot state (snapshottable directories, snapshots, the diffs
+    // of files deleted and renamed since) is journaled and in images: a
+    // NameNode restarted from its edits, then from a saveNamespace image,
+    // lists the same snapshot contents.
+    let nn = NameNode::start(&[]);
+    let fs = nn.client(None);
+    let c = rpc(nn.addr).await;
+    for f in ["/r/d/x", "/r/d/y", "/r/d/sub/z"] {
+        fs.create(f, WriteOptions::default())
+            .await
+            .expect("create")
+            .close()
+            .await
+            .expect("close");
+    }
+    allow(&c, "/r/d").await;
+    create_snapshot(&c, "/r/d", "s1").await;
+    assert!(fs.delete("/r/d/sub", true).await.expect("delete"));
+    fs.rename("/r/d/x", "/r/d/x2", false).await.expect("rename");
+    create_snapshot(&c, "/r/d", "s2").await;
+    let listing = |fs: hdfs_native::Client| async move {
+        let mut out = Vec::new();
+        for p in ["/r/d/.snapshot", "/r/d/.snapshot/s1", "/r/d/.snapshot/s2"] {
+            let mut names: Vec<String> = fs
+                .list_status(p, false)
+                .await
+                .expect("list")
+                .into_iter()
+                .map(|s| s.path)
+                .collect();
+            names.sort();
+            out.push(names);
+        }
+        let z = fs.get_file_info("/r/d/.snapshot/s1/sub/z").await.is_ok();
+        (out, z)
+    };
+    let before = listing(fs).await;
+    assert!(before.1, "the deleted file is in s1");
+    let dir = nn.kill();
+    let nn = NameNode::start_in(dir, &[]);
+    assert_eq!(listing(nn.client(None)).await, before, "from the journal");
+    let c = rpc(nn.addr).await;
+    let _: pb::SetSafeModeResponseProto = c
+        .call(
+            "setSafeMode",
+            &pb::SetSafeModeRequestProto {
+                action: pb::SafeModeActionProto::SafemodeEnter as i32,
+                checked: Some(false),
+            },
+        )
+        .await
+        .expect("safe mode");
+    let _: pb::SaveNamespaceResponseProto = c
+        .call(
+            "saveNamespace",
+            &pb::SaveNamespaceRequestProto {
+                time_window: Some(0),
+                tx_gap: Some(0),
+            },
+        )
+        .await
+        .expect("saveNamespace");
+    let dir = nn.kill();
+    let nn = NameNode::start_in(dir, &[]);
+    assert_eq!(listing(nn.client(None)).await, before, "from the image");
+}
+
+/// One line of a `cairn` run: stdout, stderr and exit code.
+fn cairn(user: Option<&str>, args: &[&str]) -> (String, String, i32) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    cmd.args(args)
+        .env_remove("HADOOP_CONF_DIR")
+        .env_remove("HADOOP_USER_NAME");
+    if let Some(u) = user {
+        cmd.env("HADOOP_USER_NAME", u);
+    }
+    let out = cmd.output().expect("run cairn");
+    let code = match out.status.code() {
+        Some(255) => -1,
+        Some(c) => c,
+        None => -1,
+    };
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        code,
+    )
+}
+
+/// The kit's normalisation: the cluster's URL, `yyyy-MM-dd HH:mm` times
+/// and the superuser's name standing alone.
+fn normalise(line: &str, url: &str, superuser: &str) -> String {
+    let line = line.replace(url, "hdfs://<nn>");
+    let chars: Vec<char> = line.chars().collect();
+    let is_time = |i: usize| {
+        let shape = "9999-99-99 99:99";
+        i + shape.len() <= chars.len()
+            && shape.chars().enumerate().all(|(k, p)| {
+                let c = chars[i + k];
+                if p == '9' {
+                    c.is_ascii_digit()
+                } else {
+                    c == p
+                }
+            })
+    };
+    let mut timed = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if is_time(i) {
+            timed.push_str("<time>");
+            i += 16;
+        } else {
+            timed.push(chars[i]);
+            i += 1;
+        }
+    }
+    let before_ok =
+        |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || "_.@$-".contains(c));
+    let after_ok = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || "_$-".contains(c));
+    let mut out = String::new();
+    let mut rest = timed.as_str();
+    while let Some(at) = rest.find(superuser) {
+        let (head, tail) = rest.split_at(at);
+        let after = &tail[superuser.len()..];
+        out.push_str(head);
+        if before_ok(out.chars().next_back()) && after_ok(after.chars().next()) {
+            out.push_str("<super>");
+        } else {
+            out.push_str(superuser);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out.trim_end().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cairn_tools_reproduce_the_snapshot_transcript() {
+    // Goal: `cairn dfs -createSnapshot/-renameSnapshot/-deleteSnapshot`
+    // (and -ls/-cat/-mv/-rm of snapshot paths) and `cairn admin
+    // -allowSnapshot/-disallowSnapshot/-lsSnapshottableDir/-snapshotDiff`
+    // print the transcript Apache HDFS 3.4.1's own tools printed
+    // (tests/java/expected/snapshots.txt), line for line.
+    let cluster = Cluster::start(1, &[]);
+    let url = cluster.nn.url();
+    let fs = cluster.nn.client(None);
+    let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java");
+    let script = std::fs::read_to_string(kit.join("scripts/admin/snapshots.txt")).expect("script");
+    let want = std::fs::read_to_string(kit.join("expected/snapshots.txt")).expect("golden");
+    let superuser = current_user();
+    let mut got = String::new();
+    for line in script.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (user, command) = match line.strip_prefix('@') {
+            Some(rest) => rest
+                .split_once(' ')
+                .map_or((None, rest), |(u, c)| (Some(u), c)),
+            None => (None, line),
+        };
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let (out, err, code) = match words[0] {
+            "%write" | "%append" => {
+                let text = format!("{}\n", words[2]);
+                if words[0] == "%write" {
+                    write(&fs, words[1], text.as_bytes()).await;
+                } else {
+                    let mut w = fs.append(words[1]).await.expect("append");
+                    w.write_bytes(Bytes::from(text)).await.expect("write");
+                    w.close().await.expect("close");
+                }
+                (String::new(), String::new(), 0)
+            }
+            "fs" => {
+                let mut args = vec!["dfs", "-fs", url.as_str()];
+                args.extend_from_slice(&words[1..]);
+                cairn(user, &args)
+            }
+            tool => {
+                let mut args = vec!["admin", "-fs", url.as_str()];
+                let flag = format!("-{tool}");
+                args.push(if tool.starts_with('-') { tool } else { &flag });
+                args.extend_from_slice(&words[1..]);
+                cairn(user, &args)
+            }
+        };
+        got.push_str(&normalise(&format!("$ {line}"), &url, &superuser));
+        got.push('\n');
+        for l in out.lines() {
+            got.push_str(&normalise(l, &url, &superuser));
+            got.push('\n');
+        }
+        for l in err.lines().filter(|l| !l.is_empty()) {
+            got.push_str(&normalise(&format!("! {l}"), &url, &superuser));
+            got.push('\n');
+        }
+        got.push_str(&format!("exit={code}\n\n"));
+    }
+    common::assert_matches_golden(&got, &want, "snapshots (cairn tools)");
+}

@@ -1,0 +1,171 @@
+//! Deleting a snapshot (HDFS's `AbstractINodeDiffList.deleteSnapshotDiff`
+//! and `combinePosteriorAndCollectBlocks`). Only the diffs recorded at the
+//! deleted snapshot are touched, so the work is proportional to what
+//! changed after it. Each such diff either still serves an older live
+//! snapshot (nothing was recorded between them: it is relabelled to that
+//! one), or is folded into the inode's previous diff (its children changes
+//! still have to be undone to see the older snapshots), or, with no older
+//! diff, dropped. Inodes that only the dropped entries named, and blocks
+//! no snapshot or file holds any more, are freed.
+
+use std::ops::Bound;
+
+use super::SnapshotState;
+use crate::namespace::{ApplyError, BlockId, INodeId, Namespace};
+
+impl SnapshotState {
+    /// The newest live snapshot strictly between `after` and `before`.
+    fn live_between(&self, after: Option<u32>, before: u32) -> Option<u32> {
+        let lower = after.map_or(Bound::Unbounded, Bound::Excluded);
+        self.index
+            .range((lower, Bound::Excluded(before)))
+            .next_back()
+            .map(|(s, _)| *s)
+    }
+}
+
+impl Namespace {
+    pub(super) fn apply_delete_snapshot(
+        &mut self,
+        path: &str,
+        name: &str,
+        mtime_ms: u64,
+    ) -> Result<(), ApplyError> {
+        let (dir, _) = self.resolve_existing(path)?;
+        let snapshottable = self
+            .snapshots
+            .dirs
+            .get_mut(&dir)
+            .ok_or_else(|| ApplyError(format!("{path} is not snapshottable")))?;
+        let i = snapshottable
+            .position(name)
+            .map_err(|_| ApplyError(format!("{path} has no snapshot {name}")))?;
+        let s = snapshottable.snapshots.remove(i).id;
+        self.snapshots.index.remove(&s);
+        let mut dirs: Vec<INodeId> = self
+            .snapshots
+            .dir_diffs
+            .iter()
+            .filter(|(_, d)| d.iter().any(|d| d.snapshot == s))
+            .map(|(id, _)| *id)
+            .collect();
+        dirs.sort_unstable();
+        for id in dirs {
+            self.delete_dir_diff(id, s);
+        }
+        let mut files: Vec<INodeId> = self
+            .snapshots
+            .file_diffs
+            .iter()
+            .filter(|(_, d)| d.iter().any(|d| d.snapshot == s))
+            .map(|(id, _)| *id)
+            .collect();
+        files.sort_unstable();
+        for id in files {
+            self.delete_file_diff(id, s);
+        }
+        if self.snapshots.index.is_empty() {
+            self.snapshots.pins.clear();
+        }
+        let node = self.node_mut(dir);
+        node.mtime_ms = node.mtime_ms.max(mtime_ms);
+        Ok(())
+    }
+
+    fn delete_dir_diff(&mut self, id: INodeId, s: u32) {
+        let Some(diffs) = self.snapshots.dir_diffs.get(&id) else {
+            return;
+        };
+        let Some(k) = diffs.iter().position(|d| d.snapshot == s) else {
+            return;
+        };
+        let previous = k.checked_sub(1).map(|p| diffs[p].snapshot);
+        if let Some(t) = self.snapshots.live_between(previous, s) {
+            if let Some(d) = self.snapshots.dir_diffs.get_mut(&id) {
+                d[k].snapshot = t;
+            }
+            return;
+        }
+        let Some(diffs) = self.snapshots.dir_diffs.get_mut(&id) else {
+            return;
+        };
+        let removed = diffs.remove(k);
+        let mut released = Vec::new();
+        match k.checked_sub(1).and_then(|p| diffs.get_mut(p)) {
+            Some(prev) => {
+                for (n, c) in removed.deleted {
+                    // Created after the older snapshot, deleted after this
+                    // one: no snapshot left sees it here.
+                    match prev
+                        .created
+                        .iter()
+                        .position(|(pn, pc)| *pn == n && *pc == c)
+                    {
+                        Some(j) => {
+                            prev.created.remove(j);
+                            released.push(c);
+                        }
+                        None => prev.deleted.push((n, c)),
+                    }
+                }
+                prev.created.extend(removed.created);
+            }
+            None => released.extend(removed.deleted.into_iter().map(|(_, c)| c)),
+        }
+        if diffs.is_empty() {
+            self.snapshots.dir_diffs.remove(&id);
+        }
+        for c in released {
+            self.release(c);
+        }
+    }
+
+    fn delete_file_diff(&mut self, id: INodeId, s: u32) {
+        let Some(diffs) = self.snapshots.file_diffs.get(&id) else {
+            return;
+        };
+        let Some(k) = diffs.iter().position(|d| d.snapshot == s) else {
+            return;
+        };
+        let previous = k.checked_sub(1).map(|p| diffs[p].snapshot);
+        if let Some(t) = self.snapshots.live_between(previous, s) {
+            if let Some(d) = self.snapshots.file_diffs.get_mut(&id) {
+                d[k].snapshot = t;
+            }
+            return;
+        }
+        let Some(diffs) = self.snapshots.file_diffs.get_mut(&id) else {
+            return;
+        };
+        let removed = diffs.remove(k);
+        let dropped = match k.checked_sub(1).and_then(|p| diffs.get_mut(p)) {
+            Some(prev) if prev.blocks.is_none() => {
+                prev.blocks = removed.blocks;
+                None
+            }
+            _ => removed.blocks,
+        };
+        let still: Vec<BlockId> = diffs
+            .iter()
+            .filter_map(|d| d.blocks.as_ref())
+            .flatten()
+            .map(|b| b.id)
+            .collect();
+        if diffs.is_empty() {
+            self.snapshots.file_diffs.remove(&id);
+        }
+        let Some(dropped) = dropped else {
+            return;
+        };
+        let current: Vec<BlockId> = self
+            .any_node(id)
+            .and_then(|n| n.file())
+            .map(|f| f.blocks.iter().map(|b| b.id).collect())
+            .unwrap_or_default();
+        for b in dropped {
+            if !still.contains(&b.id) && !current.contains(&b.id) {
+                self.snapshots.freed.push(b.id);
+            }
+        }
+    }
+}

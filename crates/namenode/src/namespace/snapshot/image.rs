@@ -1,0 +1,229 @@
+//! Snapshot state in checkpoint images (HDFS's `SnapshotSection` and
+//! `SnapshotDiffSection`): one [`SnapshotImage`] edit after the tree's own
+//! edits restores the snapshottable directories, the snapshots, every diff,
+//! the retained inodes and the pins exactly; the references are counted
+//! again from the diffs.
+
+use super::{DirDiff, FileDiff, SnapshotInfo, Snapshottable};
+use crate::namespace::{ApplyError, FileNode, INode, INodeId, INodeKind, Namespace};
+
+/// Entries per image part: keeps each stored record far below the
+/// journal's record size limit.
+pub const IMAGE_PART: usize = 1000;
+
+/// A snapshottable directory in an image.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotImageDir {
+    pub id: INodeId,
+    pub quota: u32,
+    pub snapshots: Vec<SnapshotInfo>,
+}
+
+/// A retained inode in an image: a directory's children by name, or a
+/// file's blocks (always closed).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotImageInode {
+    pub id: INodeId,
+    pub parent: Option<INodeId>,
+    pub name: String,
+    pub attrs: super::Attrs,
+    /// `None` for a directory.
+    pub file: Option<(u16, u64, Vec<crate::namespace::BlockRecord>)>,
+    pub children: Vec<(String, INodeId)>,
+}
+
+/// Everything snapshots keep, as an image stores it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SnapshotImage {
+    pub counter: u32,
+    pub dirs: Vec<SnapshotImageDir>,
+    pub dir_diffs: Vec<(INodeId, Vec<DirDiff>)>,
+    pub file_diffs: Vec<(INodeId, Vec<FileDiff>)>,
+    pub retained: Vec<SnapshotImageInode>,
+    pub pins: Vec<(INodeId, u32)>,
+}
+
+fn sorted<T: Clone>(map: &std::collections::HashMap<INodeId, T>) -> Vec<(INodeId, T)> {
+    let mut v: Vec<(INodeId, T)> = map.iter().map(|(k, v)| (*k, v.clone())).collect();
+    v.sort_by_key(|(k, _)| *k);
+    v
+}
+
+impl Namespace {
+    /// The snapshot state as an image stores it, in parts of at most
+    /// [`IMAGE_PART`] entries each; none when there is no state.
+    pub(in crate::namespace) fn snapshot_image_parts(&self) -> Vec<SnapshotImage> {
+        let Some(whole) = self.snapshot_image() else {
+            return Vec::new();
+        };
+        let mut parts = vec![SnapshotImage {
+            counter: whole.counter,
+            dirs: whole.dirs,
+            pins: whole.pins,
+            ..SnapshotImage::default()
+        }];
+        for chunk in whole.dir_diffs.chunks(IMAGE_PART) {
+            parts.push(SnapshotImage {
+                dir_diffs: chunk.to_vec(),
+                ..SnapshotImage::default()
+            });
+        }
+        for chunk in whole.file_diffs.chunks(IMAGE_PART) {
+            parts.push(SnapshotImage {
+                file_diffs: chunk.to_vec(),
+                ..SnapshotImage::default()
+            });
+        }
+        for chunk in whole.retained.chunks(IMAGE_PART) {
+            parts.push(SnapshotImage {
+                retained: chunk.to_vec(),
+                ..SnapshotImage::default()
+            });
+        }
+        parts
+    }
+
+    /// The snapshot state as one image; `None` when there is none.
+    pub(in crate::namespace) fn snapshot_image(&self) -> Option<SnapshotImage> {
+        let s = &self.snapshots;
+        if s.dirs.is_empty() && s.retained.is_empty() && s.counter == 0 {
+            return None;
+        }
+        let mut retained: Vec<SnapshotImageInode> = s
+            .retained
+            .values()
+            .map(|n| SnapshotImageInode {
+                id: n.id,
+                parent: n.parent,
+                name: n.name.clone(),
+                attrs: super::Attrs::of(n),
+                file: n
+                    .file()
+                    .map(|f| (f.replication, f.block_size, f.blocks.clone())),
+                children: n
+                    .children()
+                    .map(|c| c.iter().map(|(k, v)| (k.clone(), *v)).collect())
+                    .unwrap_or_default(),
+            })
+            .collect();
+        retained.sort_by_key(|r| r.id);
+        let mut pins: Vec<(INodeId, u32)> = s.pins.iter().map(|(k, v)| (*k, *v)).collect();
+        pins.sort_unstable();
+        Some(SnapshotImage {
+            counter: s.counter,
+            dirs: s
+                .dirs
+                .iter()
+                .map(|(id, d)| SnapshotImageDir {
+                    id: *id,
+                    quota: d.quota,
+                    snapshots: d.snapshots.clone(),
+                })
+                .collect(),
+            dir_diffs: sorted(&s.dir_diffs),
+            file_diffs: sorted(&s.file_diffs),
+            retained,
+            pins,
+        })
+    }
+
+    /// Restores (part of) the snapshot state of an image, after its tree:
+    /// an image splits a large state over several edits, each adding to
+    /// what the previous ones restored.
+    pub(in crate::namespace) fn apply_snapshot_image(
+        &mut self,
+        image: &SnapshotImage,
+    ) -> Result<(), ApplyError> {
+        let s = &mut self.snapshots;
+        s.counter = s.counter.max(image.counter);
+        for d in &image.dirs {
+            if !self.inodes.get(&d.id).is_some_and(INode::is_dir) {
+                return Err(ApplyError(format!(
+                    "snapshottable directory {} is not in the tree",
+                    d.id
+                )));
+            }
+            for info in &d.snapshots {
+                s.index.insert(info.id, (d.id, info.last_inode_id));
+            }
+            s.dirs.insert(
+                d.id,
+                Snapshottable {
+                    quota: d.quota,
+                    snapshots: d.snapshots.clone(),
+                },
+            );
+        }
+        for (id, diffs) in &image.dir_diffs {
+            for d in diffs {
+                for (_, c) in &d.deleted {
+                    *s.refs.entry(*c).or_default() += 1;
+                }
+            }
+            s.dir_diffs.insert(*id, diffs.clone());
+        }
+        s.file_diffs.extend(image.file_diffs.iter().cloned());
+        s.pins.extend(image.pins.iter().copied());
+        for r in &image.retained {
+            let kind = match &r.file {
+                Some((replication, block_size, blocks)) => INodeKind::File(FileNode {
+                    replication: *replication,
+                    block_size: *block_size,
+                    blocks: blocks.clone(),
+                    under_construction: None,
+                }),
+                None => INodeKind::Directory {
+                    children: r.children.iter().cloned().collect(),
+                },
+            };
+            if let Some(f) = &r.file {
+                let top = f.2.iter().map(|b| b.id.0).max().unwrap_or(0);
+                self.last_block_id = self.last_block_id.max(top);
+            }
+            self.last_inode_id = self.last_inode_id.max(r.id.0);
+            s.retained.insert(
+                r.id,
+                INode {
+                    id: r.id,
+                    parent: r.parent,
+                    name: r.name.clone(),
+                    permission: r.attrs.permission,
+                    owner: r.attrs.owner.clone(),
+                    group: r.attrs.group.clone(),
+                    mtime_ms: r.attrs.mtime_ms,
+                    atime_ms: r.attrs.atime_ms,
+                    kind,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// Every block snapshots hold beyond the tree's: those of retained
+    /// files and those only a diff still lists, with their file.
+    pub(in crate::namespace) fn snapshot_blocks(
+        &self,
+    ) -> Vec<(INodeId, crate::namespace::BlockRecord)> {
+        let s = &self.snapshots;
+        let mut out = Vec::new();
+        for (id, node) in &s.retained {
+            if let Some(f) = node.file() {
+                out.extend(f.blocks.iter().map(|b| (*id, *b)));
+            }
+        }
+        for (id, diffs) in &s.file_diffs {
+            let own: Vec<_> = self
+                .any_node(*id)
+                .and_then(INode::file)
+                .map(|f| f.blocks.iter().map(|b| b.id).collect())
+                .unwrap_or_default();
+            let mut seen = std::collections::HashSet::new();
+            for b in diffs.iter().filter_map(|d| d.blocks.as_ref()).flatten() {
+                if !own.contains(&b.id) && seen.insert(b.id) {
+                    out.push((*id, *b));
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,413 @@
+//! Snapshot diff reports (`getSnapshotDiffReport`, HDFS's
+//! `SnapshotDiffInfo`): what differs between two snapshots of a
+//! directory, or a snapshot and the current tree. Walks the subtree in
+//! both views, directory by directory, comparing children by name and
+//! inode: a child only in the later view is created (`+`), only in the
+//! earlier one deleted (`-`), the same inode under another path renamed
+//! (`R`); a directory whose children or permission, owner or group
+//! changed, and a file whose length or metadata did, is modified (`M`).
+//! Entries come as HDFS orders them: by depth, then path, each directory's
+//! own entry before its created and deleted children.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::namespace::authorize::Required;
+use crate::namespace::permission::{Access, Caller};
+use crate::namespace::{FileStatus, FsError, INodeId, Namespace};
+
+/// The kind of a diff report entry, with HDFS's labels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiffKind {
+    Modify,
+    Create,
+    Delete,
+    Rename,
+}
+
+impl DiffKind {
+    /// `M`, `+`, `-`, `R`.
+    pub fn label(self) -> &'static str {
+        match self {
+            DiffKind::Modify => "M",
+            DiffKind::Create => "+",
+            DiffKind::Delete => "-",
+            DiffKind::Rename => "R",
+        }
+    }
+}
+
+/// One entry: paths relative to the directory diffed (`""` for itself).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffReportEntry {
+    pub kind: DiffKind,
+    pub path: String,
+    pub target: Option<String>,
+}
+
+/// A snapshot diff report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DiffReport {
+    /// The snapshottable directory.
+    pub root: String,
+    pub from: String,
+    pub to: String,
+    pub entries: Vec<DiffReportEntry>,
+    /// Whether `from` is the earlier of the two.
+    pub from_earlier: bool,
+    /// The same as HDFS's listing form (`getSnapshotDiffReportListing`).
+    pub listing: DiffListing,
+}
+
+/// An entry of the listing form: its directory's and its own inode id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListingEntry {
+    pub path: String,
+    pub dir_id: INodeId,
+    pub file_id: INodeId,
+    pub is_reference: bool,
+    pub target: Option<String>,
+}
+
+/// HDFS's `SnapshotDiffReportListing`: modified directories and files,
+/// children created and deleted (a rename is both, marked as reference,
+/// the deleted one with its target), as the earlier and later views see
+/// them.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct DiffListing {
+    pub modified: Vec<ListingEntry>,
+    pub created: Vec<ListingEntry>,
+    pub deleted: Vec<ListingEntry>,
+}
+
+/// A view of the tree: a snapshot, or the current state (`None`).
+type View = Option<u32>;
+
+struct Changed {
+    path: Vec<String>,
+    id: INodeId,
+    parent: INodeId,
+    is_dir: bool,
+    created: Vec<(String, INodeId)>,
+    deleted: Vec<(String, INodeId)>,
+}
+
+impl Namespace {
+    /// getSnapshotDiffReport of `path` from snapshot `from` to `to` (an
+    /// empty name is the current tree).
+    ///
+    /// # Errors
+    /// As HDFS: permission denied, FileNotFound, not a directory, not
+    /// under a snapshottable directory, no such snapshot.
+    pub fn snapshot_diff_report(
+        &self,
+        caller: &Caller,
+        path: &str,
+        from: &str,
+        to: &str,
+    ) -> Result<DiffReport, FsError> {
+        let res = self.resolve(path)?;
+        let read = Required {
+            access: Some(Access::READ),
+            ..Default::default()
+        };
+        self.check(caller, &res, read)?;
+        let scope = res.last().ok_or_else(|| {
+            FsError::FileNotFound(format!("Directory does not exist: {}", res.path()))
+        })?;
+        let root = res
+            .inodes
+            .iter()
+            .rev()
+            .flatten()
+            .find(|id| self.is_snapshottable(**id))
+            .copied()
+            .ok_or_else(|| {
+                FsError::Snapshot(format!(
+                    "The path {} is neither snapshottable nor under a snapshot root!",
+                    res.path()
+                ))
+            })?;
+        if !self.node(scope).is_dir() {
+            return Err(FsError::PathIsNotDirectory(format!(
+                "`{}': Is not a directory",
+                res.path()
+            )));
+        }
+        let root_path = self.path_of(root).unwrap_or_default();
+        let find = |name: &str| -> Result<View, FsError> {
+            if name.is_empty() {
+                return Ok(None);
+            }
+            self.snapshots.dirs[&root]
+                .snapshots
+                .iter()
+                .find(|s| s.name == name)
+                .map(|s| Some(s.id))
+                .ok_or_else(|| {
+                    FsError::Snapshot(format!(
+                        "Cannot find the snapshot of directory {root_path} with name {name}"
+                    ))
+                })
+        };
+        let (from_view, to_view) = (find(from)?, find(to)?);
+        let mut report = DiffReport {
+            root: root_path,
+            from: from.to_string(),
+            to: to.to_string(),
+            entries: Vec::new(),
+            from_earlier: true,
+            listing: DiffListing::default(),
+        };
+        if from == to {
+            return Ok(report);
+        }
+        let from_earlier = from_view.unwrap_or(u32::MAX) < to_view.unwrap_or(u32::MAX);
+        let (earlier, later) = if from_earlier {
+            (from_view, to_view)
+        } else {
+            (to_view, from_view)
+        };
+        let changed = self.compare_views(scope, earlier, later);
+        report.from_earlier = from_earlier;
+        report.listing = listing_of(&changed);
+        report.entries = entries_of(changed, from_earlier);
+        Ok(report)
+    }
+
+    fn view_children(&self, dir: INodeId, v: View) -> BTreeMap<String, INodeId> {
+        match v {
+            Some(s) => self.children_at(dir, s),
+            None => self
+                .any_node(dir)
+                .and_then(|n| n.children())
+                .cloned()
+                .unwrap_or_default(),
+        }
+    }
+
+    fn view_status(&self, id: INodeId, v: View) -> Option<FileStatus> {
+        match v {
+            Some(s) => Some(self.status_at(id, "", s)),
+            None => self.any_node(id).map(|n| self.status(n)),
+        }
+    }
+
+    fn compare_views(&self, scope: INodeId, earlier: View, later: View) -> Vec<Changed> {
+        let mut changed: Vec<Changed> = Vec::new();
+        self.walk_changes(scope, scope, Vec::new(), earlier, later, &mut changed);
+        // A renamed inode is compared too, under its earlier path (as HDFS
+        // follows a rename's reference).
+        let created: std::collections::HashSet<INodeId> = changed
+            .iter()
+            .flat_map(|c| c.created.iter().map(|(_, id)| *id))
+            .collect();
+        let renamed: Vec<(Vec<String>, INodeId, INodeId)> = changed
+            .iter()
+            .flat_map(|c| {
+                c.deleted
+                    .iter()
+                    .filter(|(_, id)| created.contains(id))
+                    .map(|(n, id)| {
+                        let mut p = c.path.clone();
+                        p.push(n.clone());
+                        (p, *id, c.id)
+                    })
+            })
+            .collect();
+        for (path, id, parent) in renamed {
+            if self.any_node(id).is_some_and(|n| n.is_dir()) {
+                self.walk_changes(id, parent, path, earlier, later, &mut changed);
+            } else if self.metadata_changed(id, earlier, later) {
+                changed.push(Changed {
+                    path,
+                    id,
+                    parent,
+                    is_dir: false,
+                    created: Vec::new(),
+                    deleted: Vec::new(),
+                });
+            }
+        }
+        // HDFS's order: by depth, then by path.
+        changed.sort_by(|a, b| (a.path.len(), &a.path).cmp(&(b.path.len(), &b.path)));
+        changed
+    }
+
+    /// Compares the subtree of `start` (at `path`, in directory `parent`)
+    /// between the views, adding what changed.
+    fn walk_changes(
+        &self,
+        start: INodeId,
+        parent: INodeId,
+        path: Vec<String>,
+        earlier: View,
+        later: View,
+        changed: &mut Vec<Changed>,
+    ) {
+        let mut stack = vec![(start, parent, path)];
+        while let Some((dir, parent, path)) = stack.pop() {
+            let (ec, lc) = (
+                self.view_children(dir, earlier),
+                self.view_children(dir, later),
+            );
+            let created: Vec<(String, INodeId)> = lc
+                .iter()
+                .filter(|(n, c)| ec.get(*n) != Some(c))
+                .map(|(n, c)| (n.clone(), *c))
+                .collect();
+            let deleted: Vec<(String, INodeId)> = ec
+                .iter()
+                .filter(|(n, c)| lc.get(*n) != Some(c))
+                .map(|(n, c)| (n.clone(), *c))
+                .collect();
+            let meta = self.metadata_changed(dir, earlier, later);
+            for (name, child) in ec.iter().filter(|(n, c)| lc.get(*n) == Some(c)) {
+                let mut p = path.clone();
+                p.push(name.clone());
+                let is_dir = self.any_node(*child).is_some_and(|n| n.is_dir());
+                if is_dir {
+                    stack.push((*child, dir, p));
+                } else if self.metadata_changed(*child, earlier, later) {
+                    changed.push(Changed {
+                        path: p,
+                        id: *child,
+                        parent: dir,
+                        is_dir: false,
+                        created: Vec::new(),
+                        deleted: Vec::new(),
+                    });
+                }
+            }
+            if meta || !created.is_empty() || !deleted.is_empty() {
+                changed.push(Changed {
+                    path,
+                    id: dir,
+                    parent,
+                    is_dir: true,
+                    created,
+                    deleted,
+                });
+            }
+        }
+    }
+
+    /// Whether inode `id` differs between two views: permission, owner or
+    /// group; for a file also length and replication.
+    fn metadata_changed(&self, id: INodeId, earlier: View, later: View) -> bool {
+        let (Some(a), Some(b)) = (self.view_status(id, earlier), self.view_status(id, later))
+        else {
+            return false;
+        };
+        a.permission != b.permission
+            || a.owner != b.owner
+            || a.group != b.group
+            || (!a.is_dir && (a.length != b.length || a.replication != b.replication))
+    }
+}
+
+fn join(p: &[String], name: &str) -> String {
+    let mut v = p.to_vec();
+    v.push(name.to_string());
+    v.join("/")
+}
+
+/// Where each inode was created and deleted, by id (a rename is both).
+fn moves(changed: &[Changed]) -> (HashMap<INodeId, String>, HashMap<INodeId, String>) {
+    let mut created_at = HashMap::new();
+    let mut deleted_at = HashMap::new();
+    for c in changed {
+        for (n, id) in &c.created {
+            created_at.insert(*id, join(&c.path, n));
+        }
+        for (n, id) in &c.deleted {
+            deleted_at.insert(*id, join(&c.path, n));
+        }
+    }
+    (created_at, deleted_at)
+}
+
+/// The report's entries: each change's `M`, then its created and deleted
+/// children (`R` for a rename, on the deleted side).
+fn entries_of(changed: Vec<Changed>, from_earlier: bool) -> Vec<DiffReportEntry> {
+    let (created_at, deleted_at) = moves(&changed);
+    let (plus, minus) = if from_earlier {
+        (DiffKind::Create, DiffKind::Delete)
+    } else {
+        (DiffKind::Delete, DiffKind::Create)
+    };
+    let mut out = Vec::new();
+    for c in changed {
+        out.push(DiffReportEntry {
+            kind: DiffKind::Modify,
+            path: c.path.join("/"),
+            target: None,
+        });
+        for (n, id) in &c.created {
+            if !deleted_at.contains_key(id) {
+                out.push(DiffReportEntry {
+                    kind: plus,
+                    path: join(&c.path, n),
+                    target: None,
+                });
+            }
+        }
+        for (n, id) in &c.deleted {
+            let source = join(&c.path, n);
+            match created_at.get(id) {
+                Some(target) => {
+                    let (a, b) = if from_earlier {
+                        (source, target.clone())
+                    } else {
+                        (target.clone(), source)
+                    };
+                    out.push(DiffReportEntry {
+                        kind: DiffKind::Rename,
+                        path: a,
+                        target: Some(b),
+                    });
+                }
+                None => out.push(DiffReportEntry {
+                    kind: minus,
+                    path: source,
+                    target: None,
+                }),
+            }
+        }
+    }
+    out
+}
+
+/// The listing form, as HDFS's `SnapshotDiffListingInfo` fills it.
+fn listing_of(changed: &[Changed]) -> DiffListing {
+    let (created_at, deleted_at) = moves(changed);
+    let mut out = DiffListing::default();
+    for c in changed {
+        out.modified.push(ListingEntry {
+            path: c.path.join("/"),
+            dir_id: if c.is_dir { c.id } else { c.parent },
+            file_id: c.id,
+            is_reference: c.is_dir,
+            target: None,
+        });
+        for (n, id) in &c.created {
+            out.created.push(ListingEntry {
+                path: join(&c.path, n),
+                dir_id: c.id,
+                file_id: *id,
+                is_reference: deleted_at.contains_key(id),
+                target: None,
+            });
+        }
+        for (n, id) in &c.deleted {
+            let target = created_at.get(id).cloned();
+            out.deleted.push(ListingEntry {
+                path: join(&c.path, n),
+                dir_id: c.id,
+                file_id: *id,
+                is_reference: target.is_some(),
+                target,
+            });
+        }
+    }
+    out
+}

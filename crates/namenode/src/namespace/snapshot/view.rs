@@ -1,0 +1,559 @@
+//! `.snapshot` paths, read only: `/d/.snapshot` lists the snapshots of a
+//! snapshottable `/d`, `/d/.snapshot/s/...` resolves through the tree as
+//! it was when `s` was taken (HDFS's `INodesInPath` with a snapshot id).
+//! Status, listing and blocks come from the first diff at or after the
+//! snapshot, else from the inode itself; a file's blocks are cut at its
+//! length then (an append or truncate after it does not show).
+
+use std::collections::BTreeMap;
+
+use super::{Attrs, SnapshotInfo, DOT_SNAPSHOT, READ_ONLY_SNAPSHOT};
+use crate::namespace::permission::{mode_string, Access, Caller};
+use crate::namespace::{
+    path, BlockRecord, FileStatus, FsError, INode, INodeId, INodeKind, Listing, Namespace,
+};
+
+/// A path below `.snapshot`, resolved.
+#[derive(Debug, Clone)]
+pub(in crate::namespace) struct SnapshotPath {
+    /// The snapshottable directory.
+    pub dir: INodeId,
+    /// `None` for `/d/.snapshot` itself.
+    pub snapshot: Option<u32>,
+    /// The inodes of the path below the snapshot root with their names
+    /// (the root first, with the snapshot's name); `None` from the first
+    /// missing component on.
+    pub inodes: Vec<Option<(INodeId, String)>>,
+    pub path: String,
+    /// Attributes of the live ancestors up to the snapshottable directory
+    /// (for the traversal check), with their paths.
+    pub ancestors: Vec<(String, Attrs, bool)>,
+}
+
+/// `getSnapshottableDirListing`'s entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshottableDirStatus {
+    pub status: FileStatus,
+    pub quota: u32,
+    pub count: u32,
+    pub parent_path: String,
+}
+
+/// `getSnapshotListing`'s entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotListing {
+    pub status: FileStatus,
+    pub id: u32,
+    pub parent_path: String,
+}
+
+impl Namespace {
+    /// Resolves `src` when it goes through the `.snapshot` of a
+    /// snapshottable directory; `Ok(None)` for any other path.
+    ///
+    /// # Errors
+    /// An invalid path.
+    pub(in crate::namespace) fn snapshot_path(
+        &self,
+        src: &str,
+    ) -> Result<Option<SnapshotPath>, FsError> {
+        if self.snapshots.dirs.is_empty() || !src.contains(DOT_SNAPSHOT) {
+            return Ok(None);
+        }
+        let comps = path::components(src)?;
+        let mut cur = crate::namespace::ROOT_INODE_ID;
+        let mut ancestors = Vec::new();
+        for (i, c) in comps.iter().enumerate() {
+            let node = self.node(cur);
+            ancestors.push((path::join(&comps[..i]), Attrs::of(node), node.is_dir()));
+            if *c == DOT_SNAPSHOT && self.snapshots.dirs.contains_key(&cur) {
+                return Ok(Some(self.resolve_in_snapshot(cur, &comps, i, ancestors)));
+            }
+            match node.children().and_then(|ch| ch.get(*c)) {
+                Some(id) => cur = *id,
+                None => return Ok(None),
+            }
+        }
+        Ok(None)
+    }
+
+    fn resolve_in_snapshot(
+        &self,
+        dir: INodeId,
+        comps: &[&str],
+        dot: usize,
+        ancestors: Vec<(String, Attrs, bool)>,
+    ) -> SnapshotPath {
+        let mut out = SnapshotPath {
+            dir,
+            snapshot: None,
+            inodes: Vec::new(),
+            path: path::join(comps),
+            ancestors,
+        };
+        let Some(name) = comps.get(dot + 1) else {
+            return out;
+        };
+        let info = self.snapshots.dirs[&dir]
+            .snapshots
+            .iter()
+            .find(|s| s.name == *name);
+        let Some(info) = info else {
+            out.inodes.push(None);
+            return out;
+        };
+        out.snapshot = Some(info.id);
+        out.inodes.push(Some((dir, info.name.clone())));
+        let mut cur = Some(dir);
+        for c in &comps[dot + 2..] {
+            cur = cur.and_then(|id| self.child_at(id, info.id, c));
+            out.inodes.push(cur.map(|id| (id, (*c).to_string())));
+        }
+        out
+    }
+
+    /// An inode in the tree or kept for snapshots.
+    pub(in crate::namespace) fn any_node(&self, id: INodeId) -> Option<&INode> {
+        self.inodes
+            .get(&id)
+            .or_else(|| self.snapshots.retained.get(&id))
+    }
+
+    /// The child `name` of directory `dir` as snapshot `s` saw it.
+    fn child_at(&self, dir: INodeId, s: u32, name: &str) -> Option<INodeId> {
+        let node = self.any_node(dir)?;
+        let mut found = node.children()?.get(name).copied();
+        if let Some(diffs) = self.snapshots.dir_diffs.get(&dir) {
+            for d in diffs.iter().rev().take_while(|d| d.snapshot >= s) {
+                if d.created.iter().any(|(n, _)| n == name) {
+                    found = None;
+                }
+                if let Some((_, c)) = d.deleted.iter().find(|(n, _)| n == name) {
+                    found = Some(*c);
+                }
+            }
+        }
+        found
+    }
+
+    /// The children of directory `dir` as snapshot `s` saw them.
+    pub(in crate::namespace) fn children_at(
+        &self,
+        dir: INodeId,
+        s: u32,
+    ) -> BTreeMap<String, INodeId> {
+        let mut out = self
+            .any_node(dir)
+            .and_then(INode::children)
+            .cloned()
+            .unwrap_or_default();
+        if let Some(diffs) = self.snapshots.dir_diffs.get(&dir) {
+            for d in diffs.iter().rev().take_while(|d| d.snapshot >= s) {
+                for (n, _) in &d.created {
+                    out.remove(n);
+                }
+                for (n, c) in &d.deleted {
+                    out.insert(n.clone(), *c);
+                }
+            }
+        }
+        out
+    }
+
+    /// The status of inode `id` (named `name`) as snapshot `s` saw it.
+    pub(in crate::namespace) fn status_at(&self, id: INodeId, name: &str, s: u32) -> FileStatus {
+        let Some(node) = self.any_node(id) else {
+            return FileStatus::missing(id);
+        };
+        let mut st = self.status(node);
+        st.name = name.to_string();
+        st.under_construction = false;
+        st.snapshot = Some(s);
+        let attrs = match &node.kind {
+            INodeKind::Directory { .. } => {
+                st.children_num = i32::try_from(self.children_at(id, s).len()).unwrap_or(i32::MAX);
+                self.snapshots
+                    .dir_diffs
+                    .get(&id)
+                    .and_then(|d| d.iter().find(|d| d.snapshot >= s))
+                    .map(|d| d.attrs.clone())
+            }
+            INodeKind::File(_) => {
+                let diff = self
+                    .snapshots
+                    .file_diffs
+                    .get(&id)
+                    .and_then(|d| d.iter().find(|d| d.snapshot >= s));
+                if let Some(d) = diff {
+                    st.length = d.length;
+                    st.replication = d.replication;
+                }
+                diff.map(|d| d.attrs.clone())
+            }
+        };
+        if let Some(a) = attrs {
+            st.permission = a.permission;
+            st.owner = a.owner;
+            st.group = a.group;
+            st.mtime_ms = a.mtime_ms;
+            st.atime_ms = a.atime_ms;
+        }
+        st
+    }
+
+    /// The blocks of file `id` as snapshot `s` saw them, cut at its length
+    /// then; generation stamps as the blocks have them now.
+    pub(in crate::namespace) fn blocks_at(&self, id: INodeId, s: u32) -> Vec<BlockRecord> {
+        let Some(f) = self.any_node(id).and_then(INode::file) else {
+            return Vec::new();
+        };
+        let diffs = self.snapshots.file_diffs.get(&id);
+        let later = diffs.map_or(&[][..], |d| {
+            let i = d.partition_point(|d| d.snapshot < s);
+            &d[i..]
+        });
+        let length = later.first().map_or(f.length(), |d| d.length);
+        let source = later
+            .iter()
+            .find_map(|d| d.blocks.as_deref())
+            .unwrap_or(&f.blocks);
+        let mut out = Vec::new();
+        let mut pos = 0u64;
+        for b in source {
+            if pos >= length {
+                break;
+            }
+            let gs = f
+                .blocks
+                .iter()
+                .find(|c| c.id == b.id)
+                .map_or(b.gs, |c| c.gs);
+            out.push(BlockRecord {
+                id: b.id,
+                gs,
+                num_bytes: b.num_bytes.min(length - pos),
+            });
+            pos += b.num_bytes;
+        }
+        out
+    }
+
+    /// The status of a snapshot's root (`/d/.snapshot/s`).
+    fn snapshot_root_status(&self, dir: INodeId, info: &SnapshotInfo) -> FileStatus {
+        let mut st = self.status_at(dir, &info.name, info.id);
+        st.permission = info.root.permission;
+        st.owner = info.root.owner.clone();
+        st.group = info.root.group.clone();
+        st.mtime_ms = info.root.mtime_ms;
+        st.atime_ms = info.root.atime_ms;
+        st.snapshot_enabled = true;
+        st
+    }
+
+    /// The traversal and access checks of a snapshot path: search on every
+    /// directory before the last component, `access` on the last.
+    fn check_snapshot_path(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+        access: Option<Access>,
+    ) -> Result<(), FsError> {
+        if !self.permissions_enabled || caller.is_superuser {
+            return Ok(());
+        }
+        let mut chain: Vec<(String, Attrs, bool)> = sp.ancestors.clone();
+        let dir_path = chain.last().map(|c| c.0.clone()).unwrap_or_default();
+        let info = sp.snapshot.and_then(|s| self.snapshot_info(sp.dir, s));
+        if let (Some(s), Some(info)) = (sp.snapshot, info) {
+            let mut p = format!(
+                "{}/{DOT_SNAPSHOT}/{}",
+                dir_path.trim_end_matches('/'),
+                info.name
+            );
+            chain.push((p.clone(), info.root.clone(), true));
+            for entry in sp.inodes.iter().skip(1) {
+                let Some((id, name)) = entry else { break };
+                p = format!("{p}/{name}");
+                let st = self.status_at(*id, name, s);
+                chain.push((p.clone(), attrs_of_status(&st), st.is_dir));
+            }
+        }
+        let target_in_chain = info.is_some() && sp.inodes.iter().all(Option::is_some);
+        let last = chain.len().saturating_sub(1);
+        for (i, (path, attrs, is_dir)) in chain.iter().enumerate() {
+            let need = if i == last && target_in_chain {
+                match access {
+                    Some(a) => a,
+                    None => continue,
+                }
+            } else {
+                Access::EXECUTE
+            };
+            let bits = caller.class_bits(&attrs.owner, &attrs.group, attrs.permission);
+            if !need.granted_by(bits) {
+                return Err(FsError::AccessControl(format!(
+                    "Permission denied: user={}, access={need}, inode=\"{path}\":{}:{}:{}{}",
+                    caller.user,
+                    attrs.owner,
+                    attrs.group,
+                    if *is_dir { 'd' } else { '-' },
+                    mode_string(attrs.permission)
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// getFileInfo of a snapshot path.
+    pub(in crate::namespace) fn snapshot_file_info(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+    ) -> Result<Option<FileStatus>, FsError> {
+        self.check_snapshot_path(caller, sp, None)?;
+        let Some(s) = sp.snapshot else {
+            if sp.inodes.is_empty() {
+                return Ok(Some(FileStatus::dot_snapshot()));
+            }
+            return Ok(None);
+        };
+        Ok(match sp.inodes.last() {
+            Some(Some((id, name))) if sp.inodes.len() == 1 => {
+                let info = self.snapshot_info(sp.dir, s);
+                info.map(|i| {
+                    let mut st = self.snapshot_root_status(sp.dir, i);
+                    st.name.clear();
+                    let _ = (id, name);
+                    st
+                })
+            }
+            Some(Some((id, _))) => {
+                let mut st = self.status_at(*id, "", s);
+                st.name.clear();
+                Some(st)
+            }
+            _ => None,
+        })
+    }
+
+    fn snapshot_info(&self, dir: INodeId, s: u32) -> Option<&SnapshotInfo> {
+        self.snapshots
+            .dirs
+            .get(&dir)?
+            .snapshots
+            .iter()
+            .find(|i| i.id == s)
+    }
+
+    /// getListing of a snapshot path.
+    pub(in crate::namespace) fn snapshot_listing(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+        start_after: &str,
+        limit: usize,
+    ) -> Result<Option<Listing>, FsError> {
+        let Some(s) = sp.snapshot else {
+            if !sp.inodes.is_empty() {
+                self.check_snapshot_path(caller, sp, None)?;
+                return Ok(None);
+            }
+            // `/d/.snapshot`: the snapshots, by name.
+            self.check_snapshot_path(caller, sp, None)?;
+            let dir = &self.snapshots.dirs[&sp.dir];
+            let all: Vec<&SnapshotInfo> = dir
+                .snapshots
+                .iter()
+                .filter(|i| i.name.as_bytes() > start_after.as_bytes())
+                .collect();
+            let n = all.len().min(limit.max(1));
+            return Ok(Some(Listing {
+                entries: all[..n]
+                    .iter()
+                    .map(|i| self.snapshot_root_status(sp.dir, i))
+                    .collect(),
+                remaining: u32::try_from(all.len() - n).unwrap_or(u32::MAX),
+            }));
+        };
+        let Some(Some((id, name))) = sp.inodes.last() else {
+            self.check_snapshot_path(caller, sp, None)?;
+            return Ok(None);
+        };
+        let is_dir = self.any_node(*id).is_some_and(INode::is_dir);
+        if !is_dir {
+            self.check_snapshot_path(caller, sp, None)?;
+            let mut st = self.status_at(*id, name, s);
+            st.name.clear();
+            return Ok(Some(Listing {
+                entries: vec![st],
+                remaining: 0,
+            }));
+        }
+        self.check_snapshot_path(caller, sp, Some(Access::READ_EXECUTE))?;
+        let children = self.children_at(*id, s);
+        use std::ops::Bound;
+        let mut after = children.range::<str, _>((Bound::Excluded(start_after), Bound::Unbounded));
+        let entries: Vec<FileStatus> = after
+            .by_ref()
+            .take(limit.max(1))
+            .map(|(n, c)| self.status_at(*c, n, s))
+            .collect();
+        let remaining = u32::try_from(after.count()).unwrap_or(u32::MAX);
+        Ok(Some(Listing { entries, remaining }))
+    }
+
+    /// getContentSummary of a snapshot path: the subtree as the snapshot
+    /// saw it (`/d/.snapshot` itself counts as an empty directory).
+    pub(in crate::namespace) fn snapshot_content_summary(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+    ) -> Result<crate::namespace::ContentSummary, FsError> {
+        self.check_snapshot_path(caller, sp, None)?;
+        let mut sum = crate::namespace::ContentSummary::default();
+        let (Some(s), Some(Some((id, _)))) = (sp.snapshot, sp.inodes.last()) else {
+            if sp.inodes.is_empty() {
+                sum.directory_count = 1;
+                return Ok(sum);
+            }
+            return Err(FsError::FileNotFound(format!(
+                "File does not exist: {}",
+                sp.path
+            )));
+        };
+        let mut stack = vec![*id];
+        while let Some(n) = stack.pop() {
+            if self.any_node(n).is_some_and(INode::is_dir) {
+                sum.directory_count += 1;
+                stack.extend(self.children_at(n, s).into_values());
+            } else {
+                let st = self.status_at(n, "", s);
+                sum.file_count += 1;
+                sum.length += st.length;
+                sum.space_consumed += st.length * u64::from(st.replication);
+            }
+        }
+        Ok(sum)
+    }
+
+    /// Opening a snapshot path for reading: its status and blocks.
+    pub(in crate::namespace) fn snapshot_open(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+    ) -> Result<FileStatus, FsError> {
+        self.check_snapshot_path(caller, sp, Some(Access::READ))?;
+        let (Some(s), Some(Some((id, _)))) = (sp.snapshot, sp.inodes.last()) else {
+            return Err(FsError::FileNotFound(format!(
+                "File does not exist: {}",
+                sp.path
+            )));
+        };
+        if sp.inodes.len() == 1 || self.any_node(*id).is_some_and(INode::is_dir) {
+            return Err(FsError::FileNotFound(format!(
+                "Path is not a file: {}",
+                sp.path
+            )));
+        }
+        Ok(self.status_at(*id, "", s))
+    }
+
+    /// The blocks a read of `st` sees: the snapshot's when it came from a
+    /// `.snapshot` path, the file's own otherwise.
+    pub fn blocks_for_status(&self, st: &FileStatus) -> Vec<BlockRecord> {
+        match st.snapshot {
+            Some(s) => self.blocks_at(st.id, s),
+            None => self.blocks_of(st.id).to_vec(),
+        }
+    }
+
+    /// The error a write below `.snapshot` gets (HDFS's
+    /// `SnapshotAccessControlException`), when `src` is such a path.
+    pub(in crate::namespace) fn refuse_snapshot_write(&self, src: &str) -> Result<(), FsError> {
+        if self.snapshot_path(src)?.is_some() {
+            return Err(FsError::SnapshotAccessControl(READ_ONLY_SNAPSHOT.into()));
+        }
+        Ok(())
+    }
+
+    /// `getSnapshottableDirListing`: every snapshottable directory for a
+    /// superuser, the caller's own otherwise; by path.
+    pub fn snapshottable_dirs(&self, caller: &Caller) -> Vec<SnapshottableDirStatus> {
+        let mut out: Vec<(String, SnapshottableDirStatus)> = self
+            .snapshots
+            .dirs
+            .iter()
+            .filter_map(|(id, d)| {
+                let node = self.inodes.get(id)?;
+                if !caller.is_superuser && node.owner != caller.user {
+                    return None;
+                }
+                let path = self.path_of(*id)?;
+                let parent_path = node
+                    .parent
+                    .and_then(|p| self.path_of(p))
+                    .unwrap_or_default();
+                let mut status = self.status(node);
+                status.snapshot_enabled = true;
+                Some((
+                    path,
+                    SnapshottableDirStatus {
+                        status,
+                        quota: d.quota,
+                        count: u32::try_from(d.snapshots.len()).unwrap_or(u32::MAX),
+                        parent_path,
+                    },
+                ))
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.into_iter().map(|(_, s)| s).collect()
+    }
+
+    /// `getSnapshotListing` of a snapshottable directory.
+    ///
+    /// # Errors
+    /// Permission denied (read), FileNotFound, not snapshottable.
+    pub fn snapshot_listing_of(
+        &self,
+        caller: &Caller,
+        path: &str,
+    ) -> Result<Vec<SnapshotListing>, FsError> {
+        let res = self.resolve(path)?;
+        self.check(
+            caller,
+            &res,
+            crate::namespace::Required {
+                access: Some(Access::READ),
+                ..Default::default()
+            },
+        )?;
+        let id = self.directory_of(&res)?;
+        let dir = self.snapshots.dirs.get(&id).ok_or_else(|| {
+            FsError::Snapshot(format!(
+                "Directory is not a snapshottable directory: {}",
+                res.path()
+            ))
+        })?;
+        let parent_path = res.path();
+        Ok(dir
+            .snapshots
+            .iter()
+            .map(|i| SnapshotListing {
+                status: self.snapshot_root_status(id, i),
+                id: i.id,
+                parent_path: parent_path.clone(),
+            })
+            .collect())
+    }
+}
+
+fn attrs_of_status(st: &FileStatus) -> Attrs {
+    Attrs {
+        permission: st.permission,
+        owner: st.owner.clone(),
+        group: st.group.clone(),
+        mtime_ms: st.mtime_ms,
+        atime_ms: st.atime_ms,
+    }
+}

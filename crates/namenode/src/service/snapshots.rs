@@ -1,0 +1,229 @@
+//! `ClientProtocol`'s snapshot calls: `allowSnapshot` and
+//! `disallowSnapshot` (superuser), `createSnapshot`, `deleteSnapshot`
+//! (whose freed blocks the DataNodes are told to delete), `renameSnapshot`,
+//! `getSnapshottableDirListing`, `getSnapshotListing`,
+//! `getSnapshotDiffReport` and `getSnapshotDiffReportListing`. The rules
+//! live in `namespace::snapshot`; this is the wire side.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use cairn_proto::hadoop::hdfs as pb;
+
+use super::admin::require_superuser;
+use super::convert::{encode, status_proto};
+use super::{now_ms, CallResult, NameNodeState};
+use crate::namespace::permission::Caller;
+use crate::namespace::snapshot::{DiffReport, ListingEntry};
+use crate::namespace::FsError;
+
+fn bytes(s: &str) -> Bytes {
+    Bytes::from(s.as_bytes().to_vec())
+}
+
+impl NameNodeState {
+    /// `allowSnapshot`.
+    pub(super) async fn allow_snapshot(
+        self: &Arc<Self>,
+        caller: &Caller,
+        r: pb::AllowSnapshotRequestProto,
+    ) -> CallResult {
+        require_superuser(caller, "allowSnapshot")?;
+        let what = format!("allow snapshot for {}", r.snapshot_root);
+        self.mutate(&what, |ns| {
+            Ok(((), vec![ns.allow_snapshot(caller, &r.snapshot_root)?]))
+        })
+        .await?;
+        encode(&pb::AllowSnapshotResponseProto {})
+    }
+
+    /// `disallowSnapshot`.
+    pub(super) async fn disallow_snapshot(
+        self: &Arc<Self>,
+        caller: &Caller,
+        r: pb::DisallowSnapshotRequestProto,
+    ) -> CallResult {
+        require_superuser(caller, "disallowSnapshot")?;
+        let what = format!("disallow snapshot for {}", r.snapshot_root);
+        self.mutate(&what, |ns| {
+            let edit = ns.disallow_snapshot(caller, &r.snapshot_root)?;
+            Ok(((), edit.into_iter().collect()))
+        })
+        .await?;
+        encode(&pb::DisallowSnapshotResponseProto {})
+    }
+
+    /// `createSnapshot`.
+    pub(super) async fn create_snapshot(
+        self: &Arc<Self>,
+        caller: &Caller,
+        r: pb::CreateSnapshotRequestProto,
+    ) -> CallResult {
+        let now = now_ms();
+        let what = format!("create snapshot for {}", r.snapshot_root);
+        let path = self
+            .mutate(&what, |ns| {
+                let (path, edit) =
+                    ns.create_snapshot(caller, &r.snapshot_root, r.snapshot_name.as_deref(), now)?;
+                Ok((path, vec![edit]))
+            })
+            .await?;
+        encode(&pb::CreateSnapshotResponseProto {
+            snapshot_path: path,
+        })
+    }
+
+    /// `deleteSnapshot`: the blocks only the snapshot held are deleted.
+    pub(super) async fn delete_snapshot(
+        self: &Arc<Self>,
+        caller: &Caller,
+        r: pb::DeleteSnapshotRequestProto,
+    ) -> CallResult {
+        let now = now_ms();
+        let what = format!("delete snapshot for {}", r.snapshot_root);
+        let freed = self
+            .mutate(&what, |ns| {
+                let edit = ns.delete_snapshot(caller, &r.snapshot_root, &r.snapshot_name, now)?;
+                Ok((ns.take_freed_blocks(), vec![edit]))
+            })
+            .await?;
+        if !freed.is_empty() {
+            self.lock_blocks()?.remove_blocks(&freed);
+        }
+        encode(&pb::DeleteSnapshotResponseProto {})
+    }
+
+    /// `renameSnapshot`.
+    pub(super) async fn rename_snapshot(
+        self: &Arc<Self>,
+        caller: &Caller,
+        r: pb::RenameSnapshotRequestProto,
+    ) -> CallResult {
+        let now = now_ms();
+        let what = format!("rename snapshot for {}", r.snapshot_root);
+        self.mutate(&what, |ns| {
+            let edit = ns.rename_snapshot(
+                caller,
+                &r.snapshot_root,
+                &r.snapshot_old_name,
+                &r.snapshot_new_name,
+                now,
+            )?;
+            Ok(((), edit.into_iter().collect()))
+        })
+        .await?;
+        encode(&pb::RenameSnapshotResponseProto {})
+    }
+
+    /// `getSnapshottableDirListing`: none at all answers an empty reply.
+    pub(super) fn get_snapshottable_dir_listing(&self, caller: &Caller) -> CallResult {
+        let dirs = self.read(|ns| Ok(ns.snapshottable_dirs(caller)))?;
+        let list = (!dirs.is_empty()).then(|| pb::SnapshottableDirectoryListingProto {
+            snapshottable_dir_listing: dirs
+                .into_iter()
+                .map(|d| pb::SnapshottableDirectoryStatusProto {
+                    dir_status: status_proto(&d.status, true),
+                    snapshot_quota: d.quota,
+                    snapshot_number: d.count,
+                    parent_fullpath: bytes(&d.parent_path),
+                })
+                .collect(),
+        });
+        encode(&pb::GetSnapshottableDirListingResponseProto {
+            snapshottable_dir_list: list,
+        })
+    }
+
+    /// `getSnapshotListing`.
+    pub(super) fn get_snapshot_listing(
+        &self,
+        caller: &Caller,
+        r: pb::GetSnapshotListingRequestProto,
+    ) -> CallResult {
+        let list = self.read(|ns| ns.snapshot_listing_of(caller, &r.snapshot_root))?;
+        encode(&pb::GetSnapshotListingResponseProto {
+            snapshot_list: Some(pb::SnapshotListingProto {
+                snapshot_listing: list
+                    .into_iter()
+                    .map(|s| pb::SnapshotStatusProto {
+                        dir_status: status_proto(&s.status, true),
+                        snapshot_id: s.id,
+                        parent_fullpath: bytes(&s.parent_path),
+                        is_deleted: false,
+                    })
+                    .collect(),
+            }),
+        })
+    }
+
+    fn diff_report(
+        &self,
+        caller: &Caller,
+        root: &str,
+        from: &str,
+        to: &str,
+    ) -> Result<DiffReport, cairn_rpc::CallError> {
+        self.read(|ns| {
+            if root.is_empty() {
+                return Err(FsError::FileNotFound("Directory does not exist: ".into()));
+            }
+            ns.snapshot_diff_report(caller, root, from, to)
+        })
+    }
+
+    /// `getSnapshotDiffReport`.
+    pub(super) fn get_snapshot_diff_report(
+        &self,
+        caller: &Caller,
+        r: pb::GetSnapshotDiffReportRequestProto,
+    ) -> CallResult {
+        let report =
+            self.diff_report(caller, &r.snapshot_root, &r.from_snapshot, &r.to_snapshot)?;
+        encode(&pb::GetSnapshotDiffReportResponseProto {
+            diff_report: pb::SnapshotDiffReportProto {
+                snapshot_root: report.root,
+                from_snapshot: report.from,
+                to_snapshot: report.to,
+                diff_report_entries: report
+                    .entries
+                    .into_iter()
+                    .map(|e| pb::SnapshotDiffReportEntryProto {
+                        fullpath: bytes(&e.path),
+                        modification_label: e.kind.label().to_string(),
+                        target_path: e.target.as_deref().map(bytes),
+                    })
+                    .collect(),
+            },
+        })
+    }
+
+    /// `getSnapshotDiffReportListing`: the whole report in one page.
+    pub(super) fn get_snapshot_diff_report_listing(
+        &self,
+        caller: &Caller,
+        r: pb::GetSnapshotDiffReportListingRequestProto,
+    ) -> CallResult {
+        let report =
+            self.diff_report(caller, &r.snapshot_root, &r.from_snapshot, &r.to_snapshot)?;
+        let entry = |e: &ListingEntry| pb::SnapshotDiffReportListingEntryProto {
+            fullpath: bytes(&e.path),
+            dir_id: e.dir_id.0,
+            is_reference: e.is_reference,
+            target_path: e.target.as_deref().map(bytes),
+            file_id: Some(e.file_id.0),
+        };
+        let l = &report.listing;
+        encode(&pb::GetSnapshotDiffReportListingResponseProto {
+            diff_report: pb::SnapshotDiffReportListingProto {
+                modified_entries: l.modified.iter().map(entry).collect(),
+                created_entries: l.created.iter().map(entry).collect(),
+                deleted_entries: l.deleted.iter().map(entry).collect(),
+                is_from_earlier: report.from_earlier,
+                cursor: Some(pb::SnapshotDiffReportCursorProto {
+                    start_path: Bytes::new(),
+                    index: -1,
+                }),
+            },
+        })
+    }
+}
