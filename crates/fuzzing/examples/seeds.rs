@@ -248,7 +248,7 @@ fn xfer_s2c(data: &[u8], out: &mut Out, name: &str) -> Res<()> {
 fn edits() -> Vec<Edit> {
     let block = |id, gs, num_bytes| BlockRecord {
         id: cairn_namenode::namespace::BlockId(id),
-        gs,
+        gs: GenStamp(gs),
         num_bytes,
     };
     vec![
@@ -365,7 +365,7 @@ fn edits() -> Vec<Edit> {
         },
         Edit::RestampTruncate {
             path: "/a/f".into(),
-            gs: 1006,
+            gs: GenStamp(1006),
         },
         Edit::CloseFile {
             path: "/a/f".into(),

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use bytes::Bytes;
 use cairn_common::config::{Configuration, TimeUnit};
 use cairn_datanode::checksum::{ChecksumKind, Crc32cImpl, DataChecksum};
-use cairn_datanode::ids::{BlockPoolId, GenStamp};
+use cairn_datanode::ids::BlockPoolId;
 use cairn_datanode::storage::reader::ReadError;
 use cairn_datanode::storage::{
     layout, meta, version::StorageVersion, ReportedReplica, ReportedState,
@@ -316,7 +316,7 @@ pub fn block_report(data: &[u8]) {
             .map(|&(id, gs, len, finalized)| ReportedReplica {
                 block: cairn_datanode::ids::BlockId(id.0),
                 len,
-                gs: GenStamp(gs),
+                gs,
                 state: if finalized {
                     ReportedState::Finalized
                 } else {

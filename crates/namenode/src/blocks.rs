@@ -35,14 +35,14 @@ pub use queue::{
 pub use report::{BlockView, MetaSaveView, RedundancyStats};
 
 use crate::datanodes::DatanodeUuid;
-use crate::namespace::{BlockId, BlockRecord, INodeId};
+use crate::namespace::{BlockId, BlockRecord, GenStamp, INodeId};
 
 /// One replica of a block on one DataNode storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replica {
     pub datanode: DatanodeUuid,
     pub storage: String,
-    pub gs: u64,
+    pub gs: GenStamp,
     pub num_bytes: u64,
     /// Finalized on the DataNode (as opposed to being written).
     pub finalized: bool,
@@ -52,7 +52,7 @@ pub struct Replica {
 
 impl Replica {
     /// Whether this replica counts towards the block's replication.
-    fn is_good(&self, gs: u64) -> bool {
+    fn is_good(&self, gs: GenStamp) -> bool {
         self.finalized && !self.corrupt && self.gs >= gs
     }
 }
@@ -71,7 +71,7 @@ pub enum CorruptOutcome {
 #[derive(Debug, Clone)]
 struct BlockState {
     file: INodeId,
-    gs: u64,
+    gs: GenStamp,
     replicas: Vec<Replica>,
     /// The pipeline the block was handed out with, until replicas report.
     expected: Vec<DatanodeUuid>,
@@ -94,7 +94,7 @@ pub enum ReportOutcome {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Transfer {
     pub block: BlockId,
-    pub gs: u64,
+    pub gs: GenStamp,
     pub num_bytes: u64,
     pub targets: Vec<DatanodeUuid>,
 }
@@ -104,7 +104,7 @@ pub struct Transfer {
 pub struct BlockManager {
     blocks: HashMap<BlockId, BlockState>,
     /// Replicas each DataNode must delete, sent with its next heartbeats.
-    invalidate: HashMap<DatanodeUuid, Vec<(BlockId, u64)>>,
+    invalidate: HashMap<DatanodeUuid, Vec<(BlockId, GenStamp)>>,
     /// Copies each DataNode must make, sent with its next heartbeats.
     transfers: HashMap<DatanodeUuid, Vec<Transfer>>,
     /// Blocks with a copy under way, and when to give up waiting for it.
@@ -146,7 +146,7 @@ struct SafeTally {
 pub struct Recovery {
     /// The block as the namespace had it before recovery.
     pub block: BlockRecord,
-    pub new_gs: u64,
+    pub new_gs: GenStamp,
     /// DataNodes that may hold a replica.
     pub locations: Vec<DatanodeUuid>,
     /// For a truncate: the block as the recovery must leave it (same id,
@@ -168,7 +168,13 @@ pub struct ReplicationWork {
 impl BlockManager {
     /// Registers a block of `file` (a new allocation, or a block found in
     /// the namespace at start-up) with the pipeline it was handed out with.
-    pub fn add_block(&mut self, id: BlockId, gs: u64, file: INodeId, expected: Vec<DatanodeUuid>) {
+    pub fn add_block(
+        &mut self,
+        id: BlockId,
+        gs: GenStamp,
+        file: INodeId,
+        expected: Vec<DatanodeUuid>,
+    ) {
         let state = self.blocks.entry(id).or_insert(BlockState {
             file,
             gs,
@@ -256,7 +262,7 @@ impl BlockManager {
     }
 
     /// Queues the deletion of `datanode`'s replica of `id`.
-    fn invalidate_replica(&mut self, datanode: &DatanodeUuid, id: BlockId, gs: u64) {
+    fn invalidate_replica(&mut self, datanode: &DatanodeUuid, id: BlockId, gs: GenStamp) {
         if self.blocks.contains_key(&id) {
             let list = self.deleting.entry(id).or_default();
             let now = std::time::Instant::now();
@@ -287,7 +293,7 @@ impl BlockManager {
     pub fn update_generation_stamp(
         &mut self,
         id: BlockId,
-        gs: u64,
+        gs: GenStamp,
         expected: Option<Vec<DatanodeUuid>>,
     ) {
         if let Some(state) = self.blocks.get_mut(&id) {
@@ -345,7 +351,7 @@ impl BlockManager {
         datanode: &DatanodeUuid,
         storage: &str,
         id: BlockId,
-        gs: u64,
+        gs: GenStamp,
         num_bytes: u64,
         finalized: bool,
     ) -> ReportOutcome {
@@ -480,8 +486,8 @@ impl BlockManager {
         &mut self,
         datanode: &DatanodeUuid,
         storage: &str,
-        replicas: &[(BlockId, u64, u64, bool)],
-        committed: &dyn Fn(INodeId, BlockId) -> Option<(u64, u64)>,
+        replicas: &[(BlockId, GenStamp, u64, bool)],
+        committed: &dyn Fn(INodeId, BlockId) -> Option<(GenStamp, u64)>,
     ) -> (usize, usize) {
         let listed: HashSet<BlockId> = replicas.iter().map(|r| r.0).collect();
         self.forget_unlisted(datanode, storage, &listed);
@@ -537,8 +543,8 @@ impl BlockManager {
         &mut self,
         datanode: &DatanodeUuid,
         storage: &str,
-        replicas: &[(BlockId, u64, u64, bool)],
-        committed: &dyn Fn(INodeId, BlockId) -> Option<(u64, u64)>,
+        replicas: &[(BlockId, GenStamp, u64, bool)],
+        committed: &dyn Fn(INodeId, BlockId) -> Option<(GenStamp, u64)>,
     ) -> (usize, usize) {
         let mut accepted = 0;
         let mut invalid = 0;
@@ -682,7 +688,7 @@ impl BlockManager {
         &mut self,
         datanode: &DatanodeUuid,
         max: usize,
-    ) -> Vec<(BlockId, u64)> {
+    ) -> Vec<(BlockId, GenStamp)> {
         let Some(list) = self.invalidate.get_mut(datanode) else {
             return Vec::new();
         };

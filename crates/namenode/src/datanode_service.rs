@@ -17,7 +17,7 @@ use prost::Message;
 use tracing::{debug, info};
 
 use crate::datanodes::DatanodeUuid;
-use crate::namespace::BlockId;
+use crate::namespace::{BlockId, GenStamp};
 use crate::service::{NameNodeState, INVALIDATE_LIMIT};
 
 /// Layout version a 3.4.1 NameNode reports (negative, sent as uint32).
@@ -67,11 +67,11 @@ pub fn namespace_info(state: &NameNodeState) -> pb::NamespaceInfoProto {
 /// A message when the encoding is malformed.
 pub fn decode_storage_report(
     r: &pb::StorageBlockReportProto,
-) -> Result<Vec<(BlockId, u64, u64, bool)>, String> {
+) -> Result<Vec<(BlockId, GenStamp, u64, bool)>, String> {
     let replicas = cairn_proto::block_report::decode(r).map_err(|e| e.to_string())?;
     Ok(replicas
         .into_iter()
-        .map(|x| (x.block, x.gs.0, x.len, x.state == ReportedState::Finalized))
+        .map(|x| (x.block, x.gs, x.len, x.state == ReportedState::Finalized))
         .collect())
 }
 
@@ -101,12 +101,12 @@ fn recovery_command(
                 .collect();
             let n = locs.len();
             pb::RecoveringBlockProto {
-                new_gen_stamp: r.new_gs,
+                new_gen_stamp: r.new_gs.0,
                 block: pb::LocatedBlockProto {
                     b: pb::ExtendedBlockProto {
                         pool_id: state.block_pool_id.clone(),
                         block_id: r.block.id.0,
-                        generation_stamp: r.block.gs,
+                        generation_stamp: r.block.gs.0,
                         num_bytes: Some(r.block.num_bytes),
                     },
                     offset: 0,
@@ -132,7 +132,7 @@ fn recovery_command(
                 // new stamp (the recovery id) and its new length.
                 truncate_block: r.truncate.map(|t| pb::BlockProto {
                     block_id: t.id.0,
-                    gen_stamp: t.gs,
+                    gen_stamp: t.gs.0,
                     num_bytes: Some(t.num_bytes),
                 }),
                 ..Default::default()
@@ -177,7 +177,7 @@ fn transfer_command(
         }
         cmd.blocks.push(pb::BlockProto {
             block_id: t.block.0,
-            gen_stamp: t.gs,
+            gen_stamp: t.gs.0,
             num_bytes: Some(t.num_bytes),
         });
         cmd.target_storage_uuids.push(pb::StorageUuidsProto {
@@ -224,7 +224,7 @@ fn apply_full_report(
     state: &NameNodeState,
     uuid: &DatanodeUuid,
     sid: &str,
-    replicas: &[(BlockId, u64, u64, bool)],
+    replicas: &[(BlockId, GenStamp, u64, bool)],
     holds: &mut crate::lockstat::Holds,
 ) -> Result<(usize, usize), CallError> {
     let listed: std::collections::HashSet<BlockId> = replicas.iter().map(|r| r.0).collect();
@@ -350,7 +350,7 @@ impl DatanodeProtocolService {
                                     .into_iter()
                                     .map(|(id, gs)| pb::BlockProto {
                                         block_id: id.0,
-                                        gen_stamp: gs,
+                                        gen_stamp: gs.0,
                                         num_bytes: Some(i64::MAX as u64),
                                     })
                                     .collect(),
@@ -434,14 +434,15 @@ impl DatanodeProtocolService {
                         .map_or_else(|| storage.storage_uuid.clone(), |s| s.storage_uuid.clone());
                     for b in &storage.blocks {
                         let id = BlockId(b.block.block_id);
+                        let gs = GenStamp(b.block.gen_stamp);
                         let len = b.block.num_bytes.unwrap_or(0);
                         use received_deleted_block_info_proto::BlockStatus as S;
                         match S::try_from(b.status) {
                             Ok(S::Received) => {
-                                bm.replica_reported(&uuid, &sid, id, b.block.gen_stamp, len, true);
+                                bm.replica_reported(&uuid, &sid, id, gs, len, true);
                             }
                             Ok(S::Receiving) => {
-                                bm.replica_reported(&uuid, &sid, id, b.block.gen_stamp, len, false);
+                                bm.replica_reported(&uuid, &sid, id, gs, len, false);
                             }
                             Ok(S::Deleted) => bm.replica_deleted(&uuid, id),
                             Err(_) => {}
@@ -534,7 +535,10 @@ mod tests {
             ])],
         };
         let got = decode_storage_report(&report).expect("decode");
-        assert_eq!(got, vec![(BlockId(1073741828), 1004, 200000, true)]);
+        assert_eq!(
+            got,
+            vec![(BlockId(1073741828), GenStamp(1004), 200000, true)]
+        );
     }
 
     #[test]
@@ -559,7 +563,10 @@ mod tests {
         let got = decode_storage_report(&report).expect("decode");
         assert_eq!(
             got,
-            vec![(BlockId(7), 1001, 100, true), (BlockId(8), 1002, 5, false)]
+            vec![
+                (BlockId(7), GenStamp(1001), 100, true),
+                (BlockId(8), GenStamp(1002), 5, false)
+            ]
         );
     }
 }

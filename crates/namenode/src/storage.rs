@@ -17,7 +17,7 @@ use cairn_common::durable::write_atomic_on;
 use tracing::{info, warn};
 
 use crate::journal::codec::{decode_record, encode_record, Decoded};
-use crate::namespace::{Edit, Limits, Namespace};
+use crate::namespace::{Edit, GenStamp, Limits, Namespace};
 
 const VERSION_MAGIC: &str = "cairn-namenode";
 const VERSION_FORMAT: u32 = 1;
@@ -184,7 +184,7 @@ pub fn write_image(
     let mut buf = Vec::with_capacity(1 << 16);
     buf.extend_from_slice(IMAGE_MAGIC);
     buf.extend_from_slice(&IMAGE_FORMAT.to_be_bytes());
-    for v in [txid, last_inode, last_block, last_gs] {
+    for v in [txid, last_inode, last_block, last_gs.0] {
         buf.extend_from_slice(&v.to_be_bytes());
     }
     for e in ns.to_edits() {
@@ -258,7 +258,7 @@ pub fn decode_image(
             Decoded::Corrupt(why) => return Err(format!("offset {pos}: {why}")),
         }
     }
-    ns.restore_counters(be64(20), be64(28), be64(36));
+    ns.restore_counters(be64(20), be64(28), GenStamp(be64(36)));
     Ok((ns, txid))
 }
 

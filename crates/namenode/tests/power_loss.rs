@@ -23,8 +23,8 @@ use cairn_namenode::journal::rolling::RollingEditLog;
 use cairn_namenode::journal::{EditLog, TxId};
 use cairn_namenode::namespace::permission::Caller;
 use cairn_namenode::namespace::{
-    AclChange, AclEntry, AclEntryType, AclScope, Edit, FsError, Namespace, XAttr, XAttrNamespace,
-    XAttrSetFlags,
+    AclChange, AclEntry, AclEntryType, AclScope, Edit, FsError, GenStamp, Namespace, XAttr,
+    XAttrNamespace, XAttrSetFlags,
 };
 use cairn_namenode::storage;
 
@@ -58,7 +58,7 @@ struct Run {
     /// Fingerprint of the namespace after each txid (index = txid).
     after_txid: Vec<u64>,
     /// Id counters of the namespace after each txid.
-    counters: Vec<(u64, u64, u64)>,
+    counters: Vec<(u64, u64, GenStamp)>,
     /// (recorded disk calls when the ack came, txid acknowledged).
     acks: Vec<(usize, u64)>,
 }

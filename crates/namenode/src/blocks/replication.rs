@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use super::queue::{self, QUEUE_WITH_CORRUPT_BLOCKS};
 use super::{BlockManager, BlockView, Replica, ReplicationWork, Transfer};
 use crate::datanodes::DatanodeUuid;
-use crate::namespace::{BlockId, INodeId};
+use crate::namespace::{BlockId, GenStamp, INodeId};
 
 impl BlockManager {
     /// A DataNode's state changed (dead, alive again, decommissioning):
@@ -58,7 +58,7 @@ impl BlockManager {
         for id in &batch {
             self.changed.remove(id);
         }
-        let mut drop: Vec<(BlockId, DatanodeUuid, u64, bool)> = Vec::new();
+        let mut drop: Vec<(BlockId, DatanodeUuid, GenStamp, bool)> = Vec::new();
         for id in batch {
             let Some(state) = self.blocks.get(&id) else {
                 self.queue.remove(id);
@@ -137,7 +137,7 @@ impl BlockManager {
             .iter()
             .map(|(d, t)| (d.clone(), t.len()))
             .collect();
-        let mut corrupt: Vec<(BlockId, DatanodeUuid, u64)> = Vec::new();
+        let mut corrupt: Vec<(BlockId, DatanodeUuid, GenStamp)> = Vec::new();
         for (_, id) in self.queue.choose(max_blocks) {
             if self.in_flight.contains_key(&id) {
                 continue;

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use super::{BlockManager, BlockState};
 use crate::datanodes::DatanodeUuid;
 use crate::javafmt;
-use crate::namespace::{BlockId, INodeId};
+use crate::namespace::{BlockId, GenStamp, INodeId};
 
 /// The NameNode-wide facts the block manager needs to judge and describe
 /// blocks, as closures over the namespace and the DataNode registry.
@@ -82,7 +82,7 @@ struct Counts {
     corrupt: usize,
 }
 
-fn block_name(id: BlockId, gs: u64) -> String {
+fn block_name(id: BlockId, gs: GenStamp) -> String {
     format!("blk_{id}_{gs}")
 }
 
@@ -257,7 +257,7 @@ impl BlockManager {
             pending.len()
         );
         for (id, deadline) in pending {
-            let gs = self.blocks.get(id).map_or(0, |s| s.gs);
+            let gs = self.blocks.get(id).map_or(GenStamp(0), |s| s.gs);
             let started = deadline
                 .checked_sub(view.pending_timeout)
                 .unwrap_or(*deadline);
@@ -281,7 +281,7 @@ impl BlockManager {
 
     /// `InvalidateBlocks.dump`: replicas each DataNode must delete.
     fn dump_invalidations(&self, out: &mut String, view: &MetaSaveView<'_>) {
-        let mut nodes: Vec<(&DatanodeUuid, &Vec<(BlockId, u64)>)> = self
+        let mut nodes: Vec<(&DatanodeUuid, &Vec<(BlockId, GenStamp)>)> = self
             .invalidate
             .iter()
             .filter(|(_, l)| !l.is_empty())
@@ -341,9 +341,9 @@ mod tests {
     fn manager() -> BlockManager {
         let mut bm = BlockManager::default();
         let add = |bm: &mut BlockManager, id: u64, file: u64, on: &[&str]| {
-            bm.add_block(BlockId(id), 1001, INodeId(file), Vec::new());
+            bm.add_block(BlockId(id), GenStamp(1001), INodeId(file), Vec::new());
             for d in on {
-                bm.replica_reported(&dn(d), "DS-1", BlockId(id), 1001, 10, true);
+                bm.replica_reported(&dn(d), "DS-1", BlockId(id), GenStamp(1001), 10, true);
             }
         };
         add(&mut bm, 1, 1, &["a", "b", "c"]); // sufficient

@@ -9,15 +9,15 @@ fn replication_work_copies_the_most_endangered_first_and_trims_excess() {
     let mut bm = BlockManager::default();
     let now = std::time::Instant::now();
     // Block 1: one replica of three; block 2: two of three; block 3: four of three.
-    bm.add_block(BlockId(1), 1, INodeId(10), vec![]);
-    bm.add_block(BlockId(2), 1, INodeId(10), vec![]);
-    bm.add_block(BlockId(3), 1, INodeId(10), vec![]);
-    bm.replica_reported(&dn("a"), "s", BlockId(1), 1, 5, true);
+    bm.add_block(BlockId(1), GenStamp(1), INodeId(10), vec![]);
+    bm.add_block(BlockId(2), GenStamp(1), INodeId(10), vec![]);
+    bm.add_block(BlockId(3), GenStamp(1), INodeId(10), vec![]);
+    bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(1), 5, true);
     for d in ["a", "b"] {
-        bm.replica_reported(&dn(d), "s", BlockId(2), 1, 5, true);
+        bm.replica_reported(&dn(d), "s", BlockId(2), GenStamp(1), 5, true);
     }
     for d in ["a", "b", "c", "d"] {
-        bm.replica_reported(&dn(d), "s", BlockId(3), 1, 5, true);
+        bm.replica_reported(&dn(d), "s", BlockId(3), GenStamp(1), 5, true);
     }
     let mut chosen = Vec::new();
     let work = bm.compute_replication_work(
@@ -44,7 +44,7 @@ fn replication_work_copies_the_most_endangered_first_and_trims_excess() {
     assert_eq!(bm.take_transfers(&dn("b"), 10)[0].block, BlockId(2));
     assert!(
         bm.take_invalidations(&dn("d"), 10)
-            .contains(&(BlockId(3), 1)),
+            .contains(&(BlockId(3), GenStamp(1))),
         "fullest node loses the excess"
     );
     // Nothing is scheduled twice while a copy is under way.
@@ -64,9 +64,9 @@ fn replication_work_copies_the_most_endangered_first_and_trims_excess() {
 #[test]
 fn decommissioning_nodes_are_sources_but_do_not_count() {
     let mut bm = BlockManager::default();
-    bm.add_block(BlockId(1), 1, INodeId(10), vec![]);
+    bm.add_block(BlockId(1), GenStamp(1), INodeId(10), vec![]);
     for d in ["a", "b", "c"] {
-        bm.replica_reported(&dn(d), "s", BlockId(1), 1, 5, true);
+        bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(1), 5, true);
     }
     let counts = |d: &DatanodeUuid| d.0 != "a";
     assert!(!bm.fully_replicated_elsewhere(&dn("a"), &|_| Some(3), &counts));
@@ -81,7 +81,7 @@ fn decommissioning_nodes_are_sources_but_do_not_count() {
         &|_| 0,
     );
     assert_eq!(work.scheduled, 1);
-    bm.replica_reported(&dn("new0"), "s", BlockId(1), 1, 5, true);
+    bm.replica_reported(&dn("new0"), "s", BlockId(1), GenStamp(1), 5, true);
     assert!(bm.fully_replicated_elsewhere(&dn("a"), &|_| Some(3), &counts));
     assert!(
         !bm.fully_replicated_elsewhere(&dn("a"), &|_| None, &counts),
@@ -98,15 +98,15 @@ fn completeness_needs_a_finalized_replica_of_the_committed_length() {
     let mut bm = BlockManager::default();
     let b = BlockRecord {
         id: BlockId(1),
-        gs: 1001,
+        gs: GenStamp(1001),
         num_bytes: 100,
     };
     bm.add_block(b.id, b.gs, INodeId(16386), vec![dn("a")]);
     assert!(!bm.is_complete(&b, 1));
     assert_eq!(bm.locations(b.id), vec![(dn("a"), None)]);
-    bm.replica_reported(&dn("a"), "DS-a", b.id, 1001, 99, true);
+    bm.replica_reported(&dn("a"), "DS-a", b.id, GenStamp(1001), 99, true);
     assert!(!bm.is_complete(&b, 1), "short replica");
-    bm.replica_reported(&dn("a"), "DS-a", b.id, 1001, 100, true);
+    bm.replica_reported(&dn("a"), "DS-a", b.id, GenStamp(1001), 100, true);
     assert!(bm.is_complete(&b, 1));
     assert!(!bm.is_complete(&b, 2));
 }
@@ -114,13 +114,13 @@ fn completeness_needs_a_finalized_replica_of_the_committed_length() {
 #[test]
 fn unknown_and_stale_replicas_are_invalidated() {
     let mut bm = BlockManager::default();
-    bm.add_block(BlockId(1), 1005, INodeId(16386), vec![]);
+    bm.add_block(BlockId(1), GenStamp(1005), INodeId(16386), vec![]);
     assert_eq!(
-        bm.replica_reported(&dn("a"), "s", BlockId(9), 1, 1, true),
+        bm.replica_reported(&dn("a"), "s", BlockId(9), GenStamp(1), 1, true),
         ReportOutcome::Invalidate
     );
     assert_eq!(
-        bm.replica_reported(&dn("a"), "s", BlockId(1), 1004, 1, true),
+        bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(1004), 1, true),
         ReportOutcome::Invalidate
     );
     assert_eq!(bm.take_invalidations(&dn("a"), 10).len(), 2);
@@ -131,13 +131,16 @@ fn unknown_and_stale_replicas_are_invalidated() {
 fn full_reports_replace_a_nodes_replicas_and_deletes_queue_invalidations() {
     let mut bm = BlockManager::default();
     for i in 1..=3 {
-        bm.add_block(BlockId(i), 1001, INodeId(16386), vec![]);
-        bm.replica_reported(&dn("a"), "s", BlockId(i), 1001, 10, true);
+        bm.add_block(BlockId(i), GenStamp(1001), INodeId(16386), vec![]);
+        bm.replica_reported(&dn("a"), "s", BlockId(i), GenStamp(1001), 10, true);
     }
     let (ok, bad) = bm.full_report(
         &dn("a"),
         "s",
-        &[(BlockId(1), 1001, 10, true), (BlockId(7), 1, 1, true)],
+        &[
+            (BlockId(1), GenStamp(1001), 10, true),
+            (BlockId(7), GenStamp(1), 1, true),
+        ],
         &|_, _| None,
     );
     assert_eq!((ok, bad), (1, 1));
@@ -145,7 +148,9 @@ fn full_reports_replace_a_nodes_replicas_and_deletes_queue_invalidations() {
     assert_eq!(bm.replica_count(BlockId(2)), 0);
     bm.remove_blocks(&[BlockId(1)]);
     let inv = bm.take_invalidations(&dn("a"), 10);
-    assert!(inv.contains(&(BlockId(1), 1001)) && inv.contains(&(BlockId(7), 1)));
+    assert!(
+        inv.contains(&(BlockId(1), GenStamp(1001))) && inv.contains(&(BlockId(7), GenStamp(1)))
+    );
 }
 
 /// One pass of the monitor over a cluster of `nodes`, replication 3.
@@ -173,9 +178,9 @@ fn pass(bm: &mut BlockManager, nodes: &[&str]) -> ReplicationWork {
 #[test]
 fn corrupt_replicas_are_hidden_recopied_then_deleted() {
     let mut bm = BlockManager::default();
-    bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
+    bm.add_block(BlockId(1), GenStamp(7), INodeId(10), vec![]);
     for d in ["a", "b", "c"] {
-        bm.replica_reported(&dn(d), "s", BlockId(1), 7, 5, true);
+        bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(7), 5, true);
     }
     assert_eq!(
         bm.mark_corrupt(&dn("c"), BlockId(1)),
@@ -211,15 +216,18 @@ fn corrupt_replicas_are_hidden_recopied_then_deleted() {
     );
     assert!(bm.take_invalidations(&dn("c"), 10).is_empty());
     // Re-reported by its node, it is still corrupt.
-    bm.replica_reported(&dn("c"), "s", BlockId(1), 7, 5, true);
+    bm.replica_reported(&dn("c"), "s", BlockId(1), GenStamp(7), 5, true);
     assert!(bm.is_corrupt(&dn("c"), BlockId(1)));
-    bm.replica_reported(&dn("d"), "s", BlockId(1), 7, 5, true);
+    bm.replica_reported(&dn("d"), "s", BlockId(1), GenStamp(7), 5, true);
     let w = pass(&mut bm, &["a", "b", "c", "d"]);
     assert_eq!(
         (w.scheduled, w.corrupt_removed, w.excess_removed),
         (0, 1, 0)
     );
-    assert_eq!(bm.take_invalidations(&dn("c"), 10), vec![(BlockId(1), 7)]);
+    assert_eq!(
+        bm.take_invalidations(&dn("c"), 10),
+        vec![(BlockId(1), GenStamp(7))]
+    );
     assert_eq!(bm.corrupt_block_count(), 0);
     assert_eq!(bm.replica_count(BlockId(1)), 3);
 }
@@ -227,9 +235,9 @@ fn corrupt_replicas_are_hidden_recopied_then_deleted() {
 #[test]
 fn without_a_spare_node_the_corrupt_replica_makes_room_first() {
     let mut bm = BlockManager::default();
-    bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
+    bm.add_block(BlockId(1), GenStamp(7), INodeId(10), vec![]);
     for d in ["a", "b", "c"] {
-        bm.replica_reported(&dn(d), "s", BlockId(1), 7, 5, true);
+        bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(7), 5, true);
     }
     bm.mark_corrupt(&dn("c"), BlockId(1));
     let w = pass(&mut bm, &["a", "b", "c"]);
@@ -237,7 +245,10 @@ fn without_a_spare_node_the_corrupt_replica_makes_room_first() {
     // Until "c" confirms the deletion, it gets no new copy: it deletes in
     // the background, and a copy arriving first would be deleted too.
     assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 0);
-    assert_eq!(bm.take_invalidations(&dn("c"), 10), vec![(BlockId(1), 7)]);
+    assert_eq!(
+        bm.take_invalidations(&dn("c"), 10),
+        vec![(BlockId(1), GenStamp(7))]
+    );
     assert_eq!(
         pass(&mut bm, &["a", "b", "c"]).scheduled,
         0,
@@ -255,24 +266,27 @@ fn without_a_spare_node_the_corrupt_replica_makes_room_first() {
 #[test]
 fn a_full_report_without_the_block_confirms_its_deletion() {
     let mut bm = BlockManager::default();
-    bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
+    bm.add_block(BlockId(1), GenStamp(7), INodeId(10), vec![]);
     for d in ["a", "b", "c"] {
-        bm.replica_reported(&dn(d), "s", BlockId(1), 7, 5, true);
+        bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(7), 5, true);
     }
     bm.mark_corrupt(&dn("c"), BlockId(1));
     pass(&mut bm, &["a", "b", "c"]);
-    assert_eq!(bm.take_invalidations(&dn("c"), 10), vec![(BlockId(1), 7)]);
+    assert_eq!(
+        bm.take_invalidations(&dn("c"), 10),
+        vec![(BlockId(1), GenStamp(7))]
+    );
     assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 0);
-    bm.full_report(&dn("c"), "s", &[], &|_, _| Some((7, 5)));
+    bm.full_report(&dn("c"), "s", &[], &|_, _| Some((GenStamp(7), 5)));
     assert_eq!(pass(&mut bm, &["a", "b", "c"]).scheduled, 1);
 }
 
 #[test]
 fn all_corrupt_replicas_are_handed_out_marked_and_kept() {
     let mut bm = BlockManager::default();
-    bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
+    bm.add_block(BlockId(1), GenStamp(7), INodeId(10), vec![]);
     for d in ["a", "b"] {
-        bm.replica_reported(&dn(d), "s", BlockId(1), 7, 5, true);
+        bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(7), 5, true);
         bm.mark_corrupt(&dn(d), BlockId(1));
     }
     assert_eq!(bm.locations(BlockId(1)).len(), 2);
@@ -285,13 +299,17 @@ fn all_corrupt_replicas_are_handed_out_marked_and_kept() {
 #[test]
 fn a_full_report_with_the_wrong_length_marks_the_replica_corrupt() {
     let mut bm = BlockManager::default();
-    bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
-    bm.add_block(BlockId(2), 7, INodeId(11), vec![]);
-    let committed = |file: INodeId, _id: BlockId| (file == INodeId(10)).then_some((7, 100));
+    bm.add_block(BlockId(1), GenStamp(7), INodeId(10), vec![]);
+    bm.add_block(BlockId(2), GenStamp(7), INodeId(11), vec![]);
+    let committed =
+        |file: INodeId, _id: BlockId| (file == INodeId(10)).then_some((GenStamp(7), 100));
     bm.full_report(
         &dn("a"),
         "s",
-        &[(BlockId(1), 7, 99, true), (BlockId(2), 7, 3, true)],
+        &[
+            (BlockId(1), GenStamp(7), 99, true),
+            (BlockId(2), GenStamp(7), 3, true),
+        ],
         &committed,
     );
     assert!(bm.is_corrupt(&dn("a"), BlockId(1)));
@@ -299,7 +317,12 @@ fn a_full_report_with_the_wrong_length_marks_the_replica_corrupt() {
         !bm.is_corrupt(&dn("a"), BlockId(2)),
         "file 11 is being written"
     );
-    bm.full_report(&dn("b"), "s", &[(BlockId(1), 7, 100, true)], &committed);
+    bm.full_report(
+        &dn("b"),
+        "s",
+        &[(BlockId(1), GenStamp(7), 100, true)],
+        &committed,
+    );
     assert!(!bm.is_corrupt(&dn("b"), BlockId(1)));
     assert_eq!(bm.replica_count(BlockId(1)), 1);
 }
@@ -309,8 +332,8 @@ fn moved_blocks_take_the_replication_of_their_new_file() {
     // concat: the block of a replication-1 source now belongs to a
     // replication-3 target, so the monitor copies it.
     let mut bm = BlockManager::default();
-    bm.add_block(BlockId(1), 7, INodeId(10), vec![]);
-    bm.replica_reported(&dn("a"), "s", BlockId(1), 7, 5, true);
+    bm.add_block(BlockId(1), GenStamp(7), INodeId(10), vec![]);
+    bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(7), 5, true);
     let repl = |f: INodeId| Some(if f == INodeId(20) { 3 } else { 1 });
     let run = |bm: &mut BlockManager| {
         bm.compute_replication_work(
@@ -390,10 +413,10 @@ fn index_tally_and_queue_agree_with_a_recount_after_random_events() {
     let mut bm = BlockManager::default();
     let mut complete = Vec::new();
     for id in 1..=60u64 {
-        bm.add_block(BlockId(id), 5, INodeId(id % 4), vec![]);
+        bm.add_block(BlockId(id), GenStamp(5), INodeId(id % 4), vec![]);
         complete.push(BlockRecord {
             id: BlockId(id),
-            gs: 5,
+            gs: GenStamp(5),
             num_bytes: 10,
         });
     }
@@ -412,7 +435,7 @@ fn index_tally_and_queue_agree_with_a_recount_after_random_events() {
         match rng.below(10) {
             0..=3 => {
                 let len = if rng.below(8) == 0 { 9 } else { 10 };
-                let gs = 4 + rng.below(3);
+                let gs = GenStamp(4 + rng.below(3));
                 bm.replica_reported(&node, "s", id, gs, len, rng.below(6) != 0);
             }
             4 => bm.replica_deleted(&node, id),
@@ -420,14 +443,14 @@ fn index_tally_and_queue_agree_with_a_recount_after_random_events() {
                 bm.mark_corrupt(&node, id);
             }
             6 => {
-                let listed: Vec<(BlockId, u64, u64, bool)> = (0..rng.below(30))
-                    .map(|_| (BlockId(1 + rng.below(64)), 5, 10, true))
+                let listed: Vec<(BlockId, GenStamp, u64, bool)> = (0..rng.below(30))
+                    .map(|_| (BlockId(1 + rng.below(64)), GenStamp(5), 10, true))
                     .collect();
-                bm.full_report(&node, "s", &listed, &|_, _| Some((5, 10)));
+                bm.full_report(&node, "s", &listed, &|_, _| Some((GenStamp(5), 10)));
             }
             7 if rng.below(10) == 0 => bm.remove_datanode(&node),
             8 if rng.below(10) == 0 => bm.remove_blocks(&[id]),
-            _ => bm.update_generation_stamp(id, 5, None),
+            _ => bm.update_generation_stamp(id, GenStamp(5), None),
         }
         if step % 50 == 0 {
             let mut w = ReplicationWork::default();
@@ -478,14 +501,15 @@ fn a_node_leaving_or_reporting_touches_only_its_own_replicas() {
     // then judges just those.
     let mut bm = BlockManager::default();
     for id in 1..=2000u64 {
-        bm.add_block(BlockId(id), 1, INodeId(10), vec![]);
+        bm.add_block(BlockId(id), GenStamp(1), INodeId(10), vec![]);
         for d in ["b", "c"] {
-            bm.replica_reported(&dn(d), "s", BlockId(id), 1, 5, true);
+            bm.replica_reported(&dn(d), "s", BlockId(id), GenStamp(1), 5, true);
         }
     }
-    let mine: Vec<(BlockId, u64, u64, bool)> =
-        (1..=10).map(|id| (BlockId(id), 1, 5, true)).collect();
-    bm.full_report(&dn("a"), "s", &mine, &|_, _| Some((1, 5)));
+    let mine: Vec<(BlockId, GenStamp, u64, bool)> = (1..=10)
+        .map(|id| (BlockId(id), GenStamp(1), 5, true))
+        .collect();
+    bm.full_report(&dn("a"), "s", &mine, &|_, _| Some((GenStamp(1), 5)));
     let view = BlockView {
         replication_of: &|_| Some(3),
         counts: &|_| true,
@@ -495,10 +519,10 @@ fn a_node_leaving_or_reporting_touches_only_its_own_replicas() {
     assert_eq!(bm.judge_changed(usize::MAX, &view, &|_| 0, &mut w), 0);
     assert_eq!(w.under_replicated, 1990, "only a's blocks have three");
     // The same report again changes nothing.
-    bm.full_report(&dn("a"), "s", &mine, &|_, _| Some((1, 5)));
+    bm.full_report(&dn("a"), "s", &mine, &|_, _| Some((GenStamp(1), 5)));
     assert_eq!(bm.changed_count(), 0);
     // Three of them gone from the report: three blocks to judge.
-    bm.full_report(&dn("a"), "s", &mine[3..], &|_, _| Some((1, 5)));
+    bm.full_report(&dn("a"), "s", &mine[3..], &|_, _| Some((GenStamp(1), 5)));
     assert_eq!(bm.changed_count(), 3);
     bm.judge_changed(usize::MAX, &view, &|_| 0, &mut w);
     bm.remove_datanode(&dn("a"));
@@ -517,27 +541,27 @@ fn the_safe_mode_tally_follows_replicas_of_the_committed_length() {
     let recs: Vec<BlockRecord> = (1..=3)
         .map(|i| BlockRecord {
             id: BlockId(i),
-            gs: 7,
+            gs: GenStamp(7),
             num_bytes: 100,
         })
         .collect();
     for b in &recs {
         bm.add_block(b.id, b.gs, INodeId(10), vec![]);
     }
-    bm.add_block(BlockId(4), 7, INodeId(11), vec![]); // being written
+    bm.add_block(BlockId(4), GenStamp(7), INodeId(11), vec![]); // being written
     bm.start_safe_tally(1, &recs[..]);
     assert_eq!(bm.safe_tally(), Some((3, 0)));
-    bm.replica_reported(&dn("a"), "s", BlockId(1), 7, 99, true);
+    bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(7), 99, true);
     assert_eq!(bm.safe_tally(), Some((3, 0)), "short replica");
-    bm.replica_reported(&dn("a"), "s", BlockId(1), 7, 100, true);
-    bm.replica_reported(&dn("a"), "s", BlockId(2), 7, 100, true);
-    bm.replica_reported(&dn("a"), "s", BlockId(4), 7, 100, true);
+    bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(7), 100, true);
+    bm.replica_reported(&dn("a"), "s", BlockId(2), GenStamp(7), 100, true);
+    bm.replica_reported(&dn("a"), "s", BlockId(4), GenStamp(7), 100, true);
     assert_eq!(bm.safe_tally(), Some((3, 2)));
     bm.mark_corrupt(&dn("a"), BlockId(2));
     assert_eq!(bm.safe_tally(), Some((3, 1)));
     bm.remove_blocks(&[BlockId(1)]);
     assert_eq!(bm.safe_tally(), Some((2, 0)));
-    bm.replica_reported(&dn("b"), "s", BlockId(3), 7, 100, true);
+    bm.replica_reported(&dn("b"), "s", BlockId(3), GenStamp(7), 100, true);
     assert_eq!(bm.safe_tally(), Some((2, 1)));
     bm.remove_datanode(&dn("b"));
     assert_eq!(bm.safe_tally(), Some((2, 0)));

@@ -8,8 +8,8 @@ use cairn_proto::cairn::journal as pj;
 use prost::Message;
 
 use crate::namespace::{
-    AclEntry, AclEntryType, AclScope, BlockId, BlockRecord, Edit, INodeId, StorageType, XAttr,
-    XAttrNamespace,
+    AclEntry, AclEntryType, AclScope, BlockId, BlockRecord, Edit, GenStamp, INodeId, StorageType,
+    XAttr, XAttrNamespace,
 };
 
 /// Bytes before the payload: length, checksum, txid.
@@ -20,7 +20,7 @@ pub const MAX_RECORD_LEN: usize = 16 * 1024 * 1024;
 pub(super) fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
     pj::BlockRecordProto {
         id: b.id.0,
-        gs: b.gs,
+        gs: b.gs.0,
         num_bytes: b.num_bytes,
     }
 }
@@ -28,7 +28,7 @@ pub(super) fn block_to(b: &BlockRecord) -> pj::BlockRecordProto {
 pub(super) fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
     BlockRecord {
         id: BlockId(b.id),
-        gs: b.gs,
+        gs: GenStamp(b.gs),
         num_bytes: b.num_bytes,
     }
 }
@@ -165,7 +165,7 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             truncate_block: truncate_block.as_ref().map(block_to),
         }),
         Edit::RestampTruncate { path, gs } => {
-            Op::RestampTruncate(pj::RestampTruncateEdit { path, gs })
+            Op::RestampTruncate(pj::RestampTruncateEdit { path, gs: gs.0 })
         }
         Edit::Concat {
             target,
@@ -332,7 +332,7 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
         },
         Op::RestampTruncate(r) => Edit::RestampTruncate {
             path: r.path,
-            gs: r.gs,
+            gs: GenStamp(r.gs),
         },
         Op::Concat(c) => Edit::Concat {
             target: c.target,
@@ -508,12 +508,12 @@ mod tests {
                 path: "/a/f".into(),
                 previous: Some(BlockRecord {
                     id: BlockId(1),
-                    gs: 2,
+                    gs: GenStamp(2),
                     num_bytes: 3,
                 }),
                 block: BlockRecord {
                     id: BlockId(4),
-                    gs: 5,
+                    gs: GenStamp(5),
                     num_bytes: 0,
                 },
             },
@@ -530,7 +530,7 @@ mod tests {
                 mtime_ms: 11,
                 truncate_block: Some(BlockRecord {
                     id: BlockId(4),
-                    gs: 6,
+                    gs: GenStamp(6),
                     num_bytes: 1000,
                 }),
             },
@@ -544,7 +544,7 @@ mod tests {
             },
             Edit::RestampTruncate {
                 path: "/a/f".into(),
-                gs: 7,
+                gs: GenStamp(7),
             },
             Edit::Concat {
                 target: "/a/t".into(),

@@ -292,7 +292,7 @@ fn image_from(i: &pj::SnapshotImageEdit) -> Result<SnapshotImage, String> {
 mod tests {
     use super::super::codec::{decode_record, encode_record, Decoded};
     use super::*;
-    use crate::namespace::{BlockId, BlockRecord};
+    use crate::namespace::{BlockId, BlockRecord, GenStamp};
 
     fn attrs(p: u16) -> Attrs {
         Attrs {
@@ -307,7 +307,7 @@ mod tests {
     fn sample() -> Vec<Edit> {
         let block = BlockRecord {
             id: BlockId(1 << 30),
-            gs: 1001,
+            gs: GenStamp(1001),
             num_bytes: 7,
         };
         vec![

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use super::quota::file_usage;
 use super::snapshot::SnapshotImage;
 use super::{
-    AclEntry, BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, Namespace, QuotaCounts,
-    Resolved, StorageType, UnderConstruction, XAttr, XAttrNamespace, ROOT_INODE_ID,
+    AclEntry, BlockId, BlockRecord, FileNode, GenStamp, INode, INodeId, INodeKind, Namespace,
+    QuotaCounts, Resolved, StorageType, UnderConstruction, XAttr, XAttrNamespace, ROOT_INODE_ID,
 };
 
 /// A change to the namespace, as the journal records it. Paths are final
@@ -120,7 +120,7 @@ pub enum Edit {
     /// id: the truncate block's new generation stamp.
     RestampTruncate {
         path: String,
-        gs: u64,
+        gs: GenStamp,
     },
     /// concat: the blocks of `srcs` (closed files in the target's
     /// directory), in order, are appended to `target`; the sources are
@@ -210,12 +210,17 @@ pub struct ApplyError(pub String);
 
 impl Namespace {
     /// The id counters: last inode id, last block id, last generation stamp.
-    pub fn counters(&self) -> (u64, u64, u64) {
+    pub fn counters(&self) -> (u64, u64, GenStamp) {
         (self.last_inode_id, self.last_block_id, self.last_gs)
     }
 
+    /// The generation stamp the next bump hands out (one past the last).
+    pub(super) fn next_gs(&self) -> GenStamp {
+        GenStamp(self.last_gs.0 + 1)
+    }
+
     /// Restores the id counters (from a checkpoint image), never lowering them.
-    pub fn restore_counters(&mut self, inode: u64, block: u64, gs: u64) {
+    pub fn restore_counters(&mut self, inode: u64, block: u64, gs: GenStamp) {
         self.last_inode_id = self.last_inode_id.max(inode);
         self.last_block_id = self.last_block_id.max(block);
         self.last_gs = self.last_gs.max(gs);

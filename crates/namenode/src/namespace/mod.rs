@@ -67,8 +67,8 @@ pub use read::{ContentSummary, FileStatus, Listing};
 pub use snapshot::{SnapshotLimits, SnapshotState};
 pub use storage_policy::{StoragePolicy, StoragePolicySwitches};
 pub use tree::{
-    BlockId, BlockRecord, FileNode, INode, INodeId, INodeKind, UnderConstruction, FIRST_BLOCK_ID,
-    FIRST_GENERATION_STAMP, ROOT_INODE_ID,
+    BlockId, BlockRecord, FileNode, GenStamp, INode, INodeId, INodeKind, UnderConstruction,
+    FIRST_BLOCK_ID, FIRST_GENERATION_STAMP, ROOT_INODE_ID,
 };
 pub use truncate::{TruncateRecovery, Truncated};
 pub use write::AllocatedBlock;
@@ -156,7 +156,7 @@ pub struct Namespace {
     inodes: HashMap<INodeId, INode>,
     last_inode_id: u64,
     last_block_id: u64,
-    last_gs: u64,
+    last_gs: GenStamp,
     limits: Limits,
     permissions_enabled: bool,
     /// Extended attributes of the inodes that have any, newest first.
@@ -198,7 +198,7 @@ impl Namespace {
             inodes: HashMap::from([(ROOT_INODE_ID, root)]),
             last_inode_id: ROOT_INODE_ID.0,
             last_block_id: FIRST_BLOCK_ID - 1,
-            last_gs: FIRST_GENERATION_STAMP - 1,
+            last_gs: GenStamp(FIRST_GENERATION_STAMP.0 - 1),
             limits,
             permissions_enabled: true,
             xattrs: HashMap::new(),

@@ -40,11 +40,14 @@ pub struct UnderConstruction {
 /// Cairn never creates.
 pub use cairn_common::ids::BlockId;
 
+/// A generation stamp (shared with the DataNode).
+pub use cairn_common::ids::GenStamp;
+
 /// First block id of a fresh namespace (as HDFS: 2^30 + 1).
 pub const FIRST_BLOCK_ID: u64 = (1 << 30) + 1;
 
 /// First generation stamp of a fresh namespace (as HDFS).
-pub const FIRST_GENERATION_STAMP: u64 = 1001;
+pub const FIRST_GENERATION_STAMP: GenStamp = GenStamp(1001);
 
 /// A block of a file as the namespace records it: id, generation stamp and
 /// length (the committed length; for the last block of an open file, the
@@ -52,7 +55,7 @@ pub const FIRST_GENERATION_STAMP: u64 = 1001;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockRecord {
     pub id: BlockId,
-    pub gs: u64,
+    pub gs: GenStamp,
     pub num_bytes: u64,
 }
 

@@ -231,7 +231,7 @@ impl Namespace {
                 block: *last,
                 target: BlockRecord {
                     id: last.id,
-                    gs: self.last_gs + 1,
+                    gs: self.next_gs(),
                     num_bytes: last.num_bytes - (end - new_length),
                 },
             });

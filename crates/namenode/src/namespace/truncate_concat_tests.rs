@@ -178,7 +178,7 @@ fn truncate_inside_a_block_waits_for_its_block_recovery() {
         rec.target,
         BlockRecord {
             id: blocks[1].id,
-            gs: gs_before + 1,
+            gs: GenStamp(gs_before.0 + 1),
             num_bytes: 76
         }
     );
@@ -241,7 +241,7 @@ fn truncate_inside_a_block_waits_for_its_block_recovery() {
     assert_eq!(old, blocks[1]);
     assert_eq!(
         (new.id, new.gs, new.num_bytes),
-        (blocks[1].id, rec.target.gs + 1, 76)
+        (blocks[1].id, GenStamp(rec.target.gs.0 + 1), 76)
     );
     assert_eq!(ns.truncate_block_of(st.id), Some(new));
     // Only the current attempt may commit.

@@ -9,7 +9,7 @@
 use super::permission::{Access, Caller};
 use super::quota::mark_open;
 use super::{
-    BlockId, BlockRecord, Edit, FileStatus, FsError, INode, INodeId, Namespace, Required,
+    BlockId, BlockRecord, Edit, FileStatus, FsError, GenStamp, INode, INodeId, Namespace, Required,
     UnderConstruction,
 };
 
@@ -170,7 +170,7 @@ impl Namespace {
             + previous.map_or(0, |p| p.num_bytes);
         let block = BlockRecord {
             id: BlockId(self.last_block_id + 1),
-            gs: self.last_gs + 1,
+            gs: self.next_gs(),
             num_bytes: 0,
         };
         self.verify_file_change(id, |g| {
@@ -299,7 +299,7 @@ impl Namespace {
             .filter(|b| b.id == block)
             .ok_or_else(|| FsError::Io(format!("{block} is not the last block of {path}")))?;
         let updated = BlockRecord {
-            gs: self.last_gs + 1,
+            gs: self.next_gs(),
             ..last
         };
         let edit = Edit::UpdateBlock {
@@ -364,7 +364,7 @@ impl Namespace {
         let Some(last) = self.blocks_of(file).last().copied() else {
             return Ok(None);
         };
-        let gs = self.last_gs + 1;
+        let gs = self.next_gs();
         if let Some(tb) = self.truncate_block_of(file) {
             let edit = Edit::RestampTruncate { path, gs };
             self.apply_checked(&edit);
@@ -390,7 +390,7 @@ impl Namespace {
         &mut self,
         file: INodeId,
         block: BlockId,
-        new_gs: u64,
+        new_gs: GenStamp,
         new_length: u64,
         delete_block: bool,
         now_ms: u64,

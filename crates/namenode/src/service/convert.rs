@@ -14,7 +14,7 @@ use prost::Message;
 
 use super::{CallResult, NameNodeState};
 use crate::datanodes::{DatanodeManager, DatanodeUuid};
-use crate::namespace::{BlockId, BlockRecord, FileStatus, FsError};
+use crate::namespace::{BlockId, BlockRecord, FileStatus, FsError, GenStamp};
 
 /// Maps a namespace error to the Java exception HDFS throws for it.
 pub fn to_call_error(e: FsError) -> CallError {
@@ -54,7 +54,7 @@ pub fn to_call_error(e: FsError) -> CallError {
 pub fn block_record(b: &pb::ExtendedBlockProto) -> BlockRecord {
     BlockRecord {
         id: BlockId(b.block_id),
-        gs: b.generation_stamp,
+        gs: GenStamp(b.generation_stamp),
         num_bytes: b.num_bytes.unwrap_or(0),
     }
 }
@@ -121,7 +121,7 @@ impl NameNodeState {
         pb::ExtendedBlockProto {
             pool_id: self.block_pool_id.clone(),
             block_id: b.id.0,
-            generation_stamp: b.gs,
+            generation_stamp: b.gs.0,
             num_bytes: Some(b.num_bytes),
         }
     }

@@ -23,7 +23,7 @@ use super::{now_ms, CallResult, NameNodeState};
 use crate::blocks::Recovery;
 use crate::datanodes::DatanodeUuid;
 use crate::namespace::permission::Caller;
-use crate::namespace::{BlockId, BlockRecord, FsError, INodeId};
+use crate::namespace::{BlockId, BlockRecord, FsError, GenStamp, INodeId};
 
 /// How long a truncate's block recovery may run before it is started
 /// again with a new recovery id.
@@ -121,13 +121,13 @@ impl NameNodeState {
         &self,
         file: INodeId,
         block: BlockRecord,
-        new_gs: u64,
+        new_gs: GenStamp,
         truncate: Option<BlockRecord>,
         holders: Vec<DatanodeUuid>,
     ) -> Result<bool, CallError> {
         let queued = !holders.is_empty();
         if let Some(primary) = holders.first().cloned() {
-            tracing::info!(block = %block.id, new_gs, %primary, truncate = truncate.is_some(), "block recovery queued");
+            tracing::info!(block = %block.id, %new_gs, %primary, truncate = truncate.is_some(), "block recovery queued");
             self.lock_blocks()?.queue_recovery(
                 primary,
                 Recovery {

@@ -17,7 +17,7 @@ use super::convert::{block_record, encode, status_proto};
 use super::{now_ms, CallResult, NameNodeState};
 use crate::datanodes::{DatanodeUuid, PlacementRequest};
 use crate::namespace::permission::Caller;
-use crate::namespace::{BlockId, CreateModes, Edit, FsError, StoragePolicy};
+use crate::namespace::{BlockId, CreateModes, Edit, FsError, GenStamp, StoragePolicy};
 
 const CREATE_FLAG_OVERWRITE: u32 = 0x02;
 
@@ -466,6 +466,7 @@ impl NameNodeState {
         r: &pb::CommitBlockSynchronizationRequestProto,
     ) -> Result<(), CallError> {
         let id = BlockId(r.block.block_id);
+        let new_gs = GenStamp(r.new_gen_stamp);
         let file = self.lock_blocks()?.file_of(id).ok_or_else(|| {
             CallError::io(format!("commitBlockSynchronization of unknown block {id}"))
         })?;
@@ -476,7 +477,7 @@ impl NameNodeState {
                 ns.commit_block_synchronization(
                     file,
                     id,
-                    r.new_gen_stamp,
+                    new_gs,
                     r.new_length,
                     r.delete_block,
                     now,
@@ -497,10 +498,10 @@ impl NameNodeState {
                 .iter()
                 .map(|t| DatanodeUuid(t.datanode_uuid.clone()))
                 .collect();
-            bm.update_generation_stamp(id, r.new_gen_stamp, Some(targets.clone()));
+            bm.update_generation_stamp(id, new_gs, Some(targets.clone()));
             for (i, t) in targets.iter().enumerate() {
                 let storage = r.new_target_storages.get(i).cloned().unwrap_or_default();
-                bm.replica_reported(t, &storage, id, r.new_gen_stamp, r.new_length, true);
+                bm.replica_reported(t, &storage, id, new_gs, r.new_length, true);
             }
         }
         drop(bm);

@@ -142,7 +142,7 @@ fn write_image(dir: &Path, a: &StartupArgs) -> anyhow::Result<Vec<(u64, u64)>> {
     let blocks = ns
         .all_blocks()
         .into_iter()
-        .map(|(_, b)| (b.id.0, b.gs))
+        .map(|(_, b)| (b.id.0, b.gs.0))
         .collect();
     cairn_namenode::storage::format(
         &cairn_common::disk::RealDisk,
