@@ -206,11 +206,28 @@ impl Workload {
     }
 
     /// One change of the features kept in side tables (xattrs, ACLs,
-    /// quotas, storage policies): their edits must survive as the tree's do.
+    /// quotas, storage policies, snapshots): their edits must survive as
+    /// the tree's do.
     fn namespace_feature(&mut self, su: &Caller) -> Vec<Edit> {
         let p = self.pick_path();
         let n = self.rng.below(1000);
-        let result = match self.rng.below(5) {
+        let now = self.clock_ms;
+        let result = match self.rng.below(7) {
+            // Snapshots: a directory made snapshottable and a snapshot of
+            // it taken, or one deleted (its diffs and kept blocks go).
+            5 => {
+                let mut edits = self
+                    .ns
+                    .allow_snapshot(su, &p)
+                    .map(|e| vec![e])
+                    .unwrap_or_default();
+                let name = format!("s{}", n % 3);
+                if let Ok((_, e)) = self.ns.create_snapshot(su, &p, Some(&name), now) {
+                    edits.push(e);
+                }
+                return edits;
+            }
+            6 => self.ns.delete_snapshot(su, &p, &format!("s{}", n % 3), now),
             0 => self.ns.set_xattr(
                 su,
                 &p,
