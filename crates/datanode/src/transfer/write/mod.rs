@@ -287,7 +287,8 @@ async fn receive(
     let cfg = &shared.config;
     let rbw = writer.shared.clone();
     // A takeover or an INVALIDATE cancels the writer, and so this write.
-    let abort = writer.cancel_token().child_token();
+    let revoked = writer.cancel_token().clone();
+    let abort = revoked.child_token();
     let (disk_tx, disk_rx) = mpsc::channel::<DiskItem>(cfg.disk_queue_packets);
     let (progress_tx, progress_rx) = watch::channel(DiskProgress::default());
     let finalize = w.stage != Stage::TransferRbw;
@@ -361,7 +362,13 @@ async fn receive(
             None => Ok(()),
         }
     };
-    let (net, acks) = tokio::join!(net, acks);
+    // Revoked (a takeover waits for this writer to end): stop at once,
+    // wherever the stages are waiting (a full disk queue, an ack the
+    // client no longer reads). Dropping them closes the disk stage's queue.
+    let (net, acks) = tokio::select! {
+        both = async { tokio::join!(net, acks) } => both,
+        _ = revoked.cancelled() => (Err(XferError::Cancelled), Ok(())),
+    };
     let disk_result = disk
         .await
         .map_err(|_| XferError::Protocol("the disk stage thread died".into()))?;
