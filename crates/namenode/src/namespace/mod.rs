@@ -19,8 +19,8 @@
 //! - `truncate.rs` and `concat.rs`: truncate (at a block boundary, or
 //!   inside a block through a block recovery) and concat, with HDFS's
 //!   preconditions in HDFS's order.
-//! - `edits.rs`: the `Edit` records, `apply` (also replay), and the edits
-//!   that rebuild a tree (checkpoint images).
+//! - `edits.rs`: the `Edit` records and `apply` (also replay);
+//!   `image_edits.rs`: the edits that rebuild a tree (checkpoint images).
 //! - `open_files.rs`: files under construction as `listOpenFiles` pages
 //!   them, replication targets, `getEZForPath`'s permission check.
 //! - `path.rs` and `permission.rs`: path rules, access bits and callers.
@@ -39,6 +39,7 @@ mod acl_storage;
 mod authorize;
 mod concat;
 mod edits;
+mod image_edits;
 mod mutate;
 pub mod open_files;
 pub mod path;
