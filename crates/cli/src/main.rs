@@ -56,6 +56,11 @@ enum Command {
         /// else fs.defaultFS, else 127.0.0.1:8020). Port 0 picks a free port.
         #[arg(long, value_name = "HOST:PORT")]
         rpc_address: Option<String>,
+        /// Address of the HTTP server: WebHDFS and the web UI (default:
+        /// dfs.namenode.http-address, else port 9870 on the RPC host, or a
+        /// free port when the RPC port is 0). Port 0 picks a free port.
+        #[arg(long, value_name = "HOST:PORT")]
+        http_address: Option<String>,
     },
     /// Run a DataNode.
     Datanode {
@@ -157,7 +162,7 @@ async fn run_namenode(
     format: bool,
     force: bool,
     recover: bool,
-    rpc_address: Option<String>,
+    (rpc_address, http_address): (Option<String>, Option<String>),
 ) -> anyhow::Result<()> {
     if let Some(d) = &dir {
         conf.set(keys::DFS_NAMENODE_NAME_DIR, d);
@@ -235,12 +240,45 @@ async fn run_namenode(
         .await
         .with_context(|| format!("binding {addr}"))?;
     let local = listener.local_addr()?;
-    // The one line scripts and tests wait for.
-    println!("NameNode RPC listening on hdfs://{local}");
+    let http_addr = namenode_http_address(&conf, http_address, addr)?;
+    let http = tokio::net::TcpListener::bind(http_addr)
+        .await
+        .with_context(|| format!("binding the HTTP address {http_addr}"))?;
+    // The lines scripts and tests wait for, in one write: the RPC line
+    // first (readers that stop after it lose nothing).
+    println!(
+        "NameNode RPC listening on hdfs://{local}\nNameNode HTTP listening on http://{}",
+        http.local_addr()?
+    );
     let token = CancellationToken::new();
     shutdown_on_signals(token.clone());
-    cairn_namenode::run(config, listener, token).await?;
+    let listeners = cairn_namenode::Listeners {
+        rpc: listener,
+        http: Some(http),
+    };
+    cairn_namenode::run(config, listeners, token).await?;
     Ok(())
+}
+
+/// `--http-address`, else `dfs.namenode.http-address`, else HDFS's port
+/// 9870 on the RPC host (a free port when the RPC port was free-chosen, so
+/// that NameNodes started side by side do not collide).
+fn namenode_http_address(
+    conf: &Configuration,
+    flag: Option<String>,
+    rpc: SocketAddr,
+) -> anyhow::Result<SocketAddr> {
+    let mut c = conf.clone();
+    if let Some(a) = flag {
+        c.set(keys::DFS_NAMENODE_HTTP_ADDRESS, &a);
+    }
+    if c.get(keys::DFS_NAMENODE_HTTP_ADDRESS).is_some() {
+        return c
+            .get_socket_addr(keys::DFS_NAMENODE_HTTP_ADDRESS, "127.0.0.1:9870")
+            .context(keys::DFS_NAMENODE_HTTP_ADDRESS);
+    }
+    let port = if rpc.port() == 0 { 0 } else { 9870 };
+    Ok(SocketAddr::new(rpc.ip(), port))
 }
 
 async fn run_datanode(
@@ -400,6 +438,7 @@ fn main() -> ExitCode {
             force,
             recover,
             rpc_address,
+            http_address,
         } => {
             init_tracing();
             let result = load_conf(&cli).and_then(|conf| {
@@ -409,7 +448,7 @@ fn main() -> ExitCode {
                     *format,
                     *force,
                     *recover,
-                    rpc_address.clone(),
+                    (rpc_address.clone(), http_address.clone()),
                 ))
             });
             match result {

@@ -58,6 +58,7 @@ fn spawn(
     args: &[String],
     passthrough: &[String],
     log_dir: &Path,
+    lines: usize,
 ) -> anyhow::Result<(Proc, String)> {
     let exe = std::env::current_exe().context("locating the cairn binary")?;
     let log_path = log_dir.join(format!("{name}.log"));
@@ -74,12 +75,16 @@ fn spawn(
         .spawn()
         .with_context(|| format!("starting {name}"))?;
     let stdout = child.stdout.take().context("child stdout")?;
-    // The child announces itself with one line on stdout.
+    // The child announces itself with `lines` lines on stdout.
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
         let mut r = BufReader::new(stdout);
-        let _ = r.read_line(&mut line);
+        for _ in 0..lines {
+            if r.read_line(&mut line).map(|n| n == 0).unwrap_or(true) {
+                break;
+            }
+        }
         let _ = tx.send(line);
         // Keep draining so the child never blocks on a full pipe.
         let mut sink = String::new();
@@ -174,25 +179,29 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
             ),
         ];
         nn_passthrough.extend(args.passthrough.iter().cloned());
-        let (nn, line) = spawn(
-            "namenode",
-            &[
-                "namenode".into(),
-                "--dir".into(),
-                name_dir.display().to_string(),
-                "--rpc-address".into(),
-                args.rpc_address.clone(),
-            ],
-            &nn_passthrough,
-            &log_dir,
-        )?;
+        let mut nn_args: Vec<String> = vec![
+            "namenode".into(),
+            "--dir".into(),
+            name_dir.display().to_string(),
+            "--rpc-address".into(),
+            args.rpc_address.clone(),
+        ];
+        // The web server on a free port unless the user picked one.
+        let http_key = format!("{}=", cairn_common::keys::DFS_NAMENODE_HTTP_ADDRESS);
+        if !args.passthrough.iter().any(|a| a.starts_with(&http_key)) {
+            nn_args.extend(["--http-address".into(), "127.0.0.1:0".into()]);
+        }
+        let (nn, lines) = spawn("namenode", &nn_args, &nn_passthrough, &log_dir, 2)?;
         procs.push(nn);
-        let url = line
-            .rsplit(' ')
-            .next()
-            .filter(|u| u.starts_with("hdfs://"))
-            .context("NameNode did not print its URL")?
-            .to_string();
+        let url_in = |scheme: &str| {
+            lines
+                .lines()
+                .filter_map(|l| l.rsplit(' ').next())
+                .find(|u| u.starts_with(scheme))
+                .map(str::to_string)
+        };
+        let url = url_in("hdfs://").context("NameNode did not print its URL")?;
+        let web = url_in("http://").context("NameNode did not print its HTTP URL")?;
         let nn_addr = url.trim_start_matches("hdfs://").to_string();
         for i in 1..=args.datanodes {
             let name = format!("datanode{i}");
@@ -209,6 +218,7 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
                 ],
                 &args.passthrough,
                 &log_dir,
+                1,
             )?;
             println!("{name} (pid {}): {line}", dn.child.id());
             procs.push(dn);
@@ -219,6 +229,7 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
             args.dir.display(),
             log_dir.display()
         );
+        println!("Web UI and WebHDFS: {web}  (e.g. curl '{web}/webhdfs/v1/?op=LISTSTATUS')");
         println!("Try: cairn dfs -fs {url} -ls /    (Ctrl-C stops the cluster)");
         supervise(&mut procs, &args, &log_dir)
     })();
@@ -292,7 +303,7 @@ fn supervise(procs: &mut [Proc], args: &UpArgs, log_dir: &Path) -> anyhow::Resul
                 continue;
             }
             let p = &mut procs[d.index];
-            match spawn(&p.name, &p.args, &args.passthrough, log_dir) {
+            match spawn(&p.name, &p.args, &args.passthrough, log_dir, 1) {
                 Ok((proc, line)) => {
                     eprintln!(
                         "{} (pid {}) started again: {line}",

@@ -85,6 +85,7 @@ async fn site_files_and_overrides_configure_the_namenode() {
         .arg("--conf")
         .arg(conf.path())
         .args(["-D", "dfs.replication=1"])
+        .args(["-D", "dfs.namenode.http-address=127.0.0.1:0"])
         .args(["namenode", "--dir"])
         .arg(data.path())
         .stdout(std::process::Stdio::null())
@@ -105,6 +106,7 @@ async fn site_files_and_overrides_configure_the_namenode() {
     );
     let child = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .env("HADOOP_CONF_DIR", conf.path())
+        .args(["-D", "dfs.namenode.http-address=127.0.0.1:0"])
         .args(["namenode", "--dir"])
         .arg(data.path())
         .stdout(std::process::Stdio::null())

@@ -127,6 +127,10 @@ pub const FS_PERMISSIONS_UMASK_MODE_DEFAULT: &str = "022";
 /// unset, the authority of `fs.defaultFS` is used.
 pub const DFS_NAMENODE_RPC_ADDRESS: &str = "dfs.namenode.rpc-address";
 
+/// Address of the NameNode's HTTP server (WebHDFS, web UI), `host:port`;
+/// HDFS's default port is 9870.
+pub const DFS_NAMENODE_HTTP_ADDRESS: &str = "dfs.namenode.http-address";
+
 /// Where the NameNode keeps fsimage and edit log: comma-separated local
 /// directories or `file://` URIs, each holding a full copy.
 pub const DFS_NAMENODE_NAME_DIR: &str = "dfs.namenode.name.dir";

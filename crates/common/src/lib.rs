@@ -8,6 +8,7 @@ pub mod config;
 pub mod disk;
 pub mod durable;
 pub mod fatal;
+pub mod http;
 pub mod ids;
 pub mod keys;
 pub mod storage_type;

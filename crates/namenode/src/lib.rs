@@ -9,6 +9,7 @@ pub mod blocks;
 pub mod config;
 pub mod datanode_service;
 pub mod datanodes;
+pub mod http;
 pub mod inotify;
 pub mod javafmt;
 pub mod journal;
@@ -75,6 +76,15 @@ pub fn format(
     let info = new_version_info();
     storage::format(&RealDisk, &config.name_dirs, &info, &ns, force)?;
     Ok(info)
+}
+
+/// The sockets a NameNode serves on, bound by the caller (so that it can
+/// print the ports it got).
+pub struct Listeners {
+    /// ClientProtocol and the DataNode protocols (Hadoop IPC).
+    pub rpc: TcpListener,
+    /// WebHDFS and the web pages (`dfs.namenode.http-address`).
+    pub http: Option<TcpListener>,
 }
 
 /// Builds the NameNode's shared state around a loaded namespace and journal.
@@ -244,9 +254,13 @@ pub fn open_metadata(
 /// Cancel through `shutdown`.
 pub async fn run(
     config: NameNodeConfig,
-    listener: TcpListener,
+    listeners: Listeners,
     shutdown: CancellationToken,
 ) -> Result<(), NameNodeError> {
+    let Listeners {
+        rpc: listener,
+        http,
+    } = listeners;
     let superuser = UserDirectory::current_user();
     let (version, ns, last_txid, journal) = open_metadata(Arc::new(RealDisk), &config, &superuser)?;
     let journal = Arc::new(journal);
@@ -294,7 +308,11 @@ pub async fn run(
         state.config.trash,
         shutdown.clone(),
     ));
+    let http = http.map(|l| tokio::spawn(http::serve(state.clone(), l, shutdown.clone())));
     let result = serve_state(state, listener, server_config, shutdown).await;
+    if let Some(h) = http {
+        h.abort();
+    }
     emptier.abort();
     monitor.abort();
     safe_mode.abort();

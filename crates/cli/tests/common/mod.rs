@@ -11,10 +11,76 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+/// One HTTP/1.1 exchange with `addr` (no keep-alive): the status code, the
+/// response headers (names lower-cased) and the body.
+pub fn http_request(
+    addr: SocketAddr,
+    method: &str,
+    path_and_query: &str,
+    body: &[u8],
+) -> (u16, Vec<(String, String)>, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).expect("connect http");
+    s.set_read_timeout(Some(Duration::from_secs(120)))
+        .expect("timeout");
+    let head = format!(
+        "{method} {path_and_query} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    s.write_all(head.as_bytes()).expect("request head");
+    s.write_all(body).expect("request body");
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).expect("response");
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .expect("response head");
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .expect("status line");
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    let chunked = head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
+    if chunked {
+        body = dechunk(&body);
+    }
+    (status, headers, body)
+}
+
+/// Joins the chunks of a `Transfer-Encoding: chunked` body.
+fn dechunk(mut raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let Some(eol) = raw.windows(2).position(|w| w == b"\r\n") else {
+            return out;
+        };
+        let size = std::str::from_utf8(&raw[..eol])
+            .ok()
+            .and_then(|h| usize::from_str_radix(h.split(';').next().unwrap_or("").trim(), 16).ok())
+            .unwrap_or(0);
+        if size == 0 || raw.len() < eol + 2 + size {
+            return out;
+        }
+        out.extend_from_slice(&raw[eol + 2..eol + 2 + size]);
+        raw = &raw[(eol + 4 + size).min(raw.len())..];
+    }
+}
+
 /// A running `cairn namenode` process.
 pub struct NameNode {
     child: Child,
     pub addr: SocketAddr,
+    /// The HTTP server (WebHDFS, web UI).
+    pub http: SocketAddr,
     pub dir: tempfile::TempDir,
     log: PathBuf,
 }
@@ -59,9 +125,17 @@ impl NameNode {
         let mut child = cmd.spawn().expect("spawn cairn namenode");
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
-        BufReader::new(stdout)
+        let mut http_line = String::new();
+        let mut reader = BufReader::new(stdout);
+        reader
             .read_line(&mut line)
             .expect("read the listening line");
+        let _ = reader.read_line(&mut http_line);
+        let http = http_line
+            .trim()
+            .rsplit("http://")
+            .next()
+            .and_then(|a| a.parse().ok());
         let addr = line
             .trim()
             .rsplit("hdfs://")
@@ -74,9 +148,14 @@ impl NameNode {
                     std::fs::read_to_string(&log).unwrap_or_default()
                 )
             });
+        let Some(http) = http else {
+            let _ = child.kill();
+            panic!("NameNode did not report its HTTP address: {http_line:?}");
+        };
         NameNode {
             child,
             addr,
+            http,
             dir,
             log,
         }

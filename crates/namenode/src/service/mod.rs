@@ -241,7 +241,13 @@ impl NameNodeState {
         f(&ns).map_err(to_call_error)
     }
 
-    async fn dispatch(self: Arc<Self>, ctx: CallContext, method: &str, req: Bytes) -> CallResult {
+    /// Runs one ClientProtocol call (RPC and WebHDFS both come through here).
+    pub(crate) async fn dispatch(
+        self: Arc<Self>,
+        ctx: CallContext,
+        method: &str,
+        req: Bytes,
+    ) -> CallResult {
         cairn_common::fatal::inject("namenode", method);
         let caller = self.caller(&ctx);
         match method {

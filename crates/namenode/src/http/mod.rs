@@ -1,0 +1,36 @@
+//! The NameNode's HTTP server (`dfs.namenode.http-address`, HDFS's port
+//! 9870): WebHDFS under `/webhdfs/v1`. The connection loop and its limits
+//! are [`cairn_common::http::serve`]'s.
+
+pub mod webhdfs;
+
+use std::sync::Arc;
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::service::NameNodeState;
+
+/// The routes of the NameNode's HTTP server.
+pub fn router(state: Arc<NameNodeState>) -> Router {
+    Router::new()
+        .route("/webhdfs/v1", axum::routing::any(webhdfs::handle))
+        .route("/webhdfs/v1/", axum::routing::any(webhdfs::handle))
+        .route("/webhdfs/v1/{*path}", axum::routing::any(webhdfs::handle))
+        .fallback(not_found)
+        .with_state(state)
+}
+
+async fn not_found() -> (axum::http::StatusCode, &'static str) {
+    (axum::http::StatusCode::NOT_FOUND, "Not Found\n")
+}
+
+/// Serves HTTP on `listener` until `shutdown`.
+///
+/// # Cancel safety
+/// Cancel through `shutdown`.
+pub async fn serve(state: Arc<NameNodeState>, listener: TcpListener, shutdown: CancellationToken) {
+    let limits = cairn_common::http::HttpLimits::default();
+    cairn_common::http::serve(listener, router(state), limits, shutdown).await;
+}
