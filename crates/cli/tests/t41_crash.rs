@@ -1,7 +1,10 @@
 //! Crash test: clients on several tasks create directories, write small
 //! files, rename, delete, truncate (inside the block: a block recovery
 //! that a kill may interrupt) and concat while the NameNode is killed with
-//! SIGKILL at random moments, 20 rounds. After every restart, everything
+//! SIGKILL at random moments, 20 rounds. Each client also changes a tree
+//! of its own with xattrs, ACL entries, quotas, a storage policy and
+//! snapshots (create, rename, delete; `t41_crash/meta.rs`). After every
+//! restart, everything
 //! the clients were told had succeeded is there (files with their exact
 //! bytes; a truncated file closes at its new length once its recovery,
 //! resumed after the restart, is done), and nothing they were told was gone
@@ -9,6 +12,8 @@
 //! kill may have gone either way.
 
 mod common;
+#[path = "t41_crash/meta.rs"]
+mod meta;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
@@ -46,12 +51,15 @@ struct Model {
     concats: u64,
     /// Truncates found still waiting for their recovery after a restart.
     resumed: u64,
+    /// The client's `/m<id>` tree: xattrs, ACLs, quotas, policy, snapshots.
+    meta: Arc<Mutex<meta::Meta>>,
 }
 
 impl Model {
     /// Called after verifying a round: what was in flight is unknowable.
     fn settle(&mut self) {
         self.renaming = None;
+        self.meta.lock().expect("meta model").settle();
         for p in std::mem::take(&mut self.in_flight) {
             self.dirs.remove(&p);
             self.files.remove(&p);
@@ -157,7 +165,17 @@ async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: A
             m.next += 1;
         };
         let seed = (id as u64) << 40 | j;
-        match j % 6 {
+        if j % 8 >= 6 {
+            // Two in eight: the namespace features, on the client's own tree.
+            let meta = model.lock().expect("model").meta.clone();
+            model.lock().expect("model").next += 1;
+            if let Err(e) = meta::step(&c, &raw, id, j / 8 * 2 + j % 8 - 6, &meta).await {
+                return failed(&model, e);
+            }
+            model.lock().expect("model").acked += 1;
+            continue;
+        }
+        match j % 8 {
             0 => {
                 let d = format!("/c{id}/d{j}");
                 set_flight(vec![d.clone()]);
@@ -442,9 +460,11 @@ async fn acknowledged_operations_survive_random_sigkills() {
             ok,
             "round {round}: the DataNode's replicas never became readable"
         );
-        for m in &models {
+        for (id, m) in models.iter().enumerate() {
             let mut snapshot = m.lock().expect("model").clone();
             verify(&c, &restarted, &mut snapshot, round).await;
+            let meta = snapshot.meta.lock().expect("meta model").clone();
+            meta::verify(&c, &raw, id, &meta, round).await;
             // Truncates found done need no more waiting.
             m.lock().expect("model").truncating = snapshot.truncating;
         }
@@ -470,6 +490,19 @@ async fn acknowledged_operations_survive_random_sigkills() {
     assert!(
         sum(|m| m.truncates) > 0 && sum(|m| m.concats) > 0,
         "truncate and concat were both exercised"
+    );
+    let mut meta_ops = [0u64; 7];
+    for m in &models {
+        let meta = m.lock().expect("model").meta.lock().expect("meta").clone();
+        for (total, n) in meta_ops.iter_mut().zip(meta.acked) {
+            *total += n;
+        }
+        meta_ops[6] += meta.truncates;
+    }
+    eprintln!("xattr, acl, quota, policy, snapshot create, snapshot delete/rename or file delete/truncate, of which copy-on-truncates: {meta_ops:?}");
+    assert!(
+        meta_ops.iter().all(|n| *n > 0),
+        "every namespace feature was exercised: {meta_ops:?}"
     );
     drop(dns);
 }

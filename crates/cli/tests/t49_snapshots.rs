@@ -151,6 +151,30 @@ async fn snapshot_reads_and_block_retention_with_datanodes() {
     assert!(fs.get_file_info("/s/d/.snapshot/s1/b").await.is_err());
 }
 
+/// Safe mode on, then saveNamespace: the next start loads an image.
+async fn save_namespace(c: &Client) {
+    let _: pb::SetSafeModeResponseProto = c
+        .call(
+            "setSafeMode",
+            &pb::SetSafeModeRequestProto {
+                action: pb::SafeModeActionProto::SafemodeEnter as i32,
+                checked: Some(false),
+            },
+        )
+        .await
+        .expect("safe mode");
+    let _: pb::SaveNamespaceResponseProto = c
+        .call(
+            "saveNamespace",
+            &pb::SaveNamespaceRequestProto {
+                time_window: Some(0),
+                tx_gap: Some(0),
+            },
+        )
+        .await
+        .expect("saveNamespace");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn snapshots_survive_restarts_from_journal_and_image() {
     // Goal: snapshot state (snapshottable directories, snapshots, the diffs
@@ -195,29 +219,162 @@ async fn snapshots_survive_restarts_from_journal_and_image() {
     let nn = NameNode::start_in(dir, &[]);
     assert_eq!(listing(nn.client(None)).await, before, "from the journal");
     let c = rpc(nn.addr).await;
-    let _: pb::SetSafeModeResponseProto = c
-        .call(
-            "setSafeMode",
-            &pb::SetSafeModeRequestProto {
-                action: pb::SafeModeActionProto::SafemodeEnter as i32,
-                checked: Some(false),
-            },
-        )
-        .await
-        .expect("safe mode");
-    let _: pb::SaveNamespaceResponseProto = c
-        .call(
-            "saveNamespace",
-            &pb::SaveNamespaceRequestProto {
-                time_window: Some(0),
-                tx_gap: Some(0),
-            },
-        )
-        .await
-        .expect("saveNamespace");
+    save_namespace(&c).await;
     let dir = nn.kill();
     let nn = NameNode::start_in(dir, &[]);
     assert_eq!(listing(nn.client(None)).await, before, "from the image");
+}
+
+async fn truncate(c: &Client, path: &str, len: u64) -> bool {
+    let r: pb::TruncateResponseProto = c
+        .call(
+            "truncate",
+            &pb::TruncateRequestProto {
+                src: path.into(),
+                new_length: len,
+                client_name: "t49-truncate".into(),
+            },
+        )
+        .await
+        .expect("truncate");
+    r.result
+}
+
+async fn wait_closed(c: &Client, path: &str, nn: &NameNode) {
+    for _ in 0..300 {
+        let r: pb::IsFileClosedResponseProto = c
+            .call(
+                "isFileClosed",
+                &pb::IsFileClosedRequestProto { src: path.into() },
+            )
+            .await
+            .expect("isFileClosed");
+        if r.result {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("{path} was never closed:\n{}", nn.log());
+}
+
+async fn block_ids(nn: &NameNode, path: &str) -> Vec<u64> {
+    common::block_locations(nn.addr, path)
+        .await
+        .blocks
+        .iter()
+        .map(|b| b.b.block_id)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_truncate_inside_a_snapshotted_block_copies_it() {
+    // Goal: HDFS's copy-on-truncate. A file of 2.5 blocks is snapshotted
+    // and truncated inside its second block: the DataNodes copy the kept
+    // prefix into a new block, so the live file reads the prefix while the
+    // snapshot still reads every original byte (its old second and third
+    // blocks are untouched), also after an append to the live file, after
+    // NameNode restarts (journal, then image), and the old blocks'
+    // replicas are deleted once the snapshot is.
+    let defines = ["dfs.heartbeat.interval=1"];
+    let Cluster { nn, dns } = Cluster::start(2, &defines);
+    let addr = nn.addr;
+    let block = 1usize << 20;
+    let data = pattern(49, 2 * block + block / 2);
+    let fs = nn.client(None);
+    let mut w = fs
+        .create(
+            "/c/d/f",
+            WriteOptions::default()
+                .replication(2)
+                .block_size(block as u64)
+                .create_parent(true),
+        )
+        .await
+        .expect("create");
+    w.write_bytes(Bytes::from(data.clone()))
+        .await
+        .expect("write");
+    w.close().await.expect("close");
+    let c = rpc(addr).await;
+    allow(&c, "/c/d").await;
+    create_snapshot(&c, "/c/d", "s1").await;
+    let old_ids = block_ids(&nn, "/c/d/f").await;
+    assert_eq!(old_ids.len(), 3);
+
+    let cut = block + block / 2 + 100;
+    assert!(
+        !truncate(&c, "/c/d/f", cut as u64).await,
+        "waits for a recovery"
+    );
+    wait_closed(&c, "/c/d/f", &nn).await;
+    let mut live = data[..cut].to_vec();
+    let check = |nn: &NameNode, live: Vec<u8>, what: &'static str| {
+        let fs = nn.client(None);
+        let (data, old_ids) = (data.clone(), old_ids.clone());
+        let addr = nn.addr;
+        async move {
+            assert_eq!(read(&fs, "/c/d/f").await, live, "live file, {what}");
+            assert!(
+                read(&fs, "/c/d/.snapshot/s1/f").await == data,
+                "the snapshot reads every original byte, {what}"
+            );
+            let snap = common::block_locations(addr, "/c/d/.snapshot/s1/f").await;
+            let snap: Vec<u64> = snap.blocks.iter().map(|b| b.b.block_id).collect();
+            assert_eq!(snap, old_ids, "the snapshot keeps the old blocks, {what}");
+            let now = common::block_locations(addr, "/c/d/f").await;
+            let now: Vec<u64> = now.blocks.iter().map(|b| b.b.block_id).collect();
+            assert_eq!(now.len(), 2, "{what}");
+            assert_eq!(now[0], old_ids[0], "{what}");
+            assert!(!old_ids.contains(&now[1]), "a new last block, {what}");
+        }
+    };
+    check(&nn, live.clone(), "after the truncate").await;
+    // Each DataNode: the live file's two blocks and the snapshot's old two.
+    for dn in &dns {
+        assert!(
+            wait_until(Duration::from_secs(10), || finalized_replicas(&dn.dir) == 4),
+            "replicas on {}: {}",
+            dn.uuid,
+            finalized_replicas(&dn.dir)
+        );
+    }
+
+    let more = pattern(50, 5000);
+    let mut a = fs.append("/c/d/f").await.expect("append");
+    a.write_bytes(Bytes::from(more.clone()))
+        .await
+        .expect("write");
+    a.close().await.expect("close");
+    live.extend_from_slice(&more);
+    check(&nn, live.clone(), "after an append").await;
+
+    drop((c, fs));
+    let dir = nn.kill();
+    let nn = NameNode::start_at(dir, &defines, &addr.to_string());
+    nn.wait_safe_mode_off();
+    check(&nn, live.clone(), "after a restart from the journal").await;
+    let c = rpc(addr).await;
+    save_namespace(&c).await;
+    drop(c);
+    let dir = nn.kill();
+    let nn = NameNode::start_at(dir, &defines, &addr.to_string());
+    nn.wait_safe_mode_off();
+    check(&nn, live.clone(), "after a restart from the image").await;
+
+    let c = rpc(addr).await;
+    delete_snapshot(&c, "/c/d", "s1")
+        .await
+        .expect("delete snapshot");
+    for dn in &dns {
+        assert!(
+            wait_until(Duration::from_secs(20), || finalized_replicas(&dn.dir) == 2),
+            "the old blocks' replicas are deleted on {}: {}",
+            dn.uuid,
+            finalized_replicas(&dn.dir)
+        );
+    }
+    assert_eq!(read(&nn.client(None), "/c/d/f").await, live);
+    drop(dns);
 }
 
 /// One line of a `cairn` run: stdout, stderr and exit code.

@@ -185,16 +185,17 @@ impl InterDatanodeService {
             pool: BlockPoolId::new(&b.pool_id).map_err(CallError::io)?,
             block: BlockId(b.block_id),
         };
-        if let Some(new_id) = req.new_block_id.filter(|&id| id != 0 && id != b.block_id) {
-            return Err(CallError::io(format!(
-                "recovery into a new block {new_id} (truncate) is not supported"
-            )));
-        }
+        // A new block id: copy-on-truncate (the old replica stays whole).
+        let copy_into = req
+            .new_block_id
+            .filter(|&id| id != 0 && id != b.block_id)
+            .map(BlockId);
         let storage = self.storage.clone();
         let (recovery_id, new_len) = (GenStamp(req.recovery_id), req.new_length);
         let k2 = key.clone();
-        let fin = tokio::task::spawn_blocking(move || {
-            storage.update_replica_under_recovery(&k2, recovery_id, new_len)
+        let fin = tokio::task::spawn_blocking(move || match copy_into {
+            Some(new) => storage.copy_replica_for_truncate(&k2, new, recovery_id, new_len),
+            None => storage.update_replica_under_recovery(&k2, recovery_id, new_len),
         })
         .await
         .map_err(|e| CallError::io(e.to_string()))?

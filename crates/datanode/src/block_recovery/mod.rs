@@ -8,7 +8,9 @@
 //!
 //! Two kinds of recovery arrive: lease recovery (a writer went away) and
 //! truncate recovery (the command carries `truncateBlock`: the same block
-//! with the new length). Which length and which replicas is a pure choice,
+//! with the new length, or, for a copy-on-truncate, a new block that the
+//! replicas' kept prefix is copied into; the commit then names the old
+//! block, as HDFS's DataNodes do). Which length and which replicas is a pure choice,
 //! in [`length`].
 //!
 //! [`Recoveries`] runs one task per block and refuses a second command for
@@ -188,14 +190,6 @@ async fn recover_block(
     let limit = shared.config.namenode_call_timeout;
     let block = &rb.block.b;
     let recovery_id = rb.new_gen_stamp;
-    if let Some(tb) = &rb.truncate_block {
-        if tb.block_id != block.block_id {
-            return Err(format!(
-                "truncate into a new block {} (copy-on-truncate) is not supported",
-                tb.block_id
-            ));
-        }
-    }
     let records = collect_replicas(user, limit, rb).await?;
     let facts: Vec<ReplicaFacts> = records
         .iter()

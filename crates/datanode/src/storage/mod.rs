@@ -36,6 +36,7 @@
 //! is the per-replica mutation lock;
 //! [`recovery`] is the replica side of a block recovery.
 
+mod copy_truncate;
 mod create;
 mod finalize;
 pub mod layout;

@@ -29,7 +29,7 @@ pub struct RecoveryReplicaInfo {
 }
 
 /// A replica may join the recovery `recovery_id` only with an older stamp.
-fn older_than_recovery(
+pub(super) fn older_than_recovery(
     key: &ReplicaKey,
     gs: GenStamp,
     recovery_id: GenStamp,

@@ -239,7 +239,7 @@ impl Storage {
         Ok(writer)
     }
 
-    fn insert_rbw(
+    pub(super) fn insert_rbw(
         &self,
         key: &ReplicaKey,
         gs: GenStamp,

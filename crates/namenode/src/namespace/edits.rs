@@ -553,13 +553,26 @@ impl Namespace {
             } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
+                let copied = last.and_then(|l| self.copy_on_truncate_source(id, l.id));
                 let node = self.node_mut(id);
                 node.mtime_ms = *mtime_ms;
                 let f = file_mut(node, path)?;
-                if let Some(last) = last {
-                    commit_last(f, last, path)?;
+                match (last, copied) {
+                    // Copy-on-truncate: the new block takes the old one's place.
+                    (Some(last), Some(_)) => {
+                        if let Some(l) = f.blocks.last_mut() {
+                            *l = *last;
+                        }
+                    }
+                    (Some(last), None) => commit_last(f, last, path)?,
+                    (None, _) => {}
                 }
                 f.under_construction = None;
+                if let Some(old) = copied {
+                    if !self.snapshot_holds_block(id, old) {
+                        self.note_freed(std::iter::once(old));
+                    }
+                }
             }
             Edit::AddBlock {
                 path,

@@ -237,6 +237,8 @@ impl Namespace {
 #[cfg(test)]
 mod acl_tests;
 #[cfg(test)]
+mod copy_truncate_tests;
+#[cfg(test)]
 mod quota_tests;
 #[cfg(test)]
 mod snapshot_tests;

@@ -1,13 +1,15 @@
-//! truncate, as HDFS's `FSDirTruncateOp` does it (in place, never
-//! copy-on-truncate: a cut inside a block a snapshot still shows is
-//! refused; blocks dropped whole stay while a snapshot lists them). Blocks
-//! wholly past the new length are dropped at once. A cut at a block
+//! truncate, as HDFS's `FSDirTruncateOp` does it. Blocks wholly past the
+//! new length are dropped at once (those a snapshot lists stay for it). A cut at a block
 //! boundary is then done and the file stays closed (`true`). A cut inside
 //! a block reopens the file for the client and records the truncate block:
 //! the last block's id with a new generation stamp (the recovery id) and
 //! its new length; the DataNodes cut their replicas in a block recovery and
 //! commitBlockSynchronization closes the file (`false`: the client waits).
-//! Until then the file keeps its old length, as in HDFS.
+//! When a snapshot still sees that block, the truncate block is a new block
+//! instead (copy-on-truncate: new id, new stamp): the DataNodes copy the
+//! kept prefix into it, and the commit makes it the file's last block while
+//! the snapshot keeps the old one. Until the commit the file keeps its old
+//! last block and length.
 //!
 //! Also here: HDFS's answers when a writer, or a truncate, already holds
 //! the file (`recoverLeaseInternal`), shared with append.
@@ -215,25 +217,27 @@ impl Namespace {
         }
         let (kept, end) = kept_blocks(&f.blocks, new_length);
         let mut removed: Vec<BlockId> = f.blocks[kept..].iter().map(|b| b.id).collect();
-        // Copy-on-truncate needs the DataNodes to copy a block into a new
-        // one, which Cairn's do not: a snapshot's bytes inside the cut
-        // block must not be destroyed, so such a truncate is refused.
-        if end != new_length && self.snapshot_length_beyond(id, new_length) {
-            return Err(FsError::Io(format!(
-                "Cannot truncate {path} to {new_length}: its last block is held by a snapshot \
-                 (copy-on-truncate is not supported)"
-            )));
-        }
+        // HDFS's `shouldCopyOnTruncate`: a cut inside a block a snapshot
+        // still sees goes to a new block (new id and stamp) that the
+        // DataNodes fill with the kept prefix; the snapshot keeps the old
+        // block whole. Otherwise the block is cut in place under a new stamp.
         let recovery = (end != new_length)
             .then(|| kept.checked_sub(1).and_then(|i| f.blocks.get(i)))
             .flatten()
-            .map(|last| TruncateRecovery {
-                block: *last,
-                target: BlockRecord {
-                    id: last.id,
-                    gs: self.next_gs(),
-                    num_bytes: last.num_bytes - (end - new_length),
-                },
+            .map(|last| {
+                let copy = self.snapshot_sees_block(id, last.id);
+                TruncateRecovery {
+                    block: *last,
+                    target: BlockRecord {
+                        id: if copy {
+                            BlockId(self.last_block_id + 1)
+                        } else {
+                            last.id
+                        },
+                        gs: self.next_gs(),
+                        num_bytes: last.num_bytes - (end - new_length),
+                    },
+                }
             });
         self.verify_file_change(id, |g| {
             g.blocks.truncate(kept);
@@ -268,6 +272,16 @@ impl Namespace {
         self.writer_of(id).and_then(|uc| uc.truncate_block)
     }
 
+    /// For a file whose copy-on-truncate into block `new` is being
+    /// committed: the old last block the copy was made from.
+    pub(super) fn copy_on_truncate_source(&self, id: INodeId, new: BlockId) -> Option<BlockId> {
+        let tb = self.truncate_block_of(id).filter(|tb| tb.id == new)?;
+        self.blocks_of(id)
+            .last()
+            .map(|l| l.id)
+            .filter(|old| *old != tb.id)
+    }
+
     /// [`Namespace::apply`] for `Truncate` and `RestampTruncate`.
     pub(super) fn apply_truncate(&mut self, edit: &Edit) -> Result<(), ApplyError> {
         match edit {
@@ -294,11 +308,10 @@ impl Namespace {
                 f.blocks.truncate(kept);
                 match truncate_block {
                     None if end == *new_length => {}
+                    // In place (the same id) or copy-on-truncate (a new one).
                     Some(tb)
                         if f.blocks.last().is_some_and(|l| {
-                            l.id == tb.id
-                                && l.num_bytes.checked_sub(tb.num_bytes)
-                                    == end.checked_sub(*new_length)
+                            l.num_bytes.checked_sub(tb.num_bytes) == end.checked_sub(*new_length)
                         }) =>
                     {
                         f.under_construction = Some(UnderConstruction {
@@ -307,6 +320,7 @@ impl Namespace {
                             truncate_block: Some(*tb),
                         });
                         self.last_gs = self.last_gs.max(tb.gs);
+                        self.last_block_id = self.last_block_id.max(tb.id.0);
                     }
                     _ => {
                         return Err(ApplyError(format!(

@@ -381,7 +381,10 @@ impl Namespace {
 
     /// Lease recovery, last step (commitBlockSynchronization): the last
     /// block takes the length and stamp the DataNodes agreed on (or is
-    /// dropped), and the file is closed.
+    /// dropped), and the file is closed. For a copy-on-truncate, `block` is
+    /// the old block (as HDFS's DataNodes send it) and the new block
+    /// replaces it; the old one is freed unless a snapshot holds it
+    /// ([`Namespace::take_freed_blocks`]).
     ///
     /// # Errors
     /// FileNotFound when the file is gone; Io when the block is not the
@@ -426,8 +429,10 @@ impl Namespace {
             edits.push(e);
             None
         } else {
+            // A copy-on-truncate commits the new block in the old one's place.
+            let id = self.truncate_block_of(file).map_or(block, |tb| tb.id);
             let b = BlockRecord {
-                id: block,
+                id,
                 gs: new_gs,
                 num_bytes: new_length,
             };

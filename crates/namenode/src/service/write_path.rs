@@ -471,20 +471,24 @@ impl NameNodeState {
             CallError::io(format!("commitBlockSynchronization of unknown block {id}"))
         })?;
         let now = now_ms();
-        self.mutate("commit block synchronization", |ns| {
-            Ok((
-                (),
-                ns.commit_block_synchronization(
+        let (copy_into, freed) = self
+            .mutate("commit block synchronization", |ns| {
+                // A copy-on-truncate: the replicas are of the new block.
+                let copy_into = ns
+                    .truncate_block_of(file)
+                    .map(|tb| tb.id)
+                    .filter(|tb| *tb != id && !r.delete_block);
+                let edits = ns.commit_block_synchronization(
                     file,
                     id,
                     new_gs,
                     r.new_length,
                     r.delete_block,
                     now,
-                )?,
-            ))
-        })
-        .await?;
+                )?;
+                Ok(((copy_into, ns.take_freed_blocks()), edits))
+            })
+            .await?;
         if let Ok(mut t) = self.truncates.lock() {
             t.remove(&file);
         }
@@ -498,11 +502,23 @@ impl NameNodeState {
                 .iter()
                 .map(|t| DatanodeUuid(t.datanode_uuid.clone()))
                 .collect();
-            bm.update_generation_stamp(id, new_gs, Some(targets.clone()));
+            let block = match copy_into {
+                Some(new) => {
+                    bm.add_block(new, new_gs, file, targets.clone());
+                    new
+                }
+                None => {
+                    bm.update_generation_stamp(id, new_gs, Some(targets.clone()));
+                    id
+                }
+            };
             for (i, t) in targets.iter().enumerate() {
                 let storage = r.new_target_storages.get(i).cloned().unwrap_or_default();
-                bm.replica_reported(t, &storage, id, new_gs, r.new_length, true);
+                bm.replica_reported(t, &storage, block, new_gs, r.new_length, true);
             }
+        }
+        if !freed.is_empty() {
+            bm.remove_blocks(&freed);
         }
         drop(bm);
         if let Ok(mut leases) = self.leases.lock() {

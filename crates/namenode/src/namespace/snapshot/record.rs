@@ -287,26 +287,31 @@ impl Namespace {
         }
     }
 
-    /// Whether a snapshot may see file `id` with more than `length` bytes
-    /// (a truncate inside its last block would destroy them).
-    pub(in crate::namespace) fn snapshot_length_beyond(&self, id: INodeId, length: u64) -> bool {
-        let recorded = self
-            .snapshots
-            .file_diffs
-            .get(&id)
-            .is_some_and(|d| d.iter().any(|d| d.length > length));
-        let unrecorded = self.latest_snapshot_of(id).is_some_and(|latest| {
+    /// Whether a snapshot may see `block` of file `id` (HDFS's
+    /// `isBlockInLatestSnapshot`, asked before a truncate records its diff):
+    /// the latest snapshot sees the file's current blocks, or a diff lists
+    /// the block, or a diff still takes its blocks from the file.
+    pub(in crate::namespace) fn snapshot_sees_block(
+        &self,
+        id: INodeId,
+        block: crate::namespace::BlockId,
+    ) -> bool {
+        let diffs = self.snapshots.file_diffs.get(&id);
+        let current_in_latest = self.latest_snapshot_of(id).is_some_and(|latest| {
             let last_id = self.snapshots.index.get(&latest).map_or(0, |x| x.1);
-            let recorded_at_latest = self
-                .snapshots
-                .file_diffs
-                .get(&id)
-                .and_then(|d| d.last())
-                .is_some_and(|d| d.snapshot >= latest);
-            id.0 <= last_id && !recorded_at_latest
+            id.0 <= last_id
+                && diffs
+                    .and_then(|d| d.last())
+                    .is_none_or(|d| d.snapshot < latest)
         });
-        recorded
-            || unrecorded && self.blocks_of(id).iter().map(|b| b.num_bytes).sum::<u64>() > length
+        current_in_latest
+            || diffs.is_some_and(|d| {
+                d.iter().any(|d| {
+                    d.blocks
+                        .as_ref()
+                        .is_none_or(|b| b.iter().any(|b| b.id == block))
+                })
+            })
     }
 
     /// Whether a snapshot holds file `id` (HDFS refuses it as a concat
