@@ -30,7 +30,8 @@
 //!   ACL permission checks and default-ACL inheritance.
 //! - `storage_policy.rs`: block storage policies (a side table by inode id).
 //! - `quota.rs`: directory quotas, their usage kept incrementally (a side
-//!   table by inode id of the directories that have one), their checks.
+//!   table by inode id of the directories that have one), their checks;
+//!   `quota_policy.rs`: space per storage type as storage policies choose.
 //! - `snapshot/`: snapshots (side tables of copy-on-write diffs by inode
 //!   id, `.snapshot` paths, diff reports).
 
@@ -45,6 +46,7 @@ pub mod open_files;
 pub mod path;
 pub mod permission;
 pub mod quota;
+mod quota_policy;
 mod read;
 pub mod snapshot;
 pub mod storage_policy;
@@ -236,6 +238,8 @@ impl Namespace {
 
 #[cfg(test)]
 mod acl_tests;
+#[cfg(test)]
+mod quota_policy_tests;
 #[cfg(test)]
 mod quota_tests;
 #[cfg(test)]

@@ -22,11 +22,11 @@
 //! times the replication, except that the last block of a file open for
 //! writing counts as a full block (HDFS reserves the preferred block size
 //! while a block is under construction and releases the rest when it is
-//! committed). Space per storage type needs a storage policy; Cairn's
-//! files have none (HDFS's "unspecified"), so, as in HDFS, they consume
-//! no typed space and only the untyped quotas bind them.
+//! committed). Space per storage type follows the file's storage policy
+//! (`quota_policy.rs`); a file under no policy consumes none, as in HDFS.
 
 use super::permission::Caller;
+use super::quota_policy::file_usage;
 use super::{
     Edit, FileNode, FsError, INodeId, INodeKind, Namespace, UnderConstruction, ROOT_INODE_ID,
 };
@@ -203,17 +203,6 @@ pub(super) fn mark_open(f: &mut FileNode) {
     });
 }
 
-/// A file's usage: one name, its space times its replication. No typed
-/// space: the file has no storage policy (see the module comment).
-pub(super) fn file_usage(f: &FileNode) -> QuotaCounts {
-    let bytes = i64::try_from(file_quota_bytes(f)).unwrap_or(i64::MAX);
-    QuotaCounts {
-        namespace: 1,
-        storage_space: bytes.saturating_mul(i64::from(f.replication)),
-        ..QuotaCounts::default()
-    }
-}
-
 impl Namespace {
     /// The quotas and usage of a directory with a quota.
     pub fn dir_quota(&self, id: INodeId) -> Option<&DirQuota> {
@@ -230,17 +219,21 @@ impl Namespace {
     /// at every such directory.
     pub(super) fn usage_of(&self, id: INodeId) -> QuotaCounts {
         let mut sum = QuotaCounts::default();
-        let mut stack = vec![id];
-        while let Some(id) = stack.pop() {
+        let mut stack = vec![(id, self.effective_storage_policy(id))];
+        while let Some((id, policy)) = stack.pop() {
             if let Some(q) = self.quotas.get(&id) {
                 sum = sum.plus(&q.usage);
                 continue;
             }
             match &self.node(id).kind {
-                INodeKind::File(f) => sum = sum.plus(&file_usage(f)),
+                INodeKind::File(f) => sum = sum.plus(&file_usage(f, policy)),
                 INodeKind::Directory { children } => {
                     sum.namespace += 1;
-                    stack.extend(children.values().copied());
+                    stack.extend(
+                        children
+                            .values()
+                            .map(|c| (*c, self.policy_below(*c, policy))),
+                    );
                 }
             }
         }
@@ -253,13 +246,17 @@ impl Namespace {
         let mut out = Vec::with_capacity(self.quotas.len());
         for id in self.quotas.keys() {
             let mut sum = QuotaCounts::default();
-            let mut stack = vec![*id];
-            while let Some(id) = stack.pop() {
+            let mut stack = vec![(*id, self.effective_storage_policy(*id))];
+            while let Some((id, policy)) = stack.pop() {
                 match &self.node(id).kind {
-                    INodeKind::File(f) => sum = sum.plus(&file_usage(f)),
+                    INodeKind::File(f) => sum = sum.plus(&file_usage(f, policy)),
                     INodeKind::Directory { children } => {
                         sum.namespace += 1;
-                        stack.extend(children.values().copied());
+                        stack.extend(
+                            children
+                                .values()
+                                .map(|c| (*c, self.policy_below(*c, policy))),
+                        );
                     }
                 }
             }
@@ -392,7 +389,9 @@ impl Namespace {
         }
         let mut after = before.clone();
         change(&mut after);
-        self.verify_quota(parent, &file_usage(&after).minus(&file_usage(before)), None)
+        let policy = self.effective_storage_policy(file);
+        let delta = file_usage(&after, policy).minus(&file_usage(before, policy));
+        self.verify_quota(parent, &delta, None)
     }
 
     /// Whether `dir` or a directory above it has a space quota.

@@ -329,14 +329,21 @@ impl Namespace {
         policy: u8,
     ) -> Result<(), ApplyError> {
         let (id, _) = self.resolve_existing(path)?;
-        if policy == UNSPECIFIED_POLICY_ID {
-            self.storage_policies.remove(&id);
-            return Ok(());
-        }
-        if StoragePolicy::by_id(policy).is_none() {
+        if policy != UNSPECIFIED_POLICY_ID && StoragePolicy::by_id(policy).is_none() {
             return Err(ApplyError(format!("unknown storage policy id {policy}")));
         }
-        self.storage_policies.insert(id, policy);
+        let before = self.effective_storage_policy(id);
+        if policy == UNSPECIFIED_POLICY_ID {
+            self.storage_policies.remove(&id);
+        } else {
+            self.storage_policies.insert(id, policy);
+        }
+        // The files that inherit the change move their typed usage.
+        let after = self.effective_storage_policy(id);
+        let delta = self.retype_subtree(id, before, after);
+        if let Some(parent) = self.node(id).parent {
+            self.add_usage(parent, &delta);
+        }
         Ok(())
     }
 }
