@@ -26,6 +26,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use cairn_common::disk::{Disk, RealDisk};
 use cairn_common::fatal;
+use cairn_common::storage_type::StorageType;
 use cairn_rpc::server::{serve, ServerConfig};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -34,7 +35,7 @@ use tracing::info;
 use crate::config::NameNodeConfig;
 use crate::journal::{EditLog, MemoryEditLog};
 use crate::leases::LeaseTable;
-use crate::namespace::Namespace;
+use crate::namespace::{Namespace, StoragePolicy};
 use crate::service::{ClientProtocolService, NameNodeState};
 use crate::users::UserDirectory;
 
@@ -645,19 +646,22 @@ fn schedule_and_decommission(
         state.config.replication_max_streams,
         state.config.replication_work_multiplier * live.max(1),
         &view,
-        &mut |n, holders| {
+        &mut |c| {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
             let excluded: std::collections::HashSet<String> =
-                holders.iter().map(|h| h.0.clone()).collect();
+                c.holders.iter().map(|h| h.0.clone()).collect();
+            // The file's policy, completed from the live replicas' types.
+            let existing: Vec<StorageType> = c.live.iter().map(|d| dns.storage_type(d)).collect();
             dns.choose_targets(
                 &datanodes::PlacementRequest {
-                    want: n,
+                    want: c.want,
                     excluded: &excluded,
                     favored: &[],
                     writer_ip: None,
                     block_size: 0,
                     seed,
-                    policy: None,
+                    policy: StoragePolicy::by_id(ns.effective_storage_policy(c.file)),
+                    existing: &existing,
                 },
                 now,
             )
