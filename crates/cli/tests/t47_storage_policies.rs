@@ -369,3 +369,58 @@ async fn storage_types_by_node(
         })
         .collect()
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cairn_admin_reproduces_the_storagepolicies_transcript() {
+    // Goal: `cairn admin -listPolicies/-setStoragePolicy/-getStoragePolicy/
+    // -unsetStoragePolicy` print, on the same streams and with the same
+    // exit codes, what Apache HDFS 3.4.1's `hdfs storagepolicies` printed
+    // (tests/java/expected/storagepolicies.txt), line for line.
+    use common::transcript::{cairn, user_and_command, Transcript};
+    let cluster = Cluster::start(1, &[]);
+    let url = cluster.nn.url();
+    let fs = cluster.nn.client(None);
+    let script = std::fs::read_to_string(java_dir().join("scripts/admin/storagepolicies.txt"))
+        .expect("script");
+    let want =
+        std::fs::read_to_string(java_dir().join("expected/storagepolicies.txt")).expect("golden");
+    let mut open = std::collections::HashMap::new();
+    let mut got = Transcript::new(&url);
+    for line in script.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (user, command) = user_and_command(line);
+        let words: Vec<&str> = command.split_whitespace().collect();
+        let (out, err, code) = match words[0] {
+            "%mkdir" => {
+                fs.mkdirs(words[1], 0o755, true).await.expect("mkdir");
+                Default::default()
+            }
+            "%open" => {
+                let w = fs
+                    .create(words[1], WriteOptions::default())
+                    .await
+                    .expect("create");
+                open.insert(words[1].to_string(), w);
+                Default::default()
+            }
+            "%close" => {
+                let mut w = open.remove(words[1]).expect("opened before");
+                w.close().await.expect("close");
+                Default::default()
+            }
+            "%rm" => {
+                fs.delete(words[1], true).await.expect("rm");
+                Default::default()
+            }
+            _ => {
+                let mut args = vec!["admin", "-fs", url.as_str()];
+                args.extend_from_slice(&words);
+                cairn(user, &args)
+            }
+        };
+        got.push(line, &out, &err, code);
+    }
+    common::assert_matches_golden(&got.text, &want, "storagepolicies (cairn admin)");
+}
