@@ -91,6 +91,8 @@ pub fn new_state(
     ns.set_acls_enabled(config.acls_enabled);
     ns.set_storage_policy_switches(config.storage_policy_switches);
     ns.set_type_quotas_enabled(config.type_quotas_enabled);
+    ns.set_allow_owner_set_quota(config.allow_owner_set_quota);
+    ns.set_posix_acl_inheritance(config.posix_acl_inheritance);
     ns.set_snapshot_limits(config.snapshot_limits.clone());
     // Replica locations are soft state: every block is known, none located
     // until DataNodes report.

@@ -177,6 +177,10 @@ pub struct Namespace {
     quotas: HashMap<INodeId, DirQuota>,
     /// `dfs.quota.by.storagetype.enabled`.
     type_quotas_enabled: bool,
+    /// `dfs.permissions.allow.owner.set.quota`.
+    allow_owner_set_quota: bool,
+    /// `dfs.namenode.posix.acl.inheritance.enabled`.
+    posix_acl_inheritance: bool,
     /// Snapshots: snapshottable directories, diffs, retained inodes.
     snapshots: SnapshotState,
 }
@@ -221,6 +225,8 @@ impl Namespace {
                 },
             )]),
             type_quotas_enabled: true,
+            allow_owner_set_quota: false,
+            posix_acl_inheritance: true,
             snapshots: SnapshotState::default(),
         }
     }
@@ -238,6 +244,8 @@ impl Namespace {
 
 #[cfg(test)]
 mod acl_tests;
+#[cfg(test)]
+mod quota_owner_tests;
 #[cfg(test)]
 mod quota_policy_tests;
 #[cfg(test)]

@@ -25,8 +25,10 @@
 //! committed). Space per storage type follows the file's storage policy
 //! (`quota_policy.rs`); a file under no policy consumes none, as in HDFS.
 
+use super::authorize::Required;
 use super::permission::Caller;
 use super::quota_policy::file_usage;
+use super::tree::Resolved;
 use super::{
     Edit, FileNode, FsError, INodeId, INodeKind, Namespace, UnderConstruction, ROOT_INODE_ID,
 };
@@ -464,7 +466,9 @@ impl Namespace {
     ///
     /// # Errors
     /// As HDFS, in its order: AccessControlException for anyone but the
-    /// superuser (with permissions on); IllegalArgumentException for a
+    /// superuser (with permissions on; with owners allowed, for anyone
+    /// who cannot search the path or does not own its parent);
+    /// IllegalArgumentException for a
     /// negative value other than the two special ones;
     /// UnsupportedActionException for a type quota with a name quota or
     /// when type quotas are off; FileNotFoundException; PathIsNotDirectory.
@@ -478,6 +482,7 @@ impl Namespace {
     ) -> Result<Option<Edit>, FsError> {
         self.check_set_quota_caller(caller, ns_quota, ss_quota)?;
         let res = self.resolve(src)?;
+        self.check_quota_owner(caller, &res)?;
         let bad = |v: i64| v < 0 && v != QUOTA_DONT_SET && v != QUOTA_RESET;
         if bad(ns_quota) || bad(ss_quota) {
             return Err(FsError::BadArgument(format!(
@@ -553,12 +558,53 @@ impl Namespace {
     /// AccessControlException naming HDFS's operation (`setQuota`,
     /// `clearQuota`, `setSpaceQuota`, `clearSpaceQuota`).
     pub fn check_set_quota_caller(&self, caller: &Caller, ns: i64, ss: i64) -> Result<(), FsError> {
-        if self.permissions_enabled && !caller.is_superuser {
+        if self.permissions_enabled && !caller.is_superuser && !self.allow_owner_set_quota {
             return Err(FsError::AccessControl(format!(
                 "Access denied for user {}. Superuser privilege is required for operation {}",
                 caller.user,
                 quota_command(ns, ss)
             )));
+        }
+        Ok(())
+    }
+
+    /// `dfs.permissions.allow.owner.set.quota`: the owner of a directory
+    /// may set quotas on what is in it.
+    pub fn set_allow_owner_set_quota(&mut self, allowed: bool) {
+        self.allow_owner_set_quota = allowed;
+    }
+
+    /// With owners allowed to set quotas (HDFS's `FSDirAttrOp.setQuota`):
+    /// anyone but the superuser needs search access to the path, then to
+    /// own the target's parent directory.
+    ///
+    /// # Errors
+    /// AccessControlException: HDFS's search message, or "Superuser or
+    /// owner of parent folder privilege is required"; FileNotFound for a
+    /// missing parent.
+    fn check_quota_owner(&self, caller: &Caller, res: &Resolved) -> Result<(), FsError> {
+        if !self.permissions_enabled || caller.is_superuser || !self.allow_owner_set_quota {
+            return Ok(());
+        }
+        self.check(caller, res, Required::default())?;
+        let n = res.inodes.len();
+        let denied = || {
+            FsError::AccessControl(format!(
+                "Access denied for user {}. Superuser or owner of parent folder privilege is required",
+                caller.user
+            ))
+        };
+        if n < 2 {
+            return Err(denied());
+        }
+        let Some(parent) = res.inodes[n - 2] else {
+            return Err(FsError::FileNotFound(format!(
+                "Directory/File does not exist {}",
+                res.prefix(n - 2)
+            )));
+        };
+        if self.node(parent).owner != caller.user {
+            return Err(denied());
         }
         Ok(())
     }
