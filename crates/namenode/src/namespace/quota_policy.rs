@@ -56,6 +56,9 @@ impl Namespace {
     /// The policy an inode below a directory whose effective policy is
     /// `inherited` is under: its own, else the inherited one.
     pub(super) fn policy_below(&self, id: INodeId, inherited: u8) -> u8 {
+        if self.storage_policies.is_empty() {
+            return inherited;
+        }
         match self.local_storage_policy(id) {
             UNSPECIFIED_POLICY_ID => inherited,
             own => own,
