@@ -410,9 +410,9 @@ impl Namespace {
         false
     }
 
-    /// HDFS's `verifyQuotaForRename`: the moved subtree, less what it
-    /// replaces, must fit the quotas above its new place that are not
-    /// also above its old one.
+    /// HDFS's `verifyQuotaForRename`: the moved subtree (under the policy
+    /// it will have there), less what it replaces, must fit the quotas
+    /// above its new place that are not also above its old one.
     ///
     /// # Errors
     /// As [`Namespace::verify_quota`].
@@ -429,7 +429,8 @@ impl Namespace {
         if !self.quota_between(dst_parent, Some(common)) {
             return Ok(());
         }
-        let mut delta = self.usage_of(src);
+        let (old_policy, new_policy) = self.policies_of_move(src, src_parent, dst_parent);
+        let mut delta = self.retyped_usage(src, old_policy, new_policy);
         if let Some(old) = replaced {
             delta = delta.minus(&self.usage_of(old));
         }

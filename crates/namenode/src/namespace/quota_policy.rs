@@ -17,6 +17,9 @@ use super::quota::{file_quota_bytes, quota_index, QuotaCounts, QUOTA_TYPES};
 use super::storage_policy::{StoragePolicy, UNSPECIFIED_POLICY_ID};
 use super::{FileNode, INodeId, INodeKind, Namespace};
 
+/// Space per storage type, indexed as [`QUOTA_TYPES`].
+type TypeSpace = [i64; QUOTA_TYPES.len()];
+
 /// Adds `bytes` to `space` once for each replica whose storage type,
 /// under `policy`, takes a quota.
 pub(super) fn add_typed_space(
@@ -83,20 +86,19 @@ impl Namespace {
         }
     }
 
-    /// The subtree at `id` goes from the effective policy `old` to `new`
-    /// (set or unset on `id`, or `id` moved under another policy): moves
-    /// the typed usage of every file below that inherits it, in each
-    /// directory with a quota inside the subtree (`id` included), and
-    /// returns the change for the directories above `id`. Descendants with
-    /// a policy of their own keep theirs and are skipped.
-    pub(super) fn retype_subtree(&mut self, id: INodeId, old: u8, new: u8) -> QuotaCounts {
-        if old == new {
-            return QuotaCounts::default();
-        }
-        // Pre-order with each entry's parent index; summed back in reverse,
-        // so each directory ends up with the change of its whole subtree.
+    /// The change of typed usage of every inode of the subtree at `id` that
+    /// inherits `id`'s policy when that goes from `old` to `new`, each
+    /// summed over its own subtree: pre-order entries (inode, index of its
+    /// parent entry) and their changes. Descendants with a policy of their
+    /// own keep theirs and are left out.
+    fn retyped(
+        &self,
+        id: INodeId,
+        old: u8,
+        new: u8,
+    ) -> (Vec<(INodeId, Option<usize>)>, Vec<TypeSpace>) {
         let mut order: Vec<(INodeId, Option<usize>)> = vec![(id, None)];
-        let mut deltas: Vec<[i64; QUOTA_TYPES.len()]> = Vec::new();
+        let mut deltas: Vec<TypeSpace> = Vec::new();
         let mut i = 0;
         while i < order.len() {
             let (node_id, _) = order[i];
@@ -121,16 +123,46 @@ impl Namespace {
             deltas.push(delta);
             i += 1;
         }
-        for k in (0..order.len()).rev() {
-            let (node_id, parent) = order[k];
-            let delta = deltas[k];
-            if let Some(q) = self.quotas.get_mut(&node_id) {
-                for (u, d) in q.usage.type_space.iter_mut().zip(delta) {
+        // Summed back in reverse: each entry ends with its subtree's change.
+        for k in (1..order.len()).rev() {
+            if let Some(p) = order[k].1 {
+                let delta = deltas[k];
+                for (u, d) in deltas[p].iter_mut().zip(delta) {
                     *u += d;
                 }
             }
-            if let Some(p) = parent {
-                for (u, d) in deltas[p].iter_mut().zip(delta) {
+        }
+        (order, deltas)
+    }
+
+    /// What the subtree at `id` would use in all under the policy `new`
+    /// instead of `old` (HDFS's rename check counts the moved subtree at
+    /// its destination's policy).
+    pub(super) fn retyped_usage(&self, id: INodeId, old: u8, new: u8) -> QuotaCounts {
+        let usage = self.usage_of(id);
+        if old == new {
+            return usage;
+        }
+        let (_, deltas) = self.retyped(id, old, new);
+        usage.plus(&QuotaCounts {
+            type_space: deltas[0],
+            ..QuotaCounts::default()
+        })
+    }
+
+    /// The subtree at `id` goes from the effective policy `old` to `new`
+    /// (set or unset on `id`, or `id` moved under another policy): moves
+    /// the typed usage of every file below that inherits it, in each
+    /// directory with a quota inside the subtree (`id` included), and
+    /// returns the change for the directories above `id`.
+    pub(super) fn retype_subtree(&mut self, id: INodeId, old: u8, new: u8) -> QuotaCounts {
+        if old == new {
+            return QuotaCounts::default();
+        }
+        let (order, deltas) = self.retyped(id, old, new);
+        for ((node_id, _), delta) in order.iter().zip(&deltas) {
+            if let Some(q) = self.quotas.get_mut(node_id) {
+                for (u, d) in q.usage.type_space.iter_mut().zip(delta) {
                     *u += d;
                 }
             }

@@ -180,6 +180,23 @@ fn renames_move_typed_usage_between_policies() {
             .0,
     );
     assert_eq!(typed(&n, "/"), ssd_disk_archive(7, 0, 0));
+    // The check counts the subtree at its destination's policy.
+    log.extend(
+        n.mkdirs(&root(), "/fastq", 0o755, false, NOW)
+            .expect("mkdir"),
+    );
+    policy(&mut n, &mut log, "/fastq", "ALL_SSD");
+    log.extend(
+        n.set_quota(&root(), "/fastq", QUOTA_DONT_SET, 5, Some(StorageType::Ssd))
+            .expect("quota"),
+    );
+    write(&mut n, &mut log, "/big", 1, 10);
+    assert_eq!(
+        n.rename(&root(), "/big", "/fastq/big", NOW).map(|_| ()),
+        Err(FsError::QuotaByStorageTypeExceeded(
+            "Quota by storage type : SSD on path : /fastq is exceeded. quota = 5 B but space consumed = 10 B".into()
+        ))
+    );
     assert_exact(&n);
     assert_replays(&n, &log);
 }
