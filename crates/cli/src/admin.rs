@@ -3,9 +3,14 @@
 //! and `-refreshNodes` (re-read `dfs.hosts.exclude` on the NameNode, which
 //! starts or ends decommissioning), `-safemode`, and the quota commands
 //! (`-setQuota`, `-clrQuota`, `-setSpaceQuota`, `-clrSpaceQuota`, in
-//! `admin/quota.rs`); the snapshot commands are in `admin_snapshot.rs`.
+//! `admin/quota.rs`), the storage policy commands of `hdfs
+//! storagepolicies` (`-listPolicies`, `-setStoragePolicy`,
+//! `-getStoragePolicy`, `-unsetStoragePolicy`, in
+//! `admin/storage_policy.rs`); the snapshot commands are in
+//! `admin_snapshot.rs`.
 
 mod quota;
+mod storage_policy;
 
 use cairn_common::config::Configuration;
 use cairn_proto::hadoop::hdfs as pb;
@@ -46,7 +51,7 @@ fn state_name(s: Option<i32>) -> &'static str {
 }
 
 /// Runs `cairn admin ARGS`; returns the exit code.
-const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>... | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to>";
+const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>... | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to> | -listPolicies | -setStoragePolicy -path <path> -policy <policy> | -getStoragePolicy -path <path> | -unsetStoragePolicy -path <path>";
 
 /// `-safemode ACTION`, as `hdfs dfsadmin -safemode`: prints "Safe mode is
 /// ON|OFF"; `wait` polls until it is off.
@@ -99,13 +104,13 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         .to_string();
     let mut cmd = None;
     let mut safemode_action = None;
-    let mut quota_args = Vec::new();
+    let mut rest_args = Vec::new();
     let mut snapshot_args = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
-            q if quota::is_quota_command(q) => {
-                quota_args = it.by_ref().collect();
+            q if quota::is_quota_command(q) || storage_policy::is_command(q) => {
+                rest_args = it.by_ref().collect();
                 cmd = Some(a);
             }
             "-fs" => match it.next() {
@@ -174,7 +179,8 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         }
     };
     match cmd.as_str() {
-        q if quota::is_quota_command(q) => quota::run(&client, q, quota_args).await,
+        q if quota::is_quota_command(q) => quota::run(&client, q, rest_args).await,
+        p if storage_policy::is_command(p) => storage_policy::run(&client, p, rest_args).await,
         c if crate::admin_snapshot::COMMANDS.contains(&c) => {
             crate::admin_snapshot::run(&client, c, &snapshot_args).await
         }

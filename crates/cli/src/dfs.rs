@@ -20,6 +20,7 @@ mod args;
 mod chmod;
 mod copy;
 mod display;
+mod expunge;
 mod format;
 mod ls;
 mod modify;
@@ -121,6 +122,11 @@ const COMMANDS: &[CommandInfo] = &[
         name: "du",
         usage: usage::DU_USAGE,
         description: usage::DU_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "expunge",
+        usage: expunge::EXPUNGE_USAGE,
+        description: expunge::EXPUNGE_DESCRIPTION,
     },
     CommandInfo {
         name: "get",
@@ -326,6 +332,7 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
         "createSnapshot" => snapshot::create(shell, args).await,
         "deleteSnapshot" => snapshot::delete(shell, args).await,
         "du" => usage::du(shell, args).await,
+        "expunge" => expunge::expunge(shell, args).await,
         "head" => display::head(shell, args).await,
         "getfacl" => acl::getfacl(shell, args).await,
         "getfattr" => xattr::getfattr(shell, args).await,

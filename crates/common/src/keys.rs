@@ -227,6 +227,19 @@ pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_DEFAULT: u32 = 16384;
 /// HDFS's hard ceiling for `max-xattr-size`.
 pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_HARD_LIMIT: u32 = 32768;
 
+/// Whether the owner of a directory may set quotas on its subdirectories
+/// (HDFS 3.4; otherwise only the superuser may).
+pub const DFS_PERMISSIONS_ALLOW_OWNER_SET_QUOTA: &str = "dfs.permissions.allow.owner.set.quota";
+/// Off.
+pub const DFS_PERMISSIONS_ALLOW_OWNER_SET_QUOTA_DEFAULT: bool = false;
+
+/// Whether a new child of a directory with a default ACL takes the mode the
+/// client asked for before its umask (POSIX ACL inheritance, HDFS-6962).
+pub const DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED: &str =
+    "dfs.namenode.posix.acl.inheritance.enabled";
+/// On.
+pub const DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED_DEFAULT: bool = true;
+
 /// Whether setQuota accepts space quotas per storage type.
 pub const DFS_QUOTA_BY_STORAGETYPE_ENABLED: &str = "dfs.quota.by.storagetype.enabled";
 /// On.

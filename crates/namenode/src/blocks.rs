@@ -24,6 +24,7 @@
 
 mod queue;
 mod replication;
+pub use replication::{ChooseCopyTargets, CopyRequest};
 mod report;
 
 use std::collections::{HashMap, HashSet};

@@ -58,6 +58,10 @@ pub struct NameNodeConfig {
     pub acls_enabled: bool,
     /// `dfs.quota.by.storagetype.enabled`.
     pub type_quotas_enabled: bool,
+    /// `dfs.permissions.allow.owner.set.quota`.
+    pub allow_owner_set_quota: bool,
+    /// `dfs.namenode.posix.acl.inheritance.enabled`.
+    pub posix_acl_inheritance: bool,
     /// `dfs.namenode.snapshot.max.limit` and `.filesystem.limit`.
     pub snapshot_limits: SnapshotLimits,
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
@@ -538,6 +542,14 @@ impl NameNodeConfig {
                 k::DFS_QUOTA_BY_STORAGETYPE_ENABLED,
                 k::DFS_QUOTA_BY_STORAGETYPE_ENABLED_DEFAULT,
             )?,
+            allow_owner_set_quota: conf.get_bool(
+                k::DFS_PERMISSIONS_ALLOW_OWNER_SET_QUOTA,
+                k::DFS_PERMISSIONS_ALLOW_OWNER_SET_QUOTA_DEFAULT,
+            )?,
+            posix_acl_inheritance: conf.get_bool(
+                k::DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED,
+                k::DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED_DEFAULT,
+            )?,
             snapshot_limits,
         })
     }
@@ -556,6 +568,13 @@ mod tests {
         assert_eq!(c.max_frame_bytes, 128 * 1024 * 1024);
         assert_eq!(c.list_open_files_max, 1000);
         assert_eq!(c.log_dir, None);
+        assert!(!c.allow_owner_set_quota);
+        assert!(c.posix_acl_inheritance);
+        let mut conf = Configuration::new();
+        conf.set(k::DFS_PERMISSIONS_ALLOW_OWNER_SET_QUOTA, "true");
+        conf.set(k::DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED, "false");
+        let c = NameNodeConfig::from_conf(&conf).expect("set");
+        assert!(c.allow_owner_set_quota && !c.posix_acl_inheritance);
     }
 
     #[test]

@@ -355,7 +355,7 @@ impl DatanodeManager {
                 .map(|(_, _, d)| DatanodeUuid(d.id.datanode_uuid.clone())),
         );
         match req.policy {
-            Some(policy) => self.by_storage_type(chosen, policy, req.want),
+            Some(policy) => self.by_storage_type(chosen, policy, req.want, req.existing),
             None => {
                 chosen.truncate(req.want);
                 chosen
@@ -364,20 +364,24 @@ impl DatanodeManager {
     }
 
     /// Picks `want` of the `ordered` candidates for a storage policy (HDFS's
-    /// `chooseStorageTypes` with creation fallbacks): each replica's type
-    /// in turn, the first candidate of that type in order; a type no
-    /// candidate has falls back to the policy's creation fallbacks, and a
+    /// `chooseStorageTypes` with fallbacks): the types the policy still
+    /// wants besides the `existing` replicas' ones, each in turn on the
+    /// first candidate of that type in order; a type no candidate has
+    /// falls back to the policy's creation fallbacks (a new block) or
+    /// replication fallbacks (more replicas of one that has some), and a
     /// replica with no fallback left is not placed.
     fn by_storage_type(
         &self,
         mut ordered: Vec<DatanodeUuid>,
         policy: &StoragePolicy,
         want: usize,
+        existing: &[StorageType],
     ) -> Vec<DatanodeUuid> {
         let type_of = |u: &DatanodeUuid| self.nodes.get(u).map(|d| d.storage_type);
+        let new_block = existing.is_empty();
         let mut unavailable: Vec<StorageType> = Vec::new();
         let mut chosen = Vec::new();
-        for wanted in policy.choose_storage_types(want) {
+        for wanted in policy.storage_types_wanted(want, existing) {
             let mut t = Some(wanted);
             while let Some(ty) = t {
                 if let Some(pos) = ordered.iter().position(|u| type_of(u) == Some(ty)) {
@@ -387,7 +391,7 @@ impl DatanodeManager {
                 if !unavailable.contains(&ty) {
                     unavailable.push(ty);
                 }
-                t = policy.creation_fallback(&unavailable);
+                t = policy.fallback(&unavailable, new_block);
             }
         }
         chosen
@@ -437,8 +441,11 @@ pub struct PlacementRequest<'a> {
     pub block_size: u64,
     pub seed: u64,
     /// The file's storage policy: replicas go to its storage types where
-    /// such DataNodes exist. `None`: any DataNode (re-replication).
+    /// such DataNodes exist. `None`: any DataNode.
     pub policy: Option<&'a StoragePolicy>,
+    /// The storage types of the block's replicas already there (none for
+    /// a new block): the policy wants the rest.
+    pub existing: &'a [StorageType],
 }
 
 #[cfg(test)]
@@ -470,6 +477,7 @@ mod tests {
             block_size: 1 << 20,
             seed: 42,
             policy: None,
+            existing: &[],
         }
     }
 
@@ -547,6 +555,7 @@ mod tests {
         let types = |t: &[DatanodeUuid]| t.iter().map(|u| m.storage_type(u)).collect::<Vec<_>>();
         let with = |name, want| PlacementRequest {
             policy: policy(name),
+            existing: &[],
             ..req(want, &none, Some("10.0.0.1"))
         };
         // ONE_SSD: the SSD first, even before the writer's own DISK node.
@@ -567,5 +576,41 @@ mod tests {
         // WARM falls back from ARCHIVE to DISK.
         let t = m.choose_targets(&with("WARM", 2), now);
         assert_eq!(types(&t), [StorageType::Disk, StorageType::Disk]);
+    }
+
+    #[test]
+    fn more_replicas_complete_the_policy_with_replication_fallbacks() {
+        // Goal: re-replication and pipeline replacement want the policy's
+        // types less those of the replicas already there, and fall back
+        // by the replication fallbacks (HDFS's isNewBlock = false).
+        use StorageType::{Disk, Ssd};
+        let now = Instant::now();
+        let mut m = DatanodeManager::new(Duration::from_secs(30));
+        typed(&mut m, "d1", 1, Disk, now);
+        typed(&mut m, "d2", 2, Disk, now);
+        typed(&mut m, "s1", 3, Ssd, now);
+        let types = |t: &[DatanodeUuid]| t.iter().map(|u| m.storage_type(u)).collect::<Vec<_>>();
+        let none = HashSet::new();
+        let more = |name, want, existing, excluded| PlacementRequest {
+            policy: StoragePolicy::by_name(name),
+            existing,
+            ..req(want, excluded, None)
+        };
+        // ONE_SSD lost its SSD replica: the SSD again, then DISK.
+        let t = m.choose_targets(&more("ONE_SSD", 2, &[Disk], &none), now);
+        assert_eq!(types(&t), [Ssd, Disk]);
+        // ONE_SSD with its SSD replica: DISK only.
+        let t = m.choose_targets(&more("ONE_SSD", 1, &[Ssd], &none), now);
+        assert_eq!(types(&t), [Disk]);
+        // ALL_SSD whose only SSD node holds a replica: DISK (fallback).
+        let on_ssd: HashSet<String> = ["s1".to_string()].into();
+        let t = m.choose_targets(&more("ALL_SSD", 1, &[Ssd], &on_ssd), now);
+        assert_eq!(types(&t), [Disk]);
+        // HOT with both DISK nodes holding: ARCHIVE is its fallback, and
+        // there is none; the SSD node is not used.
+        let disks: HashSet<String> = ["d1".to_string(), "d2".to_string()].into();
+        assert!(m
+            .choose_targets(&more("HOT", 1, &[Disk, Disk], &disks), now)
+            .is_empty());
     }
 }

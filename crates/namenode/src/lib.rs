@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use cairn_common::disk::{Disk, RealDisk};
 use cairn_common::fatal;
+use cairn_common::storage_type::StorageType;
 use cairn_rpc::server::{serve, ServerConfig};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -35,7 +36,7 @@ use tracing::info;
 use crate::config::NameNodeConfig;
 use crate::journal::{EditLog, MemoryEditLog};
 use crate::leases::LeaseTable;
-use crate::namespace::Namespace;
+use crate::namespace::{Namespace, StoragePolicy};
 use crate::service::{ClientProtocolService, NameNodeState};
 use crate::users::UserDirectory;
 
@@ -100,6 +101,8 @@ pub fn new_state(
     ns.set_acls_enabled(config.acls_enabled);
     ns.set_storage_policy_switches(config.storage_policy_switches);
     ns.set_type_quotas_enabled(config.type_quotas_enabled);
+    ns.set_allow_owner_set_quota(config.allow_owner_set_quota);
+    ns.set_posix_acl_inheritance(config.posix_acl_inheritance);
     ns.set_snapshot_limits(config.snapshot_limits.clone());
     // Replica locations are soft state: every block is known, none located
     // until DataNodes report.
@@ -663,19 +666,22 @@ fn schedule_and_decommission(
         state.config.replication_max_streams,
         state.config.replication_work_multiplier * live.max(1),
         &view,
-        &mut |n, holders| {
+        &mut |c| {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
             let excluded: std::collections::HashSet<String> =
-                holders.iter().map(|h| h.0.clone()).collect();
+                c.holders.iter().map(|h| h.0.clone()).collect();
+            // The file's policy, completed from the live replicas' types.
+            let existing: Vec<StorageType> = c.live.iter().map(|d| dns.storage_type(d)).collect();
             dns.choose_targets(
                 &datanodes::PlacementRequest {
-                    want: n,
+                    want: c.want,
                     excluded: &excluded,
                     favored: &[],
                     writer_ip: None,
                     block_size: 0,
                     seed,
-                    policy: None,
+                    policy: StoragePolicy::by_id(ns.effective_storage_policy(c.file)),
+                    existing: &existing,
                 },
                 now,
             )

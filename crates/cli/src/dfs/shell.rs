@@ -146,6 +146,11 @@ impl Shell {
         }
     }
 
+    /// The user's home directory (`dfs.user.home.dir.prefix`/user).
+    pub(crate) fn home(&self) -> &str {
+        &self.home
+    }
+
     /// The configuration the command runs with.
     pub(crate) fn conf(&self) -> &Configuration {
         &self.conf

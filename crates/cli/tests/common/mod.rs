@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod transcript;
+
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::PathBuf;

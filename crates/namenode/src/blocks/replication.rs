@@ -13,6 +13,22 @@ use super::{BlockManager, BlockView, Replica, ReplicationWork, Transfer};
 use crate::datanodes::DatanodeUuid;
 use crate::namespace::{BlockId, GenStamp, INodeId};
 
+/// What a copy needs targets for: the replica placement policy picks
+/// `want` nodes, none of the `holders`, with storage types that complete
+/// the file's policy given those of the `live` replicas.
+#[derive(Debug)]
+pub struct CopyRequest<'a> {
+    pub file: INodeId,
+    pub want: usize,
+    /// Nodes with a replica (or still deleting one): never targets.
+    pub holders: &'a [DatanodeUuid],
+    /// Holders of the good replicas that count.
+    pub live: &'a [DatanodeUuid],
+}
+
+/// Chooses copy targets for a [`CopyRequest`].
+pub type ChooseCopyTargets<'a> = dyn FnMut(&CopyRequest<'_>) -> Vec<DatanodeUuid> + 'a;
+
 impl BlockManager {
     /// A DataNode's state changed (dead, alive again, decommissioning):
     /// every block it holds is judged again. O(its replicas).
@@ -129,7 +145,7 @@ impl BlockManager {
         max_streams: usize,
         max_blocks: usize,
         view: &BlockView<'_>,
-        choose: &mut dyn FnMut(usize, &[DatanodeUuid]) -> Vec<DatanodeUuid>,
+        choose: &mut ChooseCopyTargets<'_>,
         work: &mut ReplicationWork,
     ) {
         let mut streams: HashMap<DatanodeUuid, usize> = self
@@ -155,11 +171,13 @@ impl BlockManager {
             // A node that has not confirmed deleting a (corrupt) replica of
             // the block must not get a new copy: the deletion would hit it.
             holders.extend(self.still_deleting(id, pending_timeout));
-            let live = state
+            let live_holders: Vec<DatanodeUuid> = state
                 .replicas
                 .iter()
                 .filter(|r| r.is_good(state.gs) && (view.counts)(&r.datanode))
-                .count();
+                .map(|r| r.datanode.clone())
+                .collect();
+            let live = live_holders.len();
             if live >= want {
                 continue;
             }
@@ -181,7 +199,12 @@ impl BlockManager {
                 continue;
             }
             let num_bytes = sources.iter().map(|r| r.num_bytes).min().unwrap_or(0);
-            let targets = choose(want - live, &holders);
+            let targets = choose(&CopyRequest {
+                file: state.file,
+                want: want - live,
+                holders: &holders,
+                live: &live_holders,
+            });
             if targets.len() < want - live {
                 // Too few nodes without a replica: delete the corrupt ones
                 // so that their nodes can take a good copy next time.
@@ -223,7 +246,7 @@ impl BlockManager {
         replication_of: &dyn Fn(INodeId) -> Option<usize>,
         alive: &dyn Fn(&DatanodeUuid) -> bool,
         readable: &dyn Fn(&DatanodeUuid) -> bool,
-        choose: &mut dyn FnMut(usize, &[DatanodeUuid]) -> Vec<DatanodeUuid>,
+        choose: &mut ChooseCopyTargets<'_>,
         remaining: &dyn Fn(&DatanodeUuid) -> u64,
     ) -> ReplicationWork {
         let view = BlockView {

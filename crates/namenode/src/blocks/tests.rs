@@ -27,9 +27,9 @@ fn replication_work_copies_the_most_endangered_first_and_trims_excess() {
         &|_| Some(3),
         &|_| true,
         &|_| true,
-        &mut |n, holders| {
-            chosen.push(holders.len());
-            (0..n).map(|i| dn(&format!("new{i}"))).collect()
+        &mut |c| {
+            chosen.push(c.holders.len());
+            (0..c.want).map(|i| dn(&format!("new{i}"))).collect()
         },
         &|d| if d.0 == "d" { 0 } else { 100 },
     );
@@ -55,7 +55,7 @@ fn replication_work_copies_the_most_endangered_first_and_trims_excess() {
         &|_| Some(3),
         &|_| true,
         &|_| true,
-        &mut |n, _| (0..n).map(|i| dn(&format!("x{i}"))).collect(),
+        &mut |c| (0..c.want).map(|i| dn(&format!("x{i}"))).collect(),
         &|_| 0,
     );
     assert_eq!(again.scheduled, 0, "both copies are under way");
@@ -77,7 +77,7 @@ fn decommissioning_nodes_are_sources_but_do_not_count() {
         &|_| Some(3),
         &counts,
         &|_| true,
-        &mut |n, _| (0..n).map(|i| dn(&format!("new{i}"))).collect(),
+        &mut |c| (0..c.want).map(|i| dn(&format!("new{i}"))).collect(),
         &|_| 0,
     );
     assert_eq!(work.scheduled, 1);
@@ -163,11 +163,11 @@ fn pass(bm: &mut BlockManager, nodes: &[&str]) -> ReplicationWork {
         &|_| Some(3),
         &|_| true,
         &|_| true,
-        &mut |n, holders| {
+        &mut |c| {
             nodes
                 .iter()
-                .filter(|d| !holders.contains(d))
-                .take(n)
+                .filter(|d| !c.holders.contains(d))
+                .take(c.want)
                 .cloned()
                 .collect()
         },
@@ -343,7 +343,7 @@ fn moved_blocks_take_the_replication_of_their_new_file() {
             &repl,
             &|_| true,
             &|_| true,
-            &mut |n, _| (0..n).map(|i| dn(&format!("n{i}"))).collect(),
+            &mut |c| (0..c.want).map(|i| dn(&format!("n{i}"))).collect(),
             &|_| 0,
         )
     };

@@ -76,6 +76,12 @@ impl Namespace {
         self.acls_enabled = enabled;
     }
 
+    /// `dfs.namenode.posix.acl.inheritance.enabled`: off, a new child of a
+    /// directory with a default ACL keeps its umask (HDFS before HDFS-6962).
+    pub fn set_posix_acl_inheritance(&mut self, enabled: bool) {
+        self.posix_acl_inheritance = enabled;
+    }
+
     fn check_acls_enabled(&self) -> Result<(), FsError> {
         if self.acls_enabled {
             return Ok(());
@@ -272,9 +278,9 @@ impl Namespace {
 
     /// What a new child of `parent` gets from the parent's default ACL
     /// (HDFS's `copyINodeDefaultAcl`, with POSIX inheritance: the mode the
-    /// client asked for before its umask, when it sent one, filters the
-    /// owner, mask and other entries; without a default ACL the masked
-    /// mode stands). Returns the permission bits and, when the child gets
+    /// client asked for before its umask, when it sent one and inheritance
+    /// is on, filters the owner, mask and other entries, else the masked
+    /// mode does; without a default ACL the masked mode stands). Returns the permission bits and, when the child gets
     /// an ACL of its own, that full ACL.
     pub(super) fn inherited_acl(
         &self,
@@ -289,7 +295,10 @@ impl Namespace {
         if default.is_empty() {
             return (modes.masked, None);
         }
-        let child = modes.unmasked.unwrap_or(modes.masked);
+        let child = match modes.unmasked {
+            Some(unmasked) if self.posix_acl_inheritance => unmasked,
+            _ => modes.masked,
+        };
         let (user, group, other) = ((child >> 6) & 7, (child >> 3) & 7, child & 7);
         let minimal_default = default.len() == 3;
         let mut acl: Vec<AclEntry> = default

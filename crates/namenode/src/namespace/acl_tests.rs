@@ -292,11 +292,12 @@ fn access_checks_follow_owner_named_users_groups_mask_other() {
     );
 }
 
-#[test]
-fn new_children_inherit_the_default_acl_with_the_unmasked_mode() {
-    let (mut n, _) = tree();
+/// Gives /d a default ACL (bob rwx, group r-x, other none), then makes
+/// /d/sub/deeper (0755, 0777 before the umask) and the file /d/g (0644,
+/// 0666); returns the ACL status of /d/sub and of /d/g.
+fn children_under_a_default_acl(n: &mut Namespace) -> (AclStatus, AclStatus) {
     change(
-        &mut n,
+        n,
         "/d",
         AclChange::Modify,
         "default:user:bob:rwx,default:group::r-x,default:other::---",
@@ -308,23 +309,33 @@ fn new_children_inherit_the_default_acl_with_the_unmasked_mode() {
     };
     n.mkdirs(&root(), "/d/sub/deeper", modes, true, NOW)
         .expect("mkdir -p");
-    let sub = status(&n, "/d/sub");
-    assert_eq!(
-        text(&sub.entries),
-        "user:bob:rwx,group::r-x,default:user::rwx,default:user:bob:rwx,\
-         default:group::r-x,default:mask::rwx,default:other::---"
-    );
-    assert_eq!(sub.permission, 0o770);
-    assert_eq!(status(&n, "/d/sub/deeper"), AclStatus { ..sub.clone() });
-    // A file gets the default ACL as its access ACL only.
     let file_modes = CreateModes {
         masked: 0o644,
         unmasked: Some(0o666),
     };
-    touch(&mut n, "/d/g", file_modes);
-    let g = status(&n, "/d/g");
+    touch(n, "/d/g", file_modes);
+    (status(n, "/d/sub"), status(n, "/d/g"))
+}
+
+/// The ACL entries a child directory of [`children_under_a_default_acl`]
+/// inherits.
+const INHERITED_DIR_ACL: &str = "user:bob:rwx,group::r-x,default:user::rwx,default:user:bob:rwx,\
+     default:group::r-x,default:mask::rwx,default:other::---";
+
+#[test]
+fn new_children_inherit_the_default_acl_with_the_unmasked_mode() {
+    let (mut n, _) = tree();
+    let (sub, g) = children_under_a_default_acl(&mut n);
+    assert_eq!(text(&sub.entries), INHERITED_DIR_ACL);
+    assert_eq!(sub.permission, 0o770);
+    assert_eq!(status(&n, "/d/sub/deeper"), AclStatus { ..sub.clone() });
+    // A file gets the default ACL as its access ACL only.
     assert_eq!(text(&g.entries), "user:bob:rwx,group::r-x");
     assert_eq!(g.permission, 0o660);
+    let modes = CreateModes {
+        masked: 0o755,
+        unmasked: Some(0o777),
+    };
     // Without the unmasked mode, the masked one filters.
     touch(&mut n, "/d/h", 0o640);
     assert_eq!(status(&n, "/d/h").permission, 0o640);
@@ -386,4 +397,18 @@ fn journal_and_image_rebuild_acls_and_deletes_drop_them() {
     }
     n.delete(&root(), "/d", true, NOW).expect("delete");
     assert_eq!(n.acls.len(), 1, "only the root's ACL is left");
+}
+
+#[test]
+fn without_posix_inheritance_the_umask_filters_the_default_acl() {
+    // Goal: dfs.namenode.posix.acl.inheritance.enabled=false is HDFS
+    // before HDFS-6962: the masked mode filters what a new child inherits
+    // even when the client sent its unmasked mode (on: 0770 and 0660).
+    let (mut n, _) = tree();
+    n.set_posix_acl_inheritance(false);
+    let (sub, g) = children_under_a_default_acl(&mut n);
+    assert_eq!(text(&sub.entries), INHERITED_DIR_ACL);
+    assert_eq!(sub.permission, 0o750);
+    assert_eq!(text(&g.entries), "user:bob:rwx,group::r-x");
+    assert_eq!(g.permission, 0o640);
 }

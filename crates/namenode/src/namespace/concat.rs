@@ -13,7 +13,8 @@ use std::collections::HashSet;
 
 use super::edits::file_mut;
 use super::permission::{Access, Caller};
-use super::quota::{file_usage, QuotaCounts};
+use super::quota::QuotaCounts;
+use super::quota_policy::file_usage;
 use super::{ApplyError, BlockId, Edit, FsError, INodeId, Namespace, Required, Resolved};
 
 /// What a concat did.
@@ -197,6 +198,7 @@ impl Namespace {
             }
             sources.push(id);
         }
+        let policy = self.effective_storage_policy(target_id);
         let before = sources
             .iter()
             .chain([&target_id])
@@ -216,7 +218,7 @@ impl Namespace {
         node.mtime_ms = mtime_ms;
         let f = file_mut(node, target)?;
         f.blocks.extend(blocks);
-        let delta = file_usage(f).minus(&before);
+        let delta = file_usage(f, policy).minus(&before);
         self.node_mut(parent).mtime_ms = mtime_ms;
         self.add_usage(parent, &delta);
         // The sources' blocks moved to the target: none is freed.
@@ -232,12 +234,22 @@ impl Namespace {
             return Ok(());
         };
         let mut delta = QuotaCounts::default();
+        let target_policy = self.effective_storage_policy(target);
         for id in srcs {
             if let Some(f) = self.node(*id).file() {
+                // Its bytes at the target's replication and policy.
                 let mut moved = f.clone();
                 moved.replication = t.replication;
-                delta.storage_space +=
-                    file_usage(&moved).storage_space - file_usage(f).storage_space;
+                let gone = file_usage(f, self.effective_storage_policy(*id));
+                let came = file_usage(&moved, target_policy);
+                delta.storage_space += came.storage_space - gone.storage_space;
+                for (d, (c, g)) in delta
+                    .type_space
+                    .iter_mut()
+                    .zip(came.type_space.iter().zip(gone.type_space))
+                {
+                    *d += c - g;
+                }
             }
         }
         self.verify_quota(parent, &delta, None)

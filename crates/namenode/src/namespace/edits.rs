@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::quota::file_usage;
+use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
 use super::{
     AclEntry, BlockId, BlockRecord, FileNode, GenStamp, INode, INodeId, INodeKind, Namespace,
@@ -368,12 +368,13 @@ impl Namespace {
         apply: impl FnOnce(&mut Self) -> Result<(), ApplyError>,
     ) -> Result<(), ApplyError> {
         let file = self.resolve(path).ok().and_then(|r| r.last());
-        let before = file.and_then(|id| self.node(id).file().map(file_usage));
+        let policy = file.map_or(0, |id| self.effective_storage_policy(id));
+        let before = file.and_then(|id| self.node(id).file().map(|f| file_usage(f, policy)));
         apply(self)?;
         if let (Some(id), Some(before)) = (file, before) {
             let node = self.node(id);
             if let (Some(parent), Some(f)) = (node.parent, node.file()) {
-                let delta = file_usage(f).minus(&before);
+                let delta = file_usage(f, policy).minus(&before);
                 self.add_usage(parent, &delta);
             }
         }
@@ -502,9 +503,12 @@ impl Namespace {
                 }
                 // The subtree leaves the quota directories above its old
                 // place and joins those above the new one; the common
-                // ones see no change.
+                // ones see no change, unless the subtree changes storage
+                // policy on the way (then its typed space moves).
                 let common = self.common_ancestor(src_parent, dst_parent);
-                let moved = (self.quota_between(src_parent, Some(common))
+                let (old_policy, new_policy) = self.policies_of_move(id, src_parent, dst_parent);
+                let moved = (old_policy != new_policy
+                    || self.quota_between(src_parent, Some(common))
                     || self.quota_between(dst_parent, Some(common)))
                 .then(|| self.usage_of(id));
                 if let Some(old) = self
@@ -520,8 +524,10 @@ impl Namespace {
                     self.add_usage(dst_parent, &freed);
                 }
                 if let Some(moved) = moved {
+                    let retyped = self.retype_subtree(id, old_policy, new_policy);
                     self.add_usage_until(src_parent, &moved.negated(), Some(common));
-                    self.add_usage_until(dst_parent, &moved, Some(common));
+                    self.add_usage_until(dst_parent, &moved.plus(&retyped), Some(common));
+                    self.add_usage(common, &retyped);
                 }
                 let old_name = self.node(id).name.clone();
                 self.record_child_removed(src_parent, &old_name, id);

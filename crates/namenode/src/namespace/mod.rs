@@ -30,7 +30,8 @@
 //!   ACL permission checks and default-ACL inheritance.
 //! - `storage_policy.rs`: block storage policies (a side table by inode id).
 //! - `quota.rs`: directory quotas, their usage kept incrementally (a side
-//!   table by inode id of the directories that have one), their checks.
+//!   table by inode id of the directories that have one), their checks;
+//!   `quota_policy.rs`: space per storage type as storage policies choose.
 //! - `snapshot/`: snapshots (side tables of copy-on-write diffs by inode
 //!   id, `.snapshot` paths, diff reports).
 
@@ -45,6 +46,7 @@ pub mod open_files;
 pub mod path;
 pub mod permission;
 pub mod quota;
+mod quota_policy;
 mod read;
 pub mod snapshot;
 pub mod storage_policy;
@@ -175,6 +177,10 @@ pub struct Namespace {
     quotas: HashMap<INodeId, DirQuota>,
     /// `dfs.quota.by.storagetype.enabled`.
     type_quotas_enabled: bool,
+    /// `dfs.permissions.allow.owner.set.quota`.
+    allow_owner_set_quota: bool,
+    /// `dfs.namenode.posix.acl.inheritance.enabled`.
+    posix_acl_inheritance: bool,
     /// Snapshots: snapshottable directories, diffs, retained inodes.
     snapshots: SnapshotState,
 }
@@ -219,6 +225,8 @@ impl Namespace {
                 },
             )]),
             type_quotas_enabled: true,
+            allow_owner_set_quota: false,
+            posix_acl_inheritance: true,
             snapshots: SnapshotState::default(),
         }
     }
@@ -238,6 +246,10 @@ impl Namespace {
 mod acl_tests;
 #[cfg(test)]
 mod copy_truncate_tests;
+#[cfg(test)]
+mod quota_owner_tests;
+#[cfg(test)]
+mod quota_policy_tests;
 #[cfg(test)]
 mod quota_tests;
 #[cfg(test)]

@@ -22,11 +22,13 @@
 //! times the replication, except that the last block of a file open for
 //! writing counts as a full block (HDFS reserves the preferred block size
 //! while a block is under construction and releases the rest when it is
-//! committed). Space per storage type needs a storage policy; Cairn's
-//! files have none (HDFS's "unspecified"), so, as in HDFS, they consume
-//! no typed space and only the untyped quotas bind them.
+//! committed). Space per storage type follows the file's storage policy
+//! (`quota_policy.rs`); a file under no policy consumes none, as in HDFS.
 
+use super::authorize::Required;
 use super::permission::Caller;
+use super::quota_policy::file_usage;
+use super::tree::Resolved;
 use super::{
     Edit, FileNode, FsError, INodeId, INodeKind, Namespace, UnderConstruction, ROOT_INODE_ID,
 };
@@ -203,17 +205,6 @@ pub(super) fn mark_open(f: &mut FileNode) {
     });
 }
 
-/// A file's usage: one name, its space times its replication. No typed
-/// space: the file has no storage policy (see the module comment).
-pub(super) fn file_usage(f: &FileNode) -> QuotaCounts {
-    let bytes = i64::try_from(file_quota_bytes(f)).unwrap_or(i64::MAX);
-    QuotaCounts {
-        namespace: 1,
-        storage_space: bytes.saturating_mul(i64::from(f.replication)),
-        ..QuotaCounts::default()
-    }
-}
-
 impl Namespace {
     /// The quotas and usage of a directory with a quota.
     pub fn dir_quota(&self, id: INodeId) -> Option<&DirQuota> {
@@ -230,17 +221,21 @@ impl Namespace {
     /// at every such directory.
     pub(super) fn usage_of(&self, id: INodeId) -> QuotaCounts {
         let mut sum = QuotaCounts::default();
-        let mut stack = vec![id];
-        while let Some(id) = stack.pop() {
+        let mut stack = vec![(id, self.effective_storage_policy(id))];
+        while let Some((id, policy)) = stack.pop() {
             if let Some(q) = self.quotas.get(&id) {
                 sum = sum.plus(&q.usage);
                 continue;
             }
             match &self.node(id).kind {
-                INodeKind::File(f) => sum = sum.plus(&file_usage(f)),
+                INodeKind::File(f) => sum = sum.plus(&file_usage(f, policy)),
                 INodeKind::Directory { children } => {
                     sum.namespace += 1;
-                    stack.extend(children.values().copied());
+                    stack.extend(
+                        children
+                            .values()
+                            .map(|c| (*c, self.policy_below(*c, policy))),
+                    );
                 }
             }
         }
@@ -253,13 +248,17 @@ impl Namespace {
         let mut out = Vec::with_capacity(self.quotas.len());
         for id in self.quotas.keys() {
             let mut sum = QuotaCounts::default();
-            let mut stack = vec![*id];
-            while let Some(id) = stack.pop() {
+            let mut stack = vec![(*id, self.effective_storage_policy(*id))];
+            while let Some((id, policy)) = stack.pop() {
                 match &self.node(id).kind {
-                    INodeKind::File(f) => sum = sum.plus(&file_usage(f)),
+                    INodeKind::File(f) => sum = sum.plus(&file_usage(f, policy)),
                     INodeKind::Directory { children } => {
                         sum.namespace += 1;
-                        stack.extend(children.values().copied());
+                        stack.extend(
+                            children
+                                .values()
+                                .map(|c| (*c, self.policy_below(*c, policy))),
+                        );
                     }
                 }
             }
@@ -392,7 +391,9 @@ impl Namespace {
         }
         let mut after = before.clone();
         change(&mut after);
-        self.verify_quota(parent, &file_usage(&after).minus(&file_usage(before)), None)
+        let policy = self.effective_storage_policy(file);
+        let delta = file_usage(&after, policy).minus(&file_usage(before, policy));
+        self.verify_quota(parent, &delta, None)
     }
 
     /// Whether `dir` or a directory above it has a space quota.
@@ -409,9 +410,9 @@ impl Namespace {
         false
     }
 
-    /// HDFS's `verifyQuotaForRename`: the moved subtree, less what it
-    /// replaces, must fit the quotas above its new place that are not
-    /// also above its old one.
+    /// HDFS's `verifyQuotaForRename`: the moved subtree (under the policy
+    /// it will have there), less what it replaces, must fit the quotas
+    /// above its new place that are not also above its old one.
     ///
     /// # Errors
     /// As [`Namespace::verify_quota`].
@@ -428,7 +429,8 @@ impl Namespace {
         if !self.quota_between(dst_parent, Some(common)) {
             return Ok(());
         }
-        let mut delta = self.usage_of(src);
+        let (old_policy, new_policy) = self.policies_of_move(src, src_parent, dst_parent);
+        let mut delta = self.retyped_usage(src, old_policy, new_policy);
         if let Some(old) = replaced {
             delta = delta.minus(&self.usage_of(old));
         }
@@ -465,7 +467,9 @@ impl Namespace {
     ///
     /// # Errors
     /// As HDFS, in its order: AccessControlException for anyone but the
-    /// superuser (with permissions on); IllegalArgumentException for a
+    /// superuser (with permissions on; with owners allowed, for anyone
+    /// who cannot search the path or does not own its parent);
+    /// IllegalArgumentException for a
     /// negative value other than the two special ones;
     /// UnsupportedActionException for a type quota with a name quota or
     /// when type quotas are off; FileNotFoundException; PathIsNotDirectory.
@@ -479,6 +483,7 @@ impl Namespace {
     ) -> Result<Option<Edit>, FsError> {
         self.check_set_quota_caller(caller, ns_quota, ss_quota)?;
         let res = self.resolve(src)?;
+        self.check_quota_owner(caller, &res)?;
         let bad = |v: i64| v < 0 && v != QUOTA_DONT_SET && v != QUOTA_RESET;
         if bad(ns_quota) || bad(ss_quota) {
             return Err(FsError::BadArgument(format!(
@@ -554,12 +559,53 @@ impl Namespace {
     /// AccessControlException naming HDFS's operation (`setQuota`,
     /// `clearQuota`, `setSpaceQuota`, `clearSpaceQuota`).
     pub fn check_set_quota_caller(&self, caller: &Caller, ns: i64, ss: i64) -> Result<(), FsError> {
-        if self.permissions_enabled && !caller.is_superuser {
+        if self.permissions_enabled && !caller.is_superuser && !self.allow_owner_set_quota {
             return Err(FsError::AccessControl(format!(
                 "Access denied for user {}. Superuser privilege is required for operation {}",
                 caller.user,
                 quota_command(ns, ss)
             )));
+        }
+        Ok(())
+    }
+
+    /// `dfs.permissions.allow.owner.set.quota`: the owner of a directory
+    /// may set quotas on what is in it.
+    pub fn set_allow_owner_set_quota(&mut self, allowed: bool) {
+        self.allow_owner_set_quota = allowed;
+    }
+
+    /// With owners allowed to set quotas (HDFS's `FSDirAttrOp.setQuota`):
+    /// anyone but the superuser needs search access to the path, then to
+    /// own the target's parent directory.
+    ///
+    /// # Errors
+    /// AccessControlException: HDFS's search message, or "Superuser or
+    /// owner of parent folder privilege is required"; FileNotFound for a
+    /// missing parent.
+    fn check_quota_owner(&self, caller: &Caller, res: &Resolved) -> Result<(), FsError> {
+        if !self.permissions_enabled || caller.is_superuser || !self.allow_owner_set_quota {
+            return Ok(());
+        }
+        self.check(caller, res, Required::default())?;
+        let n = res.inodes.len();
+        let denied = || {
+            FsError::AccessControl(format!(
+                "Access denied for user {}. Superuser or owner of parent folder privilege is required",
+                caller.user
+            ))
+        };
+        if n < 2 {
+            return Err(denied());
+        }
+        let Some(parent) = res.inodes[n - 2] else {
+            return Err(FsError::FileNotFound(format!(
+                "Directory/File does not exist {}",
+                res.prefix(n - 2)
+            )));
+        };
+        if self.node(parent).owner != caller.user {
+            return Err(denied());
         }
         Ok(())
     }

@@ -14,7 +14,7 @@ fn always(_: &BlockRecord) -> bool {
 }
 
 /// The usage every quota directory holds equals a full recount.
-fn assert_exact(n: &Namespace) {
+pub(super) fn assert_exact(n: &Namespace) {
     for (id, counted) in n.recount_quota_usage() {
         let kept = n.dir_quota(id).expect("quota dir").usage;
         assert_eq!(kept, counted, "usage of {:?}", n.path_of(id));
@@ -486,12 +486,22 @@ fn is_quota_error(e: &FsError) -> bool {
 }
 
 /// Operation kinds of [`random_step`].
-const KINDS: usize = 13;
+const KINDS: usize = 14;
 
 /// How often each kind is drawn: writing (2-4) more than the rest, so
 /// that there are closed files with data to truncate, concat and append.
-const DRAW: [usize; 24] = [
-    0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 4, 4, 5, 6, 7, 8, 9, 9, 10, 10, 10, 11, 12,
+const DRAW: [usize; 26] = [
+    0, 1, 1, 1, 2, 2, 2, 3, 3, 4, 4, 4, 4, 5, 6, 7, 8, 9, 9, 10, 10, 10, 11, 12, 13, 13,
+];
+
+/// Policies the random sequence sets (`None`: unset).
+const POLICIES: [Option<&str>; 6] = [
+    Some("HOT"),
+    Some("ALL_SSD"),
+    Some("ONE_SSD"),
+    Some("COLD"),
+    Some("WARM"),
+    None,
 ];
 
 /// One random operation of kind `kind`; its edits go to `log`.
@@ -613,16 +623,39 @@ fn random_step(
             let p = closed_file(n, r, None).unwrap_or(p);
             log.push(n.append(&c, &p, "w", "m", r.below(3) == 0)?.2);
         }
-        _ => {
+        12 => {
             let dir = r.pick(&DIRS);
             let pick = |r: &mut Rng, big: i64| match r.below(4) {
                 0 => QUOTA_RESET,
                 1 => QUOTA_DONT_SET,
                 _ => (r.next() % big as u64) as i64,
             };
+            if r.below(3) == 0 {
+                // A typed quota, bound by the files the policies put there.
+                let t = [StorageType::Ssd, StorageType::Disk, StorageType::Archive][r.below(3)];
+                let q = match pick(r, 3000) {
+                    QUOTA_DONT_SET => QUOTA_RESET,
+                    q => q,
+                };
+                log.extend(n.set_quota(&c, dir, QUOTA_DONT_SET, q, Some(t))?);
+                return Ok(());
+            }
             let (ns_q, ss_q) = (pick(r, 12), pick(r, 3000));
             let ns_q = if ns_q == 0 { 1 } else { ns_q };
             log.extend(n.set_quota(&c, dir, ns_q, ss_q, None)?);
+        }
+        _ => {
+            // A policy set or unset on a directory or a file.
+            let target = if r.below(2) == 0 {
+                r.pick(&DIRS).to_string()
+            } else {
+                p
+            };
+            let e = match POLICIES[r.below(POLICIES.len())] {
+                Some(name) => n.set_storage_policy(&c, &target, name)?,
+                None => n.unset_storage_policy(&c, &target)?,
+            };
+            log.push(e);
         }
     }
     Ok(())
@@ -631,6 +664,7 @@ fn random_step(
 #[test]
 fn random_operations_keep_usage_exact() {
     let mut applied = [0usize; KINDS];
+    let mut typed_refusals = 0;
     for seed in 0..40u64 {
         let mut r = Rng(seed);
         let mut n = ns();
@@ -641,6 +675,14 @@ fn random_operations_keep_usage_exact() {
         set(&mut n, &mut log, "/a", 14, 2400);
         set(&mut n, &mut log, "/a/b", 8, 1200);
         set(&mut n, &mut log, "/x/y", 6, 900);
+        log.push(
+            n.set_storage_policy(&root(), "/a", "ALL_SSD")
+                .expect("policy"),
+        );
+        log.extend(
+            n.set_quota(&root(), "/a/b", QUOTA_DONT_SET, 700, Some(StorageType::Ssd))
+                .expect("typed quota"),
+        );
         let mut refused = 0;
         for step in 0..300 {
             let before = n.clone();
@@ -650,6 +692,8 @@ fn random_operations_keep_usage_exact() {
                 Ok(()) => applied[kind] += usize::from(log.len() > logged),
                 Err(e) if is_quota_error(&e) => {
                     refused += 1;
+                    typed_refusals +=
+                        usize::from(matches!(e, FsError::QuotaByStorageTypeExceeded(_)));
                     assert_eq!(
                         n.to_edits(),
                         before.to_edits(),
@@ -683,6 +727,10 @@ fn random_operations_keep_usage_exact() {
             }
         }
     }
+    assert!(
+        typed_refusals > 20,
+        "typed quotas bit {typed_refusals} times"
+    );
     // Every kind of operation changed the tree many times.
     assert!(
         applied.iter().all(|n| *n > 20),

@@ -4,7 +4,8 @@
 //! changes the tree or produces an edit.
 
 use super::permission::{Access, Caller};
-use super::quota::{file_quota_bytes, QuotaUsage};
+use super::quota::{file_quota_bytes, QuotaUsage, QUOTA_TYPES};
+use super::quota_policy::add_typed_space;
 use super::{FsError, INode, INodeId, INodeKind, Namespace, Required};
 
 /// A snapshot of one inode, returned by reads.
@@ -202,21 +203,31 @@ impl Namespace {
             quota: self.quota_usage_of(id),
             ..ContentSummary::default()
         };
-        let mut stack = vec![id];
-        while let Some(id) = stack.pop() {
+        // As HDFS, the typed space of a summary is each file's length on
+        // the types its policy chooses (not the quota counters).
+        let mut typed = [0i64; QUOTA_TYPES.len()];
+        let mut stack = vec![(id, self.effective_storage_policy(id))];
+        while let Some((id, policy)) = stack.pop() {
             match &self.node(id).kind {
                 INodeKind::Directory { children } => {
                     sum.directory_count += 1;
-                    stack.extend(children.values().copied());
+                    stack.extend(
+                        children
+                            .values()
+                            .map(|c| (*c, self.policy_below(*c, policy))),
+                    );
                 }
                 INodeKind::File(f) => {
                     sum.file_count += 1;
                     sum.length += f.length();
                     // As HDFS: an open file's last block counts in full.
                     sum.space_consumed += file_quota_bytes(f) * u64::from(f.replication);
+                    let len = i64::try_from(f.length()).unwrap_or(i64::MAX);
+                    add_typed_space(&mut typed, policy, f.replication, len);
                 }
             }
         }
+        sum.quota.usage.type_space = typed;
         Ok(sum)
     }
 

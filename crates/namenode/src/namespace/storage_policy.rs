@@ -140,13 +140,33 @@ impl StoragePolicy {
         types
     }
 
-    /// The type to create a replica on when `unavailable` types have no
-    /// room: the first creation fallback that is not unavailable itself.
-    pub fn creation_fallback(&self, unavailable: &[StorageType]) -> Option<StorageType> {
-        self.creation_fallbacks
-            .iter()
-            .copied()
-            .find(|t| !unavailable.contains(t))
+    /// The type to put a replica on when `unavailable` types have no
+    /// room: the first fallback that is not unavailable itself, from the
+    /// creation fallbacks for a new block and the replication fallbacks
+    /// for one that has replicas already (HDFS's `getCreationFallback` /
+    /// `getReplicationFallback`).
+    pub fn fallback(&self, unavailable: &[StorageType], new_block: bool) -> Option<StorageType> {
+        let fallbacks = if new_block {
+            self.creation_fallbacks
+        } else {
+            self.replication_fallbacks
+        };
+        fallbacks.iter().copied().find(|t| !unavailable.contains(t))
+    }
+
+    /// The types still wanted for `more` replicas of a block whose other
+    /// replicas are on `existing` types (HDFS's `chooseStorageTypes(
+    /// replication, chosen, ...)`): the policy's types for all replicas,
+    /// less one of each type already there.
+    pub fn storage_types_wanted(&self, more: usize, existing: &[StorageType]) -> Vec<StorageType> {
+        let mut types = self.choose_storage_types(more + existing.len());
+        for t in existing {
+            if let Some(i) = types.iter().position(|x| x == t) {
+                types.remove(i);
+            }
+        }
+        types.truncate(more);
+        types
     }
 }
 
@@ -329,14 +349,21 @@ impl Namespace {
         policy: u8,
     ) -> Result<(), ApplyError> {
         let (id, _) = self.resolve_existing(path)?;
-        if policy == UNSPECIFIED_POLICY_ID {
-            self.storage_policies.remove(&id);
-            return Ok(());
-        }
-        if StoragePolicy::by_id(policy).is_none() {
+        if policy != UNSPECIFIED_POLICY_ID && StoragePolicy::by_id(policy).is_none() {
             return Err(ApplyError(format!("unknown storage policy id {policy}")));
         }
-        self.storage_policies.insert(id, policy);
+        let before = self.effective_storage_policy(id);
+        if policy == UNSPECIFIED_POLICY_ID {
+            self.storage_policies.remove(&id);
+        } else {
+            self.storage_policies.insert(id, policy);
+        }
+        // The files that inherit the change move their typed usage.
+        let after = self.effective_storage_policy(id);
+        let delta = self.retype_subtree(id, before, after);
+        if let Some(parent) = self.node(id).parent {
+            self.add_usage(parent, &delta);
+        }
         Ok(())
     }
 }

@@ -49,12 +49,25 @@ fn the_suite_is_hdfs_default_suite() {
     assert_eq!(lazy.choose_storage_types(2), [StorageType::Disk; 2]);
     let all_ssd = StoragePolicy::by_name("ALL_SSD").expect("ALL_SSD");
     assert_eq!(
-        all_ssd.creation_fallback(&[StorageType::Ssd]),
+        all_ssd.fallback(&[StorageType::Ssd], true),
         Some(StorageType::Disk)
     );
     let hot = StoragePolicy::by_id(UNSPECIFIED_POLICY_ID).expect("default");
     assert_eq!(hot.name, "HOT");
-    assert_eq!(hot.creation_fallback(&[StorageType::Disk]), None);
+    assert_eq!(hot.fallback(&[StorageType::Disk], true), None);
+    // More replicas of a block fall back by the replication fallbacks.
+    assert_eq!(
+        hot.fallback(&[StorageType::Disk], false),
+        Some(StorageType::Archive)
+    );
+    assert_eq!(
+        one_ssd.storage_types_wanted(2, &[StorageType::Disk]),
+        [StorageType::Ssd, StorageType::Disk]
+    );
+    assert_eq!(
+        all_ssd.storage_types_wanted(1, &[StorageType::Disk, StorageType::Ssd]),
+        [StorageType::Ssd]
+    );
     assert_eq!(
         policy_to_string(hot),
         "BlockStoragePolicy{HOT:7, storageTypes=[DISK], creationFallbacks=[], \

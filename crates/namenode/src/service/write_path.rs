@@ -271,7 +271,18 @@ impl NameNodeState {
             })
             .collect();
         excluded.retain(|s| !s.is_empty());
+        // The file's policy, completed from the pipeline's remaining nodes.
+        let policy = self.read(|ns| {
+            Ok(ns
+                .resolve_file(&r.src, r.file_id.unwrap_or(0))
+                .map_or(0, |(id, _)| ns.effective_storage_policy(id)))
+        })?;
         let dns = self.lock_datanodes()?;
+        let existing: Vec<_> = r
+            .existings
+            .iter()
+            .map(|d| dns.storage_type(&DatanodeUuid(d.id.datanode_uuid.clone())))
+            .collect();
         let now = std::time::Instant::now();
         let extra = dns.choose_targets(
             &PlacementRequest {
@@ -283,7 +294,8 @@ impl NameNodeState {
                 seed: self
                     .placement_seed
                     .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed),
-                policy: None,
+                policy: StoragePolicy::by_id(policy),
+                existing: &existing,
             },
             now,
         );
@@ -373,6 +385,7 @@ impl NameNodeState {
                         block_size,
                         seed,
                         policy,
+                        existing: &[],
                     },
                     now,
                 );

@@ -1,0 +1,175 @@
+//! Space per storage type follows storage policies, as HDFS counts it
+//! (`INodeFile.storagespaceConsumedContiguous`, `FSDirectory
+//! .getStorageTypeDeltas`): each block of a file consumes its bytes once
+//! on every storage type that the file's effective policy chooses for its
+//! replication (`chooseStorageTypes(replication)`: HOT → DISK × r,
+//! ALL_SSD → SSD × r, ONE_SSD → one SSD and r − 1 DISK, COLD → ARCHIVE × r;
+//! transient types such as RAM_DISK take no quota). A file under no policy
+//! at all (HDFS's "unspecified", not HOT) consumes no typed space.
+//!
+//! A file's effective policy is its own or its nearest ancestor's, so it
+//! changes when a policy is set or unset above it and when it moves under
+//! another one. Those two edits move the typed usage of exactly the files
+//! that inherit the changed policy ([`Namespace::retype_subtree`]); every
+//! other edit changes one file, whose policy it looks up once.
+
+use super::quota::{file_quota_bytes, quota_index, QuotaCounts, QUOTA_TYPES};
+use super::storage_policy::{StoragePolicy, UNSPECIFIED_POLICY_ID};
+use super::{FileNode, INodeId, INodeKind, Namespace};
+
+/// Space per storage type, indexed as [`QUOTA_TYPES`].
+type TypeSpace = [i64; QUOTA_TYPES.len()];
+
+/// Adds `bytes` to `space` once for each replica whose storage type,
+/// under `policy`, takes a quota.
+pub(super) fn add_typed_space(
+    space: &mut [i64; QUOTA_TYPES.len()],
+    policy: u8,
+    replication: u16,
+    bytes: i64,
+) {
+    if policy == UNSPECIFIED_POLICY_ID || bytes == 0 {
+        return;
+    }
+    let Some(p) = StoragePolicy::by_id(policy) else {
+        return;
+    };
+    for t in p.choose_storage_types(usize::from(replication)) {
+        if let Some(i) = quota_index(t) {
+            space[i] = space[i].saturating_add(bytes);
+        }
+    }
+}
+
+/// A file's usage under the storage policy `policy` (its effective one):
+/// one name, its space times its replication, and its space per storage
+/// type.
+pub(super) fn file_usage(f: &FileNode, policy: u8) -> QuotaCounts {
+    let bytes = i64::try_from(file_quota_bytes(f)).unwrap_or(i64::MAX);
+    let mut counts = QuotaCounts {
+        namespace: 1,
+        storage_space: bytes.saturating_mul(i64::from(f.replication)),
+        ..QuotaCounts::default()
+    };
+    add_typed_space(&mut counts.type_space, policy, f.replication, bytes);
+    counts
+}
+
+impl Namespace {
+    /// The policy an inode below a directory whose effective policy is
+    /// `inherited` is under: its own, else the inherited one.
+    pub(super) fn policy_below(&self, id: INodeId, inherited: u8) -> u8 {
+        if self.storage_policies.is_empty() {
+            return inherited;
+        }
+        match self.local_storage_policy(id) {
+            UNSPECIFIED_POLICY_ID => inherited,
+            own => own,
+        }
+    }
+
+    /// The effective policy of `id` below `src_parent` and below
+    /// `dst_parent`, where a rename moves it (the same twice when it has
+    /// a policy of its own).
+    pub(super) fn policies_of_move(
+        &self,
+        id: INodeId,
+        src_parent: INodeId,
+        dst_parent: INodeId,
+    ) -> (u8, u8) {
+        match self.local_storage_policy(id) {
+            UNSPECIFIED_POLICY_ID => (
+                self.effective_storage_policy(src_parent),
+                self.effective_storage_policy(dst_parent),
+            ),
+            own => (own, own),
+        }
+    }
+
+    /// The change of typed usage of every inode of the subtree at `id` that
+    /// inherits `id`'s policy when that goes from `old` to `new`, each
+    /// summed over its own subtree: pre-order entries (inode, index of its
+    /// parent entry) and their changes. Descendants with a policy of their
+    /// own keep theirs and are left out.
+    fn retyped(
+        &self,
+        id: INodeId,
+        old: u8,
+        new: u8,
+    ) -> (Vec<(INodeId, Option<usize>)>, Vec<TypeSpace>) {
+        let mut order: Vec<(INodeId, Option<usize>)> = vec![(id, None)];
+        let mut deltas: Vec<TypeSpace> = Vec::new();
+        let mut i = 0;
+        while i < order.len() {
+            let (node_id, _) = order[i];
+            let mut delta = [0i64; QUOTA_TYPES.len()];
+            match &self.node(node_id).kind {
+                INodeKind::File(f) => {
+                    let bytes = i64::try_from(file_quota_bytes(f)).unwrap_or(i64::MAX);
+                    let mut gone = [0i64; QUOTA_TYPES.len()];
+                    add_typed_space(&mut gone, old, f.replication, bytes);
+                    add_typed_space(&mut delta, new, f.replication, bytes);
+                    for (d, g) in delta.iter_mut().zip(gone) {
+                        *d -= g;
+                    }
+                }
+                INodeKind::Directory { children } => {
+                    let inheriting = children.values().filter(|c| {
+                        self.storage_policies.is_empty() || !self.storage_policies.contains_key(c)
+                    });
+                    order.extend(inheriting.map(|c| (*c, Some(i))));
+                }
+            }
+            deltas.push(delta);
+            i += 1;
+        }
+        // Summed back in reverse: each entry ends with its subtree's change.
+        for k in (1..order.len()).rev() {
+            if let Some(p) = order[k].1 {
+                let delta = deltas[k];
+                for (u, d) in deltas[p].iter_mut().zip(delta) {
+                    *u += d;
+                }
+            }
+        }
+        (order, deltas)
+    }
+
+    /// What the subtree at `id` would use in all under the policy `new`
+    /// instead of `old` (HDFS's rename check counts the moved subtree at
+    /// its destination's policy).
+    pub(super) fn retyped_usage(&self, id: INodeId, old: u8, new: u8) -> QuotaCounts {
+        let usage = self.usage_of(id);
+        if old == new {
+            return usage;
+        }
+        let (_, deltas) = self.retyped(id, old, new);
+        usage.plus(&QuotaCounts {
+            type_space: deltas[0],
+            ..QuotaCounts::default()
+        })
+    }
+
+    /// The subtree at `id` goes from the effective policy `old` to `new`
+    /// (set or unset on `id`, or `id` moved under another policy): moves
+    /// the typed usage of every file below that inherits it, in each
+    /// directory with a quota inside the subtree (`id` included), and
+    /// returns the change for the directories above `id`.
+    pub(super) fn retype_subtree(&mut self, id: INodeId, old: u8, new: u8) -> QuotaCounts {
+        if old == new {
+            return QuotaCounts::default();
+        }
+        let (order, deltas) = self.retyped(id, old, new);
+        for ((node_id, _), delta) in order.iter().zip(&deltas) {
+            if let Some(q) = self.quotas.get_mut(node_id) {
+                for (u, d) in q.usage.type_space.iter_mut().zip(delta) {
+                    *u += d;
+                }
+            }
+        }
+        QuotaCounts {
+            type_space: deltas[0],
+            ..QuotaCounts::default()
+        }
+    }
+}
