@@ -241,6 +241,8 @@ mod copy_truncate_tests;
 #[cfg(test)]
 mod quota_tests;
 #[cfg(test)]
+mod snapshot_attrs_tests;
+#[cfg(test)]
 mod snapshot_tests;
 #[cfg(test)]
 mod storage_policy_tests;
