@@ -3,7 +3,9 @@
 //! copy in the snapshot diff), for files, directories, the snapshot root
 //! and deleted files; the reads HDFS allows there (getXAttrs, listXAttrs,
 //! getAclStatus, checkAccess, getStoragePolicy, getQuotaUsage) with its
-//! errors; and that journal replay and an image rebuild the same answers.
+//! errors; diff reports of renames inside renamed directories as HDFS
+//! 3.4.1 printed them; and that journal replay and an image rebuild the
+//! same answers.
 
 use super::acl::{AclEntry, AclEntryType, AclScope};
 use super::snapshot_tests::{allow, assert_rebuilds, mkdir, rebuilt, snap};
@@ -259,5 +261,87 @@ fn attribute_copies_follow_snapshot_deletion() {
             .expect("delete s2"),
     );
     assert_eq!(n.snapshot_footprint(), 0, "nothing kept without snapshots");
+    assert_rebuilds(&n, &log);
+}
+
+fn report_lines(n: &Namespace, from: &str, to: &str) -> Vec<String> {
+    n.snapshot_diff_report(&root(), "/d", from, to)
+        .expect("report")
+        .entries
+        .iter()
+        .map(|e| match &e.target {
+            Some(t) => format!("{} {} -> {t}", e.kind.label(), e.path),
+            None => format!("{} {}", e.kind.label(), e.path),
+        })
+        .collect()
+}
+
+#[test]
+fn diff_report_follows_renames_inside_renamed_directories() {
+    // The scenario of tests/java/scripts/admin/snapshots.txt, with what
+    // Apache HDFS 3.4.1 reported for it.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d/dir/inner");
+    mkdir(&mut n, &mut log, "/d/moved");
+    file(&mut n, &mut log, "/d/dir/inner/h", 1024, &[5]);
+    file(&mut n, &mut log, "/d/dir/m", 1024, &[3]);
+    file(&mut n, &mut log, "/d/f", 1024, &[4]);
+    allow(&mut n, &mut log, "/d");
+    snap(&mut n, &mut log, "/d", "s1");
+    set_x(&mut n, &mut log, "/d/f", ux("a", b"1"), CREATE);
+    for (src, dst) in [("/d/dir/inner", "/d/dir/inner2"), ("/d/dir", "/d/dir2")] {
+        log.push(n.rename2(&root(), src, dst, false, NOW).expect("rename").0);
+    }
+    super::snapshot_tests::append(&mut n, &mut log, "/d/dir2/m", 4);
+    file(&mut n, &mut log, "/d/tmp", 1024, &[0]);
+    for (src, dst) in [
+        ("/d/tmp", "/d/moved/tmp2"),
+        ("/d/dir2/inner2/h", "/d/moved/h2"),
+    ] {
+        log.push(n.rename2(&root(), src, dst, false, NOW).expect("rename").0);
+    }
+    snap(&mut n, &mut log, "/d", "s2");
+    // getSnapshotDiffReport's order: by depth, then path.
+    let forward = [
+        "M ",
+        "R dir -> dir2",
+        "M dir",
+        "R dir/inner -> dir2/inner2",
+        "M f",
+        "M moved",
+        "+ moved/tmp2",
+        "M dir/inner",
+        "R dir/inner/h -> moved/h2",
+        "M dir/m",
+    ];
+    assert_eq!(report_lines(&n, "s1", "s2"), forward);
+    assert_eq!(report_lines(&n, "s1", ""), forward, "to the current tree");
+    let back = report_lines(&n, "s2", "s1");
+    assert!(
+        back.contains(&"R moved/h2 -> dir/inner/h".to_string()),
+        "{back:?}"
+    );
+    assert!(back.contains(&"- moved/tmp2".to_string()), "{back:?}");
+    // The listing walks the earlier tree depth first, by name.
+    let listing = n
+        .snapshot_diff_report(&root(), "/d", "s1", "s2")
+        .expect("report")
+        .listing;
+    let modified: Vec<&str> = listing.modified.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(modified, ["", "dir", "dir/inner", "dir/m", "f", "moved"]);
+    let renamed: Vec<(&str, Option<&str>)> = listing
+        .deleted
+        .iter()
+        .map(|e| (e.path.as_str(), e.target.as_deref()))
+        .collect();
+    assert_eq!(
+        renamed,
+        [
+            ("dir", Some("dir2")),
+            ("dir/inner", Some("dir2/inner2")),
+            ("dir/inner/h", Some("moved/h2")),
+        ]
+    );
     assert_rebuilds(&n, &log);
 }
