@@ -178,11 +178,7 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
         }),
         Edit::SetXAttr { path, xattr } => Op::SetXattr(pj::SetXAttrEdit {
             path,
-            xattr: pj::XAttrRecord {
-                namespace: xattr.namespace.number(),
-                name: xattr.name,
-                value: xattr.value.map(Into::into),
-            },
+            xattr: xattr_to(xattr),
         }),
         Edit::RemoveXAttr {
             path,
@@ -341,11 +337,7 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
         },
         Op::SetXattr(s) => Edit::SetXAttr {
             path: s.path,
-            xattr: XAttr {
-                namespace: xattr_namespace(s.xattr.namespace)?,
-                name: s.xattr.name,
-                value: s.xattr.value.map(|v| v.to_vec()),
-            },
+            xattr: xattr_from(s.xattr)?,
         },
         Op::RemoveXattr(r) => Edit::RemoveXAttr {
             path: r.path,
@@ -388,7 +380,7 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
     })
 }
 
-fn acl_entry_to(e: AclEntry) -> pj::AclEntryRecord {
+pub(super) fn acl_entry_to(e: AclEntry) -> pj::AclEntryRecord {
     pj::AclEntryRecord {
         scope: e.scope.number().unsigned_abs(),
         r#type: e.kind.number().unsigned_abs(),
@@ -397,7 +389,7 @@ fn acl_entry_to(e: AclEntry) -> pj::AclEntryRecord {
     }
 }
 
-fn acl_entry_from(e: pj::AclEntryRecord) -> Result<AclEntry, String> {
+pub(super) fn acl_entry_from(e: pj::AclEntryRecord) -> Result<AclEntry, String> {
     let number = |v: u32| i32::try_from(v).unwrap_or(i32::MAX);
     let scope = AclScope::from_number(number(e.scope))
         .ok_or_else(|| format!("unknown ACL scope {}", e.scope))?;
@@ -412,6 +404,22 @@ fn acl_entry_from(e: pj::AclEntryRecord) -> Result<AclEntry, String> {
         e.name.as_deref(),
         e.permission as u16,
     ))
+}
+
+pub(super) fn xattr_to(x: XAttr) -> pj::XAttrRecord {
+    pj::XAttrRecord {
+        namespace: x.namespace.number(),
+        name: x.name,
+        value: x.value.map(Into::into),
+    }
+}
+
+pub(super) fn xattr_from(x: pj::XAttrRecord) -> Result<XAttr, String> {
+    Ok(XAttr {
+        namespace: xattr_namespace(x.namespace)?,
+        name: x.name,
+        value: x.value.map(|v| v.to_vec()),
+    })
 }
 
 fn xattr_namespace(n: u32) -> Result<XAttrNamespace, String> {

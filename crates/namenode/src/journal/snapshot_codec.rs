@@ -4,7 +4,7 @@
 use cairn_proto::cairn::journal as pj;
 use pj::edit_proto::Op;
 
-use super::codec::{block_from, block_to};
+use super::codec::{acl_entry_from, acl_entry_to, block_from, block_to, xattr_from, xattr_to};
 use crate::namespace::snapshot::{
     Attrs, DirDiff, FileDiff, SnapshotImage, SnapshotImageDir, SnapshotImageInode, SnapshotInfo,
 };
@@ -17,6 +17,8 @@ fn attrs_to(a: &Attrs) -> pj::SnapshotAttrsRecord {
         group: a.group.clone(),
         mtime_ms: a.mtime_ms,
         atime_ms: a.atime_ms,
+        acl: a.acl.iter().cloned().map(acl_entry_to).collect(),
+        xattrs: a.xattrs.iter().cloned().map(xattr_to).collect(),
     }
 }
 
@@ -28,6 +30,18 @@ fn attrs_from(a: &pj::SnapshotAttrsRecord) -> Result<Attrs, String> {
         group: a.group.clone(),
         mtime_ms: a.mtime_ms,
         atime_ms: a.atime_ms,
+        acl: a
+            .acl
+            .iter()
+            .cloned()
+            .map(acl_entry_from)
+            .collect::<Result<_, _>>()?,
+        xattrs: a
+            .xattrs
+            .iter()
+            .cloned()
+            .map(xattr_from)
+            .collect::<Result<_, _>>()?,
     })
 }
 
@@ -295,12 +309,26 @@ mod tests {
     use crate::namespace::{BlockId, BlockRecord, GenStamp};
 
     fn attrs(p: u16) -> Attrs {
+        use crate::namespace::acl::{AclEntry, AclEntryType, AclScope};
+        use crate::namespace::{XAttr, XAttrNamespace};
         Attrs {
             permission: p,
             owner: "o".into(),
             group: "g".into(),
             mtime_ms: 5,
             atime_ms: 6,
+            // An old ACL and attribute kept by a snapshot round-trip too.
+            acl: vec![AclEntry::new(
+                AclScope::Access,
+                AclEntryType::User,
+                Some("bob"),
+                5,
+            )],
+            xattrs: vec![XAttr {
+                namespace: XAttrNamespace::User,
+                name: "a".into(),
+                value: Some(b"1".to_vec()),
+            }],
         }
     }
 

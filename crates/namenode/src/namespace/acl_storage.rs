@@ -216,6 +216,9 @@ impl Namespace {
     /// AclException when disabled; no search permission; FileNotFound.
     pub fn get_acl_status(&self, caller: &Caller, src: &str) -> Result<AclStatus, FsError> {
         self.check_acls_enabled()?;
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_acl_status(caller, &sp);
+        }
         let res = self.resolve(src)?;
         self.check(caller, &res, Required::default())?;
         let id = res
@@ -231,49 +234,20 @@ impl Namespace {
         })
     }
 
-    /// Whether `node`'s permissions grant `access` to `caller`: through its
-    /// access ACL when it has one (owner, then named users, then the
-    /// owning and named groups, all but the owner limited by the mask, then
-    /// other), else through the plain bits.
+    /// Whether `node`'s permissions grant `access` to `caller` (see
+    /// [`acl_grants`]).
     pub(super) fn grants(&self, caller: &Caller, node: &INode, access: Access) -> bool {
-        let mode = node.permission;
         let entries = if self.acls.is_empty() {
-            None
+            &[][..]
         } else {
-            self.acls.get(&node.id)
+            self.acl_entries_of(node.id)
         };
-        let Some(entries) =
-            entries.filter(|e| e.first().is_some_and(|f| f.scope == AclScope::Access))
-        else {
-            return access.granted_by(caller.class_bits(&node.owner, &node.group, mode));
-        };
-        if caller.user == node.owner {
-            return access.granted_by(mode >> 6);
-        }
-        let mask = (mode >> 3) & 7;
-        let mut matched = false;
-        for e in entries.iter().take_while(|e| e.scope == AclScope::Access) {
-            match e.kind {
-                AclEntryType::User if e.name.as_deref() == Some(caller.user.as_str()) => {
-                    if access.granted_by(e.permission & mask) {
-                        return true;
-                    }
-                    matched = true;
-                    break;
-                }
-                AclEntryType::Group => {
-                    let group = e.name.as_deref().unwrap_or(&node.group);
-                    if caller.in_group(group) {
-                        if access.granted_by(e.permission & mask) {
-                            return true;
-                        }
-                        matched = true;
-                    }
-                }
-                _ => {}
-            }
-        }
-        !matched && access.granted_by(mode & 7)
+        acl_grants(
+            caller,
+            (&node.owner, &node.group, node.permission),
+            entries,
+            access,
+        )
     }
 
     /// What a new child of `parent` gets from the parent's default ACL
@@ -362,6 +336,8 @@ impl Namespace {
             return Err(ApplyError(format!("not an ACL edit: {edit:?}")));
         };
         let (id, _) = self.resolve_existing(path)?;
+        // A snapshot that sees the inode keeps its ACL and bits as they were.
+        self.record_modification(id);
         if entries.is_empty() {
             if let Some(stored) = self.acls.remove(&id) {
                 if stored.first().is_some_and(|e| e.scope == AclScope::Access) {
@@ -388,6 +364,49 @@ impl Namespace {
         }
         Ok(())
     }
+}
+
+/// Whether an inode with `(owner, group, mode)` and the stored ACL
+/// `entries` grants `access` to `caller`: through its access ACL when it
+/// has one (owner, then named users, then the owning and named groups, all
+/// but the owner limited by the mask, then other), else through the plain
+/// bits (HDFS's `FSPermissionChecker.hasPermission`/`hasAclPermission`).
+pub(super) fn acl_grants(
+    caller: &Caller,
+    (owner, owning_group, mode): (&str, &str, u16),
+    entries: &[AclEntry],
+    access: Access,
+) -> bool {
+    if entries.first().is_none_or(|f| f.scope != AclScope::Access) {
+        return access.granted_by(caller.class_bits(owner, owning_group, mode));
+    }
+    if caller.user == owner {
+        return access.granted_by(mode >> 6);
+    }
+    let mask = (mode >> 3) & 7;
+    let mut matched = false;
+    for e in entries.iter().take_while(|e| e.scope == AclScope::Access) {
+        match e.kind {
+            AclEntryType::User if e.name.as_deref() == Some(caller.user.as_str()) => {
+                if access.granted_by(e.permission & mask) {
+                    return true;
+                }
+                matched = true;
+                break;
+            }
+            AclEntryType::Group => {
+                let group = e.name.as_deref().unwrap_or(owning_group);
+                if caller.in_group(group) {
+                    if access.granted_by(e.permission & mask) {
+                        return true;
+                    }
+                    matched = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    !matched && access.granted_by(mode & 7)
 }
 
 /// The mode a create or mkdirs asked for: after the client's umask, and,

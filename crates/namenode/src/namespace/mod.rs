@@ -253,6 +253,8 @@ mod quota_policy_tests;
 #[cfg(test)]
 mod quota_tests;
 #[cfg(test)]
+mod snapshot_attrs_tests;
+#[cfg(test)]
 mod snapshot_tests;
 #[cfg(test)]
 mod storage_policy_tests;

@@ -616,6 +616,9 @@ impl Namespace {
     /// # Errors
     /// FileNotFound, or permission denied (read+execute on every directory).
     pub fn quota_usage(&self, caller: &Caller, src: &str) -> Result<QuotaUsage, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_quota_usage(caller, &sp);
+        }
         let id = self.summary_target(caller, src)?;
         Ok(self.quota_usage_of(id))
     }

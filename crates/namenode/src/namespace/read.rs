@@ -305,6 +305,9 @@ impl Namespace {
     /// # Errors
     /// FileNotFound for a missing path; permission denied.
     pub fn check_access(&self, caller: &Caller, src: &str, mode: u16) -> Result<(), FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            return self.snapshot_check_access(caller, &sp, mode);
+        }
         let res = self.resolve(src)?;
         if res.last().is_none() {
             self.check(caller, &res, Required::default())?;

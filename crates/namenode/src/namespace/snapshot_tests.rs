@@ -119,19 +119,25 @@ fn dump(n: &Namespace) -> Vec<String> {
     out
 }
 
-/// Replays `log` and the image of `n` into fresh namespaces: both must
-/// show the same, snapshots included.
-pub(super) fn assert_rebuilds(n: &Namespace, log: &[Edit]) {
-    let expected = dump(n);
+/// `log` replayed into a fresh namespace, and `n`'s image loaded into another.
+pub(super) fn rebuilt(n: &Namespace, log: &[Edit]) -> (Namespace, Namespace) {
     let mut replayed = ns();
     for e in log {
         replayed.apply(e).expect("replay");
     }
-    assert_eq!(dump(&replayed), expected, "journal replay");
     let mut imaged = ns();
     for e in n.to_edits() {
         imaged.apply(&e).expect("image");
     }
+    (replayed, imaged)
+}
+
+/// Replays `log` and the image of `n` into fresh namespaces: both must
+/// show the same, snapshots included.
+pub(super) fn assert_rebuilds(n: &Namespace, log: &[Edit]) {
+    let expected = dump(n);
+    let (replayed, imaged) = rebuilt(n, log);
+    assert_eq!(dump(&replayed), expected, "journal replay");
     assert_eq!(dump(&imaged), expected, "image");
     assert_eq!(imaged.to_edits(), n.to_edits(), "image of the image");
     let blocks = |x: &Namespace| {

@@ -234,7 +234,7 @@ impl Namespace {
             if let Some(p) = self.storage_policies.get(&id) {
                 return *p;
             }
-            match self.inodes.get(&id).and_then(|n| n.parent) {
+            match self.any_node(id).and_then(|n| n.parent) {
                 Some(parent) => id = parent,
                 None => return UNSPECIFIED_POLICY_ID,
             }
@@ -320,6 +320,11 @@ impl Namespace {
         caller: &Caller,
         src: &str,
     ) -> Result<&'static StoragePolicy, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            let id = self.snapshot_policy_inode(caller, &sp)?;
+            return StoragePolicy::by_id(self.effective_storage_policy(id))
+                .ok_or_else(|| FsError::Io(format!("unknown storage policy on {}", sp.path)));
+        }
         let res = self.resolve(src)?;
         self.check(
             caller,

@@ -168,19 +168,25 @@ impl Namespace {
         Ok(())
     }
 
-    /// The attributes `caller` may see (HDFS's `filterXAttrsForApi`).
-    fn visible_xattrs(&self, caller: &Caller, id: INodeId) -> Vec<XAttr> {
-        self.xattrs
-            .get(&id)
+    /// The attributes of `src` that `caller` may see (HDFS's
+    /// `filterXAttrsForApi`), after the read check; below `.snapshot`, as
+    /// the snapshot kept them.
+    fn visible_xattrs(&self, caller: &Caller, src: &str) -> Result<Vec<XAttr>, FsError> {
+        let all = match self.snapshot_xattrs(caller, src)? {
+            Some(kept) => kept,
+            None => {
+                let (id, _) = self.xattr_target(caller, src, Some(Access::READ))?;
+                self.xattrs_of(id).to_vec()
+            }
+        };
+        Ok(all
             .into_iter()
-            .flatten()
             .filter(|x| match x.namespace {
                 XAttrNamespace::User => true,
                 XAttrNamespace::Trusted => caller.is_superuser,
                 _ => x.prefixed_name() == UNREADABLE_BY_SUPERUSER,
             })
-            .cloned()
-            .collect()
+            .collect())
     }
 
     /// The inode at `src` after the traverse check, or HDFS's
@@ -318,8 +324,7 @@ impl Namespace {
                 },
             )?;
         }
-        let (id, _) = self.xattr_target(caller, src, Some(Access::READ))?;
-        let visible = self.visible_xattrs(caller, id);
+        let visible = self.visible_xattrs(caller, src)?;
         if names.is_empty() {
             return Ok(visible);
         }
@@ -343,9 +348,8 @@ impl Namespace {
     /// FileNotFound, no read access.
     pub fn list_xattrs(&self, caller: &Caller, src: &str) -> Result<Vec<XAttr>, FsError> {
         self.check_xattrs_enabled()?;
-        let (id, _) = self.xattr_target(caller, src, Some(Access::READ))?;
         Ok(self
-            .visible_xattrs(caller, id)
+            .visible_xattrs(caller, src)?
             .into_iter()
             .map(|x| XAttr { value: None, ..x })
             .collect())
@@ -415,6 +419,8 @@ impl Namespace {
         match edit {
             Edit::SetXAttr { path, xattr } => {
                 let (id, _) = self.resolve_existing(path)?;
+                // A snapshot that sees the inode keeps its attributes as they were.
+                self.record_modification(id);
                 let list = self.xattrs.entry(id).or_default();
                 list.retain(|x| !x.same_name(xattr));
                 list.insert(0, xattr.clone());
@@ -425,6 +431,7 @@ impl Namespace {
                 name,
             } => {
                 let (id, _) = self.resolve_existing(path)?;
+                self.record_modification(id);
                 if let Some(list) = self.xattrs.get_mut(&id) {
                     list.retain(|x| !(x.namespace == *namespace && x.name == *name));
                     if list.is_empty() {

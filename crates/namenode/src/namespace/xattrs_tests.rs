@@ -17,11 +17,11 @@ fn user_x(name: &str, value: &[u8]) -> XAttr {
     x(XAttrNamespace::User, name, Some(value))
 }
 
-const CREATE: XAttrSetFlags = XAttrSetFlags {
+pub(super) const CREATE: XAttrSetFlags = XAttrSetFlags {
     create: true,
     replace: false,
 };
-const REPLACE: XAttrSetFlags = XAttrSetFlags {
+pub(super) const REPLACE: XAttrSetFlags = XAttrSetFlags {
     create: false,
     replace: true,
 };

@@ -96,7 +96,7 @@ impl Namespace {
                 id: n.id,
                 parent: n.parent,
                 name: n.name.clone(),
-                attrs: super::Attrs::of(n),
+                attrs: self.attrs_of(n),
                 file: n
                     .file()
                     .map(|f| (f.replication, f.block_size, f.blocks.clone())),
@@ -181,6 +181,13 @@ impl Namespace {
                 self.last_block_id = self.last_block_id.max(top);
             }
             self.last_inode_id = self.last_inode_id.max(r.id.0);
+            if !r.attrs.acl.is_empty() || !r.attrs.xattrs.is_empty() {
+                let kept = super::KeptFeatures {
+                    acl: r.attrs.acl.clone(),
+                    xattrs: r.attrs.xattrs.clone(),
+                };
+                s.retained_features.insert(r.id, kept);
+            }
             s.retained.insert(
                 r.id,
                 INode {

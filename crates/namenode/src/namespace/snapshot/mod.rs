@@ -22,15 +22,17 @@
 
 mod gc;
 mod image;
+mod reads;
 mod record;
 mod report;
 mod view;
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::acl::AclEntry;
 use super::authorize::Required;
 use super::permission::Caller;
-use super::{ApplyError, BlockId, BlockRecord, Edit, FsError, INode, INodeId, Namespace};
+use super::{ApplyError, BlockId, BlockRecord, Edit, FsError, INode, INodeId, Namespace, XAttr};
 
 pub use image::{SnapshotImage, SnapshotImageDir, SnapshotImageInode};
 pub use report::{DiffKind, DiffListing, DiffReport, DiffReportEntry, ListingEntry};
@@ -67,7 +69,8 @@ impl Default for SnapshotLimits {
 }
 
 /// The attributes a snapshot keeps of an inode (its name comes from the
-/// parent's view).
+/// parent's view): HDFS's `INodeAttributes` snapshot copy, with the ACL
+/// and extended-attribute features as they were.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attrs {
     pub permission: u16,
@@ -75,18 +78,40 @@ pub struct Attrs {
     pub group: String,
     pub mtime_ms: u64,
     pub atime_ms: u64,
+    /// The ACL entries kept beside the permission bits (none without an ACL).
+    pub acl: Vec<AclEntry>,
+    pub xattrs: Vec<XAttr>,
 }
 
-impl Attrs {
-    fn of(node: &INode) -> Self {
-        Self {
+impl Namespace {
+    /// The attributes of `node` now, with its ACL and extended attributes
+    /// (from the side tables, or kept aside when the inode is retained).
+    pub(in crate::namespace) fn attrs_of(&self, node: &INode) -> Attrs {
+        let (acl, xattrs) = match self.snapshots.retained_features.get(&node.id) {
+            Some(kept) => (kept.acl.clone(), kept.xattrs.clone()),
+            None => (
+                self.acl_entries_of(node.id).to_vec(),
+                self.xattrs_of(node.id).to_vec(),
+            ),
+        };
+        Attrs {
             permission: node.permission,
             owner: node.owner.clone(),
             group: node.group.clone(),
             mtime_ms: node.mtime_ms,
             atime_ms: node.atime_ms,
+            acl,
+            xattrs,
         }
     }
+}
+
+/// The ACL and extended attributes of a retained inode (only when it had
+/// any): the side tables drop them when it leaves the tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeptFeatures {
+    pub acl: Vec<AclEntry>,
+    pub xattrs: Vec<XAttr>,
 }
 
 /// One snapshot of a snapshottable directory.
@@ -156,6 +181,8 @@ pub struct SnapshotState {
     file_diffs: HashMap<INodeId, Vec<FileDiff>>,
     /// Inodes gone from the current tree that a snapshot still sees.
     retained: HashMap<INodeId, INode>,
+    /// The ACL and extended attributes of retained inodes that had any.
+    retained_features: HashMap<INodeId, KeptFeatures>,
     /// Inodes renamed away from where a snapshot saw them: the latest
     /// snapshot that did (their changes are recorded for it).
     pins: HashMap<INodeId, u32>,
@@ -598,9 +625,10 @@ impl Namespace {
         mtime_ms: u64,
     ) -> Result<(), ApplyError> {
         let id = self.existing_dir(path)?;
+        // HDFS's snapshot root copies the directory's ACL and xattrs too.
         let root = Attrs {
             mtime_ms,
-            ..Attrs::of(self.node(id))
+            ..self.attrs_of(self.node(id))
         };
         let snapshot_id = self.snapshots.counter;
         let last_inode_id = self.last_inode_id;

@@ -3,7 +3,7 @@
 //! Called from `apply` (so replay records the same), never from the
 //! operations' checks.
 
-use super::{Attrs, DirDiff, FileDiff, SnapshotState};
+use super::{DirDiff, FileDiff, KeptFeatures, SnapshotState};
 use crate::namespace::{INode, INodeId, INodeKind, Namespace};
 
 impl SnapshotState {
@@ -43,7 +43,7 @@ impl Namespace {
             return None;
         }
         let node = self.inodes.get(&id)?;
-        let attrs = Attrs::of(node);
+        let attrs = self.attrs_of(node);
         match &node.kind {
             INodeKind::Directory { .. } => {
                 let diffs = self.snapshots.dir_diffs.entry(id).or_default();
@@ -186,6 +186,7 @@ impl Namespace {
     fn retain_subtree(&mut self, id: INodeId) {
         let mut stack = vec![id];
         while let Some(n) = stack.pop() {
+            self.keep_features(n);
             self.forget_side_tables(n);
             let Some(mut node) = self.inodes.remove(&n) else {
                 continue;
@@ -196,6 +197,21 @@ impl Namespace {
             }
             self.snapshots.retained.insert(n, node);
         }
+    }
+
+    /// Keeps the ACL and extended attributes of `id`, which is leaving the
+    /// tree for the retained inodes (only when it has any).
+    fn keep_features(&mut self, id: INodeId) {
+        let acl = self.acl_entries_of(id);
+        let xattrs = self.xattrs_of(id);
+        if acl.is_empty() && xattrs.is_empty() {
+            return;
+        }
+        let kept = KeptFeatures {
+            acl: acl.to_vec(),
+            xattrs: xattrs.to_vec(),
+        };
+        self.snapshots.retained_features.insert(id, kept);
     }
 
     /// Drops the diffs and pin of an inode that is gone for good; the
@@ -268,6 +284,7 @@ impl Namespace {
             let Some(node) = self.snapshots.retained.remove(&n) else {
                 continue;
             };
+            self.snapshots.retained_features.remove(&n);
             match &node.kind {
                 INodeKind::Directory { children } => {
                     for c in children.values() {

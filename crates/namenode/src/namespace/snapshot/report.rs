@@ -82,6 +82,34 @@ pub struct DiffListing {
 /// A view of the tree: a snapshot, or the current state (`None`).
 type View = Option<u32>;
 
+/// What comparing two views found: the changes, and where each child of a
+/// compared directory sits in the later view (to name rename targets).
+#[derive(Default)]
+struct Compared {
+    changed: Vec<Changed>,
+    later_place: HashMap<INodeId, (INodeId, String)>,
+}
+
+/// The path of `id` below `scope` in the later view (HDFS's
+/// `findRenameTargetPath`); `None` when it is not below `scope` there.
+fn later_path(
+    places: &HashMap<INodeId, (INodeId, String)>,
+    scope: INodeId,
+    mut id: INodeId,
+) -> Option<String> {
+    let mut names = Vec::new();
+    while id != scope {
+        let (parent, name) = places.get(&id)?;
+        names.push(name.as_str());
+        id = *parent;
+        if names.len() > places.len() {
+            return None;
+        }
+    }
+    names.reverse();
+    Some(names.join("/"))
+}
+
 struct Changed {
     path: Vec<String>,
     id: INodeId,
@@ -167,10 +195,18 @@ impl Namespace {
         } else {
             (to_view, from_view)
         };
-        let changed = self.compare_views(scope, earlier, later);
+        let Compared {
+            mut changed,
+            later_place,
+        } = self.compare_views(scope, earlier, later);
+        let later_path = |id: INodeId| later_path(&later_place, scope, id);
         report.from_earlier = from_earlier;
-        report.listing = listing_of(&changed);
-        report.entries = entries_of(changed, from_earlier);
+        // The listing comes in HDFS's walk order (depth first, by name),
+        // the report in its diff map's (by depth, then path).
+        changed.sort_by(|a, b| a.path.cmp(&b.path));
+        report.listing = listing_of(&changed, &later_path);
+        changed.sort_by(|a, b| (a.path.len(), &a.path).cmp(&(b.path.len(), &b.path)));
+        report.entries = entries_of(changed, from_earlier, &later_path);
         Ok(report)
     }
 
@@ -192,45 +228,54 @@ impl Namespace {
         }
     }
 
-    fn compare_views(&self, scope: INodeId, earlier: View, later: View) -> Vec<Changed> {
-        let mut changed: Vec<Changed> = Vec::new();
-        self.walk_changes(scope, scope, Vec::new(), earlier, later, &mut changed);
+    fn compare_views(&self, scope: INodeId, earlier: View, later: View) -> Compared {
+        let mut out = Compared::default();
+        self.walk_changes(scope, scope, Vec::new(), (earlier, later), &mut out);
         // A renamed inode is compared too, under its earlier path (as HDFS
-        // follows a rename's reference).
-        let created: std::collections::HashSet<INodeId> = changed
-            .iter()
-            .flat_map(|c| c.created.iter().map(|(_, id)| *id))
-            .collect();
-        let renamed: Vec<(Vec<String>, INodeId, INodeId)> = changed
-            .iter()
-            .flat_map(|c| {
-                c.deleted
-                    .iter()
-                    .filter(|(_, id)| created.contains(id))
-                    .map(|(n, id)| {
-                        let mut p = c.path.clone();
-                        p.push(n.clone());
-                        (p, *id, c.id)
-                    })
-            })
-            .collect();
-        for (path, id, parent) in renamed {
-            if self.any_node(id).is_some_and(|n| n.is_dir()) {
-                self.walk_changes(id, parent, path, earlier, later, &mut changed);
-            } else if self.metadata_changed(id, earlier, later) {
-                changed.push(Changed {
-                    path,
-                    id,
-                    parent,
-                    is_dir: false,
-                    created: Vec::new(),
-                    deleted: Vec::new(),
-                });
+        // follows a rename's reference), and so is whatever was renamed
+        // inside it, until no new rename turns up.
+        let mut seen: std::collections::HashSet<INodeId> = std::collections::HashSet::new();
+        loop {
+            let created: std::collections::HashSet<INodeId> = out
+                .changed
+                .iter()
+                .flat_map(|c| c.created.iter().map(|(_, id)| *id))
+                .collect();
+            let renamed: Vec<(Vec<String>, INodeId, INodeId)> = out
+                .changed
+                .iter()
+                .flat_map(|c| {
+                    c.deleted
+                        .iter()
+                        .filter(|(_, id)| created.contains(id))
+                        .map(|(n, id)| {
+                            let mut p = c.path.clone();
+                            p.push(n.clone());
+                            (p, *id, c.id)
+                        })
+                })
+                .filter(|(_, id, _)| !seen.contains(id))
+                .collect();
+            if renamed.is_empty() {
+                break;
+            }
+            for (path, id, parent) in renamed {
+                seen.insert(id);
+                if self.any_node(id).is_some_and(|n| n.is_dir()) {
+                    self.walk_changes(id, parent, path, (earlier, later), &mut out);
+                } else if self.metadata_changed(id, earlier, later) {
+                    out.changed.push(Changed {
+                        path,
+                        id,
+                        parent,
+                        is_dir: false,
+                        created: Vec::new(),
+                        deleted: Vec::new(),
+                    });
+                }
             }
         }
-        // HDFS's order: by depth, then by path.
-        changed.sort_by(|a, b| (a.path.len(), &a.path).cmp(&(b.path.len(), &b.path)));
-        changed
+        out
     }
 
     /// Compares the subtree of `start` (at `path`, in directory `parent`)
@@ -240,9 +285,8 @@ impl Namespace {
         start: INodeId,
         parent: INodeId,
         path: Vec<String>,
-        earlier: View,
-        later: View,
-        changed: &mut Vec<Changed>,
+        (earlier, later): (View, View),
+        out: &mut Compared,
     ) {
         let mut stack = vec![(start, parent, path)];
         while let Some((dir, parent, path)) = stack.pop() {
@@ -250,6 +294,9 @@ impl Namespace {
                 self.view_children(dir, earlier),
                 self.view_children(dir, later),
             );
+            for (name, child) in &lc {
+                out.later_place.insert(*child, (dir, name.clone()));
+            }
             let created: Vec<(String, INodeId)> = lc
                 .iter()
                 .filter(|(n, c)| ec.get(*n) != Some(c))
@@ -268,7 +315,7 @@ impl Namespace {
                 if is_dir {
                     stack.push((*child, dir, p));
                 } else if self.metadata_changed(*child, earlier, later) {
-                    changed.push(Changed {
+                    out.changed.push(Changed {
                         path: p,
                         id: *child,
                         parent: dir,
@@ -279,7 +326,7 @@ impl Namespace {
                 }
             }
             if meta || !created.is_empty() || !deleted.is_empty() {
-                changed.push(Changed {
+                out.changed.push(Changed {
                     path,
                     id: dir,
                     parent,
@@ -298,10 +345,18 @@ impl Namespace {
         else {
             return false;
         };
+        let features = |v: View| {
+            let attrs = match v {
+                Some(s) => self.attrs_at(id, s),
+                None => self.any_node(id).map(|n| self.attrs_of(n)),
+            };
+            attrs.map(|a| (a.acl, a.xattrs))
+        };
         a.permission != b.permission
             || a.owner != b.owner
             || a.group != b.group
             || (!a.is_dir && (a.length != b.length || a.replication != b.replication))
+            || features(earlier) != features(later)
     }
 }
 
@@ -311,13 +366,18 @@ fn join(p: &[String], name: &str) -> String {
     v.join("/")
 }
 
-/// Where each inode was created and deleted, by id (a rename is both).
-fn moves(changed: &[Changed]) -> (HashMap<INodeId, String>, HashMap<INodeId, String>) {
+/// Where each inode was created (its full path in the later view) and
+/// deleted, by id (a rename is both).
+fn moves(
+    changed: &[Changed],
+    later_path: &dyn Fn(INodeId) -> Option<String>,
+) -> (HashMap<INodeId, String>, HashMap<INodeId, String>) {
     let mut created_at = HashMap::new();
     let mut deleted_at = HashMap::new();
     for c in changed {
         for (n, id) in &c.created {
-            created_at.insert(*id, join(&c.path, n));
+            let at = later_path(*id).unwrap_or_else(|| join(&c.path, n));
+            created_at.insert(*id, at);
         }
         for (n, id) in &c.deleted {
             deleted_at.insert(*id, join(&c.path, n));
@@ -328,8 +388,12 @@ fn moves(changed: &[Changed]) -> (HashMap<INodeId, String>, HashMap<INodeId, Str
 
 /// The report's entries: each change's `M`, then its created and deleted
 /// children (`R` for a rename, on the deleted side).
-fn entries_of(changed: Vec<Changed>, from_earlier: bool) -> Vec<DiffReportEntry> {
-    let (created_at, deleted_at) = moves(&changed);
+fn entries_of(
+    changed: Vec<Changed>,
+    from_earlier: bool,
+    later_path: &dyn Fn(INodeId) -> Option<String>,
+) -> Vec<DiffReportEntry> {
+    let (created_at, deleted_at) = moves(&changed, later_path);
     let (plus, minus) = if from_earlier {
         (DiffKind::Create, DiffKind::Delete)
     } else {
@@ -378,8 +442,8 @@ fn entries_of(changed: Vec<Changed>, from_earlier: bool) -> Vec<DiffReportEntry>
 }
 
 /// The listing form, as HDFS's `SnapshotDiffListingInfo` fills it.
-fn listing_of(changed: &[Changed]) -> DiffListing {
-    let (created_at, deleted_at) = moves(changed);
+fn listing_of(changed: &[Changed], later_path: &dyn Fn(INodeId) -> Option<String>) -> DiffListing {
+    let (created_at, deleted_at) = moves(changed, later_path);
     let mut out = DiffListing::default();
     for c in changed {
         out.modified.push(ListingEntry {

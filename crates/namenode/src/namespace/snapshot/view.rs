@@ -8,9 +8,10 @@
 use std::collections::BTreeMap;
 
 use super::{Attrs, SnapshotInfo, DOT_SNAPSHOT, READ_ONLY_SNAPSHOT};
+use crate::namespace::acl_storage::acl_grants;
 use crate::namespace::permission::{mode_string, Access, Caller};
 use crate::namespace::{
-    path, BlockRecord, FileStatus, FsError, INode, INodeId, INodeKind, Listing, Namespace,
+    path, BlockRecord, FileStatus, FsError, INode, INodeId, INodeKind, Listing, Namespace, ACL_BIT,
 };
 
 /// A path below `.snapshot`, resolved.
@@ -65,7 +66,7 @@ impl Namespace {
         let mut ancestors = Vec::new();
         for (i, c) in comps.iter().enumerate() {
             let node = self.node(cur);
-            ancestors.push((path::join(&comps[..i]), Attrs::of(node), node.is_dir()));
+            ancestors.push((path::join(&comps[..i]), self.attrs_of(node), node.is_dir()));
             if *c == DOT_SNAPSHOT && self.snapshots.dirs.contains_key(&cur) {
                 return Ok(Some(self.resolve_in_snapshot(cur, &comps, i, ancestors)));
             }
@@ -160,6 +161,28 @@ impl Namespace {
         out
     }
 
+    /// The attributes of inode `id` as snapshot `s` saw them: from the
+    /// first diff at or after `s`, else the inode's own (HDFS's
+    /// `getSnapshotINode`).
+    pub(in crate::namespace) fn attrs_at(&self, id: INodeId, s: u32) -> Option<Attrs> {
+        let node = self.any_node(id)?;
+        let diff = match &node.kind {
+            INodeKind::Directory { .. } => self
+                .snapshots
+                .dir_diffs
+                .get(&id)
+                .and_then(|d| d.iter().find(|d| d.snapshot >= s))
+                .map(|d| &d.attrs),
+            INodeKind::File(_) => self
+                .snapshots
+                .file_diffs
+                .get(&id)
+                .and_then(|d| d.iter().find(|d| d.snapshot >= s))
+                .map(|d| &d.attrs),
+        };
+        Some(diff.cloned().unwrap_or_else(|| self.attrs_of(node)))
+    }
+
     /// The status of inode `id` (named `name`) as snapshot `s` saw it.
     pub(in crate::namespace) fn status_at(&self, id: INodeId, name: &str, s: u32) -> FileStatus {
         let Some(node) = self.any_node(id) else {
@@ -169,14 +192,9 @@ impl Namespace {
         st.name = name.to_string();
         st.under_construction = false;
         st.snapshot = Some(s);
-        let attrs = match &node.kind {
+        match &node.kind {
             INodeKind::Directory { .. } => {
                 st.children_num = i32::try_from(self.children_at(id, s).len()).unwrap_or(i32::MAX);
-                self.snapshots
-                    .dir_diffs
-                    .get(&id)
-                    .and_then(|d| d.iter().find(|d| d.snapshot >= s))
-                    .map(|d| d.attrs.clone())
             }
             INodeKind::File(_) => {
                 let diff = self
@@ -188,15 +206,10 @@ impl Namespace {
                     st.length = d.length;
                     st.replication = d.replication;
                 }
-                diff.map(|d| d.attrs.clone())
             }
-        };
-        if let Some(a) = attrs {
-            st.permission = a.permission;
-            st.owner = a.owner;
-            st.group = a.group;
-            st.mtime_ms = a.mtime_ms;
-            st.atime_ms = a.atime_ms;
+        }
+        if let Some(a) = self.attrs_at(id, s) {
+            set_status_attrs(&mut st, a);
         }
         st
     }
@@ -241,18 +254,14 @@ impl Namespace {
     /// The status of a snapshot's root (`/d/.snapshot/s`).
     fn snapshot_root_status(&self, dir: INodeId, info: &SnapshotInfo) -> FileStatus {
         let mut st = self.status_at(dir, &info.name, info.id);
-        st.permission = info.root.permission;
-        st.owner = info.root.owner.clone();
-        st.group = info.root.group.clone();
-        st.mtime_ms = info.root.mtime_ms;
-        st.atime_ms = info.root.atime_ms;
+        set_status_attrs(&mut st, info.root.clone());
         st.snapshot_enabled = true;
         st
     }
 
     /// The traversal and access checks of a snapshot path: search on every
     /// directory before the last component, `access` on the last.
-    fn check_snapshot_path(
+    pub(in crate::namespace) fn check_snapshot_path(
         &self,
         caller: &Caller,
         sp: &SnapshotPath,
@@ -274,8 +283,10 @@ impl Namespace {
             for entry in sp.inodes.iter().skip(1) {
                 let Some((id, name)) = entry else { break };
                 p = format!("{p}/{name}");
-                let st = self.status_at(*id, name, s);
-                chain.push((p.clone(), attrs_of_status(&st), st.is_dir));
+                let (Some(attrs), Some(node)) = (self.attrs_at(*id, s), self.any_node(*id)) else {
+                    break;
+                };
+                chain.push((p.clone(), attrs, node.is_dir()));
             }
         }
         let target_in_chain = info.is_some() && sp.inodes.iter().all(Option::is_some);
@@ -289,17 +300,7 @@ impl Namespace {
             } else {
                 Access::EXECUTE
             };
-            let bits = caller.class_bits(&attrs.owner, &attrs.group, attrs.permission);
-            if !need.granted_by(bits) {
-                return Err(FsError::AccessControl(format!(
-                    "Permission denied: user={}, access={need}, inode=\"{path}\":{}:{}:{}{}",
-                    caller.user,
-                    attrs.owner,
-                    attrs.group,
-                    if *is_dir { 'd' } else { '-' },
-                    mode_string(attrs.permission)
-                )));
-            }
+            check_kept(caller, attrs, need, path, *is_dir)?;
         }
         Ok(())
     }
@@ -336,7 +337,11 @@ impl Namespace {
         })
     }
 
-    fn snapshot_info(&self, dir: INodeId, s: u32) -> Option<&SnapshotInfo> {
+    pub(in crate::namespace) fn snapshot_info(
+        &self,
+        dir: INodeId,
+        s: u32,
+    ) -> Option<&SnapshotInfo> {
         self.snapshots
             .dirs
             .get(&dir)?
@@ -409,7 +414,10 @@ impl Namespace {
         caller: &Caller,
         sp: &SnapshotPath,
     ) -> Result<crate::namespace::ContentSummary, FsError> {
-        self.check_snapshot_path(caller, sp, None)?;
+        let target = self.snapshot_target(caller, sp, None)?;
+        if let Some(t) = &target {
+            self.check_snapshot_subtree(caller, sp, t, Access::READ_EXECUTE)?;
+        }
         let mut sum = crate::namespace::ContentSummary::default();
         let (Some(s), Some(Some((id, _)))) = (sp.snapshot, sp.inodes.last()) else {
             if sp.inodes.is_empty() {
@@ -548,12 +556,38 @@ impl Namespace {
     }
 }
 
-fn attrs_of_status(st: &FileStatus) -> Attrs {
-    Attrs {
-        permission: st.permission,
-        owner: st.owner.clone(),
-        group: st.group.clone(),
-        mtime_ms: st.mtime_ms,
-        atime_ms: st.atime_ms,
+/// Whether attributes a snapshot kept grant `access` to `caller` (the
+/// ACL entries included); HDFS's denial naming `path` otherwise.
+pub(super) fn check_kept(
+    caller: &Caller,
+    attrs: &Attrs,
+    access: Access,
+    path: &str,
+    is_dir: bool,
+) -> Result<(), FsError> {
+    let owner = (attrs.owner.as_str(), attrs.group.as_str(), attrs.permission);
+    if acl_grants(caller, owner, &attrs.acl, access) {
+        return Ok(());
     }
+    Err(FsError::AccessControl(format!(
+        "Permission denied: user={}, access={access}, inode=\"{path}\":{}:{}:{}{}",
+        caller.user,
+        attrs.owner,
+        attrs.group,
+        if is_dir { 'd' } else { '-' },
+        mode_string(attrs.permission)
+    )))
+}
+
+/// A status shows the attributes a snapshot kept, the ACL bit with them.
+fn set_status_attrs(st: &mut FileStatus, a: Attrs) {
+    st.permission = if a.acl.is_empty() {
+        a.permission
+    } else {
+        a.permission | ACL_BIT
+    };
+    st.owner = a.owner;
+    st.group = a.group;
+    st.mtime_ms = a.mtime_ms;
+    st.atime_ms = a.atime_ms;
 }

@@ -1,0 +1,216 @@
+//! The attribute reads HDFS serves below `.snapshot` (it resolves them with
+//! `DirOp.READ`): getXAttrs, listXAttrs, getAclStatus, checkAccess,
+//! getStoragePolicy and getQuotaUsage. Each answers from the attributes the
+//! snapshot kept (HDFS's `getSnapshotINode`), with HDFS's exceptions: the
+//! owner and group of getAclStatus and a directory's quota are the inode's
+//! current ones, as HDFS reads them from the inode itself.
+
+use super::view::{check_kept, SnapshotPath};
+use super::Attrs;
+use crate::namespace::permission::{Access, Caller, STICKY_BIT};
+use crate::namespace::quota::{QuotaCounts, QuotaUsage};
+use crate::namespace::{AclStatus, FsError, INode, INodeId, Namespace};
+
+/// What a snapshot path names: the inode (the snapshottable directory for
+/// a snapshot root) and its attributes as the snapshot kept them.
+pub(in crate::namespace) struct SnapshotTarget {
+    pub id: INodeId,
+    pub attrs: Attrs,
+    /// Whether it is the snapshot root (`/d/.snapshot/s`).
+    pub root: bool,
+    pub snapshot: u32,
+}
+
+impl Namespace {
+    /// The permission checks of a read below `.snapshot` (search on the
+    /// path, `access` on the last inode), then what the path names; `None`
+    /// for `/d/.snapshot` itself and for a missing path.
+    ///
+    /// # Errors
+    /// Permission denied.
+    pub(in crate::namespace) fn snapshot_target(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+        access: Option<Access>,
+    ) -> Result<Option<SnapshotTarget>, FsError> {
+        self.check_snapshot_path(caller, sp, access)?;
+        let Some(s) = sp.snapshot else {
+            return Ok(None);
+        };
+        let Some(Some((id, _))) = sp.inodes.last() else {
+            return Ok(None);
+        };
+        if sp.inodes.len() == 1 {
+            return Ok(self.snapshot_info(sp.dir, s).map(|info| SnapshotTarget {
+                id: sp.dir,
+                attrs: info.root.clone(),
+                root: true,
+                snapshot: s,
+            }));
+        }
+        Ok(self.attrs_at(*id, s).map(|attrs| SnapshotTarget {
+            id: *id,
+            attrs,
+            root: false,
+            snapshot: s,
+        }))
+    }
+
+    /// The extended attributes of a snapshot path as the snapshot kept
+    /// them, after the read check; `Ok(None)` when `src` is no such path.
+    ///
+    /// # Errors
+    /// Permission denied; "cannot find" for a missing path.
+    pub(in crate::namespace) fn snapshot_xattrs(
+        &self,
+        caller: &Caller,
+        src: &str,
+    ) -> Result<Option<Vec<crate::namespace::XAttr>>, FsError> {
+        let Some(sp) = self.snapshot_path(src)? else {
+            return Ok(None);
+        };
+        let target = self.snapshot_target(caller, &sp, Some(Access::READ))?;
+        let target =
+            target.ok_or_else(|| FsError::FileNotFound(format!("cannot find {}", sp.path)))?;
+        Ok(Some(target.attrs.xattrs))
+    }
+
+    /// getAclStatus of a snapshot path: the ACL entries and permission
+    /// the snapshot kept, the inode's owner and group (HDFS reads those
+    /// without the snapshot); an empty status for `/d/.snapshot`.
+    ///
+    /// # Errors
+    /// No search permission; "cannot find" for a missing path.
+    pub(in crate::namespace) fn snapshot_acl_status(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+    ) -> Result<AclStatus, FsError> {
+        let target = self.snapshot_target(caller, sp, None)?;
+        if sp.snapshot.is_none() && sp.inodes.is_empty() {
+            return Ok(AclStatus {
+                owner: String::new(),
+                group: String::new(),
+                sticky: false,
+                entries: Vec::new(),
+                permission: 0,
+            });
+        }
+        let target =
+            target.ok_or_else(|| FsError::FileNotFound(format!("cannot find {}", sp.path)))?;
+        // The snapshot root is HDFS's copy of the directory: its own owner.
+        let (owner, group) = match self.any_node(target.id) {
+            Some(node) if !target.root => (node.owner.clone(), node.group.clone()),
+            _ => (target.attrs.owner.clone(), target.attrs.group.clone()),
+        };
+        Ok(AclStatus {
+            owner,
+            group,
+            sticky: target.attrs.permission & STICKY_BIT != 0,
+            entries: target.attrs.acl,
+            permission: target.attrs.permission,
+        })
+    }
+
+    /// checkAccess of a snapshot path: `mode` against the attributes the
+    /// snapshot kept.
+    ///
+    /// # Errors
+    /// "Path not found" for a missing path (before the access check, as
+    /// HDFS); permission denied.
+    pub(in crate::namespace) fn snapshot_check_access(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+        mode: u16,
+    ) -> Result<(), FsError> {
+        if self.snapshot_target(caller, sp, None)?.is_none() {
+            return Err(FsError::FileNotFound(format!(
+                "Path not found: {}",
+                sp.path
+            )));
+        }
+        self.check_snapshot_path(caller, sp, Some(Access::from_bits(mode)))
+    }
+
+    /// The inode whose storage policy a snapshot path reports (HDFS reads
+    /// the inode's current policy, inherited as now).
+    ///
+    /// # Errors
+    /// No read access; "File/Directory does not exist" for a missing path.
+    pub(in crate::namespace) fn snapshot_policy_inode(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+    ) -> Result<INodeId, FsError> {
+        self.snapshot_target(caller, sp, Some(Access::READ))?
+            .map(|t| t.id)
+            .ok_or_else(|| {
+                FsError::FileNotFound(format!("File/Directory does not exist: {}", sp.path))
+            })
+    }
+
+    /// getQuotaUsage of a snapshot path: a directory below the snapshot
+    /// root with a quota reports its current quota and usage (HDFS asks
+    /// the inode's quota feature); anything else is counted as the
+    /// snapshot saw it, without quota.
+    ///
+    /// # Errors
+    /// Permission denied (read and execute on the subtree); "File/Directory
+    /// does not exist" for a missing path.
+    pub(in crate::namespace) fn snapshot_quota_usage(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+    ) -> Result<QuotaUsage, FsError> {
+        let target = self.snapshot_target(caller, sp, None)?.ok_or_else(|| {
+            FsError::FileNotFound(format!("File/Directory does not exist: {}", sp.path))
+        })?;
+        if !target.root && self.quotas.contains_key(&target.id) {
+            self.check_snapshot_subtree(caller, sp, &target, Access::READ_EXECUTE)?;
+            return Ok(self.quota_usage_of(target.id));
+        }
+        let sum = self.snapshot_content_summary(caller, sp)?;
+        let usage = QuotaCounts {
+            namespace: i64::try_from(sum.file_count + sum.directory_count).unwrap_or(i64::MAX),
+            storage_space: i64::try_from(sum.space_consumed).unwrap_or(i64::MAX),
+            ..QuotaCounts::default()
+        };
+        Ok(QuotaUsage {
+            quota: QuotaCounts::NONE,
+            usage,
+        })
+    }
+
+    /// HDFS's `checkSubAccess` below a snapshot: `access` on every
+    /// directory of the subtree as the snapshot saw it.
+    ///
+    /// # Errors
+    /// Permission denied, naming the first directory that refuses.
+    pub(in crate::namespace) fn check_snapshot_subtree(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+        target: &SnapshotTarget,
+        access: Access,
+    ) -> Result<(), FsError> {
+        if !self.permissions_enabled || caller.is_superuser {
+            return Ok(());
+        }
+        let mut stack = vec![(sp.path.clone(), target.id, Some(target.attrs.clone()))];
+        while let Some((path, id, attrs)) = stack.pop() {
+            if !self.any_node(id).is_some_and(INode::is_dir) {
+                continue;
+            }
+            let Some(a) = attrs.or_else(|| self.attrs_at(id, target.snapshot)) else {
+                continue;
+            };
+            check_kept(caller, &a, access, &path, true)?;
+            for (name, child) in self.children_at(id, target.snapshot) {
+                stack.push((format!("{path}/{name}"), child, None));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,347 @@
+//! Attributes below `.snapshot`: extended attributes, ACLs, permission and
+//! owner as a snapshot saw them after the live inode changed (HDFS keeps a
+//! copy in the snapshot diff), for files, directories, the snapshot root
+//! and deleted files; the reads HDFS allows there (getXAttrs, listXAttrs,
+//! getAclStatus, checkAccess, getStoragePolicy, getQuotaUsage) with its
+//! errors; diff reports of renames inside renamed directories as HDFS
+//! 3.4.1 printed them; and that journal replay and an image rebuild the
+//! same answers.
+
+use super::acl::{AclEntry, AclEntryType, AclScope};
+use super::snapshot_tests::{allow, assert_rebuilds, mkdir, rebuilt, snap};
+use super::tests::{ns, root, user, NOW};
+use super::truncate_concat_tests::file;
+use super::xattrs_tests::{CREATE, REPLACE};
+use super::*;
+
+fn ux(name: &str, value: &[u8]) -> XAttr {
+    XAttr {
+        namespace: XAttrNamespace::User,
+        name: name.into(),
+        value: Some(value.to_vec()),
+    }
+}
+
+fn named_user(name: &str, perm: u16) -> AclEntry {
+    AclEntry::new(AclScope::Access, AclEntryType::User, Some(name), perm)
+}
+
+fn set_x(n: &mut Namespace, log: &mut Vec<Edit>, p: &str, x: XAttr, flags: XAttrSetFlags) {
+    log.push(n.set_xattr(&root(), p, x, flags).expect("setXAttr"));
+}
+
+fn modify_acl(n: &mut Namespace, log: &mut Vec<Edit>, p: &str, spec: &[AclEntry]) {
+    log.push(
+        n.change_acl(&root(), p, AclChange::Modify, spec)
+            .expect("modifyAclEntries"),
+    );
+}
+
+fn xattr_text(n: &Namespace, p: &str) -> String {
+    match n.get_xattrs(&root(), p, &[]) {
+        Ok(list) => list
+            .iter()
+            .map(|x| {
+                let v = String::from_utf8_lossy(x.value.as_deref().unwrap_or_default());
+                format!("{}={v}", x.prefixed_name())
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Err(e) => format!("error {e}"),
+    }
+}
+
+fn acl_text(n: &Namespace, p: &str) -> String {
+    match n.get_acl_status(&root(), p) {
+        Ok(s) => {
+            let entries: Vec<String> = s.entries.iter().map(ToString::to_string).collect();
+            format!(
+                "{}:{} {:o} [{}]",
+                s.owner,
+                s.group,
+                s.permission,
+                entries.join(",")
+            )
+        }
+        Err(e) => format!("error {e}"),
+    }
+}
+
+fn stat_text(n: &Namespace, p: &str) -> String {
+    match n.get_file_info(&root(), p) {
+        Ok(Some(s)) => format!("{}:{} {:o}", s.owner, s.group, s.permission),
+        Ok(None) => "missing".into(),
+        Err(e) => format!("error {e}"),
+    }
+}
+
+/// /d snapshottable; /d/f (user.a=1, user:bob:r-x, 0640) and /d/gone (with
+/// an attribute and an ACL) in snapshot s1 of /d, which itself has
+/// user.root=r and an ACL then; afterwards all of them change, /d/gone is
+/// deleted and /d/new is created.
+fn changed_after_snapshot() -> (Namespace, Vec<Edit>) {
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d");
+    allow(&mut n, &mut log, "/d");
+    file(&mut n, &mut log, "/d/f", 1024, &[10]);
+    file(&mut n, &mut log, "/d/gone", 1024, &[5]);
+    log.push(n.set_permission(&root(), "/d/f", 0o640).expect("chmod"));
+    set_x(&mut n, &mut log, "/d/f", ux("a", b"1"), CREATE);
+    modify_acl(&mut n, &mut log, "/d/f", &[named_user("bob", 5)]);
+    set_x(&mut n, &mut log, "/d/gone", ux("g", b"kept"), CREATE);
+    modify_acl(&mut n, &mut log, "/d/gone", &[named_user("carol", 4)]);
+    set_x(&mut n, &mut log, "/d", ux("root", b"r"), CREATE);
+    modify_acl(&mut n, &mut log, "/d", &[named_user("bob", 7)]);
+    snap(&mut n, &mut log, "/d", "s1");
+
+    set_x(&mut n, &mut log, "/d/f", ux("a", b"2"), REPLACE);
+    set_x(&mut n, &mut log, "/d/f", ux("b", b"3"), CREATE);
+    modify_acl(&mut n, &mut log, "/d/f", &[named_user("bob", 0)]);
+    log.push(n.set_permission(&root(), "/d/f", 0o600).expect("chmod"));
+    log.push(
+        n.set_owner(&root(), "/d/f", Some("alice"), Some("staff"))
+            .expect("chown"),
+    );
+    log.push(
+        n.remove_xattr(&root(), "/d", &ux("root", b""))
+            .expect("removeXAttr"),
+    );
+    log.push(n.remove_acl(&root(), "/d").expect("removeAcl"));
+    let (e, _) = n
+        .delete(&root(), "/d/gone", false, NOW + 30)
+        .expect("delete")
+        .expect("existed");
+    log.push(e);
+    file(&mut n, &mut log, "/d/new", 1024, &[1]);
+    set_x(&mut n, &mut log, "/d/new", ux("n", b"new"), CREATE);
+    (n, log)
+}
+
+/// What every attribute read says about the paths of the scenario.
+fn answers(n: &Namespace) -> Vec<String> {
+    let paths = [
+        "/d",
+        "/d/f",
+        "/d/new",
+        "/d/.snapshot",
+        "/d/.snapshot/s1",
+        "/d/.snapshot/s1/f",
+        "/d/.snapshot/s1/gone",
+        "/d/.snapshot/s1/new",
+    ];
+    let mut out = Vec::new();
+    for p in paths {
+        out.push(format!(
+            "{p}: stat {} | xattrs {} | acl {}",
+            stat_text(n, p),
+            xattr_text(n, p),
+            acl_text(n, p)
+        ));
+    }
+    out
+}
+
+#[test]
+fn snapshot_paths_show_attributes_as_they_were() {
+    let (n, log) = changed_after_snapshot();
+    let got = answers(&n);
+    let expected = [
+        "/d: stat hdfs:supergroup 755 | xattrs  | acl hdfs:supergroup 755 []",
+        "/d/f: stat alice:staff 10600 | xattrs user.b=3,user.a=2 | acl alice:staff 600 [user:bob:---,group::r--]",
+        "/d/new: stat hdfs:supergroup 644 | xattrs user.n=new | acl hdfs:supergroup 644 []",
+        // The `.snapshot` directory has no inode: HDFS's empty ACL status.
+        "/d/.snapshot: stat : 777 | xattrs error cannot find /d/.snapshot | acl : 0 []",
+        // The snapshot root is the directory as it was, ACL and xattrs included.
+        "/d/.snapshot/s1: stat hdfs:supergroup 10775 | xattrs user.root=r | acl hdfs:supergroup 775 [user:bob:rwx,group::r-x]",
+        // Old permission, owner, ACL bit and xattrs; getAclStatus's owner
+        // and group are the inode's current ones, as HDFS reads them.
+        "/d/.snapshot/s1/f: stat hdfs:supergroup 10650 | xattrs user.a=1 | acl alice:staff 650 [user:bob:r-x,group::r--]",
+        // Deleted after the snapshot: its ACL and xattrs are kept with it.
+        "/d/.snapshot/s1/gone: stat hdfs:supergroup 10644 | xattrs user.g=kept | acl hdfs:supergroup 644 [user:carol:r--,group::r--]",
+        "/d/.snapshot/s1/new: stat missing | xattrs error cannot find /d/.snapshot/s1/new | acl error cannot find /d/.snapshot/s1/new",
+    ];
+    assert_eq!(got, expected);
+    assert_rebuilds(&n, &log);
+    let (replayed, imaged) = rebuilt(&n, &log);
+    assert_eq!(answers(&replayed), got, "journal replay");
+    assert_eq!(answers(&imaged), got, "image");
+}
+
+#[test]
+fn snapshot_reads_check_access_against_the_kept_attributes() {
+    let (mut n, _) = changed_after_snapshot();
+    let bob = user("bob", &["users"]);
+    // bob could read /d/f through its ACL when s1 was taken, not now.
+    assert!(n.check_access(&bob, "/d/.snapshot/s1/f", 4).is_ok());
+    assert!(n.check_access(&bob, "/d/f", 4).is_err());
+    assert_eq!(
+        n.get_xattrs(&bob, "/d/.snapshot/s1/f", &[])
+            .expect("bob reads the snapshot"),
+        vec![ux("a", b"1")]
+    );
+    let err = n
+        .get_xattrs(&bob, "/d/f", &[])
+        .expect_err("bob may not read it now");
+    assert!(matches!(err, FsError::AccessControl(_)), "{err:?}");
+    assert_eq!(
+        n.list_xattrs(&bob, "/d/.snapshot/s1/f").expect("list"),
+        vec![XAttr {
+            value: None,
+            ..ux("a", b"")
+        }]
+    );
+    // A snapshot path that does not exist: HDFS's messages per call.
+    let missing = "/d/.snapshot/s1/nope";
+    assert_eq!(
+        n.check_access(&root(), missing, 4).expect_err("missing"),
+        FsError::FileNotFound(format!("Path not found: {missing}"))
+    );
+    assert_eq!(
+        n.get_storage_policy(&root(), missing).expect_err("missing"),
+        FsError::FileNotFound(format!("File/Directory does not exist: {missing}"))
+    );
+    assert_eq!(
+        n.quota_usage(&root(), missing).expect_err("missing"),
+        FsError::FileNotFound(format!("File/Directory does not exist: {missing}"))
+    );
+    // The policy below `.snapshot` is the inode's, inherited as now.
+    n.set_storage_policy(&root(), "/d", "COLD")
+        .expect("set policy");
+    let policy = n
+        .get_storage_policy(&root(), "/d/.snapshot/s1/f")
+        .expect("policy");
+    assert_eq!(policy.name, "COLD");
+    // Quota usage of a snapshot directory: counted as the snapshot saw it.
+    let usage = n
+        .quota_usage(&root(), "/d/.snapshot/s1")
+        .expect("quota usage");
+    assert_eq!(usage.usage.namespace, 3, "the root, f and gone");
+    assert_eq!(usage.quota, quota::QuotaCounts::NONE);
+    // Writes stay refused.
+    let err = n
+        .set_xattr(&root(), "/d/.snapshot/s1/f", ux("c", b"4"), CREATE)
+        .expect_err("read only");
+    assert!(matches!(err, FsError::SnapshotAccessControl(_)), "{err:?}");
+    let err = n
+        .change_acl(
+            &root(),
+            "/d/.snapshot/s1/f",
+            AclChange::Modify,
+            &[named_user("x", 1)],
+        )
+        .expect_err("read only");
+    assert!(matches!(err, FsError::SnapshotAccessControl(_)), "{err:?}");
+}
+
+#[test]
+fn attribute_copies_follow_snapshot_deletion() {
+    let (mut n, mut log) = changed_after_snapshot();
+    let before = n.snapshot_footprint();
+    n.create_snapshot(&root(), "/d", Some("s2"), NOW + 50)
+        .map(|(_, e)| log.push(e))
+        .expect("s2");
+    // A change after s2 records one more copy; s1 still sees its own.
+    set_x(&mut n, &mut log, "/d/f", ux("a", b"9"), REPLACE);
+    assert_eq!(xattr_text(&n, "/d/.snapshot/s1/f"), "user.a=1");
+    assert_eq!(xattr_text(&n, "/d/.snapshot/s2/f"), "user.b=3,user.a=2");
+    assert!(n.snapshot_footprint() > before);
+    log.push(
+        n.delete_snapshot(&root(), "/d", "s1", NOW + 60)
+            .expect("delete s1"),
+    );
+    assert_eq!(xattr_text(&n, "/d/.snapshot/s2/f"), "user.b=3,user.a=2");
+    assert!(
+        xattr_text(&n, "/d/.snapshot/s1/gone").starts_with("error"),
+        "s1 is gone"
+    );
+    assert_rebuilds(&n, &log);
+    log.push(
+        n.delete_snapshot(&root(), "/d", "s2", NOW + 70)
+            .expect("delete s2"),
+    );
+    assert_eq!(n.snapshot_footprint(), 0, "nothing kept without snapshots");
+    assert_rebuilds(&n, &log);
+}
+
+fn report_lines(n: &Namespace, from: &str, to: &str) -> Vec<String> {
+    n.snapshot_diff_report(&root(), "/d", from, to)
+        .expect("report")
+        .entries
+        .iter()
+        .map(|e| match &e.target {
+            Some(t) => format!("{} {} -> {t}", e.kind.label(), e.path),
+            None => format!("{} {}", e.kind.label(), e.path),
+        })
+        .collect()
+}
+
+#[test]
+fn diff_report_follows_renames_inside_renamed_directories() {
+    // The scenario of tests/java/scripts/admin/snapshots.txt, with what
+    // Apache HDFS 3.4.1 reported for it.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d/dir/inner");
+    mkdir(&mut n, &mut log, "/d/moved");
+    file(&mut n, &mut log, "/d/dir/inner/h", 1024, &[5]);
+    file(&mut n, &mut log, "/d/dir/m", 1024, &[3]);
+    file(&mut n, &mut log, "/d/f", 1024, &[4]);
+    allow(&mut n, &mut log, "/d");
+    snap(&mut n, &mut log, "/d", "s1");
+    set_x(&mut n, &mut log, "/d/f", ux("a", b"1"), CREATE);
+    for (src, dst) in [("/d/dir/inner", "/d/dir/inner2"), ("/d/dir", "/d/dir2")] {
+        log.push(n.rename2(&root(), src, dst, false, NOW).expect("rename").0);
+    }
+    super::snapshot_tests::append(&mut n, &mut log, "/d/dir2/m", 4);
+    file(&mut n, &mut log, "/d/tmp", 1024, &[0]);
+    for (src, dst) in [
+        ("/d/tmp", "/d/moved/tmp2"),
+        ("/d/dir2/inner2/h", "/d/moved/h2"),
+    ] {
+        log.push(n.rename2(&root(), src, dst, false, NOW).expect("rename").0);
+    }
+    snap(&mut n, &mut log, "/d", "s2");
+    // getSnapshotDiffReport's order: by depth, then path.
+    let forward = [
+        "M ",
+        "R dir -> dir2",
+        "M dir",
+        "R dir/inner -> dir2/inner2",
+        "M f",
+        "M moved",
+        "+ moved/tmp2",
+        "M dir/inner",
+        "R dir/inner/h -> moved/h2",
+        "M dir/m",
+    ];
+    assert_eq!(report_lines(&n, "s1", "s2"), forward);
+    assert_eq!(report_lines(&n, "s1", ""), forward, "to the current tree");
+    let back = report_lines(&n, "s2", "s1");
+    assert!(
+        back.contains(&"R moved/h2 -> dir/inner/h".to_string()),
+        "{back:?}"
+    );
+    assert!(back.contains(&"- moved/tmp2".to_string()), "{back:?}");
+    // The listing walks the earlier tree depth first, by name.
+    let listing = n
+        .snapshot_diff_report(&root(), "/d", "s1", "s2")
+        .expect("report")
+        .listing;
+    let modified: Vec<&str> = listing.modified.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(modified, ["", "dir", "dir/inner", "dir/m", "f", "moved"]);
+    let renamed: Vec<(&str, Option<&str>)> = listing
+        .deleted
+        .iter()
+        .map(|e| (e.path.as_str(), e.target.as_deref()))
+        .collect();
+    assert_eq!(
+        renamed,
+        [
+            ("dir", Some("dir2")),
+            ("dir/inner", Some("dir2/inner2")),
+            ("dir/inner/h", Some("moved/h2")),
+        ]
+    );
+    assert_rebuilds(&n, &log);
+}
