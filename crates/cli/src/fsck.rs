@@ -110,16 +110,20 @@ fn encode(s: &str) -> String {
     out
 }
 
+/// The NameNode's URL: `-fs`, else `fs.defaultFS`.
+fn default_fs(conf: &Configuration, args: &Args) -> String {
+    args.fs
+        .clone()
+        .or_else(|| conf.get("fs.defaultFS").map(str::to_string))
+        .unwrap_or_else(|| "hdfs://127.0.0.1:8020".into())
+}
+
 /// `host:port` of the NameNode's HTTP server.
 fn http_address(conf: &Configuration, args: &Args) -> String {
     if let Some(h) = &args.http {
         return h.clone();
     }
-    let fs = args
-        .fs
-        .clone()
-        .or_else(|| conf.get("fs.defaultFS").map(str::to_string))
-        .unwrap_or_else(|| "hdfs://127.0.0.1:8020".into());
+    let fs = default_fs(conf, args);
     let nn_host = fs
         .strip_prefix("hdfs://")
         .unwrap_or(&fs)
@@ -169,12 +173,28 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         .ok()
         .or_else(|| whoami::username().ok())
         .unwrap_or_else(|| "unknown".to_owned());
+    // As DFSck resolves the path first: a missing one never reaches /fsck.
+    let fs = default_fs(&conf, &args);
+    let path = plain_path(&dir);
+    match exists(&fs, &user, &path).await {
+        Ok(true) => {}
+        Ok(false) => {
+            eprintln!(
+                "FileSystem is inaccessible due to:\njava.io.FileNotFoundException: File does not exist: {path}\nDFSck exiting."
+            );
+            return 0;
+        }
+        Err(e) => {
+            eprintln!("FileSystem is inaccessible due to:\n{e}\nDFSck exiting.");
+            return 0;
+        }
+    }
     let addr = http_address(&conf, &args);
     let base = format!(
         "/fsck?ugi={}{}&path={}",
         encode(&user),
         args.query,
-        encode(&plain_path(&dir))
+        encode(&path)
     );
     eprintln!("Connecting to namenode via http://{addr}{base}");
     if args.list_corrupt {
@@ -193,6 +213,32 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         return 255;
     }
     exit_code(&last)
+}
+
+/// Whether `path` exists, asked over RPC as `user`.
+async fn exists(fs: &str, user: &str, path: &str) -> Result<bool, String> {
+    use cairn_proto::hadoop::hdfs as pb;
+    let authority = fs.strip_prefix("hdfs://").unwrap_or(fs);
+    let authority = authority.split('/').next().unwrap_or(authority);
+    let addr = tokio::net::lookup_host(authority)
+        .await
+        .map_err(|e| format!("java.net.UnknownHostException: {authority}: {e}"))?
+        .next()
+        .ok_or_else(|| format!("java.net.UnknownHostException: {authority}"))?;
+    let client =
+        cairn_rpc::client::Client::connect(addr, user, cairn_proto::protocols::CLIENT_PROTOCOL)
+            .await
+            .map_err(|e| format!("java.net.ConnectException: {e}"))?;
+    let r: pb::GetFileInfoResponseProto = client
+        .call(
+            "getFileInfo",
+            &pb::GetFileInfoRequestProto {
+                src: path.to_string(),
+            },
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(r.fs.is_some())
 }
 
 /// `DFSck`'s exit status from the report's last line.
