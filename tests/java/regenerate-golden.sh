@@ -18,7 +18,10 @@
 # `snapshots` (DfsAdmin on scripts/admin/snapshots.txt: dfsadmin, dfs,
 # lsSnapshottableDir and snapshotDiff on snapshots; 1 DataNode) or
 # `truncate-concat` (TruncateConcat: truncate and concat, their preconditions
-# and block recovery, replication 3; 3 DataNodes).
+# and block recovery, replication 3; 3 DataNodes) or `fsck` (`hdfs fsck`
+# through DfsAdmin on the four scripts of scripts/admin/fsck, with a replica
+# corrupted and the DataNodes stopped in between: golden/FsckGolden.java runs
+# its own MiniDFSCluster of 2 DataNodes in its JVM; writes expected/fsck-*.txt).
 #
 # What it does:
 #   1. copies the anchor harness (../shared/anchors/hdfs-harness, i.e. the shared
@@ -69,6 +72,33 @@ program_datanodes() {
   esac
 }
 
+# `fsck`: FsckGolden (its own MiniDFSCluster, see above), run twice.
+record_fsck() {
+  "$HERE/run.sh" --main DfsAdmin > /dev/null 2>&1 || true   # compiles the kit
+  local cp classes="$WORK/fsck-classes"
+  cp="$(cat "$WORK/harness/target/classpath.txt")"
+  mkdir -p "$classes"
+  javac -nowarn -encoding UTF-8 --release 17 -d "$classes" -cp "$HERE/target/classes:$cp" \
+    "$HERE/golden/cairn/conformance/FsckGolden.java"
+  for run in 1 2; do
+    echo "regenerate-golden: fsck, run $run (own MiniDFSCluster)" >&2
+    mkdir -p "$WORK/fsck.$run"
+    java -Xmx1g -Djava.net.preferIPv4Stack=true \
+      --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.io=ALL-UNNAMED \
+      --add-opens=java.base/java.net=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \
+      --add-opens=java.base/java.util=ALL-UNNAMED --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
+      -cp "$classes:$HERE/target/classes:$cp" cairn.conformance.FsckGolden \
+      --scripts "$HERE/scripts/admin/fsck" --out "$WORK/fsck.$run" --dir "$WORK/fsck-dfs-$run" \
+      > "$WORK/fsck.$run.log" 2>&1 || { tail -50 "$WORK/fsck.$run.log" >&2; exit 1; }
+  done
+  if ! diff -ru "$WORK/fsck.1" "$WORK/fsck.2" >&2; then
+    echo "regenerate-golden: fsck: the two runs differ; golden NOT written" >&2
+    exit 1
+  fi
+  cp "$WORK"/fsck.1/fsck-*.txt "$HERE/expected/"
+  echo "regenerate-golden: wrote expected/fsck-*.txt" >&2
+}
+
 if [ $# -gt 0 ]; then
   NAMES=("$@")
 else
@@ -76,12 +106,15 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
-  NAMES+=(dfsadmin storagepolicies quota snapshots appcalls inotify checksums checksums-crc32 truncate-concat)
+  NAMES+=(dfsadmin storagepolicies quota snapshots appcalls inotify checksums checksums-crc32 truncate-concat fsck)
 fi
 SCRIPTS=()
 PROGRAMS=()
+FSCK=""
 for n in "${NAMES[@]}"; do
-  if program_args "$n" >/dev/null; then
+  if [ "$n" = fsck ]; then
+    FSCK=1
+  elif program_args "$n" >/dev/null; then
     PROGRAMS+=("$n")
   elif [ -f "$HERE/scripts/$n.txt" ]; then
     SCRIPTS+=("$n")
@@ -122,6 +155,7 @@ echo "regenerate-golden: building the anchor harness (copy in $WORK)" >&2
 cp -r "$HARNESS_SRC" "$WORK/harness"
 rm -rf "$WORK/harness/target" "$WORK/harness/data"
 "$WORK/harness/harness" build
+[ -z "$FSCK" ] || record_fsck
 
 # start_cluster N: a fresh MiniDFSCluster with N DataNodes; sets URL.
 start_cluster() {

@@ -6,6 +6,7 @@ mod admin;
 mod admin_snapshot;
 mod bench;
 mod dfs;
+mod fsck;
 mod up;
 
 use std::net::SocketAddr;
@@ -108,6 +109,13 @@ enum Command {
     /// Cluster administration (`-report`, `-refreshNodes`), like `hdfs dfsadmin`.
     #[command(disable_help_flag = true)]
     Admin {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Check the file system's health, like `hdfs fsck` (reads the
+    /// NameNode's /fsck; `-http HOST:PORT` or dfs.namenode.http-address).
+    #[command(disable_help_flag = true)]
+    Fsck {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
@@ -419,6 +427,17 @@ fn main() -> ExitCode {
                 }
             };
             let code = runtime.block_on(admin::run(conf, args.clone()));
+            ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
+        }
+        Command::Fsck { args } => {
+            let conf = match load_conf(&cli) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("cairn: {e:#}");
+                    return ExitCode::from(255);
+                }
+            };
+            let code = runtime.block_on(fsck::run(conf, args.clone()));
             ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
         }
         Command::Dfs { args } => {

@@ -103,7 +103,7 @@ async fn deletes_free_the_replicas_on_the_datanodes() {
             .dns
             .iter()
             .map(|d| {
-                walk(&d.dir)
+                common::files_under(&d.dir)
                     .into_iter()
                     .filter(|p| {
                         p.file_name()
@@ -120,25 +120,6 @@ async fn deletes_free_the_replicas_on_the_datanodes() {
         common::wait_until(std::time::Duration::from_secs(20), || count_blocks() == 0),
         "replicas were not deleted"
     );
-}
-
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
 }
 
 /// Writes `total` bytes of pattern `seed` in 8 MiB pieces, reads them back

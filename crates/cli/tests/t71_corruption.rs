@@ -85,29 +85,10 @@ async fn corrupt_blocks(cluster: &Cluster) -> u64 {
     r.corrupt_blocks
 }
 
-fn walk(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
-            continue;
-        };
-        for e in rd.flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                out.push(p);
-            }
-        }
-    }
-    out
-}
-
 /// The live block file (`meta` false) or meta file of block `id` under a
 /// DataNode's directory.
 fn live_file(dir: &Path, id: u64, meta: bool) -> Option<PathBuf> {
-    walk(dir).into_iter().find(|p| {
+    common::files_under(dir).into_iter().find(|p| {
         let name = p
             .file_name()
             .map(|n| n.to_string_lossy().to_string())
@@ -122,7 +103,7 @@ fn live_file(dir: &Path, id: u64, meta: bool) -> Option<PathBuf> {
 }
 
 fn quarantined(dir: &Path, id: u64) -> usize {
-    walk(dir)
+    common::files_under(dir)
         .iter()
         .filter(|p| {
             p.to_string_lossy().contains("/quarantine/")

@@ -53,7 +53,7 @@ pub struct Replica {
 
 impl Replica {
     /// Whether this replica counts towards the block's replication.
-    fn is_good(&self, gs: GenStamp) -> bool {
+    pub fn is_good(&self, gs: GenStamp) -> bool {
         self.finalized && !self.corrupt && self.gs >= gs
     }
 }

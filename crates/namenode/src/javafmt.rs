@@ -117,6 +117,36 @@ pub fn snapshot_name(epoch_ms: u64) -> String {
     )
 }
 
+/// Java's `Float.toString`: the shortest digits that read back as the
+/// same `float`, with at least one digit after the point ("100.0",
+/// "33.333332"), and computerized scientific notation ("1.0E-4", "1.5E7")
+/// outside `[1e-3, 1e7)`, as fsck's percentages and averages print.
+pub fn java_float(f: f32) -> String {
+    if f.is_nan() {
+        return "NaN".into();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    if f == 0.0 {
+        return if f.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+    }
+    let mag = f.abs();
+    if (1e-3..1e7).contains(&mag) {
+        let s = format!("{f}");
+        return if s.contains('.') { s } else { format!("{s}.0") };
+    }
+    // Rust's `{:e}` is "1e-4" / "1.5e7": Java writes "1.0E-4" / "1.5E7".
+    let s = format!("{f:e}");
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let mantissa = if mantissa.contains('.') {
+        mantissa.to_string()
+    } else {
+        format!("{mantissa}.0")
+    };
+    format!("{mantissa}E{exp}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +168,18 @@ mod tests {
         assert_eq!(byte_desc(1 << 30), "1 GB");
         // Just under 1 MiB rounds to "1024.00 KB" in Java's first pass.
         assert_eq!(byte_desc((1 << 20) - 1), "1.00 MB");
+    }
+
+    #[test]
+    fn java_float_matches_float_to_string() {
+        assert_eq!(java_float(100.0), "100.0");
+        assert_eq!(java_float(0.0), "0.0");
+        assert_eq!(java_float(100.0 / 3.0), "33.333332");
+        assert_eq!(java_float(2.0 / 3.0), "0.6666667");
+        assert_eq!(java_float(1.5), "1.5");
+        assert_eq!(java_float(1e-4), "1.0E-4");
+        assert_eq!(java_float(1.25e-5), "1.25E-5");
+        assert_eq!(java_float(1.5e7), "1.5E7");
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod blocks;
 pub mod config;
 pub mod datanode_service;
 pub mod datanodes;
+pub mod fsck;
 pub mod http;
 pub mod inotify;
 pub mod javafmt;

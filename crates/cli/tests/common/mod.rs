@@ -557,6 +557,23 @@ pub async fn block_locations(
     r.locations.expect("a file")
 }
 
+/// Every file under `dir`, at any depth.
+pub fn files_under(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
 /// Starts the Java kit's PausedWrite (`tests/java`): it writes half of
 /// `size` bytes to `path`, hflushes and waits on stdin; returns once it
 /// printed PAUSED, with its stdout for what follows. `stderr` decides

@@ -83,6 +83,13 @@ impl LowRedundancy {
         self.levels.get(level).map_or(0, BTreeSet::len)
     }
 
+    /// The blocks at `level`, ascending.
+    pub fn at_level(&self, level: usize) -> Vec<BlockId> {
+        self.levels
+            .get(level)
+            .map_or_else(Vec::new, |l| l.iter().copied().collect())
+    }
+
     /// Blocks that can be copied (every level but the corrupt one).
     pub fn copyable(&self) -> usize {
         (0..LEVELS)

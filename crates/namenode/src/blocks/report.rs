@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use super::{BlockManager, BlockState};
+use super::{BlockManager, BlockState, Replica};
 use crate::datanodes::DatanodeUuid;
 use crate::javafmt;
 use crate::namespace::{BlockId, GenStamp, INodeId};
@@ -139,6 +139,27 @@ impl BlockManager {
             }
         }
         s
+    }
+
+    /// The replicas on record for `id` with the block's current generation
+    /// stamp, and the pipeline it was handed out with (fsck describes each
+    /// replica; `None`: an unknown block).
+    pub fn replicas_of(&self, id: BlockId) -> Option<(GenStamp, &[Replica], &[DatanodeUuid])> {
+        self.blocks
+            .get(&id)
+            .map(|s| (s.gs, s.replicas.as_slice(), s.expected.as_slice()))
+    }
+
+    /// The file a block belongs to (fsck's `-blockId`).
+    pub fn owner_of(&self, id: BlockId) -> Option<INodeId> {
+        self.blocks.get(&id).map(|s| s.file)
+    }
+
+    /// Blocks with no good replica left to read (HDFS's queue of corrupt
+    /// blocks, `QUEUE_WITH_CORRUPT_BLOCKS`), by block id, as of the
+    /// replication monitor's last judgement.
+    pub fn corrupt_queue(&self) -> Vec<BlockId> {
+        self.queue.at_level(super::QUEUE_WITH_CORRUPT_BLOCKS)
     }
 
     /// Files with a block that has (or is expected to have) a replica on

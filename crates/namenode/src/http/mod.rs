@@ -1,7 +1,8 @@
 //! The NameNode's HTTP server (`dfs.namenode.http-address`, HDFS's port
-//! 9870): WebHDFS under `/webhdfs/v1`. The connection loop and its limits
+//! 9870): WebHDFS under `/webhdfs/v1`, fsck on `/fsck`. The connection loop and its limits
 //! are [`cairn_common::http::serve`]'s.
 
+pub mod fsck;
 pub mod webhdfs;
 
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use crate::service::NameNodeState;
 /// The routes of the NameNode's HTTP server.
 pub fn router(state: Arc<NameNodeState>) -> Router {
     Router::new()
+        .route("/fsck", axum::routing::get(fsck::handle))
         .route("/webhdfs/v1", axum::routing::any(webhdfs::handle))
         .route("/webhdfs/v1/", axum::routing::any(webhdfs::handle))
         .route("/webhdfs/v1/{*path}", axum::routing::any(webhdfs::handle))

@@ -145,6 +145,11 @@ impl Namespace {
             .then_some(usize::from(f.replication))
     }
 
+    /// The replication of file `id`, open or not (fsck's `-blockId`).
+    pub fn file_replication(&self, id: INodeId) -> Option<u16> {
+        Some(self.any_node(id)?.file()?.replication)
+    }
+
     /// The file `id` and its writer, if it is a file under construction.
     pub fn open_file(&self, id: INodeId) -> Option<OpenFile> {
         let uc = self.writer_of(id)?;

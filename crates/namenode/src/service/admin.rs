@@ -23,7 +23,7 @@ use crate::namespace::permission::Caller;
 /// # Errors
 /// AccessControlException "Access denied for user X. Superuser privilege
 /// is required for operation OP" for anyone but the superuser.
-pub(super) fn require_superuser(caller: &Caller, operation: &str) -> Result<(), CallError> {
+pub(crate) fn require_superuser(caller: &Caller, operation: &str) -> Result<(), CallError> {
     if caller.is_superuser {
         return Ok(());
     }

@@ -32,6 +32,7 @@ mod truncate_concat;
 mod write_path;
 mod xattrs;
 
+pub(crate) use admin::require_superuser;
 pub use convert::{block_record, to_call_error};
 pub use image::LastImage;
 pub use truncate_concat::TRUNCATE_RECOVERY_RETRY;
@@ -58,7 +59,7 @@ use crate::users::UserDirectory;
 
 use convert::{decode, empty_token};
 
-fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)

@@ -80,7 +80,8 @@ public final class DfsAdmin {
   private static final Map<String, String> OTHER_TOOLS = Map.of(
       "fs", "org.apache.hadoop.fs.FsShell",
       "lsSnapshottableDir", "org.apache.hadoop.hdfs.tools.snapshot.LsSnapshottableDir",
-      "snapshotDiff", "org.apache.hadoop.hdfs.tools.snapshot.SnapshotDiff");
+      "snapshotDiff", "org.apache.hadoop.hdfs.tools.snapshot.SnapshotDiff",
+      "fsck", "org.apache.hadoop.hdfs.tools.DFSck");
 
   public static void main(String[] argv) {
     int rc;
@@ -294,6 +295,14 @@ public final class DfsAdmin {
   }
 
   private static final Pattern[] MASKS = {
+    // fsck: the NameNode's web address, block pool, block and storage ids,
+    // and how long the walk took.
+    Pattern.compile("\\bhttp://\\d{1,3}(?:\\.\\d{1,3}){3}:\\d+"),
+    Pattern.compile("\\bBP-\\d+-\\d{1,3}(?:\\.\\d{1,3}){3}-\\d+"),
+    Pattern.compile("\\bblk_\\d+_\\d+"),
+    Pattern.compile("\\bblk_\\d+"),
+    Pattern.compile("\\bDS-[0-9a-f-]+"),
+    Pattern.compile("(?<= in )\\d+(?= milliseconds$)"),
     Pattern.compile("\\b\\d+ \\(\\d+(?:\\.\\d+)? [KMGTPE]?B\\)"),
     Pattern.compile("\\b\\d+\\.\\d+%"),
     Pattern.compile("\\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
@@ -305,6 +314,7 @@ public final class DfsAdmin {
     Pattern.compile("(?<=^Name: <dn> \\().+(?=\\)$)"),
   };
   private static final String[] MASKED = {
+    "http://<nn-http>", "<bpid>", "blk_<id>_<gs>", "blk_<id>", "<storage>", "<ms>",
     "<bytes>", "<pct>", "<date>", "<dn>", "<client>", "<txid>", "<host>", "<host>",
   };
 
