@@ -50,7 +50,7 @@ fn file_status_errors_and_hostile_requests() {
     assert_eq!(code, 400);
     assert_eq!(
         json(&body)["RemoteException"]["message"],
-        "Invalid value for webhdfs parameter \"op\": No enum constant org.apache.hadoop.hdfs.web.resources.GetOpParam.Op.MKDIRS"
+        "Invalid value for webhdfs parameter \"op\": MKDIRS is not a valid GET operation."
     );
 
     // A URL longer than the 64 KiB request-head limit is refused, and the
