@@ -18,7 +18,10 @@
 # `snapshots` (DfsAdmin on scripts/admin/snapshots.txt: dfsadmin, dfs,
 # lsSnapshottableDir and snapshotDiff on snapshots; 1 DataNode) or
 # `truncate-concat` (TruncateConcat: truncate and concat, their preconditions
-# and block recovery, replication 3; 3 DataNodes).
+# and block recovery, replication 3; 3 DataNodes), or `webhdfs-NAME`: the
+# FsShell script scripts/NAME.txt run against the cluster's WebHDFS
+# (`webhdfs://127.0.0.1:HTTP_PORT`, the Java WebHdfsFileSystem), written to
+# expected/webhdfs-NAME.txt.
 #
 # What it does:
 #   1. copies the anchor harness (../shared/anchors/hdfs-harness, i.e. the shared
@@ -83,7 +86,7 @@ PROGRAMS=()
 for n in "${NAMES[@]}"; do
   if program_args "$n" >/dev/null; then
     PROGRAMS+=("$n")
-  elif [ -f "$HERE/scripts/$n.txt" ]; then
+  elif [ -f "$HERE/scripts/$n.txt" ] || [ -f "$HERE/scripts/${n#webhdfs-}.txt" ]; then
     SCRIPTS+=("$n")
   else
     echo "regenerate-golden: no scripts/$n.txt and no program $n" >&2
@@ -156,6 +159,7 @@ for s in ss:
     exit 1
   fi
   URL="hdfs://127.0.0.1:$nn_port"
+  WEBURL="webhdfs://127.0.0.1:$http_port"
 }
 
 # record NAME RUN.SH-ARGS...: runs twice, checks both outputs agree, writes the golden.
@@ -183,7 +187,11 @@ for datanodes in 1 3; do
   if [ "$datanodes" = 1 ]; then
     for n in "${SCRIPTS[@]}"; do
       [ -n "$started" ] || { start_cluster 1; started=1; }
-      record "$n" --fs "$URL" --script "$HERE/scripts/$n.txt"
+      if [ "${n#webhdfs-}" != "$n" ] && [ ! -f "$HERE/scripts/$n.txt" ]; then
+        record "$n" --fs "$WEBURL" --script "$HERE/scripts/${n#webhdfs-}.txt"
+      else
+        record "$n" --fs "$URL" --script "$HERE/scripts/$n.txt"
+      fi
     done
   fi
   for n in "${PROGRAMS[@]}"; do
