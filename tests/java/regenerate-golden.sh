@@ -21,7 +21,10 @@
 # and block recovery, replication 3; 3 DataNodes) or `fsck` (`hdfs fsck`
 # through DfsAdmin on the four scripts of scripts/admin/fsck, with a replica
 # corrupted and the DataNodes stopped in between: golden/FsckGolden.java runs
-# its own MiniDFSCluster of 2 DataNodes in its JVM; writes expected/fsck-*.txt).
+# its own MiniDFSCluster of 2 DataNodes in its JVM; writes expected/fsck-*.txt),
+# or `webhdfs-NAME`: the FsShell script scripts/NAME.txt run against the
+# cluster's WebHDFS (`webhdfs://127.0.0.1:HTTP_PORT`, the Java
+# WebHdfsFileSystem), written to expected/webhdfs-NAME.txt.
 #
 # What it does:
 #   1. copies the anchor harness (../shared/anchors/hdfs-harness, i.e. the shared
@@ -116,7 +119,7 @@ for n in "${NAMES[@]}"; do
     FSCK=1
   elif program_args "$n" >/dev/null; then
     PROGRAMS+=("$n")
-  elif [ -f "$HERE/scripts/$n.txt" ]; then
+  elif [ -f "$HERE/scripts/$n.txt" ] || [ -f "$HERE/scripts/${n#webhdfs-}.txt" ]; then
     SCRIPTS+=("$n")
   else
     echo "regenerate-golden: no scripts/$n.txt and no program $n" >&2
@@ -190,6 +193,7 @@ for s in ss:
     exit 1
   fi
   URL="hdfs://127.0.0.1:$nn_port"
+  WEBURL="webhdfs://127.0.0.1:$http_port"
 }
 
 # record NAME RUN.SH-ARGS...: runs twice, checks both outputs agree, writes the golden.
@@ -217,7 +221,11 @@ for datanodes in 1 3; do
   if [ "$datanodes" = 1 ]; then
     for n in "${SCRIPTS[@]}"; do
       [ -n "$started" ] || { start_cluster 1; started=1; }
-      record "$n" --fs "$URL" --script "$HERE/scripts/$n.txt"
+      if [ "${n#webhdfs-}" != "$n" ] && [ ! -f "$HERE/scripts/$n.txt" ]; then
+        record "$n" --fs "$WEBURL" --script "$HERE/scripts/${n#webhdfs-}.txt"
+      else
+        record "$n" --fs "$URL" --script "$HERE/scripts/$n.txt"
+      fi
     done
   fi
   for n in "${PROGRAMS[@]}"; do

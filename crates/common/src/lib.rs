@@ -12,3 +12,5 @@ pub mod http;
 pub mod ids;
 pub mod keys;
 pub mod storage_type;
+pub mod webhdfs;
+pub mod xattr_codec;

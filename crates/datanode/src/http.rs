@@ -1,5 +1,6 @@
 //! The DataNode's HTTP server (`dfs.datanode.http.address`, HDFS's port
-//! 9864): `GET /metrics` is [`crate::metrics::Metrics`] as JSON. The
+//! 9864): `GET /metrics` is [`crate::metrics::Metrics`] as JSON;
+//! `/webhdfs/v1` is WebHDFS's data half ([`crate::webhdfs`]). The
 //! connection loop and its limits are [`cairn_common::http::serve`]'s.
 
 use std::sync::Arc;
@@ -20,6 +21,7 @@ fn router(metrics: Arc<Metrics>) -> Router {
         .route("/metrics", get(metrics_json))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found\n") })
         .with_state(metrics)
+        .merge(crate::webhdfs::routes())
 }
 
 async fn metrics_json(State(metrics): State<Arc<Metrics>>) -> impl IntoResponse {

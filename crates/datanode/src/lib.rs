@@ -38,6 +38,7 @@ pub mod namenode_link;
 pub mod scanner;
 pub mod storage;
 pub mod transfer;
+mod webhdfs;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

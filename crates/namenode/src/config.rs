@@ -105,6 +105,8 @@ pub struct NameNodeConfig {
     /// Directory of `metaSave` files (`hadoop.log.dir`); unset: `logs/`
     /// in the first metadata directory.
     pub log_dir: Option<std::path::PathBuf>,
+    /// Who may impersonate whom (`hadoop.proxyuser.*`), for WebHDFS's `doas`.
+    pub proxy_users: crate::proxy_users::ProxyUsers,
 }
 
 /// The IPC server's settings.
@@ -495,6 +497,7 @@ impl NameNodeConfig {
             safe_mode,
             list_open_files_max: list_open_files_max as usize,
             log_dir,
+            proxy_users: crate::proxy_users::ProxyUsers::from_conf(conf),
             lease_soft_limit,
             lease_hard_limit,
             hosts_exclude,

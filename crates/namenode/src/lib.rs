@@ -17,6 +17,7 @@ pub mod journal;
 pub mod leases;
 pub mod lockstat;
 pub mod namespace;
+pub mod proxy_users;
 pub mod safemode;
 pub mod service;
 pub mod storage;
@@ -152,6 +153,7 @@ pub fn new_state(
         leases: Mutex::new(leases),
         truncates: Mutex::new(truncates),
         full_reports: Mutex::new(()),
+        rpc_address: std::sync::OnceLock::new(),
         journal,
         users: UserDirectory::new(superuser, config.superuser_group.clone()),
         safe_mode: AtomicBool::new(false),
@@ -312,6 +314,9 @@ pub async fn run(
         state.config.trash,
         shutdown.clone(),
     ));
+    if let Ok(addr) = listener.local_addr() {
+        let _ = state.rpc_address.set(addr);
+    }
     let http = http.map(|l| tokio::spawn(http::serve(state.clone(), l, shutdown.clone())));
     let result = serve_state(state, listener, server_config, shutdown).await;
     if let Some(h) = http {

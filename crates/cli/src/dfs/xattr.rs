@@ -6,7 +6,7 @@
 //! attributes in the iteration order of the `java.util.HashMap` the Java
 //! client puts them in ([`java_hash_map_order`]).
 
-use base64::Engine;
+use cairn_common::xattr_codec::{self, decode_value, Encoding};
 use cairn_proto::hadoop::hdfs as pb;
 
 use super::args::{check_one_path, pop_option_with_argument, CommandFormat, UsageError};
@@ -44,38 +44,10 @@ const GETFATTR_FORMAT: CommandFormat = CommandFormat::new(0, usize::MAX, &["d", 
 /// `setXAttr` flags of `FileSystem.setXAttr(path, name, value)`.
 const CREATE_OR_REPLACE: u32 = 1 | 2;
 
-/// How `-getfattr` shows values (`-e`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Encoding {
-    Text,
-    Hex,
-    Base64,
-}
-
-/// Java's `XAttrHelper.buildXAttr`: `ns.name` split into the namespace
-/// number and the name; errors are usage errors, as the shell shows them.
+/// Java's `XAttrHelper.buildXAttr`; errors are usage errors, as the
+/// shell shows them.
 fn parse_name(full: &str) -> Result<(i32, String), UsageError> {
-    let prefix_error = || {
-        UsageError::new(
-            "An XAttr name must be prefixed with user/trusted/security/system/raw, followed by a '.'",
-        )
-    };
-    let dot = full.find('.').ok_or_else(prefix_error)?;
-    if dot < 3 {
-        return Err(prefix_error());
-    }
-    if dot == full.len() - 1 {
-        return Err(UsageError::new("XAttr name cannot be empty."));
-    }
-    let namespace = match full[..dot].to_ascii_lowercase().as_str() {
-        "user" => 0,
-        "trusted" => 1,
-        "security" => 2,
-        "system" => 3,
-        "raw" => 4,
-        _ => return Err(prefix_error()),
-    };
-    Ok((namespace, full[dot + 1..].to_owned()))
+    xattr_codec::parse_name(full).map_err(UsageError::new)
 }
 
 /// The prefixed name of an attribute the NameNode returned.
@@ -90,72 +62,12 @@ fn prefixed(x: &pb::XAttrProto) -> String {
     format!("{prefix}.{}", x.name)
 }
 
-/// Java's `XAttrCommands.convert(String)`: `"text"`, `0x` hex, `0s`
-/// base64, or the bytes of the string itself.
-fn decode_value(value: &str) -> Result<Vec<u8>, String> {
-    if value.len() >= 2 {
-        if value.starts_with('"') && value.ends_with('"') {
-            return Ok(value.as_bytes()[1..value.len() - 1].to_vec());
-        }
-        let (head, rest) = value.split_at(2);
-        if head.eq_ignore_ascii_case("0x") {
-            return decode_hex(rest);
-        }
-        if head.eq_ignore_ascii_case("0s") {
-            // Commons Codec's decoder skips what is not base64.
-            let clean: String = rest
-                .chars()
-                .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '-' | '_'))
-                .map(|c| match c {
-                    '-' => '+',
-                    '_' => '/',
-                    other => other,
-                })
-                .collect();
-            return Ok(base64::engine::general_purpose::STANDARD_NO_PAD
-                .decode(clean.as_bytes())
-                .unwrap_or_default());
-        }
-    }
-    Ok(value.as_bytes().to_vec())
-}
-
-/// Commons Codec's `Hex.decodeHex`, with its messages.
-fn decode_hex(text: &str) -> Result<Vec<u8>, String> {
-    let chars: Vec<char> = text.chars().collect();
-    if !chars.len().is_multiple_of(2) {
-        return Err("org.apache.commons.codec.DecoderException: Odd number of characters.".into());
-    }
-    let digit = |i: usize| {
-        chars[i].to_digit(16).ok_or_else(|| {
-            format!(
-                "org.apache.commons.codec.DecoderException: Illegal hexadecimal character {} at index {i}",
-                chars[i]
-            )
-        })
-    };
-    (0..chars.len())
-        .step_by(2)
-        .map(|i| Ok(u8::try_from(digit(i)? * 16 + digit(i + 1)?).unwrap_or(0)))
-        .collect()
-}
-
 /// Java's `XAttrCommands.convert(name, value, encoding)`.
 fn show(name: &str, value: &[u8], encoding: Encoding) -> String {
     if value.is_empty() {
         return name.to_owned();
     }
-    let shown = match encoding {
-        Encoding::Text => format!("\"{}\"", String::from_utf8_lossy(value)),
-        Encoding::Hex => {
-            let hex: String = value.iter().map(|b| format!("{b:02x}")).collect();
-            format!("0x{hex}")
-        }
-        Encoding::Base64 => format!(
-            "0s{}",
-            base64::engine::general_purpose::STANDARD.encode(value)
-        ),
-    };
+    let shown = xattr_codec::encode_value(value, encoding);
     format!("{name}={shown}")
 }
 
@@ -386,21 +298,6 @@ pub(crate) async fn setfattr(shell: &mut Shell, mut args: Vec<String>) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn values_decode_as_the_java_shell_decodes_them() {
-        assert_eq!(decode_value("123").expect("text"), b"123");
-        assert_eq!(decode_value("\"a b\"").expect("quoted"), b"a b");
-        assert_eq!(decode_value("0x616263").expect("hex"), b"abc");
-        assert_eq!(decode_value("0X6A").expect("hex"), b"j");
-        assert_eq!(decode_value("0sYWJj").expect("base64"), b"abc");
-        assert!(decode_value("0x123")
-            .expect_err("odd")
-            .contains("Odd number"));
-        assert!(decode_value("0xzz")
-            .expect_err("bad")
-            .contains("character z at index 0"));
-    }
 
     #[test]
     fn values_show_as_the_java_shell_shows_them() {

@@ -100,6 +100,9 @@ pub struct NameNodeState {
     /// not starve each other's batches of the block manager lock while
     /// holding the namespace lock.
     pub full_reports: Mutex<()>,
+    /// The address RPC is served on, once bound (WebHDFS redirects name it
+    /// as `namenoderpcaddress`).
+    pub rpc_address: std::sync::OnceLock<std::net::SocketAddr>,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's

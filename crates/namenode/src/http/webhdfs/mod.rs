@@ -4,29 +4,42 @@
 //! safe mode, quotas and the journal behave exactly as over RPC), and its
 //! answer is written in HDFS's JSON shapes. Errors are HDFS's
 //! `{"RemoteException": {...}}` with the status code HDFS's
-//! `ExceptionHandler` picks for the Java class.
+//! `ExceptionHandler` picks for the Java class. CREATE, APPEND, OPEN and
+//! GETFILECHECKSUM answer 307 with a DataNode's `/webhdfs/v1` URL
+//! (redirect.rs), where the data flows.
 //!
 //! Parameter names are case-insensitive and `op` values too, as in HDFS.
 //! Simple authentication: `user.name` names the caller (HDFS's static
-//! user `dr.who` when absent).
+//! user `dr.who` when absent); `doas` impersonates another user when
+//! `hadoop.proxyuser.*` allows it (crate::proxy_users).
+//!
+//! Handlers by area: read_ops.rs (GET metadata), write_ops.rs (PUT, POST,
+//! DELETE on the namespace), acl_xattr.rs, snapshot_policy.rs (snapshots,
+//! storage policies, quotas), redirect.rs (the data operations); json.rs
+//! builds the answers.
 
+mod acl_xattr;
 mod json;
+mod read_ops;
+mod redirect;
+mod snapshot_policy;
+mod write_ops;
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{Method, StatusCode, Uri};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
-use cairn_proto::exceptions as ex;
-use cairn_proto::hadoop::hdfs as pb;
+use cairn_common::webhdfs::{self as web, Params};
 use cairn_rpc::{CallContext, CallError};
 use prost::Message;
 
 use crate::service::NameNodeState;
+
+pub use cairn_common::webhdfs::RemoteError as WebError;
 
 /// The caller when a request names none (`hadoop.http.staticuser.user`).
 pub const STATIC_USER: &str = "dr.who";
@@ -34,164 +47,110 @@ pub const STATIC_USER: &str = "dr.who";
 /// One parsed WebHDFS request.
 #[derive(Debug)]
 pub struct WebRequest {
+    pub method: Method,
     /// The HDFS path (percent-decoded; `/` when empty).
     pub path: String,
-    /// The operation, upper-cased.
+    /// The operation, upper-cased (empty when absent).
     pub op: String,
-    /// Query parameters by lower-cased name (the last one wins).
-    params: HashMap<String, String>,
-    /// `user.name`, or [`STATIC_USER`].
+    pub params: Params,
+    /// Who the calls run as: `doas` when given, else `user.name`.
     pub user: String,
+    /// `user.name` when it is given (HDFS leaves it out of redirects
+    /// otherwise).
+    pub user_param: Option<String>,
+    pub doas: Option<String>,
     pub peer: SocketAddr,
+    /// The host the client reached us by (`Host`), for redirects when the
+    /// RPC server listens on a wildcard address.
+    pub host: Option<String>,
 }
 
 impl WebRequest {
-    fn parse(uri: &Uri, peer: SocketAddr) -> Result<WebRequest, WebError> {
-        let raw_path = uri.path().strip_prefix("/webhdfs/v1").unwrap_or_default();
-        let path = percent_decode(raw_path)
-            .ok_or_else(|| WebError::illegal_argument(format!("Invalid path: {raw_path}")))?;
-        let path = if path.is_empty() {
-            "/".to_string()
-        } else {
-            path
-        };
-        let mut params = HashMap::new();
-        for (k, v) in form_urlencoded::parse(uri.query().unwrap_or("").as_bytes()) {
-            params.insert(k.to_ascii_lowercase(), v.into_owned());
-        }
+    fn parse(
+        method: Method,
+        uri: &Uri,
+        headers: &HeaderMap,
+        peer: SocketAddr,
+    ) -> Result<WebRequest, WebError> {
+        let path = web::request_path(uri.path())?;
+        let params = Params::parse(uri.query());
         let op = params
             .get("op")
             .map(|o| o.to_ascii_uppercase())
             .unwrap_or_default();
-        let user = params
-            .get("user.name")
-            .filter(|u| !u.is_empty())
-            .cloned()
+        let user_param = params.string("user.name").map(str::to_string);
+        if let Some(u) = &user_param {
+            web::check_user_name("user.name", u)?;
+        }
+        let doas = params.string("doas").map(str::to_string);
+        if let Some(d) = &doas {
+            web::check_user_name("doas", d)?;
+        }
+        let user = doas
+            .clone()
+            .or_else(|| user_param.clone())
             .unwrap_or_else(|| STATIC_USER.to_string());
+        let host = headers
+            .get(axum::http::header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_string);
         Ok(WebRequest {
+            method,
             path,
             op,
             params,
             user,
+            user_param,
+            doas,
             peer,
+            host,
         })
     }
 
-    /// A query parameter by (case-insensitive) name.
+    /// A query parameter by (lower-case) name.
     pub fn param(&self, name: &str) -> Option<&str> {
-        self.params.get(name).map(String::as_str)
+        self.params.get(name)
+    }
+
+    /// A parameter the operation cannot do without.
+    fn required(&self, name: &str) -> Result<&str, WebError> {
+        self.params
+            .string(name)
+            .ok_or_else(|| WebError::required(name, &self.op))
     }
 
     /// The identity the ClientProtocol call runs as.
     fn context(&self) -> CallContext {
         CallContext {
             user: Arc::from(self.user.as_str()),
-            real_user: None,
+            real_user: self
+                .doas
+                .as_ref()
+                .map(|_| Arc::from(self.real_user().as_str())),
             client_id: Bytes::new(),
             call_id: 0,
             retry_count: 0,
             remote_addr: self.peer,
         }
     }
+
+    /// The authenticated user: `user.name`, or the static user.
+    fn real_user(&self) -> String {
+        self.user_param
+            .clone()
+            .unwrap_or_else(|| STATIC_USER.to_string())
+    }
 }
 
-/// Decodes `%XX` escapes; `None` when they do not make UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
+/// A ClientProtocol error as WebHDFS reports it.
+fn from_call_error(e: CallError) -> WebError {
+    match e {
+        CallError::Remote { class, message } => WebError::new(class, message),
+        CallError::NoSuchMethod(m) => {
+            WebError::new(web::UNSUPPORTED_OPERATION, format!("{m} is not supported"))
         }
+        CallError::BadRequest(m) => WebError::illegal_argument(m),
     }
-    String::from_utf8(out).ok()
-}
-
-/// A failed WebHDFS request: the status code and HDFS's RemoteException.
-#[derive(Debug)]
-pub struct WebError {
-    pub status: StatusCode,
-    /// The Java exception class (fully qualified).
-    pub class: String,
-    pub message: String,
-}
-
-impl WebError {
-    pub fn illegal_argument(message: impl Into<String>) -> WebError {
-        WebError {
-            status: StatusCode::BAD_REQUEST,
-            class: ex::ILLEGAL_ARGUMENT.to_string(),
-            message: message.into(),
-        }
-    }
-
-    /// HDFS's `ExceptionHandler`: security → 403, FileNotFound → 404, any
-    /// other IOException → 403, bad arguments and unsupported operations →
-    /// 400, anything else → 500.
-    fn from_class(class: String, message: String) -> WebError {
-        let status = match class.as_str() {
-            ex::FILE_NOT_FOUND => StatusCode::NOT_FOUND,
-            ex::ILLEGAL_ARGUMENT
-            | ex::HADOOP_ILLEGAL_ARGUMENT
-            | ex::INVALID_PATH
-            | ex::UNSUPPORTED_OPERATION => StatusCode::BAD_REQUEST,
-            "java.lang.SecurityException"
-            | "org.apache.hadoop.security.authorize.AuthorizationException" => {
-                StatusCode::FORBIDDEN
-            }
-            c if c.starts_with("java.lang.") => StatusCode::INTERNAL_SERVER_ERROR,
-            _ => StatusCode::FORBIDDEN,
-        };
-        WebError {
-            status,
-            class,
-            message,
-        }
-    }
-}
-
-impl From<CallError> for WebError {
-    fn from(e: CallError) -> WebError {
-        match e {
-            CallError::Remote { class, message } => WebError::from_class(class, message),
-            CallError::NoSuchMethod(m) => WebError {
-                status: StatusCode::BAD_REQUEST,
-                class: ex::UNSUPPORTED_OPERATION.to_string(),
-                message: format!("{m} is not supported"),
-            },
-            CallError::BadRequest(m) => WebError::illegal_argument(m),
-        }
-    }
-}
-
-impl IntoResponse for WebError {
-    fn into_response(self) -> Response {
-        let simple = self.class.rsplit('.').next().unwrap_or(&self.class);
-        let body = serde_json::json!({
-            "RemoteException": {
-                "exception": simple,
-                "javaClassName": self.class,
-                "message": self.message,
-            }
-        });
-        json_response(self.status, &body)
-    }
-}
-
-/// A JSON answer as HDFS writes it (`application/json`, no pretty print).
-pub fn json_response(status: StatusCode, body: &serde_json::Value) -> Response {
-    (
-        status,
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
 }
 
 /// Runs one ClientProtocol call as the request's caller.
@@ -204,12 +163,9 @@ async fn call<Q: Message, R: Message + Default>(
     let bytes = state
         .clone()
         .dispatch(req.context(), method, Bytes::from(msg.encode_to_vec()))
-        .await?;
-    R::decode(bytes).map_err(|e| WebError {
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        class: ex::IO.to_string(),
-        message: format!("cannot decode the {method} answer: {e}"),
-    })
+        .await
+        .map_err(from_call_error)?;
+    R::decode(bytes).map_err(|e| WebError::io(format!("cannot decode the {method} answer: {e}")))
 }
 
 /// Every `/webhdfs/v1` request.
@@ -218,70 +174,103 @@ pub async fn handle(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     method: Method,
     uri: Uri,
+    headers: HeaderMap,
     _body: Body,
 ) -> Response {
-    let result = match WebRequest::parse(&uri, peer) {
-        Ok(req) => run(&state, &method, &req).await,
+    let result = match WebRequest::parse(method, &uri, &headers, peer) {
+        Ok(req) => match state.config.proxy_users.authorize(&state, &req) {
+            Ok(()) => run(&state, &req).await,
+            Err(e) => Err(e),
+        },
         Err(e) => Err(e),
     };
     result.unwrap_or_else(IntoResponse::into_response)
 }
 
-async fn run(
-    state: &Arc<NameNodeState>,
-    method: &Method,
-    req: &WebRequest,
-) -> Result<Response, WebError> {
-    match (method.as_str(), req.op.as_str()) {
-        ("GET", "GETFILESTATUS") => get_file_status(state, req).await,
-        (m, op) => Err(unknown_op(m, op)),
+async fn run(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
+    let method = req.method.as_str();
+    if !matches!(method, "GET" | "PUT" | "POST" | "DELETE") {
+        return Err(WebError {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            class: web::UNSUPPORTED_OPERATION.to_string(),
+            message: format!("HTTP method {method} is not supported"),
+        });
     }
+    if req.op.is_empty() || req.op == "NULL" {
+        return Err(WebError::new(
+            web::UNSUPPORTED_OPERATION,
+            "op=NULL is not supported",
+        ));
+    }
+    if let Some(r) = read_ops::run(state, req).await {
+        return r;
+    }
+    if let Some(r) = write_ops::run(state, req).await {
+        return r;
+    }
+    if let Some(r) = acl_xattr::run(state, req).await {
+        return r;
+    }
+    if let Some(r) = snapshot_policy::run(state, req).await {
+        return r;
+    }
+    if let Some(r) = redirect::run(state, req).await {
+        return r;
+    }
+    Err(unknown_op(method, &req.op))
 }
+
+/// Operations HDFS 3.4's WebHDFS has that Cairn does not serve (no
+/// delegation tokens, symlinks or erasure coding).
+const UNSERVED: &[(&str, &str)] = &[
+    ("GET", "GETDELEGATIONTOKEN"),
+    ("GET", "GETSNAPSHOTDIFFLISTING"),
+    ("GET", "GETECPOLICY"),
+    ("GET", "GETECPOLICIES"),
+    ("GET", "GETECCODECS"),
+    ("GET", "GETLINKTARGET"),
+    ("GET", "GETENCLOSINGROOT"),
+    ("GET", "GETTRASHROOTS"),
+    ("PUT", "CREATESYMLINK"),
+    ("PUT", "RENEWDELEGATIONTOKEN"),
+    ("PUT", "CANCELDELEGATIONTOKEN"),
+    ("PUT", "ENABLEECPOLICY"),
+    ("PUT", "DISABLEECPOLICY"),
+    ("PUT", "SETECPOLICY"),
+    ("PUT", "SATISFYSTORAGEPOLICY"),
+    ("POST", "UNSETECPOLICY"),
+];
 
 /// HDFS's answer to an op the HTTP method does not have (the op parameter
-/// is an enum per method: GetOpParam, PutOpParam, PostOpParam,
-/// DeleteOpParam).
+/// is an enum per method), or to one Cairn does not serve.
 fn unknown_op(method: &str, op: &str) -> WebError {
-    let kind = match method {
-        "GET" => "GetOpParam",
-        "PUT" => "PutOpParam",
-        "POST" => "PostOpParam",
-        "DELETE" => "DeleteOpParam",
-        _ => {
-            return WebError {
-                status: StatusCode::METHOD_NOT_ALLOWED,
-                class: ex::UNSUPPORTED_OPERATION.to_string(),
-                message: format!("HTTP method {method} is not supported"),
-            }
-        }
-    };
-    WebError::illegal_argument(format!(
-        "Invalid value for webhdfs parameter \"op\": No enum constant org.apache.hadoop.hdfs.web.resources.{kind}.Op.{op}"
-    ))
+    if UNSERVED.contains(&(method, op)) {
+        return WebError::new(web::UNSUPPORTED_OPERATION, format!("{op} is not supported"));
+    }
+    WebError::invalid_param("op", format!("{op} is not a valid {method} operation."))
 }
 
-/// GETFILESTATUS: `{"FileStatus": {...}}`.
-async fn get_file_status(
+/// The file status of `path`, or HDFS's FileNotFoundException.
+async fn file_info(
     state: &Arc<NameNodeState>,
     req: &WebRequest,
-) -> Result<Response, WebError> {
-    let r: pb::GetFileInfoResponseProto = call(
+    path: &str,
+) -> Result<Option<cairn_proto::hadoop::hdfs::HdfsFileStatusProto>, WebError> {
+    let r: cairn_proto::hadoop::hdfs::GetFileInfoResponseProto = call(
         state,
         req,
         "getFileInfo",
-        &pb::GetFileInfoRequestProto {
-            src: req.path.clone(),
+        &cairn_proto::hadoop::hdfs::GetFileInfoRequestProto {
+            src: path.to_string(),
         },
     )
     .await?;
-    let Some(fs) = r.fs else {
-        return Err(WebError::from_class(
-            ex::FILE_NOT_FOUND.to_string(),
-            format!("File does not exist: {}", req.path),
-        ));
-    };
-    Ok(json_response(
-        StatusCode::OK,
-        &serde_json::json!({ "FileStatus": json::file_status(&fs) }),
-    ))
+    Ok(r.fs)
+}
+
+/// `{"<key>": value}` with 200.
+fn ok_json(key: &str, value: serde_json::Value) -> Response {
+    let mut m = serde_json::Map::new();
+    m.insert(key.to_string(), value);
+    web::json_response(StatusCode::OK, &serde_json::Value::Object(m))
 }
