@@ -167,6 +167,7 @@ fn choose_for_create(
                 .placement_seed
                 .fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed),
             policy: None,
+            existing: &[],
         },
         now,
     );
