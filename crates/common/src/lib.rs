@@ -11,4 +11,6 @@ pub mod fatal;
 pub mod http;
 pub mod ids;
 pub mod keys;
+pub mod metrics;
 pub mod storage_type;
+pub mod web;
