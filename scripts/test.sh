@@ -5,7 +5,9 @@
 # Needs: a Rust toolchain (rustup), a JDK 17 and Maven (the Java client's
 # jars are fetched from Maven Central on first use by tests/java/run.sh),
 # and Python 3 with venv (tests/python/setup.sh installs pyspark from PyPI
-# into tests/python/.venv on first use).
+# into tests/python/.venv on first use; the web UI test runs
+# tests/python/install-chromium.sh, which apt-get installs Debian's chromium
+# when /usr/bin/chromium is missing: root or password-less sudo).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

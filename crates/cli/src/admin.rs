@@ -18,18 +18,7 @@ use cairn_proto::protocols::CLIENT_PROTOCOL;
 use cairn_rpc::client::Client;
 
 fn human(bytes: u64) -> String {
-    const UNITS: [&str; 6] = ["B", "KB", "MB", "GB", "TB", "PB"];
-    let mut v = bytes as f64;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < UNITS.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{v:.2} {}", UNITS[u])
-    }
+    cairn_common::web::page::bytes(bytes)
 }
 
 fn pct(part: u64, whole: u64) -> f64 {

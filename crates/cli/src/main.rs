@@ -7,6 +7,7 @@ mod admin_snapshot;
 mod bench;
 mod dfs;
 mod fsck;
+mod logging;
 mod up;
 
 use std::net::SocketAddr;
@@ -135,14 +136,7 @@ fn load_conf(cli: &Cli) -> anyhow::Result<Configuration> {
 }
 
 fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    use std::io::IsTerminal;
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(std::io::stderr().is_terminal())
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init();
 }
 
 /// Cancels the token on SIGINT or SIGTERM.

@@ -11,6 +11,8 @@ pub mod fatal;
 pub mod http;
 pub mod ids;
 pub mod keys;
+pub mod metrics;
 pub mod storage_type;
+pub mod web;
 pub mod webhdfs;
 pub mod xattr_codec;

@@ -176,6 +176,8 @@ impl Default for WritePath {
 /// Everything the DataNode reads from its configuration.
 #[derive(Debug, Clone)]
 pub struct DataNodeConfig {
+    /// The configuration it was read from, as `/conf` shows it.
+    pub site: std::sync::Arc<cairn_common::config::Configuration>,
     /// The storage directory (`current/VERSION`, block pools below it).
     pub data_dir: PathBuf,
     /// The medium of that directory, reported to the NameNode: the `[TYPE]`
@@ -508,6 +510,7 @@ impl DataNodeConfig {
             None => StorageType::Disk,
         };
         Ok(DataNodeConfig {
+            site: std::sync::Arc::new(conf.clone()),
             data_dir,
             storage_type,
             namenode,

@@ -38,6 +38,7 @@ pub mod namenode_link;
 pub mod scanner;
 pub mod storage;
 pub mod transfer;
+mod web;
 mod webhdfs;
 
 use std::net::SocketAddr;
@@ -233,9 +234,16 @@ impl DataNode {
             ipc_config,
             shutdown.clone(),
         ));
+        let web = web::Web {
+            shared: shared.clone(),
+            xfer: self.endpoints.xfer,
+            ipc: self.endpoints.ipc,
+            http: self.endpoints.http,
+        };
         let http = tokio::spawn(http::serve(
             self.http,
             shared.metrics.clone(),
+            web,
             shutdown.clone(),
         ));
         let link = NameNodeLink::new(

@@ -39,6 +39,11 @@ macro_rules! metrics {
                 out.push('}');
                 out
             }
+
+            /// (name, value) of every counter, in declaration order.
+            pub fn pairs(&self) -> Vec<(&'static str, u64)> {
+                vec![$( (stringify!($name), self.$name.load(Ordering::Relaxed)), )*]
+            }
         }
     };
 }
@@ -146,22 +151,7 @@ impl Metrics {
     }
 }
 
-/// Keeps a gauge raised while alive (e.g. `xceivers_active`).
-pub struct GaugeGuard<'a>(&'a AtomicU64);
-
-impl<'a> GaugeGuard<'a> {
-    /// Raises `gauge` by one until the guard is dropped.
-    pub fn new(gauge: &'a AtomicU64) -> Self {
-        gauge.fetch_add(1, Ordering::Relaxed);
-        GaugeGuard(gauge)
-    }
-}
-
-impl Drop for GaugeGuard<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
+pub use cairn_common::metrics::GaugeGuard;
 
 #[cfg(test)]
 mod tests {

@@ -23,6 +23,8 @@ pub const HADOOP_LOG_DIR: &str = "hadoop.log.dir";
 /// Everything the NameNode reads from its configuration.
 #[derive(Debug, Clone)]
 pub struct NameNodeConfig {
+    /// The configuration it was read from, as `/conf` shows it.
+    pub site: std::sync::Arc<Configuration>,
     /// Start-up safe mode thresholds (`dfs.namenode.safemode.*`).
     pub safe_mode: crate::safemode::SafeModeConfig,
     /// RPC calls executing at once (`dfs.namenode.handler.count`).
@@ -273,6 +275,7 @@ fn journal_config(
         preallocation,
         step_bytes: step,
         sync: true,
+        metrics: Default::default(),
     })
 }
 
@@ -494,6 +497,7 @@ impl NameNodeConfig {
             Duration::from_secs(60),
         )?;
         Ok(Self {
+            site: std::sync::Arc::new(conf.clone()),
             safe_mode,
             list_open_files_max: list_open_files_max as usize,
             log_dir,

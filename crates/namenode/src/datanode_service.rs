@@ -23,7 +23,7 @@ use crate::service::{NameNodeState, INVALIDATE_LIMIT};
 /// Layout version a 3.4.1 NameNode reports (negative, sent as uint32).
 const NAMENODE_LAYOUT_VERSION: i32 = -67;
 /// Version string DataNodes compare against their minimum.
-const SOFTWARE_VERSION: &str = "3.4.1";
+pub(crate) const SOFTWARE_VERSION: &str = "3.4.1";
 
 type CallResult = Result<Bytes, CallError>;
 

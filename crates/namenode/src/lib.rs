@@ -16,6 +16,7 @@ pub mod javafmt;
 pub mod journal;
 pub mod leases;
 pub mod lockstat;
+pub mod metrics;
 pub mod namespace;
 pub mod proxy_users;
 pub mod safemode;
@@ -161,6 +162,9 @@ pub fn new_state(
             config.safe_mode.clone(),
             std::time::Instant::now(),
         ),
+        metrics: crate::metrics::NameNodeMetrics::default(),
+        rpc_metrics: Arc::new(cairn_rpc::RpcMetrics::default()),
+        started_ms: now_ms(),
         config,
     })
 }
@@ -275,8 +279,13 @@ pub async fn run(
         handler_count: config.handler_count,
         max_connections: config.max_connections,
         idle_timeout: config.idle_timeout,
+        metrics: Arc::default(),
     };
     let state = new_state(config, version, ns, journal.clone());
+    let server_config = ServerConfig {
+        metrics: state.rpc_metrics.clone(),
+        ..server_config
+    };
     match state.read_exclude_list() {
         Ok(list) => {
             if let Ok(mut dns) = state.datanodes.lock() {

@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use cairn_common::config::{ConfigError, Configuration, TimeUnit};
 use cairn_common::keys as k;
+use cairn_common::web::page::civil_from_ms;
 use tokio_util::sync::CancellationToken;
 use tracing::{info, warn};
 
@@ -101,22 +102,6 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let doy = (153 * mp + 2) / 5 + d - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
-}
-
-/// The (year, month, day, hour, minute, second) of a UTC time.
-fn civil_from_ms(ms: u64) -> (i64, i64, i64, i64, i64, i64) {
-    let secs = i64::try_from(ms / 1000).unwrap_or(i64::MAX);
-    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d, rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// A checkpoint's name for a time: `yyMMddHHmmss` (HDFS's `CHECKPOINT`).

@@ -15,7 +15,9 @@
 pub mod client;
 pub mod error;
 pub mod frame;
+pub mod metrics;
 pub mod server;
 
 pub use error::CallError;
+pub use metrics::RpcMetrics;
 pub use server::{CallContext, Protocol, ServerConfig};

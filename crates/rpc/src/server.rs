@@ -34,6 +34,7 @@ use tracing::{debug, info, warn, Instrument};
 
 use crate::error::CallError;
 use crate::frame::{self, FrameError};
+use crate::metrics::{Raised, RpcMetrics};
 
 /// How many finished responses may wait for one connection's writer.
 const RESPONSE_QUEUE_LEN: usize = 128;
@@ -54,6 +55,8 @@ pub struct ServerConfig {
     /// long is closed; so is one that stalls in the middle of a frame or of
     /// its preamble.
     pub idle_timeout: Duration,
+    /// Where the server keeps its figures (`/jmx`, `/prom` read them).
+    pub metrics: Arc<RpcMetrics>,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +66,7 @@ impl Default for ServerConfig {
             handler_count: 10,
             max_connections: 4096,
             idle_timeout: Duration::from_secs(120),
+            metrics: Arc::new(RpcMetrics::default()),
         }
     }
 }
@@ -122,6 +126,15 @@ pub async fn serve(
     config: ServerConfig,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    if let Ok(addr) = listener.local_addr() {
+        config.metrics.set_port(addr.port());
+    }
+    if let Some(first) = protocols.first() {
+        let name = first.name();
+        config
+            .metrics
+            .set_server_name(name.rsplit('.').next().unwrap_or(name));
+    }
     let shared = Arc::new(Shared {
         protocols: protocols
             .into_iter()
@@ -170,9 +183,11 @@ async fn handle_connection(
     shutdown: CancellationToken,
 ) {
     let _ = stream.set_nodelay(true);
+    let metrics = shared.config.metrics.clone();
+    let _open = Raised::new(&metrics.open_connections);
     let (rd, wr) = stream.into_split();
     let (tx, rx) = mpsc::channel::<Bytes>(RESPONSE_QUEUE_LEN);
-    let writer = tokio::spawn(write_loop(wr, rx));
+    let writer = tokio::spawn(write_loop(wr, rx, metrics.clone()));
     let mut conn = Connection {
         reader: BufReader::with_capacity(64 * 1024, rd),
         tx,
@@ -185,7 +200,10 @@ async fn handle_connection(
     tokio::select! {
         r = conn.run() => match r {
             Ok(()) => debug!("connection closed"),
-            Err(reason) => info!(%reason, "closing connection"),
+            Err(reason) => {
+                metrics.dropped_connections.fetch_add(1, Ordering::Relaxed);
+                info!(%reason, "closing connection")
+            }
         },
         _ = shutdown.cancelled() => debug!("server shutting down"),
     }
@@ -195,14 +213,21 @@ async fn handle_connection(
     let _ = writer.await;
 }
 
-async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Bytes>) {
+async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Bytes>, metrics: Arc<RpcMetrics>) {
     let mut wr = BufWriter::with_capacity(64 * 1024, wr);
+    let sent = |f: &Bytes| {
+        metrics
+            .sent_bytes
+            .fetch_add(f.len() as u64, Ordering::Relaxed)
+    };
     while let Some(frame) = rx.recv().await {
+        sent(&frame);
         if wr.write_all(&frame).await.is_err() {
             return;
         }
         // Batch responses that are already waiting; flush when none are.
         while let Ok(frame) = rx.try_recv() {
+            sent(&frame);
             if wr.write_all(&frame).await.is_err() {
                 return;
             }
@@ -417,7 +442,17 @@ impl Connection {
         }
         match tokio::time::timeout(timeout, frame::read_frame(&mut self.reader, max)).await {
             Err(_) => Err("stalled in the middle of a frame".into()),
-            Ok(Ok(f)) => Ok(f),
+            Ok(Ok(f)) => {
+                if let Some(f) = &f {
+                    // The body and its 4-byte length prefix.
+                    self.shared
+                        .config
+                        .metrics
+                        .received_bytes
+                        .fetch_add(f.len() as u64 + 4, Ordering::Relaxed);
+                }
+                Ok(f)
+            }
             Ok(Err(FrameError::BadLength { len, max })) => {
                 // Hadoop answers an oversized request with a FATAL and closes.
                 let msg = format!("RPC data length of {len} is out of range (1..={max})");
@@ -616,13 +651,18 @@ impl Connection {
         };
         // Waiting here for a handler is the back-pressure: this connection
         // stops reading until a call finishes somewhere.
-        let permit = self
-            .shared
-            .handlers
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|_| "handler pool closed".to_string())?;
+        let metrics = self.shared.config.metrics.clone();
+        let arrived = std::time::Instant::now();
+        let permit = {
+            let _waiting = Raised::new(&metrics.call_queue_length);
+            self.shared
+                .handlers
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|_| "handler pool closed".to_string())?
+        };
+        metrics.queue.record_duration(arrived.elapsed());
         let ctx = CallContext {
             user,
             real_user: self.real_user.clone(),
@@ -638,7 +678,16 @@ impl Connection {
         let span = tracing::debug_span!("call", method = %method, call_id = header.call_id, user = %ctx.user);
         tokio::spawn(
             async move {
-                let result = protocol.clone().call(ctx, method.clone(), request).await;
+                let started = std::time::Instant::now();
+                let result = {
+                    let _running = Raised::new(&metrics.in_process);
+                    protocol.clone().call(ctx, method.clone(), request).await
+                };
+                // Unknown methods are not recorded: they would let a client
+                // fill the per-method table with made-up names.
+                if !matches!(result, Err(CallError::NoSuchMethod(_))) {
+                    metrics.record_call(&method, started.elapsed(), result.is_err());
+                }
                 let frame = match result {
                     Ok(payload) => frame::response_frame(
                         &frame::success_header(

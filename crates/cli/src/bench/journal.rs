@@ -113,6 +113,7 @@ async fn one_scheme(base: &Path, name: &str, a: &JournalArgs) -> anyhow::Result<
             preallocation: pre,
             step_bytes: a.step,
             sync: true,
+            metrics: Default::default(),
         },
     )
     .context("opening the edit log")?;
@@ -185,6 +186,7 @@ async fn sweep_point(
                 preallocation: pre,
                 step_bytes: step,
                 sync,
+                metrics: Default::default(),
             },
         )
         .context("opening the edit log")?,

@@ -76,18 +76,7 @@ pub(crate) fn size_u64(n: u64, human: bool) -> String {
 /// `rwxr-xr-x`, with `t`/`T` in the last place for the sticky bit, as
 /// Hadoop's `FsPermission.toString()`.
 pub(crate) fn permission_symbolic(permission: u16) -> String {
-    let mut s = String::with_capacity(9);
-    for shift in [6u16, 3, 0] {
-        let bits = (permission >> shift) & 7;
-        s.push(if bits & 4 != 0 { 'r' } else { '-' });
-        s.push(if bits & 2 != 0 { 'w' } else { '-' });
-        s.push(if bits & 1 != 0 { 'x' } else { '-' });
-    }
-    if permission & 0o1000 != 0 {
-        s.pop();
-        s.push(if permission & 1 != 0 { 't' } else { 'T' });
-    }
-    s
+    cairn_common::web::page::permission_symbolic(permission)
 }
 
 /// The octal permission as `-stat %a` prints it (`644`, `1777`, `0`).

@@ -53,6 +53,12 @@ impl BlockManager {
         }
     }
 
+    /// Copies sent to DataNodes and not yet reported done (HDFS's
+    /// `PendingReplicationBlocks`).
+    pub fn copies_in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
     /// Blocks waiting to be judged.
     pub fn changed_count(&self) -> usize {
         self.changed.len()
@@ -284,18 +290,40 @@ impl BlockManager {
         };
         held.iter()
             .filter_map(|id| self.blocks.get(id))
-            .all(|state| {
-                let Some(want) = replication_of(state.file) else {
-                    return false;
-                };
-                let elsewhere = state
-                    .replicas
-                    .iter()
-                    .filter(|r| {
-                        &r.datanode != datanode && r.is_good(state.gs) && alive(&r.datanode)
-                    })
-                    .count();
-                elsewhere >= want
-            })
+            .all(|state| Self::safe_elsewhere(state, datanode, replication_of, alive))
+    }
+
+    /// How many blocks with a replica on `datanode` still lack their full
+    /// replication elsewhere (a decommissioning node's progress, as the
+    /// web UI shows it). O(the node's replicas).
+    pub fn short_elsewhere(
+        &self,
+        datanode: &DatanodeUuid,
+        replication_of: &dyn Fn(INodeId) -> Option<usize>,
+        alive: &dyn Fn(&DatanodeUuid) -> bool,
+    ) -> usize {
+        self.on_node.get(datanode).map_or(0, |held| {
+            held.iter()
+                .filter_map(|id| self.blocks.get(id))
+                .filter(|state| !Self::safe_elsewhere(state, datanode, replication_of, alive))
+                .count()
+        })
+    }
+
+    fn safe_elsewhere(
+        state: &super::BlockState,
+        datanode: &DatanodeUuid,
+        replication_of: &dyn Fn(INodeId) -> Option<usize>,
+        alive: &dyn Fn(&DatanodeUuid) -> bool,
+    ) -> bool {
+        let Some(want) = replication_of(state.file) else {
+            return false;
+        };
+        let elsewhere = state
+            .replicas
+            .iter()
+            .filter(|r| &r.datanode != datanode && r.is_good(state.gs) && alive(&r.datanode))
+            .count();
+        elsewhere >= want
     }
 }

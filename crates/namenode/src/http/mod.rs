@@ -1,12 +1,19 @@
 //! The NameNode's HTTP server (`dfs.namenode.http-address`, HDFS's port
-//! 9870): WebHDFS under `/webhdfs/v1`, fsck on `/fsck`. The connection loop and its limits
-//! are [`cairn_common::http::serve`]'s.
+//! 9870): WebHDFS under `/webhdfs/v1`; fsck on `/fsck`; the web UI (`/`,
+//! `/datanodes`, `/explorer`); HDFS's servlets `/jmx`, `/prom`, `/conf`,
+//! `/stacks` and `/logLevel`. The connection loop and its limits are
+//! [`cairn_common::http::serve`]'s.
 
 pub mod fsck;
+pub mod jmx;
+pub mod prom;
+pub mod status;
+pub mod ui;
 pub mod webhdfs;
 
 use std::sync::Arc;
 
+use axum::routing::get;
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -20,12 +27,25 @@ pub fn router(state: Arc<NameNodeState>) -> Router {
         .route("/webhdfs/v1", axum::routing::any(webhdfs::handle))
         .route("/webhdfs/v1/", axum::routing::any(webhdfs::handle))
         .route("/webhdfs/v1/{*path}", axum::routing::any(webhdfs::handle))
+        .route("/jmx", get(jmx::handle))
+        .route("/prom", get(prom::handle))
+        .merge(ui::routes())
         .fallback(not_found)
         .with_state(state)
 }
 
 async fn not_found() -> (axum::http::StatusCode, &'static str) {
     (axum::http::StatusCode::NOT_FOUND, "Not Found\n")
+}
+
+/// A 500 answer naming what failed.
+fn internal_error(message: &str) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    (
+        axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+        format!("{message}\n"),
+    )
+        .into_response()
 }
 
 /// Serves HTTP on `listener` until `shutdown`.

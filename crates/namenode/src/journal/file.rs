@@ -51,6 +51,8 @@ pub struct JournalConfig {
     pub step_bytes: u64,
     /// fdatasync after each batch (off only for benchmarks).
     pub sync: bool,
+    /// Sync latency, batch sizes and transactions, for `/jmx` and `/prom`.
+    pub metrics: std::sync::Arc<crate::metrics::JournalMetrics>,
 }
 
 impl Default for JournalConfig {
@@ -59,6 +61,7 @@ impl Default for JournalConfig {
             preallocation: Preallocation::Fallocate,
             step_bytes: 1024 * 1024,
             sync: true,
+            metrics: Default::default(),
         }
     }
 }
@@ -110,6 +113,7 @@ struct Durable {
 /// A segment being written in one or more journal directories.
 pub struct FileEditLog {
     shared: Arc<Shared>,
+    metrics: Arc<crate::metrics::JournalMetrics>,
     durable: watch::Receiver<Durable>,
     thread: Mutex<Option<std::thread::JoinHandle<()>>>,
 }
@@ -279,6 +283,7 @@ impl Writer {
             }
             let offset = self.offset;
             let sync = self.config.sync;
+            let batch_started = Instant::now();
             let write = |s: &Segment| {
                 s.file.write_all_at(&buf, offset).and_then(|()| {
                     if sync {
@@ -328,6 +333,9 @@ impl Writer {
                 ));
                 continue;
             }
+            self.config
+                .metrics
+                .record_batch(records, batch_started.elapsed());
             self.offset += len;
             self.shared
                 .written
@@ -412,6 +420,7 @@ impl FileEditLog {
             refusing: None,
         });
         let step = config.step_bytes.max(4096);
+        let metrics = config.metrics.clone();
         let mut writer = Writer {
             segments,
             offset: 0,
@@ -438,6 +447,7 @@ impl FileEditLog {
         );
         Ok(Self {
             shared,
+            metrics,
             durable: rx,
             thread: Mutex::new(Some(thread)),
         })
@@ -479,6 +489,7 @@ impl Drop for FileEditLog {
 
 impl EditLog for FileEditLog {
     fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError> {
+        let started = Instant::now();
         let Ok(mut p) = self.shared.pending.lock() else {
             return Err(JournalError("edit log lock poisoned".into()));
         };
@@ -496,6 +507,8 @@ impl EditLog for FileEditLog {
         }
         let last = p.last_txid;
         drop(p);
+        self.metrics
+            .record_append(edits.len() as u64, started.elapsed());
         self.shared.wake.notify_one();
         Ok(TxId(last))
     }

@@ -39,7 +39,7 @@ pub(crate) fn require_superuser(caller: &Caller, operation: &str) -> Result<(), 
 impl NameNodeState {
     /// The redundancy figures of every block, judged against the files'
     /// replication and the DataNodes' liveness now.
-    pub(super) fn redundancy_stats(&self) -> Result<RedundancyStats, CallError> {
+    pub(crate) fn redundancy_stats(&self) -> Result<RedundancyStats, CallError> {
         let ns = self.read_namespace()?;
         let bm = self.lock_blocks()?;
         let dns = self.lock_datanodes()?;

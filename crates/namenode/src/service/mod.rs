@@ -103,6 +103,12 @@ pub struct NameNodeState {
     /// The address RPC is served on, once bound (WebHDFS redirects name it
     /// as `namenoderpcaddress`).
     pub rpc_address: std::sync::OnceLock<std::net::SocketAddr>,
+    /// HDFS's `NameNodeActivity` counters.
+    pub metrics: crate::metrics::NameNodeMetrics,
+    /// The IPC server's figures (queue and processing times, per method).
+    pub rpc_metrics: Arc<cairn_rpc::RpcMetrics>,
+    /// When this NameNode started, ms since the Unix epoch.
+    pub started_ms: u64,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
@@ -254,7 +260,9 @@ impl NameNodeState {
     ) -> CallResult {
         cairn_common::fatal::inject("namenode", method);
         let caller = self.caller(&ctx);
-        match method {
+        // Some handlers take the state by value.
+        let state = Arc::clone(&self);
+        let result = match method {
             "getFileInfo" | "getFileLinkInfo" => self.get_file_info(&caller, decode(&req)?),
             "getLocatedFileInfo" => self.get_located_file_info(&caller, &ctx, decode(&req)?),
             "getListing" => self.get_listing(&caller, &ctx, decode(&req)?),
@@ -339,7 +347,11 @@ impl NameNodeState {
                 let _ = empty_token();
                 Err(CallError::NoSuchMethod(other.to_string()))
             }
+        };
+        if result.is_ok() {
+            state.metrics.record(method);
         }
+        result
     }
 }
 

@@ -1,0 +1,371 @@
+//! The web UI, `/jmx`, `/prom`, `/conf`, `/stacks` and `/logLevel` on a
+//! 2-DataNode cluster (one cluster for the whole binary: one test runs
+//! every part in turn):
+//! - `/jmx` has HDFS's beans and attributes, and its counters move when
+//!   work is done (files created, RPC counts, journal syncs);
+//! - `/conf` answers as HDFS's ConfServlet; `/logLevel` sets a level and
+//!   reads it back; `/stacks` lists threads;
+//! - `tests/python/web_metrics.py` parses `/prom` with prometheus_client's
+//!   parser and reads `/jmx` with HDFS's bean names;
+//! - `tests/python/web_ui.py` opens every page in headless Chromium
+//!   (Debian's, installed by `tests/python/install-chromium.sh`) with
+//!   Playwright: no console errors, and the figures the RPC answers give.
+//!   `CAIRN_UPDATE_SCREENSHOTS=1` writes its screenshots into `docs/`.
+//!
+//! A prerequisite that cannot be installed fails the test.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use bytes::Bytes;
+use cairn_proto::hadoop::hdfs as pb;
+use common::{current_user, http_request, output_within, Cluster};
+use hdfs_native::WriteOptions;
+use serde_json::Value;
+
+fn python_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/python")
+}
+
+fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
+    let (code, _, body) = http_request(addr, "GET", path, b"");
+    (code, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn jmx_bean(addr: std::net::SocketAddr, name: &str) -> Value {
+    let (code, body) = get(addr, &format!("/jmx?qry={name}"));
+    assert_eq!(code, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).expect("jmx json");
+    let beans = v["beans"].as_array().expect("beans");
+    assert_eq!(beans.len(), 1, "{name}: {body}");
+    beans[0].clone()
+}
+
+fn num(bean: &Value, attr: &str) -> u64 {
+    bean[attr]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{attr} missing or not a count: {bean}"))
+}
+
+const ACTIVITY: &str = "Hadoop:service=NameNode,name=NameNodeActivity";
+
+fn rpc_client(cluster: &Cluster) -> (tokio::runtime::Runtime, cairn_rpc::client::Client) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let c = rt
+        .block_on(cairn_rpc::client::Client::connect(
+            cluster.nn.addr,
+            &current_user(),
+            cairn_proto::protocols::CLIENT_PROTOCOL,
+        ))
+        .expect("connect");
+    (rt, c)
+}
+
+/// Work through hdfs-native: a directory and three files.
+fn do_work(rt: &tokio::runtime::Runtime, cluster: &Cluster) {
+    let client = cluster.nn.client(None);
+    rt.block_on(async {
+        client
+            .mkdirs("/web/sub", 0o755, true)
+            .await
+            .expect("mkdirs");
+        for (name, len) in [("a.txt", 5000usize), ("b.bin", 300_000), ("c.txt", 10)] {
+            let mut w = client
+                .create(
+                    &format!("/web/{name}"),
+                    WriteOptions::default().replication(2).overwrite(true),
+                )
+                .await
+                .expect("create");
+            w.write_bytes(Bytes::from(vec![b'x'; len]))
+                .await
+                .expect("write");
+            w.close().await.expect("close");
+        }
+        let r = client.read("/web/a.txt").await.expect("open");
+        let _ = r.read_range(0, 100).await.expect("read");
+    });
+}
+
+fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
+    let nn = cluster.nn.http;
+    let before = jmx_bean(nn, ACTIVITY);
+    let rpc_before = jmx_bean(nn, "Hadoop:service=NameNode,name=RpcActivityForPort*");
+    do_work(rt, cluster);
+    let after = jmx_bean(nn, ACTIVITY);
+    assert_eq!(
+        num(&after, "CreateFileOps"),
+        num(&before, "CreateFileOps") + 3
+    );
+    assert_eq!(
+        num(&after, "FilesCreated"),
+        num(&before, "FilesCreated") + 4
+    );
+    assert!(num(&after, "AddBlockOps") >= num(&before, "AddBlockOps") + 3);
+    assert!(num(&after, "TransactionsNumOps") > num(&before, "TransactionsNumOps"));
+    assert!(num(&after, "SyncsNumOps") > num(&before, "SyncsNumOps"));
+    assert_eq!(after["tag.Context"], "dfs");
+    let rpc = jmx_bean(nn, "Hadoop:service=NameNode,name=RpcActivityForPort*");
+    let port = cluster.nn.addr.port();
+    assert_eq!(
+        rpc["name"],
+        format!("Hadoop:service=NameNode,name=RpcActivityForPort{port}")
+    );
+    assert!(num(&rpc, "RpcProcessingTimeNumOps") > num(&rpc_before, "RpcProcessingTimeNumOps"));
+    assert!(num(&rpc, "RpcQueueTimeNumOps") >= num(&rpc, "RpcProcessingTimeNumOps"));
+    for attr in ["RpcProcessingTimeAvgTime", "RpcQueueTimeAvgTime"] {
+        assert!(rpc[attr].is_number(), "{attr}: {rpc}");
+    }
+    let detailed = jmx_bean(
+        nn,
+        &format!("Hadoop:service=NameNode,name=RpcDetailedActivityForPort{port}"),
+    );
+    assert!(num(&detailed, "CreateNumOps") >= 3, "{detailed}");
+    assert!(num(&detailed, "CompleteNumOps") >= 3, "{detailed}");
+    assert!(detailed["CreateAvgTime"].is_number());
+    let fsn = jmx_bean(nn, "Hadoop:service=NameNode,name=FSNamesystem");
+    assert_eq!(num(&fsn, "NumLiveDataNodes"), 2);
+    assert_eq!(num(&fsn, "BlocksTotal"), 3);
+    assert!(num(&fsn, "CapacityTotal") > 0);
+    assert!(num(&fsn, "LastWrittenTransactionId") > 0);
+    let info = jmx_bean(nn, "Hadoop:service=NameNode,name=NameNodeInfo");
+    let live: Value = serde_json::from_str(info["LiveNodes"].as_str().expect("LiveNodes text"))
+        .expect("LiveNodes JSON");
+    assert_eq!(live.as_object().map(|o| o.len()), Some(2), "{live}");
+    assert_eq!(info["Safemode"], "");
+    let state = jmx_bean(nn, "Hadoop:service=NameNode,name=FSNamesystemState");
+    assert_eq!(state["FSState"], "Operational");
+    // ?get=bean::attr, and errors as HDFS's servlet writes them.
+    let (code, body) = get(nn, &format!("/jmx?get={ACTIVITY}::CreateFileOps"));
+    assert_eq!(code, 200);
+    let v: Value = serde_json::from_str(&body).expect("json");
+    assert!(v["beans"][0]["CreateFileOps"].is_number() && v["beans"][0]["FileInfoOps"].is_null());
+    let (code, body) = get(nn, "/jmx?qry=notanobjectname");
+    assert_eq!(code, 400);
+    assert!(body.contains("\"result\" : \"ERROR\""), "{body}");
+    // The DataNodes count what they stored.
+    let written: u64 = cluster
+        .dns
+        .iter()
+        .map(|dn| {
+            let a = jmx_bean(dn.http, "Hadoop:service=DataNode,name=DataNodeActivity-*");
+            num(&a, "BlocksWritten")
+        })
+        .sum();
+    assert_eq!(written, 6, "3 blocks, 2 replicas each");
+}
+
+fn check_conf_stacks_loglevel(cluster: &Cluster) {
+    let nn = cluster.nn.http;
+    let (code, xml) = get(nn, "/conf");
+    assert_eq!(code, 200);
+    assert!(
+        xml.starts_with("<?xml") && xml.contains("<name>dfs.replication</name><value>2</value>"),
+        "{xml}"
+    );
+    let (code, json) = get(nn, "/conf?format=json&name=dfs.replication");
+    assert_eq!(code, 200);
+    let v: Value = serde_json::from_str(&json).expect("conf json");
+    assert_eq!(v["property"]["key"], "dfs.replication");
+    assert_eq!(v["property"]["value"], "2");
+    assert_eq!(v["property"]["isFinal"], false);
+    assert_eq!(get(nn, "/conf?name=no.such.key").0, 404);
+    let (code, dn_conf) = get(cluster.dns[0].http, "/conf?format=json");
+    assert_eq!(code, 200);
+    assert!(dn_conf.contains("\"properties\""), "{dn_conf}");
+    let (code, stacks) = get(nn, "/stacks");
+    assert_eq!(code, 200);
+    assert!(
+        stacks.starts_with("Process Thread Dump: Cairn NameNode"),
+        "{stacks}"
+    );
+    assert!(
+        stacks.contains("edit-log-sync") && stacks.contains("Tokio runtime"),
+        "{stacks}"
+    );
+    // Set a module's level, read it back; a module below it inherits it,
+    // others keep the start-up level (the kit starts servers with
+    // CAIRN_LOG=debug).
+    let (code, page) = get(nn, "/logLevel?log=cairn_namenode::blocks&level=WARN");
+    assert_eq!(code, 200);
+    assert!(
+        page.contains("<b id=\"effective-level\">WARN</b>"),
+        "{page}"
+    );
+    let (_, page) = get(nn, "/logLevel?log=cairn_namenode.blocks.replication");
+    assert!(
+        page.contains("<b id=\"effective-level\">WARN</b>"),
+        "{page}"
+    );
+    let (_, page) = get(nn, "/logLevel?log=cairn_namenode::journal");
+    assert!(
+        page.contains("<b id=\"effective-level\">DEBUG</b>"),
+        "{page}"
+    );
+    let (_, page) = get(nn, "/logLevel?log=cairn_namenode::blocks&level=LOUD");
+    assert!(page.contains("Bad Level"), "{page}");
+    let (_, page) = get(nn, "/logLevel?log=cairn_namenode::blocks&level=DEBUG");
+    assert!(
+        page.contains("<b id=\"effective-level\">DEBUG</b>"),
+        "{page}"
+    );
+    assert!(cluster.nn.log().contains("log level changed"));
+}
+
+/// Runs a script with the venv's Python; fails on any error.
+fn run_python(python: &std::path::Path, args: &[&str]) {
+    let out = output_within(
+        Command::new(python).args(args).current_dir(python_dir()),
+        Duration::from_secs(300),
+        args[0],
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    eprintln!("{text}");
+    assert!(
+        out.status.success(),
+        "{} failed: {}\n{text}",
+        args[0],
+        out.status
+    );
+}
+
+fn prerequisites() -> PathBuf {
+    let dir = python_dir();
+    for script in ["setup.sh", "install-chromium.sh"] {
+        let out = output_within(
+            &mut Command::new(dir.join(script)),
+            Duration::from_secs(900),
+            script,
+        );
+        assert!(
+            out.status.success(),
+            "tests/python/{script} could not install what this test needs ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    dir.join(".venv/bin/python")
+}
+
+/// What the UI must show, from RPC answers.
+fn expected(
+    cluster: &Cluster,
+    rt: &tokio::runtime::Runtime,
+    c: &cairn_rpc::client::Client,
+    shots: &str,
+) -> Value {
+    rt.block_on(async {
+        let fs: pb::GetFsStatsResponseProto = c
+            .call("getFsStats", &pb::GetFsStatusRequestProto {})
+            .await
+            .expect("getFsStats");
+        let summary: pb::GetContentSummaryResponseProto = c
+            .call("getContentSummary", &pb::GetContentSummaryRequestProto { path: "/".into() })
+            .await
+            .expect("summary");
+        let report: pb::GetDatanodeReportResponseProto = c
+            .call("getDatanodeReport", &pb::GetDatanodeReportRequestProto { r#type: 1 })
+            .await
+            .expect("report");
+        let listing: pb::GetListingResponseProto = c
+            .call(
+                "getListing",
+                &pb::GetListingRequestProto { src: "/web".into(), start_after: Bytes::new(), need_location: false },
+            )
+            .await
+            .expect("listing");
+        let locs: pb::GetBlockLocationsResponseProto = c
+            .call(
+                "getBlockLocations",
+                &pb::GetBlockLocationsRequestProto { src: "/web/b.bin".into(), offset: 0, length: 1 << 30 },
+            )
+            .await
+            .expect("locations");
+        let txid: pb::GetCurrentEditLogTxidResponseProto = c
+            .call("getCurrentEditLogTxid", &pb::GetCurrentEditLogTxidRequestProto {})
+            .await
+            .expect("txid");
+        let cs = summary.summary;
+        let names: Vec<String> = listing
+            .dir_list
+            .map(|l| l.partial_listing.iter().map(|e| String::from_utf8_lossy(&e.path).into_owned()).collect())
+            .unwrap_or_default();
+        let blocks: Vec<String> = locs
+            .locations
+            .as_ref()
+            .map(|l| l.blocks.iter().map(|b| format!("blk_{}", b.b.block_id as i64)).collect())
+            .unwrap_or_default();
+        let info = jmx_bean(cluster.nn.http, "Hadoop:service=NameNode,name=NameNodeInfo");
+        serde_json::json!({
+            "nn": cluster.nn.http.to_string(),
+            "dn": cluster.dns[0].http.to_string(),
+            "screenshots": shots,
+            "cluster_id": info["ClusterId"],
+            "capacity": fs.capacity,
+            "files_total": cs.file_count + cs.directory_count,
+            "blocks_total": 3,
+            "live_nodes": report.di.len(),
+            "under_replicated": fs.under_replicated,
+            "corrupt_blocks": fs.corrupt_blocks,
+            "missing_blocks": fs.missing_blocks,
+            "min_txid": txid.txid,
+            "blocks_per_node": report.di.iter().map(|d| (d.id.datanode_uuid.clone(), Value::from(d.num_blocks.unwrap_or(0)))).collect::<serde_json::Map<String, Value>>(),
+            "dir": "/web",
+            "listing": names,
+            "file": "/web/b.bin",
+            "file_length": locs.locations.as_ref().map_or(0, |l| l.file_length),
+            "block_ids": blocks,
+        })
+    })
+}
+
+#[test]
+fn web_ui_jmx_prom_and_servlets() {
+    let cluster = Cluster::start(2, &["dfs.replication=2"]);
+    let (rt, client) = rpc_client(&cluster);
+    check_jmx_counters_move(&cluster, &rt);
+    check_conf_stacks_loglevel(&cluster);
+    for addr in [cluster.nn.http, cluster.dns[0].http] {
+        let (code, page) = get(addr, "/");
+        assert_eq!(code, 200, "{page}");
+        assert!(page.starts_with("<!DOCTYPE html>"));
+    }
+
+    let python = prerequisites();
+    let nn = cluster.nn.http.to_string();
+    let dn = cluster.dns[0].http.to_string();
+    run_python(&python, &["web_metrics.py", &nn, &dn]);
+
+    let work = tempfile::tempdir().expect("temp dir");
+    let shots = if std::env::var_os("CAIRN_UPDATE_SCREENSHOTS").is_some() {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs")
+    } else {
+        work.path().join("shots")
+    };
+    let exp = expected(&cluster, &rt, &client, &shots.display().to_string());
+    let exp_path = work.path().join("expected.json");
+    std::fs::write(&exp_path, exp.to_string()).expect("write expected");
+    run_python(&python, &["web_ui.py", &exp_path.display().to_string()]);
+    for shot in [
+        "ui-overview.png",
+        "ui-datanodes.png",
+        "ui-browse-directory.png",
+        "ui-browse-file.png",
+        "ui-config.png",
+        "ui-loglevel.png",
+        "ui-datanode.png",
+    ] {
+        assert!(shots.join(shot).is_file(), "no screenshot {shot}");
+    }
+}

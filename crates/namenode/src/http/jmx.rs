@@ -1,0 +1,338 @@
+//! The NameNode's metrics as HDFS names them: the metrics2 records
+//! (`FSNamesystem`, `FSNamesystemState`, `NameNodeActivity`,
+//! `RpcActivityForPort<port>`, `RpcDetailedActivityForPort<port>`) that
+//! both `/jmx` and `/prom` show, and the `NameNodeInfo` and
+//! `NameNodeStatus` MXBeans that only `/jmx` has. Attribute names and
+//! units follow HDFS's `FSNamesystem`, `NameNodeMXBean`, `NameNodeMetrics`
+//! and `RpcMetrics`/`RpcDetailedMetrics`, so monitoring written for HDFS
+//! reads them unchanged.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use axum::extract::{Query, State};
+use axum::response::Response;
+use cairn_common::web::jmx::{self, Bean, Record};
+use serde_json::{json, Value};
+
+use super::status::{self, ClusterStatus};
+use crate::service::NameNodeState;
+
+const GB: u64 = 1024 * 1024 * 1024;
+
+pub use cairn_common::web::hostname;
+
+/// HDFS's version string for this NameNode.
+pub fn version() -> String {
+    format!(
+        "{}, cairn-{}",
+        crate::datanode_service::SOFTWARE_VERSION,
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Every metrics2 record of the NameNode.
+pub fn records(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Vec<Record> {
+    vec![
+        fs_namesystem(state, s, host),
+        fs_namesystem_state(s, host),
+        activity(state, host),
+        rpc_activity(state, host),
+        rpc_detailed(state, host),
+    ]
+}
+
+fn live_dead(s: &ClusterStatus) -> (u64, u64, u64, u64) {
+    let decom = |n: &&status::NodeStatus| n.admin == crate::datanodes::AdminState::Decommissioned;
+    (
+        s.live().count() as u64,
+        s.dead().count() as u64,
+        s.live().filter(decom).count() as u64,
+        s.dead().filter(decom).count() as u64,
+    )
+}
+
+fn fs_namesystem(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Record {
+    let mut r = Record::new("FSNamesystem", "FSNamesystem", "dfs", host)
+        .tag("HAState", "active")
+        .tag("TotalSyncTimes", "");
+    let rd = &s.redundancy;
+    r.gauge("MissingBlocks", rd.missing);
+    r.gauge("MissingReplOneBlocks", rd.missing_repl_one);
+    r.gauge(
+        "TransactionsSinceLastCheckpoint",
+        s.last_txid.saturating_sub(s.checkpoint_txid),
+    );
+    r.gauge("LastWrittenTransactionId", s.last_txid);
+    r.gauge("LastCheckpointTime", s.checkpoint_ms);
+    r.gauge("CapacityTotal", s.capacity);
+    r.gauge("CapacityTotalGB", s.capacity / GB);
+    r.gauge("CapacityUsed", s.used);
+    r.gauge("CapacityUsedGB", s.used / GB);
+    r.gauge("CapacityRemaining", s.remaining);
+    r.gauge("CapacityRemainingGB", s.remaining / GB);
+    r.gauge("CapacityUsedNonDFS", s.non_dfs_used);
+    r.gauge("TotalLoad", s.total_load());
+    r.gauge("BlocksTotal", s.blocks_total);
+    r.gauge("NumFilesUnderConstruction", s.files_under_construction);
+    r.gauge("FilesTotal", s.files_total);
+    r.gauge("PendingReplicationBlocks", s.pending_replication);
+    r.gauge("PendingReconstructionBlocks", s.pending_replication);
+    r.gauge("UnderReplicatedBlocks", rd.low_redundancy);
+    r.gauge("LowRedundancyBlocks", rd.low_redundancy);
+    r.gauge("CorruptBlocks", rd.corrupt);
+    r.gauge("PendingDeletionBlocks", rd.pending_deletion);
+    datanode_gauges(&mut r, s);
+    r.gauge("TotalSyncCount", state.config.journal.metrics.sync.count());
+    r
+}
+
+/// The DataNode counts both FSNamesystem records carry.
+fn datanode_gauges(r: &mut Record, s: &ClusterStatus) {
+    let (live, dead, decom_live, decom_dead) = live_dead(s);
+    r.gauge("NumLiveDataNodes", live);
+    r.gauge("NumDeadDataNodes", dead);
+    r.gauge("NumDecomLiveDataNodes", decom_live);
+    r.gauge("NumDecomDeadDataNodes", decom_dead);
+    r.gauge(
+        "NumDecommissioningDataNodes",
+        s.decommissioning().count() as u64,
+    );
+    r.gauge("VolumeFailuresTotal", s.volume_failures());
+}
+
+fn fs_namesystem_state(s: &ClusterStatus, host: &str) -> Record {
+    let mut r = Record::new("FSNamesystemState", "FSNamesystemState", "dfs", host);
+    r.modeler_type = "org.apache.hadoop.hdfs.server.namenode.FSNamesystem".into();
+    r.gauge("CapacityTotal", s.capacity);
+    r.gauge("CapacityUsed", s.used);
+    r.gauge("CapacityRemaining", s.remaining);
+    r.gauge("TotalLoad", s.total_load());
+    r.gauge("BlocksTotal", s.blocks_total);
+    r.gauge("FilesTotal", s.files_total);
+    r.gauge("PendingReplicationBlocks", s.pending_replication);
+    r.gauge("UnderReplicatedBlocks", s.redundancy.low_redundancy);
+    r.gauge("PendingDeletionBlocks", s.redundancy.pending_deletion);
+    datanode_gauges(&mut r, s);
+    r.gauge("NumStaleDataNodes", 0u64);
+    r.gauge("MaxObjects", 0u64);
+    r
+}
+
+/// The "FSState" attribute (not a metric: text).
+fn fs_state(s: &ClusterStatus) -> &'static str {
+    if s.safe_mode {
+        "safeMode"
+    } else {
+        "Operational"
+    }
+}
+
+fn activity(state: &NameNodeState, host: &str) -> Record {
+    let mut r = Record::new("NameNodeActivity", "NameNodeActivity", "dfs", host)
+        .tag("ProcessName", "NameNode")
+        .tag("SessionId", "");
+    for (name, v) in state.metrics.counters() {
+        r.counter(name, v);
+    }
+    let j = &state.config.journal.metrics;
+    r.rate(
+        "Transactions",
+        j.transactions.load(std::sync::atomic::Ordering::Relaxed),
+        j.append.sum(),
+    );
+    r.rate("Syncs", j.sync.count(), j.sync.sum());
+    r.counter(
+        "TransactionsBatchedInSync",
+        j.batch_edits.sum().saturating_sub(j.batch_edits.count()),
+    );
+    let rpc = &state.rpc_metrics;
+    for (hdfs, method) in [
+        ("BlockReceivedAndDeletedOps", "blockReceivedAndDeleted"),
+        ("StorageBlockReport", "blockReport"),
+    ] {
+        let snap = rpc.method_snapshot(method).unwrap_or_default();
+        if hdfs.ends_with("Ops") {
+            r.counter(hdfs, snap.count);
+        } else {
+            r.rate(hdfs, snap.count, snap.sum);
+        }
+    }
+    r
+}
+
+fn rpc_activity(state: &NameNodeState, host: &str) -> Record {
+    let m = &state.rpc_metrics;
+    let port = m.port().to_string();
+    let mut r = Record::new(&format!("RpcActivityForPort{port}"), "rpc", "rpc", host)
+        .tag("port", &port)
+        .tag("serverName", m.server_name());
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    r.counter("ReceivedBytes", load(&m.received_bytes));
+    r.counter("SentBytes", load(&m.sent_bytes));
+    r.rate("RpcQueueTime", m.queue.count(), m.queue.sum());
+    r.rate(
+        "RpcProcessingTime",
+        m.processing.count(),
+        m.processing.sum(),
+    );
+    r.gauge("NumOpenConnections", load(&m.open_connections));
+    r.gauge("NumInProcessHandler", load(&m.in_process));
+    r.gauge("CallQueueLength", load(&m.call_queue_length));
+    r.counter("NumDroppedConnections", load(&m.dropped_connections));
+    r.counter("TotalRequests", m.processing.count());
+    r
+}
+
+fn rpc_detailed(state: &NameNodeState, host: &str) -> Record {
+    let m = &state.rpc_metrics;
+    let port = m.port().to_string();
+    let mut r = Record::new(
+        &format!("RpcDetailedActivityForPort{port}"),
+        "rpcdetailed",
+        "rpcdetailed",
+        host,
+    )
+    .tag("port", &port);
+    for stats in m.methods() {
+        r.rate(
+            &capitalize(&stats.name),
+            stats.processing.count(),
+            stats.processing.sum(),
+        );
+    }
+    r
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// `NameNodeInfo` (HDFS's `NameNodeMXBean`): the node lists are JSON text,
+/// as in HDFS.
+fn name_node_info(state: &NameNodeState, s: &ClusterStatus) -> Bean {
+    let live: serde_json::Map<String, Value> = s
+        .live()
+        .map(|n| {
+            (
+                n.xfer_addr.clone(),
+                json!({
+                    "infoAddr": n.info_addr, "infoSecureAddr": format!("{}:0", n.info_addr.rsplit_once(':').map_or("", |x| x.0)),
+                    "xferaddr": n.xfer_addr, "lastContact": n.last_contact_s, "usedSpace": n.dfs_used,
+                    "adminState": n.admin_word(), "nonDfsUsedSpace": n.non_dfs_used, "capacity": n.capacity,
+                    "numBlocks": n.blocks, "version": crate::datanode_service::SOFTWARE_VERSION,
+                    "used": n.dfs_used, "remaining": n.remaining, "blockScheduled": 0,
+                    "blockPoolUsed": n.block_pool_used,
+                    "blockPoolUsedPercent": status::percent(n.block_pool_used, n.capacity),
+                    "volfails": n.failed_volumes, "lastBlockReport": n.last_block_report_ms / 60_000,
+                }),
+            )
+        })
+        .collect();
+    let dead: serde_json::Map<String, Value> = s
+        .dead()
+        .map(|n| {
+            (
+                n.xfer_addr.clone(),
+                json!({"lastContact": n.last_contact_s, "decommissioned": n.admin == crate::datanodes::AdminState::Decommissioned, "adminState": n.admin_word(), "xferaddr": n.xfer_addr}),
+            )
+        })
+        .collect();
+    let decom: serde_json::Map<String, Value> = s
+        .decommissioning()
+        .map(|n| {
+            (
+                n.xfer_addr.clone(),
+                json!({"xferaddr": n.xfer_addr, "underReplicatedBlocks": n.blocks_to_copy, "decommissionOnlyReplicas": 0, "underReplicateInOpenFiles": 0}),
+            )
+        })
+        .collect();
+    let percent_bp = status::percent(s.block_pool_used, s.capacity);
+    Bean::new(
+        "Hadoop:service=NameNode,name=NameNodeInfo",
+        "org.apache.hadoop.hdfs.server.namenode.FSNamesystem",
+    )
+    .attr("Total", s.capacity)
+    .attr("ClusterId", state.cluster_id.as_str())
+    .attr("BlockPoolId", state.block_pool_id.as_str())
+    .attr("Version", version())
+    .attr("SoftwareVersion", crate::datanode_service::SOFTWARE_VERSION)
+    .attr("Used", s.used)
+    .attr("Free", s.remaining)
+    .attr("Safemode", s.safe_mode_tip.as_str())
+    .attr("NonDfsUsedSpace", s.non_dfs_used)
+    .attr("PercentUsed", s.percent_used())
+    .attr("PercentRemaining", s.percent_remaining())
+    .attr("BlockPoolUsedSpace", s.block_pool_used)
+    .attr("PercentBlockPoolUsed", percent_bp)
+    .attr("TotalBlocks", s.blocks_total)
+    .attr("TotalFiles", s.files_total)
+    .attr("NumberOfMissingBlocks", s.redundancy.missing)
+    .attr(
+        "NumberOfMissingBlocksWithReplicationFactorOne",
+        s.redundancy.missing_repl_one,
+    )
+    .attr("LiveNodes", Value::Object(live).to_string())
+    .attr("DeadNodes", Value::Object(dead).to_string())
+    .attr("DecomNodes", Value::Object(decom).to_string())
+    .attr("NNStartedTimeInMilliseconds", state.started_ms)
+    .attr(
+        "NNStarted",
+        cairn_common::web::page::utc_time(state.started_ms),
+    )
+    .attr(
+        "JournalTransactionInfo",
+        json!({"LastAppliedOrWrittenTxId": s.last_txid.to_string(), "MostRecentCheckpointTxId": s.checkpoint_txid.to_string()}).to_string(),
+    )
+    .attr("UpgradeFinalized", true)
+    .attr("CacheCapacity", 0u64)
+    .attr("CacheUsed", 0u64)
+}
+
+fn name_node_status(state: &NameNodeState) -> Bean {
+    Bean::new(
+        "Hadoop:service=NameNode,name=NameNodeStatus",
+        "org.apache.hadoop.hdfs.server.namenode.NameNode",
+    )
+    .attr("State", "active")
+    .attr("NNRole", "NameNode")
+    .attr(
+        "HostAndPort",
+        format!("{}:{}", hostname(), state.rpc_metrics.port()),
+    )
+    .attr("SecurityEnabled", false)
+    .attr("LastHATransitionTime", 0u64)
+}
+
+/// Every bean of the NameNode.
+pub fn beans(state: &NameNodeState) -> Result<Vec<Bean>, cairn_rpc::CallError> {
+    let s = status::read(state)?;
+    let host = hostname();
+    let mut beans = vec![name_node_info(state, &s), name_node_status(state)];
+    for r in records(state, &s, &host) {
+        let mut b = r.to_bean("NameNode");
+        if r.bean == "FSNamesystemState" {
+            b.push("FSState", fs_state(&s));
+        }
+        beans.push(b);
+    }
+    Ok(beans)
+}
+
+/// `GET /jmx`.
+pub async fn handle(
+    State(state): State<Arc<NameNodeState>>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    match beans(&state) {
+        Ok(b) => jmx::respond(
+            &b,
+            q.get("qry").map(String::as_str),
+            q.get("get").map(String::as_str),
+        ),
+        Err(e) => super::internal_error(&e.to_string()),
+    }
+}

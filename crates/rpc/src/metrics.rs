@@ -1,0 +1,178 @@
+//! The IPC server's figures, as HDFS's `RpcMetrics` (`RpcActivityForPort<port>`)
+//! and `RpcDetailedMetrics` (`RpcDetailedActivityForPort<port>`) keep them:
+//! time each call waited for a handler (queue time) and ran (processing
+//! time), open connections, calls waiting, bytes in and out, and per
+//! method the calls and their processing time.
+//!
+//! Every call records with relaxed atomics only. Per-method figures live
+//! in a fixed table of write-once slots found by hashing the method name:
+//! no lock on the call path, and a client sending made-up method names
+//! cannot grow it (only methods a protocol answered are recorded, and
+//! past [`METHOD_SLOTS`] names calls count under `other`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+pub(crate) use cairn_common::metrics::GaugeGuard as Raised;
+use cairn_common::metrics::{Histogram, HistogramSnapshot};
+
+/// Slots of the per-method table.
+pub const METHOD_SLOTS: usize = 256;
+
+/// One method's figures.
+#[derive(Debug)]
+pub struct MethodStats {
+    pub name: Box<str>,
+    /// Processing time, microseconds.
+    pub processing: Histogram,
+    /// Calls answered with an error.
+    pub errors: AtomicU64,
+}
+
+/// The figures of one IPC server.
+#[derive(Debug)]
+pub struct RpcMetrics {
+    port: AtomicU64,
+    server_name: OnceLock<String>,
+    /// Time from a call's arrival to a handler taking it, microseconds.
+    pub queue: Histogram,
+    /// Time a handler ran a call, microseconds.
+    pub processing: Histogram,
+    pub open_connections: AtomicU64,
+    /// Calls read and waiting for a handler.
+    pub call_queue_length: AtomicU64,
+    /// Calls running now.
+    pub in_process: AtomicU64,
+    pub received_bytes: AtomicU64,
+    pub sent_bytes: AtomicU64,
+    /// Connections closed for a protocol error or timeout.
+    pub dropped_connections: AtomicU64,
+    methods: Box<[OnceLock<Box<MethodStats>>]>,
+    /// Calls of methods past the table's capacity.
+    pub other: Histogram,
+}
+
+impl Default for RpcMetrics {
+    fn default() -> Self {
+        RpcMetrics {
+            port: AtomicU64::new(0),
+            server_name: OnceLock::new(),
+            queue: Histogram::latency(),
+            processing: Histogram::latency(),
+            open_connections: AtomicU64::new(0),
+            call_queue_length: AtomicU64::new(0),
+            in_process: AtomicU64::new(0),
+            received_bytes: AtomicU64::new(0),
+            sent_bytes: AtomicU64::new(0),
+            dropped_connections: AtomicU64::new(0),
+            methods: (0..METHOD_SLOTS).map(|_| OnceLock::new()).collect(),
+            other: Histogram::latency(),
+        }
+    }
+}
+
+fn fnv1a(s: &str) -> usize {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in s.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h as usize
+}
+
+impl RpcMetrics {
+    /// The port the server listens on (0 before it serves).
+    pub fn port(&self) -> u16 {
+        u16::try_from(self.port.load(Ordering::Relaxed)).unwrap_or(0)
+    }
+
+    pub(crate) fn set_port(&self, port: u16) {
+        self.port.store(u64::from(port), Ordering::Relaxed);
+    }
+
+    /// The protocol the server is named after (HDFS's `serverName` tag).
+    pub fn server_name(&self) -> &str {
+        self.server_name.get().map(String::as_str).unwrap_or("")
+    }
+
+    pub(crate) fn set_server_name(&self, name: &str) {
+        let _ = self.server_name.set(name.to_string());
+    }
+
+    /// The slot of `method`, created on first use; `None` when the table is
+    /// full.
+    fn method(&self, method: &str) -> Option<&MethodStats> {
+        let start = fnv1a(method);
+        for i in 0..METHOD_SLOTS {
+            let slot = self.methods.get((start + i) % METHOD_SLOTS)?;
+            let stats = slot.get_or_init(|| {
+                Box::new(MethodStats {
+                    name: method.into(),
+                    processing: Histogram::latency(),
+                    errors: AtomicU64::new(0),
+                })
+            });
+            if &*stats.name == method {
+                return Some(stats);
+            }
+        }
+        None
+    }
+
+    /// Records one answered call of `method`.
+    pub fn record_call(&self, method: &str, processing: Duration, failed: bool) {
+        self.processing.record_duration(processing);
+        match self.method(method) {
+            Some(m) => {
+                m.processing.record_duration(processing);
+                if failed {
+                    m.errors.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+            None => self.other.record_duration(processing),
+        }
+    }
+
+    /// Every method called so far, by name.
+    pub fn methods(&self) -> Vec<&MethodStats> {
+        let mut v: Vec<&MethodStats> = self
+            .methods
+            .iter()
+            .filter_map(|s| s.get().map(|b| &**b))
+            .collect();
+        v.sort_by(|a, b| a.name.cmp(&b.name));
+        v
+    }
+
+    /// One method's processing-time snapshot.
+    pub fn method_snapshot(&self, method: &str) -> Option<HistogramSnapshot> {
+        self.methods()
+            .into_iter()
+            .find(|m| &*m.name == method)
+            .map(|m| m.processing.snapshot())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_method_table_is_bounded() {
+        let m = RpcMetrics::default();
+        m.record_call("getFileInfo", Duration::from_micros(30), false);
+        m.record_call("getFileInfo", Duration::from_micros(70), true);
+        m.record_call("mkdirs", Duration::from_micros(10), false);
+        let names: Vec<&str> = m.methods().iter().map(|s| &*s.name).collect();
+        assert_eq!(names, ["getFileInfo", "mkdirs"]);
+        let gfi = m.method_snapshot("getFileInfo").expect("stats");
+        assert_eq!((gfi.count, gfi.sum), (2, 100));
+        for i in 0..(METHOD_SLOTS + 10) {
+            m.record_call(&format!("m{i}"), Duration::from_micros(1), false);
+        }
+        assert_eq!(m.methods().len(), METHOD_SLOTS);
+        assert_eq!(m.other.count(), 12);
+        assert_eq!(m.processing.count(), 3 + METHOD_SLOTS as u64 + 10);
+    }
+}
