@@ -283,3 +283,42 @@ async fn appends_at_a_block_boundary_start_a_new_block() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_of_a_replicated_block_spread_over_its_datanodes() {
+    // Goal: replicas at the same distance from the reader come in a fresh
+    // random order per getBlockLocations, as HDFS's sortByDistance shuffles
+    // them, so that many readers of one hot block are served by all of its
+    // DataNodes instead of always the first one.
+    let cluster = Cluster::start(3, &[]);
+    let c = cluster.nn.client(None);
+    let data = pattern(77, 200_000);
+    write(&c, "/spread/f", &data, 3).await;
+    // The first location over 60 calls: every DataNode comes first.
+    let mut first = std::collections::HashMap::new();
+    for _ in 0..60 {
+        let lb = locations(&cluster.nn, "/spread/f").await;
+        let port = lb.blocks[0].locs[0].id.xfer_port;
+        *first.entry(port).or_insert(0) += 1;
+    }
+    assert_eq!(first.len(), 3, "first locations over 60 calls: {first:?}");
+    // 30 whole-file reads by hdfs-native: each DataNode serves some.
+    let read_ops = |dn: &common::DataNode| -> u64 {
+        let m: serde_json::Value = serde_json::from_str(&dn.metrics()).expect("metrics JSON");
+        m["read_ops"].as_u64().expect("read_ops")
+    };
+    let before: Vec<u64> = cluster.dns.iter().map(read_ops).collect();
+    for _ in 0..30 {
+        assert!(read_all(&c, "/spread/f").await == data);
+    }
+    let served: Vec<u64> = cluster
+        .dns
+        .iter()
+        .zip(&before)
+        .map(|(dn, b)| read_ops(dn) - b)
+        .collect();
+    assert!(
+        served.iter().all(|&n| n > 0),
+        "reads served per DataNode: {served:?}"
+    );
+}

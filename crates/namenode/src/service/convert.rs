@@ -13,7 +13,7 @@ use cairn_rpc::CallError;
 use prost::Message;
 
 use super::{CallResult, NameNodeState};
-use crate::datanodes::{DatanodeManager, DatanodeUuid};
+use crate::datanodes::{AdminState, DatanodeManager, DatanodeUuid};
 use crate::namespace::{BlockId, BlockRecord, FileStatus, FsError, GenStamp};
 
 /// Maps a namespace error to the Java exception HDFS throws for it.
@@ -137,22 +137,39 @@ impl NameNodeState {
         client_ip: Option<std::net::IpAddr>,
     ) -> pb::LocatedBlockProto {
         let now = std::time::Instant::now();
-        let mut locs: Vec<(pb::DatanodeInfoProto, String, i32)> = locations
+        let mut locs: Vec<(pb::DatanodeInfoProto, String, i32, bool)> = locations
             .iter()
             .filter(|(dn, _)| datanodes.is_alive(dn, now))
             .filter_map(|(dn, storage)| {
                 let info = datanodes.info_proto(dn, now)?;
+                let node = datanodes.get(dn);
                 let storage = storage
                     .clone()
-                    .or_else(|| datanodes.get(dn).map(|d| d.storage_uuid.clone()))
+                    .or_else(|| node.map(|d| d.storage_uuid.clone()))
                     .unwrap_or_default();
-                Some((info, storage, datanodes.storage_type(dn).proto()))
+                let leaving = node.is_some_and(|d| d.admin != AdminState::Normal);
+                Some((info, storage, datanodes.storage_type(dn).proto(), leaving))
             })
             .collect();
-        if let Some(ip) = client_ip {
-            let ip = ip.to_string();
-            locs.sort_by_key(|(info, _, _)| info.id.ip_addr != ip);
+        // HDFS's sortLocatedBlock: decommissioning and decommissioned
+        // replicas last, then nearest first (the reader's own host); replicas
+        // at the same distance in a fresh random order per call, as
+        // NetworkTopology.sortByDistance shuffles them, so that the readers
+        // of a hot block spread over all of its DataNodes.
+        let mut rng = self
+            .placement_seed
+            .fetch_add(0x9E37_79B9_7F4A_7C15, std::sync::atomic::Ordering::Relaxed)
+            | 1;
+        for i in (1..locs.len()).rev() {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            locs.swap(i, (rng % (i as u64 + 1)) as usize);
         }
+        let ip = client_ip.map(|ip| ip.to_string());
+        locs.sort_by_key(|(info, _, _, leaving)| {
+            (*leaving, ip.as_deref() != Some(info.id.ip_addr.as_str()))
+        });
         let n = locs.len();
         pb::LocatedBlockProto {
             b: self.extended_block(b),
@@ -160,9 +177,9 @@ impl NameNodeState {
             corrupt: false,
             block_token: empty_token(),
             is_cached: vec![false; n],
-            storage_types: locs.iter().map(|(_, _, t)| *t).collect(),
-            storage_ids: locs.iter().map(|(_, s, _)| s.clone()).collect(),
-            locs: locs.into_iter().map(|(i, _, _)| i).collect(),
+            storage_types: locs.iter().map(|(_, _, t, _)| *t).collect(),
+            storage_ids: locs.iter().map(|(_, s, _, _)| s.clone()).collect(),
+            locs: locs.into_iter().map(|(i, _, _, _)| i).collect(),
             ..Default::default()
         }
     }
