@@ -5,10 +5,33 @@ use cairn_proto::cairn::journal as pj;
 use pj::edit_proto::Op;
 
 use super::codec::{acl_entry_from, acl_entry_to, block_from, block_to, xattr_from, xattr_to};
+use crate::namespace::quota::QuotaCounts;
 use crate::namespace::snapshot::{
     Attrs, DirDiff, FileDiff, SnapshotImage, SnapshotImageDir, SnapshotImageInode, SnapshotInfo,
 };
+use crate::namespace::storage_policy::UNSPECIFIED_POLICY_ID;
 use crate::namespace::{Edit, INodeId};
+
+fn quota_to(q: &QuotaCounts) -> pj::SnapshotQuotaRecord {
+    pj::SnapshotQuotaRecord {
+        namespace: q.namespace,
+        storage_space: q.storage_space,
+        type_space: q.type_space.to_vec(),
+    }
+}
+
+fn quota_from(r: &pj::SnapshotQuotaRecord) -> Result<QuotaCounts, String> {
+    let type_space = r
+        .type_space
+        .as_slice()
+        .try_into()
+        .map_err(|_| format!("{} storage type quotas", r.type_space.len()))?;
+    Ok(QuotaCounts {
+        namespace: r.namespace,
+        storage_space: r.storage_space,
+        type_space,
+    })
+}
 
 fn attrs_to(a: &Attrs) -> pj::SnapshotAttrsRecord {
     pj::SnapshotAttrsRecord {
@@ -118,6 +141,7 @@ fn image_to(i: &SnapshotImage) -> pj::SnapshotImageEdit {
                         name: s.name.clone(),
                         root: attrs_to(&s.root),
                         last_inode_id: s.last_inode_id,
+                        quota: s.quota.as_ref().map(quota_to),
                     })
                     .collect(),
             })
@@ -174,6 +198,8 @@ fn image_to(i: &SnapshotImage) -> pj::SnapshotImageEdit {
                     .map(block_to)
                     .collect(),
                 children: children_to(&r.children),
+                storage_policy: (r.storage_policy != UNSPECIFIED_POLICY_ID)
+                    .then_some(u32::from(r.storage_policy)),
             })
             .collect(),
         pins: i
@@ -235,6 +261,7 @@ fn image_from(i: &pj::SnapshotImageEdit) -> Result<SnapshotImage, String> {
                 name: s.name.clone(),
                 root: attrs_from(&s.root)?,
                 last_inode_id: s.last_inode_id,
+                quota: s.quota.as_ref().map(quota_from).transpose()?,
             });
         }
         dirs.push(SnapshotImageDir {
@@ -290,6 +317,12 @@ fn image_from(i: &pj::SnapshotImageEdit) -> Result<SnapshotImage, String> {
             attrs: attrs_from(&r.attrs)?,
             file,
             children: children_from(&r.children),
+            storage_policy: match r.storage_policy {
+                None => UNSPECIFIED_POLICY_ID,
+                Some(p) => {
+                    u8::try_from(p).map_err(|_| format!("storage policy {p} out of range"))?
+                }
+            },
         });
     }
     Ok(SnapshotImage {
@@ -367,6 +400,11 @@ mod tests {
                         name: "s".into(),
                         root: attrs(0o755),
                         last_inode_id: 16390,
+                        quota: Some(QuotaCounts {
+                            namespace: 10,
+                            storage_space: -1,
+                            type_space: [-1, 4096, -1, -1, -1],
+                        }),
                     }],
                 }],
                 dir_diffs: vec![(
@@ -405,6 +443,7 @@ mod tests {
                         attrs: attrs(0o644),
                         file: Some((3, 1024, vec![block])),
                         children: Vec::new(),
+                        storage_policy: 2,
                     },
                     SnapshotImageInode {
                         id: INodeId(16389),
@@ -413,6 +452,7 @@ mod tests {
                         attrs: attrs(0o755),
                         file: None,
                         children: vec![("x".into(), INodeId(16390))],
+                        storage_policy: UNSPECIFIED_POLICY_ID,
                     },
                 ],
                 pins: vec![(INodeId(16387), 2)],

@@ -29,7 +29,8 @@ pub struct AclStatus {
     pub sticky: bool,
     /// The stored entries: named and group access entries, then defaults.
     pub entries: Vec<AclEntry>,
-    pub permission: u16,
+    /// `None` for a `.snapshot` directory, where HDFS sends no permission.
+    pub permission: Option<u16>,
 }
 
 /// The ACL operations that change an inode's ACL through a transformation.
@@ -230,7 +231,7 @@ impl Namespace {
             group: node.group.clone(),
             sticky: node.permission & STICKY_BIT != 0,
             entries: self.acl_entries_of(id).to_vec(),
-            permission: node.permission,
+            permission: Some(node.permission),
         })
     }
 

@@ -78,16 +78,16 @@ fn modify_adds_named_entries_and_a_mask() {
     let st = status(&n, "/d/f");
     assert_eq!(text(&st.entries), "user:bob:rwx,group::r--");
     // The mask (union of the group class) sits in the group bits.
-    assert_eq!(st.permission, 0o670);
+    assert_eq!(st.permission, Some(0o670));
     assert_eq!(stat(&n, "/d/f").permission, 0o670 | ACL_BIT);
     // chmod changes the mask, and the group entry stays.
     n.set_permission(&root(), "/d/f", 0o640).expect("chmod");
     assert_eq!(text(&status(&n, "/d/f").entries), "user:bob:rwx,group::r--");
     // A given mask is kept; a later change recalculates it.
     change(&mut n, "/d/f", AclChange::Modify, "mask::r--").expect("mask");
-    assert_eq!(status(&n, "/d/f").permission, 0o640);
+    assert_eq!(status(&n, "/d/f").permission, Some(0o640));
     change(&mut n, "/d/f", AclChange::Modify, "group:staff:r-x").expect("group");
-    assert_eq!(status(&n, "/d/f").permission, 0o670);
+    assert_eq!(status(&n, "/d/f").permission, Some(0o670));
 }
 
 #[test]
@@ -124,7 +124,7 @@ fn remove_entries_default_and_all() {
     n.remove_acl(&root(), "/d").expect("-b");
     let st = status(&n, "/d");
     assert!(st.entries.is_empty());
-    assert_eq!(st.permission, 0o755);
+    assert_eq!(st.permission, Some(0o755));
     assert!(!n.has_acl(stat(&n, "/d").id));
 }
 
@@ -144,7 +144,7 @@ fn set_replaces_the_scopes_it_names() {
         "user:carol:r--,group::---,default:user::rwx,default:user:bob:rwx,\
          default:group::r-x,default:mask::rwx,default:other::r-x"
     );
-    assert_eq!(status(&n, "/d").permission, 0o740);
+    assert_eq!(status(&n, "/d").permission, Some(0o740));
     // A minimal set drops the stored entries of the access scope.
     change(
         &mut n,
@@ -327,18 +327,18 @@ fn new_children_inherit_the_default_acl_with_the_unmasked_mode() {
     let (mut n, _) = tree();
     let (sub, g) = children_under_a_default_acl(&mut n);
     assert_eq!(text(&sub.entries), INHERITED_DIR_ACL);
-    assert_eq!(sub.permission, 0o770);
+    assert_eq!(sub.permission, Some(0o770));
     assert_eq!(status(&n, "/d/sub/deeper"), AclStatus { ..sub.clone() });
     // A file gets the default ACL as its access ACL only.
     assert_eq!(text(&g.entries), "user:bob:rwx,group::r-x");
-    assert_eq!(g.permission, 0o660);
+    assert_eq!(g.permission, Some(0o660));
     let modes = CreateModes {
         masked: 0o755,
         unmasked: Some(0o777),
     };
     // Without the unmasked mode, the masked one filters.
     touch(&mut n, "/d/h", 0o640);
-    assert_eq!(status(&n, "/d/h").permission, 0o640);
+    assert_eq!(status(&n, "/d/h").permission, Some(0o640));
     // A parent without a default ACL: the umask applies as always.
     n.mkdirs(&root(), "/e", modes, false, NOW).expect("mkdir");
     assert_eq!(stat(&n, "/e").permission, 0o755);
@@ -408,7 +408,7 @@ fn without_posix_inheritance_the_umask_filters_the_default_acl() {
     n.set_posix_acl_inheritance(false);
     let (sub, g) = children_under_a_default_acl(&mut n);
     assert_eq!(text(&sub.entries), INHERITED_DIR_ACL);
-    assert_eq!(sub.permission, 0o750);
+    assert_eq!(sub.permission, Some(0o750));
     assert_eq!(text(&g.entries), "user:bob:rwx,group::r-x");
-    assert_eq!(g.permission, 0o640);
+    assert_eq!(g.permission, Some(0o640));
 }

@@ -55,13 +55,8 @@ fn acl_text(n: &Namespace, p: &str) -> String {
     match n.get_acl_status(&root(), p) {
         Ok(s) => {
             let entries: Vec<String> = s.entries.iter().map(ToString::to_string).collect();
-            format!(
-                "{}:{} {:o} [{}]",
-                s.owner,
-                s.group,
-                s.permission,
-                entries.join(",")
-            )
+            let perm = s.permission.map_or("none".into(), |p| format!("{p:o}"));
+            format!("{}:{} {perm} [{}]", s.owner, s.group, entries.join(","))
         }
         Err(e) => format!("error {e}"),
     }
@@ -150,8 +145,9 @@ fn snapshot_paths_show_attributes_as_they_were() {
         "/d: stat hdfs:supergroup 755 | xattrs  | acl hdfs:supergroup 755 []",
         "/d/f: stat alice:staff 10600 | xattrs user.b=3,user.a=2 | acl alice:staff 600 [user:bob:---,group::r--]",
         "/d/new: stat hdfs:supergroup 644 | xattrs user.n=new | acl hdfs:supergroup 644 []",
-        // The `.snapshot` directory has no inode: HDFS's empty ACL status.
-        "/d/.snapshot: stat : 777 | xattrs error cannot find /d/.snapshot | acl : 0 []",
+        // The `.snapshot` directory has no inode: HDFS's empty ACL status,
+        // without a permission.
+        "/d/.snapshot: stat : 777 | xattrs error cannot find /d/.snapshot | acl : none []",
         // The snapshot root is the directory as it was, ACL and xattrs included.
         "/d/.snapshot/s1: stat hdfs:supergroup 10775 | xattrs user.root=r | acl hdfs:supergroup 775 [user:bob:rwx,group::r-x]",
         // Old permission, owner, ACL bit and xattrs; getAclStatus's owner
@@ -343,5 +339,166 @@ fn diff_report_follows_renames_inside_renamed_directories() {
             ("dir/inner/h", Some("moved/h2")),
         ]
     );
+    assert_rebuilds(&n, &log);
+}
+
+/// getQuotaUsage and getContentSummary of /d's snapshot roots: what each
+/// answers (limits, then usage: names and bytes).
+fn root_quota_answers(n: &Namespace) -> Vec<String> {
+    let mut out = Vec::new();
+    for s in ["s0", "s1", "s2"] {
+        let p = format!("/d/.snapshot/{s}");
+        let u = n.quota_usage(&root(), &p).expect("getQuotaUsage");
+        let cs = n.content_summary(&root(), &p).expect("getContentSummary");
+        out.push(format!(
+            "{s}: quota {}/{} used {}/{} | summary quota {}/{} files {} dirs {}",
+            u.quota.namespace,
+            u.quota.storage_space,
+            u.usage.namespace,
+            u.usage.storage_space,
+            cs.quota.quota.namespace,
+            cs.quota.quota.storage_space,
+            cs.file_count,
+            cs.directory_count,
+        ));
+    }
+    out
+}
+
+#[test]
+fn snapshot_roots_keep_the_quota_their_directory_had() {
+    // HDFS's snapshot root copies the directory's quota feature (limits
+    // only: its usage starts as an empty directory's, one name, no bytes);
+    // without a quota then, the usage is counted as the snapshot saw it.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d");
+    allow(&mut n, &mut log, "/d");
+    file(&mut n, &mut log, "/d/f", 1024, &[10]);
+    snap(&mut n, &mut log, "/d", "s0");
+    let quota = |n: &mut Namespace, log: &mut Vec<Edit>, ns_quota, ss_quota| {
+        let e = n.set_quota(&root(), "/d", ns_quota, ss_quota, None);
+        log.extend(e.expect("setQuota"));
+    };
+    quota(&mut n, &mut log, 10, 1 << 20);
+    snap(&mut n, &mut log, "/d", "s1");
+    quota(&mut n, &mut log, 20, -1);
+    snap(&mut n, &mut log, "/d", "s2");
+    quota(&mut n, &mut log, -1, -1);
+    let expected = [
+        "s0: quota -1/-1 used 2/30 | summary quota -1/-1 files 1 dirs 1",
+        "s1: quota 10/1048576 used 1/0 | summary quota 10/1048576 files 1 dirs 1",
+        "s2: quota 20/-1 used 1/0 | summary quota 20/-1 files 1 dirs 1",
+    ];
+    assert_eq!(root_quota_answers(&n), expected);
+    let now = n.quota_usage(&root(), "/d").expect("live");
+    assert_eq!(
+        now.quota,
+        quota::QuotaCounts::NONE,
+        "the live quota is gone"
+    );
+    assert_rebuilds(&n, &log);
+    let (replayed, imaged) = rebuilt(&n, &log);
+    assert_eq!(root_quota_answers(&replayed), expected, "journal replay");
+    assert_eq!(root_quota_answers(&imaged), expected, "image");
+}
+
+#[test]
+fn deleted_files_keep_their_storage_policy_in_snapshots() {
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d/sub");
+    allow(&mut n, &mut log, "/d");
+    file(&mut n, &mut log, "/d/f", 1024, &[10]);
+    file(&mut n, &mut log, "/d/sub/g", 1024, &[10]);
+    for (p, policy) in [("/d/f", "COLD"), ("/d/sub", "ALL_SSD")] {
+        log.push(n.set_storage_policy(&root(), p, policy).expect("policy"));
+    }
+    snap(&mut n, &mut log, "/d", "s1");
+    for p in ["/d/f", "/d/sub"] {
+        log.push(
+            n.delete(&root(), p, true, NOW + 30)
+                .expect("rm")
+                .expect("existed")
+                .0,
+        );
+    }
+    let policies = |n: &Namespace| -> Vec<String> {
+        [
+            "/d/.snapshot/s1/f",
+            "/d/.snapshot/s1/sub",
+            "/d/.snapshot/s1/sub/g",
+        ]
+        .iter()
+        .map(|p| {
+            let got = n.get_storage_policy(&root(), p).expect("getStoragePolicy");
+            let st = n.get_file_info(&root(), p).expect("stat").expect("exists");
+            format!("{p} {} {}", got.name, st.storage_policy)
+        })
+        .collect()
+    };
+    // HDFS reads the policy from the deleted inode the snapshot holds; a
+    // deleted directory's children inherit it as before.
+    let expected = [
+        "/d/.snapshot/s1/f COLD 2",
+        "/d/.snapshot/s1/sub ALL_SSD 12",
+        "/d/.snapshot/s1/sub/g ALL_SSD 12",
+    ];
+    assert_eq!(policies(&n), expected);
+    assert_rebuilds(&n, &log);
+    let (replayed, imaged) = rebuilt(&n, &log);
+    assert_eq!(policies(&replayed), expected, "journal replay");
+    assert_eq!(policies(&imaged), expected, "image");
+    log.push(
+        n.delete_snapshot(&root(), "/d", "s1", NOW + 40)
+            .expect("delete s1"),
+    );
+    assert!(
+        !n.keeps_storage_policies(),
+        "dropped with the last snapshot"
+    );
+    assert_rebuilds(&n, &log);
+}
+
+#[test]
+fn diff_report_names_renames_into_new_directories() {
+    // HDFS does not compare inside a directory created after the earlier
+    // snapshot, but finds a rename's target through the inode's parents:
+    // `R`, not `-`.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d");
+    file(&mut n, &mut log, "/d/f", 1024, &[4]);
+    file(&mut n, &mut log, "/d/g", 1024, &[4]);
+    allow(&mut n, &mut log, "/d");
+    snap(&mut n, &mut log, "/d", "s1");
+    mkdir(&mut n, &mut log, "/d/new/deeper");
+    for (src, dst) in [("/d/f", "/d/new/f"), ("/d/g", "/d/new/deeper/g2")] {
+        log.push(n.rename2(&root(), src, dst, false, NOW).expect("rename").0);
+    }
+    snap(&mut n, &mut log, "/d", "s2");
+    let forward = ["M ", "+ new", "R f -> new/f", "R g -> new/deeper/g2"];
+    assert_eq!(report_lines(&n, "s1", "s2"), forward);
+    assert_eq!(report_lines(&n, "s1", ""), forward, "to the current tree");
+    let back = ["M ", "- new", "R new/f -> f", "R new/deeper/g2 -> g"];
+    assert_eq!(report_lines(&n, "s2", "s1"), back);
+    let listing = n
+        .snapshot_diff_report(&root(), "/d", "s1", "s2")
+        .expect("report")
+        .listing;
+    let deleted: Vec<(&str, Option<&str>, bool)> = listing
+        .deleted
+        .iter()
+        .map(|e| (e.path.as_str(), e.target.as_deref(), e.is_reference))
+        .collect();
+    assert_eq!(
+        deleted,
+        [
+            ("f", Some("new/f"), true),
+            ("g", Some("new/deeper/g2"), true)
+        ]
+    );
+    let created: Vec<&str> = listing.created.iter().map(|e| e.path.as_str()).collect();
+    assert_eq!(created, ["new"]);
     assert_rebuilds(&n, &log);
 }

@@ -227,11 +227,13 @@ impl Namespace {
     /// ancestor's, else `UNSPECIFIED_POLICY_ID` (HDFS's
     /// `INode.getStoragePolicyID`).
     pub fn effective_storage_policy(&self, mut id: INodeId) -> u8 {
-        if self.storage_policies.is_empty() {
+        if self.storage_policies.is_empty() && !self.keeps_storage_policies() {
             return UNSPECIFIED_POLICY_ID;
         }
         loop {
-            if let Some(p) = self.storage_policies.get(&id) {
+            // A deleted inode a snapshot holds keeps its own policy aside.
+            let own = self.storage_policies.get(&id);
+            if let Some(p) = own.or_else(|| self.kept_storage_policy(id)) {
                 return *p;
             }
             match self.any_node(id).and_then(|n| n.parent) {

@@ -113,9 +113,9 @@ impl NameNodeState {
                 group: st.group,
                 sticky: st.sticky,
                 entries: st.entries.into_iter().map(to_proto).collect(),
-                permission: Some(pb::FsPermissionProto {
-                    perm: u32::from(st.permission),
-                }),
+                permission: st
+                    .permission
+                    .map(|p| pb::FsPermissionProto { perm: u32::from(p) }),
             },
         })
     }

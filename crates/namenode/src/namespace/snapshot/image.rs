@@ -5,6 +5,7 @@
 //! again from the diffs.
 
 use super::{DirDiff, FileDiff, SnapshotInfo, Snapshottable};
+use crate::namespace::storage_policy::UNSPECIFIED_POLICY_ID;
 use crate::namespace::{ApplyError, FileNode, INode, INodeId, INodeKind, Namespace};
 
 /// Entries per image part: keeps each stored record far below the
@@ -30,6 +31,8 @@ pub struct SnapshotImageInode {
     /// `None` for a directory.
     pub file: Option<(u16, u64, Vec<crate::namespace::BlockRecord>)>,
     pub children: Vec<(String, INodeId)>,
+    /// Its own storage policy (`UNSPECIFIED_POLICY_ID` for none).
+    pub storage_policy: u8,
 }
 
 /// Everything snapshots keep, as an image stores it.
@@ -104,6 +107,11 @@ impl Namespace {
                     .children()
                     .map(|c| c.iter().map(|(k, v)| (k.clone(), *v)).collect())
                     .unwrap_or_default(),
+                storage_policy: s
+                    .retained_policies
+                    .get(&n.id)
+                    .copied()
+                    .unwrap_or(UNSPECIFIED_POLICY_ID),
             })
             .collect();
         retained.sort_by_key(|r| r.id);
@@ -187,6 +195,9 @@ impl Namespace {
                     xattrs: r.attrs.xattrs.clone(),
                 };
                 s.retained_features.insert(r.id, kept);
+            }
+            if r.storage_policy != UNSPECIFIED_POLICY_ID {
+                s.retained_policies.insert(r.id, r.storage_policy);
             }
             s.retained.insert(
                 r.id,

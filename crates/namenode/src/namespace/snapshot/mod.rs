@@ -32,6 +32,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::acl::AclEntry;
 use super::authorize::Required;
 use super::permission::Caller;
+use super::quota::QuotaCounts;
 use super::{ApplyError, BlockId, BlockRecord, Edit, FsError, INode, INodeId, Namespace, XAttr};
 
 pub use image::{SnapshotImage, SnapshotImageDir, SnapshotImageInode};
@@ -125,6 +126,9 @@ pub struct SnapshotInfo {
     /// The last inode id handed out when it was taken: a newer inode is
     /// in no snapshot up to this one.
     pub last_inode_id: u64,
+    /// The directory's quotas when it was taken (HDFS's snapshot root
+    /// keeps a copy of the quota feature); `None` without one.
+    pub quota: Option<QuotaCounts>,
 }
 
 /// A snapshottable directory's snapshots, by name (as HDFS lists them).
@@ -183,6 +187,9 @@ pub struct SnapshotState {
     retained: HashMap<INodeId, INode>,
     /// The ACL and extended attributes of retained inodes that had any.
     retained_features: HashMap<INodeId, KeptFeatures>,
+    /// The storage policy of retained inodes that had their own: HDFS
+    /// still reports it through the snapshot.
+    retained_policies: HashMap<INodeId, u8>,
     /// Inodes renamed away from where a snapshot saw them: the latest
     /// snapshot that did (their changes are recorded for it).
     pins: HashMap<INodeId, u32>,
@@ -228,6 +235,16 @@ impl Namespace {
     /// or a snapshot): their replicas are to be deleted.
     pub fn take_freed_blocks(&mut self) -> Vec<BlockId> {
         std::mem::take(&mut self.snapshots.freed)
+    }
+
+    /// The storage policy a retained inode had of its own, if any.
+    pub(in crate::namespace) fn kept_storage_policy(&self, id: INodeId) -> Option<&u8> {
+        self.snapshots.retained_policies.get(&id)
+    }
+
+    /// Whether any retained inode keeps a storage policy.
+    pub(in crate::namespace) fn keeps_storage_policies(&self) -> bool {
+        !self.snapshots.retained_policies.is_empty()
     }
 
     /// Whether `id` is a snapshottable directory.
@@ -632,6 +649,7 @@ impl Namespace {
         };
         let snapshot_id = self.snapshots.counter;
         let last_inode_id = self.last_inode_id;
+        let quota = self.quotas.get(&id).map(|q| q.quota);
         let dir = self
             .snapshots
             .dirs
@@ -648,6 +666,7 @@ impl Namespace {
                 name: name.to_string(),
                 root,
                 last_inode_id,
+                quota,
             },
         );
         self.snapshots.counter += 1;

@@ -3,7 +3,8 @@
 //! getStoragePolicy and getQuotaUsage. Each answers from the attributes the
 //! snapshot kept (HDFS's `getSnapshotINode`), with HDFS's exceptions: the
 //! owner and group of getAclStatus and a directory's quota are the inode's
-//! current ones, as HDFS reads them from the inode itself.
+//! current ones, as HDFS reads them from the inode itself; a snapshot root
+//! has the quotas its directory had when the snapshot was taken.
 
 use super::view::{check_kept, SnapshotPath};
 use super::Attrs;
@@ -78,7 +79,8 @@ impl Namespace {
 
     /// getAclStatus of a snapshot path: the ACL entries and permission
     /// the snapshot kept, the inode's owner and group (HDFS reads those
-    /// without the snapshot); an empty status for `/d/.snapshot`.
+    /// without the snapshot); for `/d/.snapshot` an empty status without
+    /// permission (HDFS's builder leaves it unset).
     ///
     /// # Errors
     /// No search permission; "cannot find" for a missing path.
@@ -94,7 +96,7 @@ impl Namespace {
                 group: String::new(),
                 sticky: false,
                 entries: Vec::new(),
-                permission: 0,
+                permission: None,
             });
         }
         let target =
@@ -109,7 +111,7 @@ impl Namespace {
             group,
             sticky: target.attrs.permission & STICKY_BIT != 0,
             entries: target.attrs.acl,
-            permission: target.attrs.permission,
+            permission: Some(target.attrs.permission),
         })
     }
 
@@ -167,6 +169,16 @@ impl Namespace {
         let target = self.snapshot_target(caller, sp, None)?.ok_or_else(|| {
             FsError::FileNotFound(format!("File/Directory does not exist: {}", sp.path))
         })?;
+        if let Some(quota) = self.snapshot_root_quota(sp, &target) {
+            // HDFS's snapshot root holds a fresh copy of the quota feature:
+            // the limits then, the usage of an empty directory.
+            self.check_snapshot_subtree(caller, sp, &target, Access::READ_EXECUTE)?;
+            let usage = QuotaCounts {
+                namespace: 1,
+                ..QuotaCounts::default()
+            };
+            return Ok(QuotaUsage { quota, usage });
+        }
         if !target.root && self.quotas.contains_key(&target.id) {
             self.check_snapshot_subtree(caller, sp, &target, Access::READ_EXECUTE)?;
             return Ok(self.quota_usage_of(target.id));
@@ -181,6 +193,19 @@ impl Namespace {
             quota: QuotaCounts::NONE,
             usage,
         })
+    }
+
+    /// The quotas a snapshot root kept of its directory; `None` for any
+    /// other path and for a directory that had none.
+    pub(in crate::namespace) fn snapshot_root_quota(
+        &self,
+        sp: &SnapshotPath,
+        target: &SnapshotTarget,
+    ) -> Option<QuotaCounts> {
+        if !target.root {
+            return None;
+        }
+        self.snapshot_info(sp.dir, target.snapshot)?.quota
     }
 
     /// HDFS's `checkSubAccess` below a snapshot: `access` on every

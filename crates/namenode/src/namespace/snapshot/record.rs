@@ -199,9 +199,13 @@ impl Namespace {
         }
     }
 
-    /// Keeps the ACL and extended attributes of `id`, which is leaving the
-    /// tree for the retained inodes (only when it has any).
+    /// Keeps the storage policy, ACL and extended attributes of `id`, which
+    /// is leaving the tree for the retained inodes (only those it has).
     fn keep_features(&mut self, id: INodeId) {
+        let policy = self.local_storage_policy(id);
+        if policy != crate::namespace::storage_policy::UNSPECIFIED_POLICY_ID {
+            self.snapshots.retained_policies.insert(id, policy);
+        }
         let acl = self.acl_entries_of(id);
         let xattrs = self.xattrs_of(id);
         if acl.is_empty() && xattrs.is_empty() {
@@ -285,6 +289,7 @@ impl Namespace {
                 continue;
             };
             self.snapshots.retained_features.remove(&n);
+            self.snapshots.retained_policies.remove(&n);
             match &node.kind {
                 INodeKind::Directory { children } => {
                     for c in children.values() {

@@ -9,7 +9,7 @@
 //! Entries come as HDFS orders them: by depth, then path, each directory's
 //! own entry before its created and deleted children.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::namespace::authorize::Required;
 use crate::namespace::permission::{Access, Caller};
@@ -234,20 +234,19 @@ impl Namespace {
         // A renamed inode is compared too, under its earlier path (as HDFS
         // follows a rename's reference), and so is whatever was renamed
         // inside it, until no new rename turns up.
-        let mut seen: std::collections::HashSet<INodeId> = std::collections::HashSet::new();
+        let mut seen: HashSet<INodeId> = HashSet::new();
+        let mut placed: HashSet<INodeId> = HashSet::new();
         loop {
-            let created: std::collections::HashSet<INodeId> = out
-                .changed
-                .iter()
-                .flat_map(|c| c.created.iter().map(|(_, id)| *id))
-                .collect();
+            if self.unplaced_deletions(&out) {
+                self.place_created_dirs(&mut out, later, &mut placed);
+            }
             let renamed: Vec<(Vec<String>, INodeId, INodeId)> = out
                 .changed
                 .iter()
                 .flat_map(|c| {
                     c.deleted
                         .iter()
-                        .filter(|(_, id)| created.contains(id))
+                        .filter(|(_, id)| later_path(&out.later_place, scope, *id).is_some())
                         .map(|(n, id)| {
                             let mut p = c.path.clone();
                             p.push(n.clone());
@@ -276,6 +275,39 @@ impl Namespace {
             }
         }
         out
+    }
+
+    /// Whether a child deleted from a compared directory has no known
+    /// place in the later view: it may have moved into a new directory.
+    fn unplaced_deletions(&self, out: &Compared) -> bool {
+        out.changed
+            .iter()
+            .flat_map(|c| c.deleted.iter())
+            .any(|(_, id)| !out.later_place.contains_key(id))
+    }
+
+    /// Records where everything below the directories created in the
+    /// later view sits there. HDFS does not compare inside them, but finds
+    /// the target of a rename into one through the inode's parents.
+    fn place_created_dirs(&self, out: &mut Compared, later: View, placed: &mut HashSet<INodeId>) {
+        let is_dir = |id: &INodeId| self.any_node(*id).is_some_and(|n| n.is_dir());
+        let mut stack: Vec<INodeId> = out
+            .changed
+            .iter()
+            .flat_map(|c| c.created.iter().map(|(_, id)| *id))
+            .filter(is_dir)
+            .collect();
+        while let Some(dir) = stack.pop() {
+            if !placed.insert(dir) {
+                continue;
+            }
+            for (name, child) in self.view_children(dir, later) {
+                out.later_place.entry(child).or_insert((dir, name));
+                if is_dir(&child) {
+                    stack.push(child);
+                }
+            }
+        }
     }
 
     /// Compares the subtree of `start` (at `path`, in directory `parent`)
@@ -381,6 +413,14 @@ fn moves(
         }
         for (n, id) in &c.deleted {
             deleted_at.insert(*id, join(&c.path, n));
+        }
+    }
+    // Moved into a directory created since: a rename all the same.
+    for id in deleted_at.keys() {
+        if !created_at.contains_key(id) {
+            if let Some(at) = later_path(*id) {
+                created_at.insert(*id, at);
+            }
         }
     }
     (created_at, deleted_at)

@@ -429,6 +429,9 @@ impl Namespace {
                 sp.path
             )));
         };
+        if let Some(quota) = target.and_then(|t| self.snapshot_root_quota(sp, &t)) {
+            sum.quota.quota = quota;
+        }
         let mut stack = vec![*id];
         while let Some(n) = stack.pop() {
             if self.any_node(n).is_some_and(INode::is_dir) {
