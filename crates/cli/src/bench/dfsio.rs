@@ -240,32 +240,56 @@ async fn fetch_metrics(http: &str) -> anyhow::Result<Counters> {
     Ok(out)
 }
 
-/// Sum of every DataNode's counters (None when one cannot be read).
-async fn snapshot(dns: &[DataNodeHttp]) -> Option<Counters> {
+/// Every DataNode's counters, in `dns` order (None when one cannot be read).
+async fn snapshot(dns: &[DataNodeHttp]) -> Option<Vec<Counters>> {
     if dns.is_empty() {
         return None;
     }
-    let mut total = Counters::new();
+    let mut out = Vec::with_capacity(dns.len());
     for d in dns {
-        let m = fetch_metrics(&d.http).await.ok()?;
-        for (k, v) in m {
-            *total.entry(k).or_default() += v;
-        }
+        out.push(fetch_metrics(&d.http).await.ok()?);
     }
-    Some(total)
+    Some(out)
 }
 
-fn delta(before: &Option<Counters>, after: &Option<Counters>, key: &str) -> Option<u64> {
-    let b = before.as_ref()?.get(key)?;
-    let a = after.as_ref()?.get(key)?;
-    Some(a.saturating_sub(*b))
+/// How much `key` grew on each DataNode between two snapshots.
+fn per_node_delta(
+    before: &Option<Vec<Counters>>,
+    after: &Option<Vec<Counters>>,
+    key: &str,
+) -> Option<Vec<u64>> {
+    let (b, a) = (before.as_ref()?, after.as_ref()?);
+    if a.len() != b.len() {
+        return None;
+    }
+    b.iter()
+        .zip(a)
+        .map(|(b, a)| Some(a.get(key)?.saturating_sub(*b.get(key)?)))
+        .collect()
+}
+
+/// How much `key` grew on all DataNodes together.
+fn delta(before: &Option<Vec<Counters>>, after: &Option<Vec<Counters>>, key: &str) -> Option<u64> {
+    per_node_delta(before, after, key).map(|v| v.iter().sum())
+}
+
+/// The largest distance of one DataNode's share from the mean, as a
+/// fraction of the mean (0: perfectly even).
+fn spread(per_node: &[u64]) -> Option<f64> {
+    let mean = per_node.iter().sum::<u64>() as f64 / per_node.len().max(1) as f64;
+    (mean > 0.0).then(|| {
+        per_node
+            .iter()
+            .map(|&v| (v as f64 - mean).abs() / mean)
+            .fold(0.0, f64::max)
+    })
 }
 
 /// What the DataNodes reported for a phase in which the client moved
 /// `client_bytes`.
 fn datanode_side(
-    before: &Option<Counters>,
-    after: &Option<Counters>,
+    before: &Option<Vec<Counters>>,
+    after: &Option<Vec<Counters>>,
     client_bytes: u64,
     reading: bool,
 ) -> Json {
@@ -275,6 +299,11 @@ fn datanode_side(
     let d = |k| delta(before, after, k);
     let ratio = |v: Option<u64>| v.map(|v| v as f64 / client_bytes.max(1) as f64);
     if reading {
+        let per_node = per_node_delta(before, after, "read_bytes_sent");
+        let sent_spread = per_node.as_deref().and_then(spread);
+        let sent_per_node = per_node
+            .map(|v| Json::Arr(v.into_iter().map(Json::from).collect()))
+            .unwrap_or(Json::Null);
         Obj::new()
             .with("read_ops", d("read_ops"))
             .with("read_ops_aborted", d("read_ops_aborted"))
@@ -282,6 +311,8 @@ fn datanode_side(
             .with("read_bytes_sent", d("read_bytes_sent"))
             .with("read_amplification", ratio(d("read_bytes_sent")))
             .with("requested_amplification", ratio(d("read_bytes_requested")))
+            .with("read_bytes_sent_per_datanode", sent_per_node)
+            .with("read_spread_max_deviation", sent_spread)
             .into()
     } else {
         Obj::new()
