@@ -332,6 +332,18 @@ fn acl_xattr_snapshot_policy_ops(nn: SocketAddr) {
         m,
         "Required param encoding for op: GETXATTRS is null or empty"
     );
+    // A name the file does not have: HDFS 3.4's XAttrNotFoundException.
+    let (class, m) = remote_error(
+        nn,
+        "GET",
+        &format!("/webhdfs/v1/x?op=GETXATTRS&encoding=text&xattr.name=user.none&{u}"),
+        403,
+    );
+    assert_eq!(
+        class,
+        "org.apache.hadoop.hdfs.protocol.XAttrNotFoundException"
+    );
+    assert_eq!(m, "At least one of the attributes provided was not found.");
     let (_, names) = call(nn, "GET", &format!("/webhdfs/v1/x?op=LISTXATTRS&{u}"));
     let listed: Vec<String> =
         serde_json::from_str(names["XAttrNames"].as_str().expect("a JSON string")).expect("array");
@@ -605,7 +617,9 @@ fn hostile_requests(cluster: &Cluster) {
         ("PUT", "/webhdfs/v1/p?op=CREATE&overwrite=xyz", 400, "Invalid value for webhdfs parameter \"overwrite\": Failed to parse \"xyz\" to Boolean."),
         ("PUT", "/webhdfs/v1/p?op=CREATE&replication=0", 400, "Invalid value for webhdfs parameter \"replication\": Invalid parameter range: replication = 0 < 1"),
         ("GET", "/webhdfs/v1/?op=LISTSTATUS&user.name=b%20b", 400, "Invalid value for webhdfs parameter \"user.name\": Invalid value: \"b b\" does not belong to the domain ^[A-Za-z_][A-Za-z0-9._-]*[$]?$"),
-        ("GET", "/webhdfs/v1/a/../b?op=GETFILESTATUS", 400, "Invalid path name /a/../b"),
+        // HDFS resolves `..` as a name: nothing found, and no such name made.
+        ("GET", "/webhdfs/v1/a/../b?op=GETFILESTATUS", 404, "File does not exist: /a/../b"),
+        ("PUT", "/webhdfs/v1/a/../b?op=MKDIRS", 400, "Invalid file name: /a/../b"),
         ("GET", "/webhdfs/v1/%ff?op=GETFILESTATUS", 400, "Invalid path: /%ff"),
     ];
     for (method, path, status, message) in cases {

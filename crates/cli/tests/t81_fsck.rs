@@ -7,7 +7,10 @@
 //! masked): healthy; after the only replica of a file was corrupted on disk
 //! and read (then `-delete`); after one DataNode died (under-replicated);
 //! after both died (missing blocks, `-move`). In each situation `cairn fsck`
-//! prints what `DFSck` printed, with the same exit status.
+//! prints what `DFSck` printed, with the same exit status. Between the
+//! second and third, `-move` of a file with a corrupt block among good
+//! ones copies the good blocks' bytes to `/lost+found` (checked against the
+//! data written; no HDFS golden for it).
 //!
 //! Needs a JDK and Maven (the kit fetches the jars on first use).
 
@@ -204,12 +207,11 @@ fn check_cairn_fsck(cluster: &Cluster, phase: &str, commands: &[&str]) {
     }
 }
 
-/// Flips the first byte of the (only) replica of `path`'s first block and
-/// reads the file, so the reader reports the replica.
-async fn corrupt_only_replica(cluster: &Cluster, path: &str) {
-    let id = common::block_locations(cluster.nn.addr, path).await.blocks[0]
-        .b
-        .block_id;
+/// Flips the first byte of the (only) replica of `path`'s block `index`
+/// and reads that block, so the reader reports the replica.
+async fn corrupt_only_replica(cluster: &Cluster, path: &str, index: usize) {
+    let located = common::block_locations(cluster.nn.addr, path).await.blocks[index].clone();
+    let id = located.b.block_id;
     let name = format!("blk_{id}");
     let files: Vec<PathBuf> = cluster
         .dns
@@ -234,7 +236,9 @@ async fn corrupt_only_replica(cluster: &Cluster, path: &str) {
     }
     let client = cluster.nn.client(None);
     if let Ok(r) = client.read(path).await {
-        let _ = r.read_range(0, r.file_length()).await;
+        let len = usize::try_from(located.b.num_bytes.unwrap_or(0)).unwrap_or(0);
+        let at = usize::try_from(located.offset).unwrap_or(0);
+        let _ = r.read_range(at, len).await;
     }
 }
 
@@ -260,6 +264,73 @@ fn wait_live(cluster: &Cluster, n: usize) {
     std::thread::sleep(Duration::from_secs(3));
 }
 
+/// `-move` on a file of three 1 MiB blocks whose middle one is corrupt:
+/// as HDFS's `copyBlocksToLostFound`, the first and last blocks become the
+/// chain files `0` and `1` under `/lost+found/<path>` (byte for byte), the
+/// corrupt block cannot be read (an internal error: the report ends
+/// FAILED), and the file stays. Then all of it is removed, so the later
+/// phases see the tree they saw before.
+async fn move_copies_the_readable_blocks(cluster: &Cluster) {
+    const MIB: usize = 1 << 20;
+    let data: Vec<u8> = (0..3 * MIB).map(|i| (i * 7 % 251) as u8).collect();
+    let client = cluster.nn.client(None);
+    let mut w = client
+        .create(
+            "/fsckmove/multi",
+            hdfs_native::WriteOptions {
+                block_size: Some(MIB as u64),
+                replication: Some(1),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("create");
+    w.write_bytes(bytes::Bytes::from(data.clone()))
+        .await
+        .expect("write");
+    w.close().await.expect("close");
+    corrupt_only_replica(cluster, "/fsckmove/multi", 1).await;
+    let reported = wait_until(Duration::from_secs(60), || {
+        fsck_body(cluster, "path=/fsckmove&listcorruptfileblocks=1").contains("/fsckmove/multi")
+    });
+    assert!(reported, "the corrupt replica was not reported");
+
+    let report = fsck_body(cluster, "path=/fsckmove&move=1");
+    assert!(
+        report.contains("/fsckmove/multi: CORRUPT 1 blocks of total size 1048576 B."),
+        "{report}"
+    );
+    assert!(
+        report
+            .ends_with("\nfsck encountered internal errors!\n\n\nFsck on path '/fsckmove' FAILED"),
+        "{report}"
+    );
+    let read_all = |path: &'static str| {
+        let client = client.clone();
+        async move {
+            let r = client.read(path).await.expect(path);
+            r.read_range(0, r.file_length()).await.expect(path).to_vec()
+        }
+    };
+    assert_eq!(read_all("/lost+found/fsckmove/multi/0").await, &data[..MIB]);
+    assert_eq!(
+        read_all("/lost+found/fsckmove/multi/1").await,
+        &data[2 * MIB..]
+    );
+    let chains = client
+        .list_status("/lost+found/fsckmove/multi", false)
+        .await
+        .expect("list");
+    assert_eq!(chains.len(), 2, "two chains: {chains:?}");
+    assert!(
+        client.get_file_info("/fsckmove/multi").await.is_ok(),
+        "-move keeps the file"
+    );
+
+    client.delete("/fsckmove", true).await.expect("delete");
+    client.delete("/lost+found", true).await.expect("delete");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fsck_reports_match_apache_hdfs() {
     let mut cluster = Cluster::start(2, DEFINES);
@@ -270,14 +341,25 @@ async fn fsck_reports_match_apache_hdfs() {
         "healthy",
         &["/", "/fsck -files -blocks -locations", "/nope"],
     );
+    // -storagepolicies: the blocks by their replicas' storage types (every
+    // DataNode volume is DISK), all satisfying the default HOT policy.
+    let report = fsck_body(&cluster, "path=/fsck&storagepolicies=1");
+    let table = "\nBlocks satisfying the specified storage policy:\n\
+        Storage Policy                  # of blocks       % of blocks\n\
+        DISK:2(HOT)                        2              66.6667%\n\
+        DISK:1(HOT)                        1              33.3333%\n\
+        \nAll blocks satisfy specified storage policy.\nFSCK ended at ";
+    assert!(report.contains(table), "{report}");
 
-    corrupt_only_replica(&cluster, "/fsck/one").await;
+    corrupt_only_replica(&cluster, "/fsck/one", 0).await;
     let reported = wait_until(Duration::from_secs(60), || {
         fsck_body(&cluster, "path=/fsck&listcorruptfileblocks=1").contains("/fsck/one")
     });
     assert!(reported, "the corrupt replica was not reported");
     check_cairn_fsck(&cluster, "corrupt", &["/fsck", "/fsck -files -blocks"]);
     assert_phase(&run_phase(&cluster, "corrupt"), "corrupt");
+
+    move_copies_the_readable_blocks(&cluster).await;
 
     cluster.dns[0].kill();
     wait_live(&cluster, 1);

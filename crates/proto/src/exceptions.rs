@@ -111,3 +111,7 @@ pub const SNAPSHOT: &str = "org.apache.hadoop.hdfs.protocol.SnapshotException";
 /// A write below `.snapshot` (`SnapshotAccessControlException`).
 pub const SNAPSHOT_ACCESS_CONTROL: &str =
     "org.apache.hadoop.hdfs.protocol.SnapshotAccessControlException";
+
+/// getXAttrs of a name the inode does not have (`XAttrNotFoundException`,
+/// HDFS 3.4's FSDirXAttrOp).
+pub const XATTR_NOT_FOUND: &str = "org.apache.hadoop.hdfs.protocol.XAttrNotFoundException";

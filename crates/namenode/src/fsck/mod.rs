@@ -14,8 +14,10 @@
 //! Permissions are the caller's, as in HDFS: listing needs read and
 //! execute on each directory, each file needs read access.
 
+mod copy;
 mod facts;
 mod lookups;
+mod policies;
 mod repair;
 mod summary;
 mod walk;
@@ -283,7 +285,7 @@ async fn run(
     out.println("\nErasure Coded Block Groups:");
     out.println(&walk.ec.erasure_coded_section());
     if req.show_storage_policies {
-        out.print(&walk.storage_policy_summary());
+        out.print(&walk.policies.report());
     }
     out.println(&ended_line(started));
     if walk.internal_error {

@@ -6,10 +6,7 @@
 //! as the fsck caller, so permissions, safe mode and the journal apply as
 //! to any client.
 //!
-//! Not done: copying block data. The NameNode has no DataTransferProtocol
-//! client, so a file with readable blocks left is reported as HDFS reports
-//! a copy that failed (an internal error: the report ends "FAILED"); a file
-//! whose blocks are all missing needs no copy and moves as in HDFS.
+//! The copy of the block data is in `copy.rs`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -127,7 +124,7 @@ impl Walk<'_> {
     }
 
     /// `move`: the file's directory under `/lost+found`, and its readable
-    /// blocks (see the module note).
+    /// blocks copied there (`copy.rs`).
     pub(super) async fn move_to_lost_found(&mut self, f: &FileFacts) {
         if !self.lost_found_ready().await {
             tracing::error!(path = %f.path, "fsck: failed to initialize lost+found");
@@ -153,12 +150,6 @@ impl Walk<'_> {
             self.internal_error = true;
             return;
         }
-        let readable = f.blocks.iter().any(|b| !b.replicas.is_empty());
-        if readable {
-            tracing::error!(path = %f.path, "fsck: could not copy the readable blocks to lost+found: the NameNode cannot copy block data");
-            self.internal_error = true;
-        } else {
-            tracing::info!(path = %f.path, "fsck: copied the remains of the corrupted file to /lost+found");
-        }
+        self.copy_blocks_to(f, &target).await;
     }
 }

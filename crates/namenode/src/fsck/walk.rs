@@ -8,7 +8,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use cairn_common::storage_type::StorageType;
+
 use super::facts::{self, BlockFacts, FileFacts, ReplicaState, DEFAULT_RACK};
+use super::policies::PolicySummary;
 use super::summary::Tally;
 use super::{Failure, FsckRequest, Output};
 use crate::namespace::permission::Caller;
@@ -58,6 +61,8 @@ pub(super) struct Walk<'a> {
     pub internal_error: bool,
     /// `/lost+found` checked (and made) for `move`: whether it is usable.
     pub(super) lost_found: Option<bool>,
+    /// `storagepolicies`: the blocks by policy and storage types.
+    pub policies: PolicySummary,
 }
 
 impl<'a> Walk<'a> {
@@ -77,6 +82,7 @@ impl<'a> Walk<'a> {
             dirs: 0,
             internal_error: false,
             lost_found: None,
+            policies: PolicySummary::default(),
         }
     }
 
@@ -333,6 +339,9 @@ impl<'a> Walk<'a> {
             if total >= min {
                 res.min_replicated += 1;
             }
+            if self.req.show_storage_policies {
+                self.policies.add(f.status.storage_policy, located_types(b));
+            }
             if total < target && !missing {
                 res.missing_replicas += target - total;
                 res.under_replicated += 1;
@@ -441,12 +450,16 @@ impl<'a> Walk<'a> {
             .collect();
         format!(" [{}]", items.join(", "))
     }
+}
 
-    /// `storagepolicies`: HDFS's table head; Cairn keeps no per-policy
-    /// tally of blocks yet, so no rows follow.
-    pub(super) fn storage_policy_summary(&self) -> String {
-        "\nBlocks satisfying the specified storage policy:\nStorage Policy                  # of blocks       % of blocks\n".to_string()
-    }
+/// The storage types of the replicas a reader is handed: the good ones, or
+/// when every one is corrupt, those.
+fn located_types(b: &BlockFacts) -> Vec<StorageType> {
+    b.replicas
+        .iter()
+        .filter(|r| b.all_corrupt || r.state != ReplicaState::Corrupt)
+        .map(|r| r.storage_type)
+        .collect()
 }
 
 /// What one file's blocks showed.

@@ -131,6 +131,9 @@ pub enum FsError {
     /// HDFS's `SnapshotAccessControlException` (a write below `.snapshot`).
     #[error("{0}")]
     SnapshotAccessControl(String),
+    /// HDFS's `XAttrNotFoundException` (getXAttrs of a name not set).
+    #[error("{0}")]
+    XAttrNotFound(String),
 }
 
 /// Limits from the configuration (`dfs.namenode.fs-limits.*`).

@@ -328,8 +328,9 @@ impl Namespace {
         if names.is_empty() {
             return Ok(visible);
         }
-        let missing =
-            || FsError::Io("At least one of the attributes provided was not found.".into());
+        let missing = || {
+            FsError::XAttrNotFound("At least one of the attributes provided was not found.".into())
+        };
         names
             .iter()
             .map(|want| {

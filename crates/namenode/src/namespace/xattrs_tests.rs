@@ -126,7 +126,7 @@ fn newest_first_and_named_gets_must_all_exist() {
         .expect_err("z is missing");
     assert_eq!(
         e,
-        FsError::Io("At least one of the attributes provided was not found.".into())
+        FsError::XAttrNotFound("At least one of the attributes provided was not found.".into())
     );
     let e = n.get_xattrs(&r, "/nope", &[]).expect_err("missing path");
     assert_eq!(e, FsError::FileNotFound("cannot find /nope".into()));

@@ -46,6 +46,7 @@ pub fn to_call_error(e: FsError) -> CallError {
         FsError::UnsupportedAction(_) => ex::UNSUPPORTED_ACTION,
         FsError::Snapshot(_) => ex::SNAPSHOT,
         FsError::SnapshotAccessControl(_) => ex::SNAPSHOT_ACCESS_CONTROL,
+        FsError::XAttrNotFound(_) => ex::XATTR_NOT_FOUND,
     };
     CallError::remote(class, e.to_string())
 }

@@ -45,7 +45,24 @@ fn home_dir(user: &str) -> String {
     format!("/user/{user}")
 }
 
+/// A path with a `.` or `..` component. HDFS's web layer passes such a
+/// path on as it is and its namespace resolves the component as a name:
+/// a lookup finds nothing (FileNotFound), a create refuses it ("Invalid
+/// file name: ..."), where Cairn's namespace refuses every such path.
+pub(super) fn has_dot_component(path: &str) -> bool {
+    path.split('/').any(|c| c == "." || c == "..")
+}
+
 async fn file_status(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
+    let not_found = || {
+        WebError::new(
+            web::FILE_NOT_FOUND,
+            format!("File does not exist: {}", req.path),
+        )
+    };
+    if has_dot_component(&req.path) {
+        return Err(not_found());
+    }
     let method = if req.op == "GETFILELINKSTATUS" {
         "getFileLinkInfo"
     } else {
@@ -60,12 +77,7 @@ async fn file_status(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Res
         },
     )
     .await?;
-    let fs = r.fs.ok_or_else(|| {
-        WebError::new(
-            web::FILE_NOT_FOUND,
-            format!("File does not exist: {}", req.path),
-        )
-    })?;
+    let fs = r.fs.ok_or_else(not_found)?;
     Ok(ok_json("FileStatus", json::file_status(&fs)))
 }
 
