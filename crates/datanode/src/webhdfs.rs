@@ -283,13 +283,16 @@ async fn checksum(req: &DataRequest) -> Result<Response, RemoteError> {
     .await
     .map_err(|e| RemoteError::new(e.class, e.message))?
     .ok_or_else(|| RemoteError::io("the file's blocks have different checksum types"))?;
-    Ok(web::json_response(
+    let body = serde_json::json!({"FileChecksum": {
+        "algorithm": sum.algorithm,
+        "bytes": sum.java_bytes_hex(),
+        "length": sum.bytes.len(),
+    }});
+    // HDFS's DataNode names the charset here, unlike its NameNode.
+    Ok(web::text_response(
         StatusCode::OK,
-        &serde_json::json!({"FileChecksum": {
-            "algorithm": sum.algorithm,
-            "bytes": sum.java_bytes_hex(),
-            "length": sum.bytes.len(),
-        }}),
+        "application/json; charset=utf-8",
+        body.to_string(),
     ))
 }
 
