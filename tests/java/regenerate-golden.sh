@@ -9,6 +9,8 @@
 # (FileChecksums: files written with replication 1 and 3, CRC32C, 512-byte
 # chunks, and their getFileChecksum values; 3 DataNodes) or `checksums-crc32`
 # (the same with CRC32, 1024-byte chunks, replication 1; 3 DataNodes) or
+# `webhdfs-checksums` (FileChecksums, replication 1, over the cluster's
+# WebHDFS: whole-file checksums from the DataNodes' GETFILECHECKSUM) or
 # `dfsadmin` (DfsAdmin: the `hdfs dfsadmin` script scripts/admin/dfsadmin.txt;
 # `quota` is the same program on scripts/admin/quota.txt;
 # 1 DataNode, run before the other programs of its cluster, as its -report
@@ -64,6 +66,7 @@ program_args() {
     snapshots) echo "--main DfsAdmin --script $HERE/scripts/admin/snapshots.txt" ;;
     checksums) echo "--main FileChecksums --replications 1,3" ;;
     checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
+    webhdfs-checksums) echo "--main FileChecksums --replications 1" ;;
     truncate-concat) echo "--main TruncateConcat" ;;
     *) return 1 ;;
   esac
@@ -231,8 +234,11 @@ for datanodes in 1 3; do
   for n in "${PROGRAMS[@]}"; do
     [ "$(program_datanodes "$n")" = "$datanodes" ] || continue
     [ -n "$started" ] || { start_cluster "$datanodes"; started=1; }
+    # webhdfs-NAME programs talk to the cluster's WebHDFS.
+    fs="$URL"
+    [ "${n#webhdfs-}" = "$n" ] || fs="$WEBURL"
     # shellcheck disable=SC2046
-    record "$n" $(program_args "$n") --fs "$URL"
+    record "$n" $(program_args "$n") --fs "$fs"
   done
   [ -z "$started" ] || stop_cluster
 done

@@ -17,6 +17,7 @@
 
 mod acl;
 mod args;
+mod checksum;
 mod chmod;
 mod copy;
 mod display;
@@ -72,6 +73,11 @@ const COMMANDS: &[CommandInfo] = &[
         name: "cat",
         usage: display::CAT_USAGE,
         description: display::CAT_DESCRIPTION,
+    },
+    CommandInfo {
+        name: "checksum",
+        usage: checksum::CHECKSUM_USAGE,
+        description: checksum::CHECKSUM_DESCRIPTION,
     },
     CommandInfo {
         name: "chgrp",
@@ -322,6 +328,7 @@ async fn dispatch(name: &str, shell: &mut Shell, args: Vec<String>) -> Result<()
     match name {
         "appendToFile" => copy::append_to_file(shell, args).await,
         "cat" => display::cat(shell, args).await,
+        "checksum" => checksum::checksum(shell, args).await,
         "chgrp" => perms::chgrp(shell, args).await,
         "chmod" => perms::chmod(shell, args).await,
         "chown" => perms::chown(shell, args).await,

@@ -14,8 +14,6 @@ mod common;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
-use std::process::Command;
-use std::time::Duration;
 
 use cairn_proto::hadoop::hdfs as pb;
 use common::Cluster;
@@ -29,21 +27,9 @@ fn kit_dir() -> PathBuf {
 /// with `expected/<golden>.txt`.
 fn java_checksums_match(cluster: &Cluster, args: &[&str], golden: &str) {
     let kit = kit_dir();
-    let out = common::output_within(
-        Command::new(kit.join("run.sh"))
-            .args(["--main", "FileChecksums"])
-            .args(args)
-            .arg("--fs")
-            .arg(cluster.nn.url()),
-        Duration::from_secs(900),
-        "run tests/java/run.sh (needs java and mvn)",
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "the Java kit failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let url = cluster.nn.url();
+    let stdout =
+        common::run_java_kit(&[&["--main", "FileChecksums"], args, &["--fs", &url]].concat());
     let want = std::fs::read_to_string(kit.join(format!("expected/{golden}.txt"))).expect("golden");
     common::assert_matches_golden(&stdout, &want, golden);
     let served: u64 = cluster

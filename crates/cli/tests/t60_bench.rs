@@ -181,3 +181,47 @@ fn limits_runs_with_tiny_sizes() {
         ],
     );
 }
+
+#[test]
+fn webhdfs_writes_and_reads_through_redirects() {
+    // Goal: `bench webhdfs` follows the NameNode's 307s to a DataNode, sends
+    // a 16 MiB file over several blocks, reads it back (every byte checked
+    // by the benchmark), reports each run and the median, and deletes the
+    // file afterwards.
+    let cluster = Cluster::start(1, &[]);
+    let url = format!("http://{}", cluster.nn.http);
+    let out = bench(&[
+        "webhdfs",
+        "--url",
+        &url,
+        "--size",
+        "16m",
+        "--runs",
+        "2",
+        "--block-size",
+        "4m",
+        "--replication",
+        "1",
+        "--json",
+    ]);
+    assert_keys(
+        &out,
+        &[
+            "write",
+            "read",
+            "median_mib_per_s",
+            "min_mib_per_s",
+            "elapsed_s",
+            "bytes",
+            "how",
+        ],
+    );
+    assert_eq!(out.matches("\"elapsed_s\":").count(), 4, "{out}");
+    let (code, _, _) = common::http_request(
+        cluster.nn.http,
+        "GET",
+        "/webhdfs/v1/benchmarks/webhdfs/data?op=GETFILESTATUS",
+        b"",
+    );
+    assert_eq!(code, 404, "the file is deleted after the run");
+}

@@ -10,6 +10,8 @@
 //! Java needs a JDK and Maven; Python 3 with venv and PyPI (setup.sh),
 //! skipped without them unless CI is set.
 
+#[path = "t80_webhdfs/checksum.rs"]
+mod checksum;
 mod common;
 #[path = "t80_webhdfs/readme.rs"]
 mod readme;
@@ -80,6 +82,7 @@ fn webhdfs_on_one_cluster() {
     namespace_ops(nn);
     acl_xattr_snapshot_policy_ops(nn);
     data_flow(&cluster);
+    checksum::file_checksums(&cluster);
     impersonation(nn);
     hostile_requests(&cluster);
     readme::curl_examples(nn);

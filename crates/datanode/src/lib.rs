@@ -29,6 +29,7 @@ pub mod block_report;
 pub mod checksum;
 pub mod config;
 pub mod crc_compose;
+pub mod file_checksum;
 mod http;
 pub mod ibr;
 pub mod ids;

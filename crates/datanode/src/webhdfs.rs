@@ -22,6 +22,8 @@ use cairn_common::webhdfs::{self as web, Params, RemoteError};
 use futures::StreamExt;
 use hdfs_native::{Client, ClientBuilder, HdfsError, WriteOptions};
 
+use crate::file_checksum::{file_checksum, CombineMode};
+
 /// How long a CREATE/APPEND body may stay silent before the write is
 /// ended with an error.
 pub const BODY_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
@@ -140,6 +142,7 @@ async fn handle(
                 (&Method::PUT, "CREATE") => create(&client, &req, body).await,
                 (&Method::POST, "APPEND") => append(&client, &req, body).await,
                 (&Method::GET, "OPEN") => open(&client, &req).await,
+                (&Method::GET, "GETFILECHECKSUM") => checksum(&req).await,
                 _ => Err(RemoteError::illegal_argument(format!(
                     "Invalid operation {op}"
                 ))),
@@ -257,6 +260,40 @@ async fn copy_body(
                 .map_err(|e| client_error(e, ""))?;
         }
     }
+}
+
+/// GETFILECHECKSUM: the whole file's MD5MD5CRC checksum, as HDFS's
+/// handler asks `DFSClient.getFileChecksum(path, Long.MAX_VALUE)` (no
+/// `length`, no combine mode: WebHDFS has neither).
+async fn checksum(req: &DataRequest) -> Result<Response, RemoteError> {
+    let namenode = tokio::net::lookup_host(&req.namenode)
+        .await
+        .ok()
+        .and_then(|mut addrs| addrs.next())
+        .ok_or_else(|| {
+            RemoteError::illegal_argument(format!("Invalid namenoderpcaddress {}", req.namenode))
+        })?;
+    let sum = file_checksum(
+        namenode,
+        &req.user,
+        &req.path,
+        u64::MAX,
+        CombineMode::Md5Md5Crc,
+    )
+    .await
+    .map_err(|e| RemoteError::new(e.class, e.message))?
+    .ok_or_else(|| RemoteError::io("the file's blocks have different checksum types"))?;
+    let body = serde_json::json!({"FileChecksum": {
+        "algorithm": sum.algorithm,
+        "bytes": sum.java_bytes_hex(),
+        "length": sum.bytes.len(),
+    }});
+    // HDFS's DataNode names the charset here, unlike its NameNode.
+    Ok(web::text_response(
+        StatusCode::OK,
+        "application/json; charset=utf-8",
+        body.to_string(),
+    ))
 }
 
 async fn open(client: &Client, req: &DataRequest) -> Result<Response, RemoteError> {

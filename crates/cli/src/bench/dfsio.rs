@@ -90,12 +90,12 @@ pub struct DfsioArgs {
 const CHUNK: usize = 1 << 20;
 
 /// The file contents (see the module comment).
-struct Content {
+pub(super) struct Content {
     base: Bytes,
 }
 
 impl Content {
-    fn new() -> Self {
+    pub(super) fn new() -> Self {
         let mut b = vec![0u8; 2 * CHUNK];
         Rng::new(0xdf51).fill(&mut b);
         Self { base: b.into() }
@@ -107,19 +107,19 @@ impl Content {
     }
 
     /// Chunk `k` of `file` (shorter at the end of the file).
-    fn chunk(&self, file: usize, k: u64, size: u64) -> Bytes {
+    pub(super) fn chunk(&self, file: usize, k: u64, size: u64) -> Bytes {
         let start = k * CHUNK as u64;
         let len = (size - start).min(CHUNK as u64) as usize;
         let off = Self::chunk_offset(file, k);
         self.base.slice(off..off + len)
     }
 
-    fn chunks(size: u64) -> u64 {
+    pub(super) fn chunks(size: u64) -> u64 {
         size.div_ceil(CHUNK as u64)
     }
 
     /// Whether `data` is what `file` holds at `offset`.
-    fn matches(&self, file: usize, offset: u64, data: &[u8]) -> bool {
+    pub(super) fn matches(&self, file: usize, offset: u64, data: &[u8]) -> bool {
         let mut pos = offset;
         let mut rest = data;
         while !rest.is_empty() {
@@ -173,7 +173,7 @@ async fn namenode_addr(url: &str) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("{hp} resolves to nothing"))
 }
 
-fn user() -> String {
+pub(super) fn user() -> String {
     std::env::var("HADOOP_USER_NAME")
         .ok()
         .or_else(|| whoami::username().ok())

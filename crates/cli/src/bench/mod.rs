@@ -11,6 +11,8 @@
 //!   preallocation scheme and HADOOP-2149's group-commit sweep.
 //! - `nn`: the NameNode alone, NNThroughputBenchmark's operations
 //!   (HADOOP-2149), over the wire or in-process with the durable journal.
+//! - `webhdfs`: WebHDFS data throughput (CREATE and OPEN of one file,
+//!   redirects followed) against any WebHDFS server, HDFS's included.
 //! - `nn-startup`: a NameNode process restarted on N blocks: time to leave
 //!   safe mode as simulated DataNodes report, then full block reports with
 //!   the NameNode's CPU time and namespace-lock hold time.
@@ -22,6 +24,7 @@ pub mod dfsio;
 pub mod journal;
 pub mod limits;
 pub mod nn;
+pub mod webhdfs;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -42,6 +45,8 @@ pub enum BenchCommand {
     Nn(nn::NnArgs),
     /// Block reports at scale: NameNode start to safe-mode exit with N blocks, full reports.
     NnStartup(nn::startup::StartupArgs),
+    /// WebHDFS data throughput: one file through CREATE and OPEN (307 redirects followed).
+    Webhdfs(webhdfs::WebhdfsArgs),
 }
 
 /// Runs one benchmark and prints its report on stdout.
@@ -56,6 +61,7 @@ pub fn run(cmd: &BenchCommand, runtime: &tokio::runtime::Runtime) -> anyhow::Res
         BenchCommand::Journal(a) => (runtime.block_on(journal::run(a))?, a.json),
         BenchCommand::Nn(a) => (runtime.block_on(nn::run(a))?, a.json),
         BenchCommand::NnStartup(a) => (runtime.block_on(nn::startup::run(a))?, a.json),
+        BenchCommand::Webhdfs(a) => (runtime.block_on(webhdfs::run(a))?, a.json),
     };
     if json {
         println!("{}", report.to_json());

@@ -40,12 +40,7 @@ const FOLLOW_DELAY_MS: u64 = 5000;
 pub(crate) async fn cat(shell: &mut Shell, mut args: Vec<String>) -> Result<(), UsageError> {
     CAT_FORMAT.parse(&mut args)?;
     for item in shell.expand_all(&args).await? {
-        let Some(status) = &item.status else {
-            shell.error(&not_found(&item.display));
-            continue;
-        };
-        if status.isdir {
-            shell.error(&path_error(&item.display, "Is a directory"));
+        if shell.existing_file(&item).is_none() {
             continue;
         }
         if !print_range(shell, &item, 0, None).await {

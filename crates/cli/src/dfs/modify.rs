@@ -603,14 +603,7 @@ async fn wait_for_replication(shell: &Shell, item: &Item, replication: u32) -> R
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();
     };
-    let address = shell
-        .address(item.fs)
-        .ok_or_else(|| "unknown file system".to_owned())?;
-    let addr = tokio::net::lookup_host(&address)
-        .await
-        .ok()
-        .and_then(|mut a| a.next())
-        .ok_or_else(|| format!("cannot resolve {address}"))?;
+    let (_, addr) = shell.resolve(item.fs).await?;
     let client = cairn_rpc::client::Client::connect(
         addr,
         &shell.user(),

@@ -10,6 +10,7 @@
 use std::cmp::Ordering;
 use std::collections::{HashMap, VecDeque};
 use std::io::Write;
+use std::net::SocketAddr;
 
 use cairn_common::config::{parse_hdfs_uri, ConfigError, Configuration, HostPort};
 use cairn_common::keys;
@@ -433,6 +434,39 @@ impl Shell {
             .map(|a| a.to_string())
     }
 
+    /// The `host:port` of file system `fs` and the socket address it
+    /// resolves to, for connections of our own.
+    ///
+    /// # Errors
+    ///
+    /// An unknown file system or an unresolvable host.
+    pub(crate) async fn resolve(&self, fs: FsId) -> Result<(String, SocketAddr), String> {
+        let address = self
+            .address(fs)
+            .ok_or_else(|| "unknown file system".to_owned())?;
+        let addr = tokio::net::lookup_host(&address)
+            .await
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| format!("cannot resolve {address}"))?;
+        Ok((address, addr))
+    }
+
+    /// The status of `item` if it is an existing file; otherwise reports
+    /// Hadoop's error for it (no such file, or a directory) and gives
+    /// `None`.
+    pub(crate) fn existing_file<'a>(&mut self, item: &'a Item) -> Option<&'a FileStatus> {
+        let Some(status) = &item.status else {
+            self.error(&not_found(&item.display));
+            return None;
+        };
+        if status.isdir {
+            self.error(&path_error(&item.display, "Is a directory"));
+            return None;
+        }
+        Some(status)
+    }
+
     /// Makes one ClientProtocol call that hdfs-native has no method for,
     /// over a connection of our own, as [`Shell::user`].
     ///
@@ -447,15 +481,8 @@ impl Shell {
         request: &Req,
     ) -> Result<Resp, String> {
         use cairn_rpc::client::{Client, ClientError};
-        let address = self
-            .address(fs)
-            .ok_or_else(|| "unknown file system".to_owned())?;
+        let (address, addr) = self.resolve(fs).await?;
         let failed = |e: &dyn std::fmt::Display| format!("Call to {address} failed: {e}");
-        let addr = tokio::net::lookup_host(&address)
-            .await
-            .ok()
-            .and_then(|mut a| a.next())
-            .ok_or_else(|| format!("cannot resolve {address}"))?;
         let client = Client::connect(addr, &self.user(), cairn_proto::protocols::CLIENT_PROTOCOL)
             .await
             .map_err(|e| failed(&e))?;

@@ -722,3 +722,21 @@ pub fn output_within(cmd: &mut Command, limit: Duration, what: &str) -> std::pro
         stderr,
     }
 }
+
+/// Runs the Java kit (`tests/java/run.sh ARGS`, 15 minutes at most) and
+/// returns its standard output, after checking it succeeded.
+pub fn run_java_kit(args: &[&str]) -> String {
+    let kit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java");
+    let out = output_within(
+        Command::new(kit.join("run.sh")).args(args),
+        Duration::from_secs(900),
+        "run tests/java/run.sh (needs java and mvn)",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "the Java kit failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
