@@ -121,6 +121,10 @@ impl NameNode {
             .arg(dir.path().join("name"))
             .arg("--rpc-address")
             .arg(rpc_address)
+            // A free HTTP port even when restarting on a fixed RPC port
+            // (the default would be 9870, shared by tests running at once).
+            .arg("--http-address")
+            .arg("127.0.0.1:0")
             .env("CAIRN_LOG", "debug")
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log_file));
