@@ -403,6 +403,7 @@ impl Namespace {
                 self.check_new_id(*id, None)?;
                 self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
+                let (owner, group) = (self.names.intern(owner), self.names.intern(group));
                 self.link(
                     parent,
                     INode {
@@ -410,8 +411,8 @@ impl Namespace {
                         parent: Some(parent),
                         name,
                         permission: *permission,
-                        owner: owner.clone(),
-                        group: group.clone(),
+                        owner,
+                        group,
                         mtime_ms: *mtime_ms,
                         atime_ms: 0,
                         kind: INodeKind::Directory {
@@ -453,6 +454,7 @@ impl Namespace {
                 self.add_usage(parent, &delta);
                 self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
+                let (owner, group) = (self.names.intern(owner), self.names.intern(group));
                 self.link(
                     parent,
                     INode {
@@ -460,8 +462,8 @@ impl Namespace {
                         parent: Some(parent),
                         name,
                         permission: *permission,
-                        owner: owner.clone(),
-                        group: group.clone(),
+                        owner,
+                        group,
                         mtime_ms: *mtime_ms,
                         atime_ms: *mtime_ms,
                         kind: INodeKind::File(FileNode {
@@ -651,12 +653,14 @@ impl Namespace {
             Edit::SetOwner { path, owner, group } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
+                let owner = owner.as_deref().map(|o| self.names.intern(o));
+                let group = group.as_deref().map(|g| self.names.intern(g));
                 let node = self.node_mut(id);
                 if let Some(o) = owner {
-                    node.owner = o.clone();
+                    node.owner = o;
                 }
                 if let Some(g) = group {
-                    node.group = g.clone();
+                    node.group = g;
                 }
             }
             Edit::SetTimes {

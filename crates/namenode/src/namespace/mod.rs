@@ -42,6 +42,7 @@ mod concat;
 mod edits;
 mod image_edits;
 mod mutate;
+mod names;
 pub mod open_files;
 pub mod path;
 pub mod permission;
@@ -65,6 +66,7 @@ pub use acl_storage::{AclChange, AclStatus, CreateModes, ACL_BIT};
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
+pub use names::{NameId, NameTable};
 pub use quota::{DirQuota, QuotaCounts, QuotaUsage, StorageType, QUOTA_DONT_SET, QUOTA_RESET};
 pub use read::{ContentSummary, FileStatus, Listing};
 pub use snapshot::{SnapshotLimits, SnapshotState};
@@ -157,6 +159,8 @@ impl Default for Limits {
 #[derive(Debug, Clone)]
 pub struct Namespace {
     inodes: HashMap<INodeId, INode>,
+    /// The owner and group names the inodes refer to by id.
+    names: NameTable,
     last_inode_id: u64,
     last_block_id: u64,
     last_gs: GenStamp,
@@ -188,13 +192,14 @@ pub struct Namespace {
 impl Namespace {
     /// A fresh namespace whose root is owned by `superuser:supergroup`, 0755.
     pub fn new(superuser: &str, supergroup: &str, now_ms: u64, limits: Limits) -> Self {
+        let mut names = NameTable::default();
         let root = INode {
             id: ROOT_INODE_ID,
             parent: None,
             name: String::new(),
             permission: 0o755,
-            owner: superuser.to_string(),
-            group: supergroup.to_string(),
+            owner: names.intern(superuser),
+            group: names.intern(supergroup),
             mtime_ms: now_ms,
             atime_ms: 0,
             kind: INodeKind::Directory {
@@ -203,6 +208,7 @@ impl Namespace {
         };
         Self {
             inodes: HashMap::from([(ROOT_INODE_ID, root)]),
+            names,
             last_inode_id: ROOT_INODE_ID.0,
             last_block_id: FIRST_BLOCK_ID - 1,
             last_gs: GenStamp(FIRST_GENERATION_STAMP.0 - 1),

@@ -604,7 +604,7 @@ impl Namespace {
                 res.prefix(n - 2)
             )));
         };
-        if self.node(parent).owner != caller.user {
+        if self.owner_of(self.node(parent)) != caller.user {
             return Err(denied());
         }
         Ok(())

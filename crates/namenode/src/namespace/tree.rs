@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use super::names::{NameId, NameTable};
 use super::permission::mode_string;
 use super::{path, FsError, Namespace};
 
@@ -90,8 +91,10 @@ pub struct INode {
     pub parent: Option<INodeId>,
     pub name: String,
     pub permission: u16,
-    pub owner: String,
-    pub group: String,
+    /// Interned in the namespace's [`NameTable`]: read through
+    /// `Namespace::owner_of` / `group_of`.
+    pub owner: NameId,
+    pub group: NameId,
     pub mtime_ms: u64,
     pub atime_ms: u64,
     pub kind: INodeKind,
@@ -117,11 +120,11 @@ impl INode {
     }
 
     /// `drwxr-xr-x`-style description used in permission errors.
-    pub(super) fn describe(&self) -> String {
+    pub(super) fn describe(&self, names: &NameTable) -> String {
         format!(
             "{}:{}:{}{}",
-            self.owner,
-            self.group,
+            names.get(self.owner),
+            names.get(self.group),
             if self.is_dir() { 'd' } else { '-' },
             mode_string(self.permission)
         )
@@ -187,6 +190,16 @@ impl Namespace {
                 }
                 _ => None,
             })
+    }
+
+    /// The owner of `node` (a user name).
+    pub fn owner_of(&self, node: &INode) -> &str {
+        self.names.get(node.owner)
+    }
+
+    /// The group of `node`.
+    pub fn group_of(&self, node: &INode) -> &str {
+        self.names.get(node.group)
     }
 
     pub fn inode(&self, id: INodeId) -> Option<&INode> {
