@@ -470,11 +470,11 @@ impl Namespace {
                             replication: *replication,
                             block_size: *block_size,
                             blocks: Vec::new(),
-                            under_construction: Some(UnderConstruction {
+                            under_construction: Some(Box::new(UnderConstruction {
                                 client_name: client_name.clone(),
                                 client_machine: client_machine.clone(),
                                 truncate_block: None,
-                            }),
+                            })),
                         }),
                     },
                 );
@@ -608,11 +608,11 @@ impl Namespace {
                 if f.under_construction.is_some() {
                     return Err(ApplyError(format!("{path} is already open")));
                 }
-                f.under_construction = Some(UnderConstruction {
+                f.under_construction = Some(Box::new(UnderConstruction {
                     client_name: client_name.clone(),
                     client_machine: client_machine.clone(),
                     truncate_block: None,
-                });
+                }));
             }
             Edit::AbandonBlock { path, block } => {
                 let (id, _) = self.resolve_existing(path)?;

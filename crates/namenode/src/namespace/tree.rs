@@ -65,7 +65,9 @@ pub struct FileNode {
     pub replication: u16,
     pub block_size: u64,
     pub blocks: Vec<BlockRecord>,
-    pub under_construction: Option<UnderConstruction>,
+    /// Boxed: few files are open at a time, and a closed file should not
+    /// carry the room for a writer's names.
+    pub under_construction: Option<Box<UnderConstruction>>,
 }
 
 impl FileNode {
