@@ -6,6 +6,7 @@
 //! checks that an edit fits the tree, which fails for a corrupt journal.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
@@ -254,7 +255,7 @@ impl Namespace {
     }
 
     fn link(&mut self, parent: INodeId, node: INode) {
-        let (id, name) = (node.id, node.name.clone());
+        let (id, name) = (node.id, Arc::clone(&node.name));
         self.last_inode_id = self.last_inode_id.max(id.0);
         self.inodes.insert(id, node);
         if let INodeKind::Directory { children } = &mut self.node_mut(parent).kind {
@@ -396,7 +397,7 @@ impl Namespace {
                 if self
                     .node(parent)
                     .children()
-                    .is_some_and(|c| c.contains_key(&name))
+                    .is_some_and(|c| c.contains_key(name.as_str()))
                 {
                     return Err(ApplyError(format!("{path} already exists")));
                 }
@@ -409,7 +410,7 @@ impl Namespace {
                     INode {
                         id: *id,
                         parent: Some(parent),
-                        name,
+                        name: name.into(),
                         permission: *permission,
                         owner,
                         group,
@@ -439,7 +440,7 @@ impl Namespace {
                 let existing = self
                     .node(parent)
                     .children()
-                    .and_then(|c| c.get(&name).copied());
+                    .and_then(|c| c.get(name.as_str()).copied());
                 self.check_new_id(*id, existing.filter(|_| *overwrite))?;
                 // A new file is one name and no space yet.
                 let mut delta = ONE_NAME;
@@ -460,7 +461,7 @@ impl Namespace {
                     INode {
                         id: *id,
                         parent: Some(parent),
-                        name,
+                        name: name.into(),
                         permission: *permission,
                         owner,
                         group,
@@ -516,7 +517,7 @@ impl Namespace {
                 if let Some(old) = self
                     .node(dst_parent)
                     .children()
-                    .and_then(|c| c.get(&name).copied())
+                    .and_then(|c| c.get(name.as_str()).copied())
                 {
                     if !*overwrite {
                         return Err(ApplyError(format!("{dst} already exists")));
@@ -535,11 +536,12 @@ impl Namespace {
                 self.record_child_removed(src_parent, &old_name, id);
                 self.record_modification(dst_parent);
                 self.unlink(id);
+                let name: Arc<str> = Arc::from(name.as_str());
                 let node = self.node_mut(id);
                 node.parent = Some(dst_parent);
-                node.name = name.clone();
+                node.name = Arc::clone(&name);
                 if let INodeKind::Directory { children } = &mut self.node_mut(dst_parent).kind {
-                    children.insert(name.clone(), id);
+                    children.insert(Arc::clone(&name), id);
                 }
                 self.record_child_created(dst_parent, &name, id);
                 self.node_mut(src_parent).mtime_ms = *mtime_ms;

@@ -57,6 +57,7 @@ mod write;
 pub mod xattrs;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use authorize::Required;
 use tree::Resolved;
@@ -196,7 +197,7 @@ impl Namespace {
         let root = INode {
             id: ROOT_INODE_ID,
             parent: None,
-            name: String::new(),
+            name: Arc::from(""),
             permission: 0o755,
             owner: names.intern(superuser),
             group: names.intern(supergroup),

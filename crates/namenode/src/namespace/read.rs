@@ -106,7 +106,7 @@ impl Namespace {
         };
         FileStatus {
             id: node.id,
-            name: node.name.clone(),
+            name: node.name.to_string(),
             is_dir: node.is_dir(),
             length,
             permission: if self.has_acl(node.id) {

@@ -5,6 +5,7 @@
 //! that reads, mutations and replay all share one way to walk the tree.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::names::{NameId, NameTable};
 use super::permission::mode_string;
@@ -80,9 +81,10 @@ impl FileNode {
 #[derive(Debug, Clone)]
 pub enum INodeKind {
     /// Children by name; `BTreeMap` keeps listings in byte order of the
-    /// UTF-8 names, so paging with `startAfter` is stable.
+    /// UTF-8 names, so paging with `startAfter` is stable. The keys share
+    /// each child's own `name` allocation.
     Directory {
-        children: BTreeMap<String, INodeId>,
+        children: BTreeMap<Arc<str>, INodeId>,
     },
     File(FileNode),
 }
@@ -91,7 +93,8 @@ pub enum INodeKind {
 pub struct INode {
     pub id: INodeId,
     pub parent: Option<INodeId>,
-    pub name: String,
+    /// Shared with the parent's children map (one allocation per name).
+    pub name: Arc<str>,
     pub permission: u16,
     /// Interned in the namespace's [`NameTable`]: read through
     /// `Namespace::owner_of` / `group_of`.
@@ -114,7 +117,7 @@ impl INode {
         }
     }
 
-    pub(super) fn children(&self) -> Option<&BTreeMap<String, INodeId>> {
+    pub(super) fn children(&self) -> Option<&BTreeMap<Arc<str>, INodeId>> {
         match &self.kind {
             INodeKind::Directory { children } => Some(children),
             INodeKind::File(_) => None,
@@ -251,7 +254,7 @@ impl Namespace {
         let mut names = Vec::new();
         let mut cur = self.inodes.get(&id)?;
         while let Some(p) = cur.parent {
-            names.push(cur.name.clone());
+            names.push(Arc::clone(&cur.name));
             cur = self.inodes.get(&p)?;
         }
         names.reverse();
