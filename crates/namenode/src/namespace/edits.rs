@@ -257,7 +257,7 @@ impl Namespace {
     fn link(&mut self, parent: INodeId, node: INode) {
         let (id, name) = (node.id, Arc::clone(&node.name));
         self.last_inode_id = self.last_inode_id.max(id.0);
-        self.inodes.insert(id, node);
+        self.inodes.insert(node);
         if let INodeKind::Directory { children } = &mut self.node_mut(parent).kind {
             children.insert(name, id);
         }

@@ -41,6 +41,7 @@ mod authorize;
 mod concat;
 mod edits;
 mod image_edits;
+mod inode_table;
 mod mutate;
 mod names;
 pub mod open_files;
@@ -60,6 +61,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use authorize::Required;
+use inode_table::InodeTable;
 use tree::Resolved;
 
 pub use acl::{AclEntry, AclEntryType, AclScope};
@@ -159,7 +161,7 @@ impl Default for Limits {
 /// The inode tree plus id allocation.
 #[derive(Debug, Clone)]
 pub struct Namespace {
-    inodes: HashMap<INodeId, INode>,
+    inodes: InodeTable,
     /// The owner and group names the inodes refer to by id.
     names: NameTable,
     last_inode_id: u64,
@@ -207,8 +209,10 @@ impl Namespace {
                 children: BTreeMap::new(),
             },
         };
+        let mut inodes = InodeTable::default();
+        inodes.insert(root);
         Self {
-            inodes: HashMap::from([(ROOT_INODE_ID, root)]),
+            inodes,
             names,
             last_inode_id: ROOT_INODE_ID.0,
             last_block_id: FIRST_BLOCK_ID - 1,

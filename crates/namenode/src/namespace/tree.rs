@@ -170,7 +170,7 @@ impl Namespace {
     /// snapshots still hold.
     pub fn all_blocks(&self) -> Vec<(INodeId, BlockRecord)> {
         let mut out = Vec::new();
-        for (id, node) in &self.inodes {
+        for (id, node) in self.inodes.iter() {
             if let INodeKind::File(f) = &node.kind {
                 out.extend(f.blocks.iter().map(|b| (*id, *b)));
             }
