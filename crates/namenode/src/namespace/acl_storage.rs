@@ -227,8 +227,8 @@ impl Namespace {
             .ok_or_else(|| FsError::FileNotFound(format!("cannot find {}", res.path())))?;
         let node = self.node(id);
         Ok(AclStatus {
-            owner: node.owner.clone(),
-            group: node.group.clone(),
+            owner: self.owner_of(node).to_string(),
+            group: self.group_of(node).to_string(),
             sticky: node.permission & STICKY_BIT != 0,
             entries: self.acl_entries_of(id).to_vec(),
             permission: Some(node.permission),
@@ -245,7 +245,7 @@ impl Namespace {
         };
         acl_grants(
             caller,
-            (&node.owner, &node.group, node.permission),
+            (self.owner_of(node), self.group_of(node), node.permission),
             entries,
             access,
         )

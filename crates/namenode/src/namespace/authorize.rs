@@ -25,7 +25,7 @@ impl Namespace {
         FsError::AccessControl(format!(
             "Permission denied: user={}, access={access}, inode=\"{path}\":{}",
             caller.user,
-            node.describe()
+            node.describe(&self.names)
         ))
     }
 
@@ -97,7 +97,7 @@ impl Namespace {
             return Ok(());
         }
         match res.last() {
-            Some(id) if self.node(id).owner == caller.user => Ok(()),
+            Some(id) if self.owner_of(self.node(id)) == caller.user => Ok(()),
             _ => Err(FsError::AccessControl(format!(
                 "Permission denied. user={} is not the owner of inode={}",
                 caller.user,
@@ -115,7 +115,7 @@ impl Namespace {
             return Ok(());
         }
         let node = self.node(id);
-        if parent.owner == caller.user || node.owner == caller.user {
+        if self.owner_of(parent) == caller.user || self.owner_of(node) == caller.user {
             return Ok(());
         }
         let n = res.components.len();
@@ -123,9 +123,9 @@ impl Namespace {
             "Permission denied by sticky bit: user={}, path=\"{}\":{}, parent=\"{}\":{}",
             caller.user,
             res.path(),
-            node.describe(),
+            node.describe(&self.names),
             res.prefix(n - 1),
-            parent.describe()
+            parent.describe(&self.names)
         )))
     }
 

@@ -6,6 +6,7 @@
 //! checks that an edit fits the tree, which fails for a corrupt journal.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
@@ -254,9 +255,9 @@ impl Namespace {
     }
 
     fn link(&mut self, parent: INodeId, node: INode) {
-        let (id, name) = (node.id, node.name.clone());
+        let (id, name) = (node.id, Arc::clone(&node.name));
         self.last_inode_id = self.last_inode_id.max(id.0);
-        self.inodes.insert(id, node);
+        self.inodes.insert(node);
         if let INodeKind::Directory { children } = &mut self.node_mut(parent).kind {
             children.insert(name, id);
         }
@@ -396,22 +397,23 @@ impl Namespace {
                 if self
                     .node(parent)
                     .children()
-                    .is_some_and(|c| c.contains_key(&name))
+                    .is_some_and(|c| c.contains_key(name.as_str()))
                 {
                     return Err(ApplyError(format!("{path} already exists")));
                 }
                 self.check_new_id(*id, None)?;
                 self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
+                let (owner, group) = (self.names.intern(owner), self.names.intern(group));
                 self.link(
                     parent,
                     INode {
                         id: *id,
                         parent: Some(parent),
-                        name,
+                        name: name.into(),
                         permission: *permission,
-                        owner: owner.clone(),
-                        group: group.clone(),
+                        owner,
+                        group,
                         mtime_ms: *mtime_ms,
                         atime_ms: 0,
                         kind: INodeKind::Directory {
@@ -438,7 +440,7 @@ impl Namespace {
                 let existing = self
                     .node(parent)
                     .children()
-                    .and_then(|c| c.get(&name).copied());
+                    .and_then(|c| c.get(name.as_str()).copied());
                 self.check_new_id(*id, existing.filter(|_| *overwrite))?;
                 // A new file is one name and no space yet.
                 let mut delta = ONE_NAME;
@@ -453,26 +455,27 @@ impl Namespace {
                 self.add_usage(parent, &delta);
                 self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
+                let (owner, group) = (self.names.intern(owner), self.names.intern(group));
                 self.link(
                     parent,
                     INode {
                         id: *id,
                         parent: Some(parent),
-                        name,
+                        name: name.into(),
                         permission: *permission,
-                        owner: owner.clone(),
-                        group: group.clone(),
+                        owner,
+                        group,
                         mtime_ms: *mtime_ms,
                         atime_ms: *mtime_ms,
                         kind: INodeKind::File(FileNode {
                             replication: *replication,
                             block_size: *block_size,
                             blocks: Vec::new(),
-                            under_construction: Some(UnderConstruction {
+                            under_construction: Some(Box::new(UnderConstruction {
                                 client_name: client_name.clone(),
                                 client_machine: client_machine.clone(),
                                 truncate_block: None,
-                            }),
+                            })),
                         }),
                     },
                 );
@@ -514,7 +517,7 @@ impl Namespace {
                 if let Some(old) = self
                     .node(dst_parent)
                     .children()
-                    .and_then(|c| c.get(&name).copied())
+                    .and_then(|c| c.get(name.as_str()).copied())
                 {
                     if !*overwrite {
                         return Err(ApplyError(format!("{dst} already exists")));
@@ -533,11 +536,12 @@ impl Namespace {
                 self.record_child_removed(src_parent, &old_name, id);
                 self.record_modification(dst_parent);
                 self.unlink(id);
+                let name: Arc<str> = Arc::from(name.as_str());
                 let node = self.node_mut(id);
                 node.parent = Some(dst_parent);
-                node.name = name.clone();
+                node.name = Arc::clone(&name);
                 if let INodeKind::Directory { children } = &mut self.node_mut(dst_parent).kind {
-                    children.insert(name.clone(), id);
+                    children.insert(Arc::clone(&name), id);
                 }
                 self.record_child_created(dst_parent, &name, id);
                 self.node_mut(src_parent).mtime_ms = *mtime_ms;
@@ -606,11 +610,11 @@ impl Namespace {
                 if f.under_construction.is_some() {
                     return Err(ApplyError(format!("{path} is already open")));
                 }
-                f.under_construction = Some(UnderConstruction {
+                f.under_construction = Some(Box::new(UnderConstruction {
                     client_name: client_name.clone(),
                     client_machine: client_machine.clone(),
                     truncate_block: None,
-                });
+                }));
             }
             Edit::AbandonBlock { path, block } => {
                 let (id, _) = self.resolve_existing(path)?;
@@ -651,12 +655,14 @@ impl Namespace {
             Edit::SetOwner { path, owner, group } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
+                let owner = owner.as_deref().map(|o| self.names.intern(o));
+                let group = group.as_deref().map(|g| self.names.intern(g));
                 let node = self.node_mut(id);
                 if let Some(o) = owner {
-                    node.owner = o.clone();
+                    node.owner = o;
                 }
                 if let Some(g) = group {
-                    node.group = g.clone();
+                    node.group = g;
                 }
             }
             Edit::SetTimes {

@@ -41,8 +41,8 @@ impl Namespace {
                         id,
                         path: path.clone(),
                         permission: node.permission,
-                        owner: node.owner.clone(),
-                        group: node.group.clone(),
+                        owner: self.owner_of(node).to_string(),
+                        group: self.group_of(node).to_string(),
                         mtime_ms: node.mtime_ms,
                     }),
                     INodeKind::File(f) => {
@@ -51,8 +51,8 @@ impl Namespace {
                             id,
                             path: path.clone(),
                             permission: node.permission,
-                            owner: node.owner.clone(),
-                            group: node.group.clone(),
+                            owner: self.owner_of(node).to_string(),
+                            group: self.group_of(node).to_string(),
                             mtime_ms: node.mtime_ms,
                             replication: f.replication,
                             block_size: f.block_size,
@@ -105,8 +105,8 @@ impl Namespace {
                 });
                 attrs.push(Edit::SetOwner {
                     path: "/".into(),
-                    owner: Some(node.owner.clone()),
-                    group: Some(node.group.clone()),
+                    owner: Some(self.owner_of(node).to_string()),
+                    group: Some(self.group_of(node).to_string()),
                 });
             }
             // Oldest first: each set puts its attribute in front.

@@ -41,7 +41,9 @@ mod authorize;
 mod concat;
 mod edits;
 mod image_edits;
+mod inode_table;
 mod mutate;
+mod names;
 pub mod open_files;
 pub mod path;
 pub mod permission;
@@ -56,8 +58,10 @@ mod write;
 pub mod xattrs;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use authorize::Required;
+use inode_table::InodeTable;
 use tree::Resolved;
 
 pub use acl::{AclEntry, AclEntryType, AclScope};
@@ -65,6 +69,7 @@ pub use acl_storage::{AclChange, AclStatus, CreateModes, ACL_BIT};
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
+pub use names::{NameId, NameTable};
 pub use quota::{DirQuota, QuotaCounts, QuotaUsage, StorageType, QUOTA_DONT_SET, QUOTA_RESET};
 pub use read::{ContentSummary, FileStatus, Listing};
 pub use snapshot::{SnapshotLimits, SnapshotState};
@@ -159,7 +164,9 @@ impl Default for Limits {
 /// The inode tree plus id allocation.
 #[derive(Debug, Clone)]
 pub struct Namespace {
-    inodes: HashMap<INodeId, INode>,
+    inodes: InodeTable,
+    /// The owner and group names the inodes refer to by id.
+    names: NameTable,
     last_inode_id: u64,
     last_block_id: u64,
     last_gs: GenStamp,
@@ -191,21 +198,25 @@ pub struct Namespace {
 impl Namespace {
     /// A fresh namespace whose root is owned by `superuser:supergroup`, 0755.
     pub fn new(superuser: &str, supergroup: &str, now_ms: u64, limits: Limits) -> Self {
+        let mut names = NameTable::default();
         let root = INode {
             id: ROOT_INODE_ID,
             parent: None,
-            name: String::new(),
+            name: Arc::from(""),
             permission: 0o755,
-            owner: superuser.to_string(),
-            group: supergroup.to_string(),
+            owner: names.intern(superuser),
+            group: names.intern(supergroup),
             mtime_ms: now_ms,
             atime_ms: 0,
             kind: INodeKind::Directory {
                 children: BTreeMap::new(),
             },
         };
+        let mut inodes = InodeTable::default();
+        inodes.insert(root);
         Self {
-            inodes: HashMap::from([(ROOT_INODE_ID, root)]),
+            inodes,
+            names,
             last_inode_id: ROOT_INODE_ID.0,
             last_block_id: FIRST_BLOCK_ID - 1,
             last_gs: GenStamp(FIRST_GENERATION_STAMP.0 - 1),

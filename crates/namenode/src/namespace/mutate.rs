@@ -129,9 +129,8 @@ impl Namespace {
             self.verify_new_names(parent, n - first_missing)?;
         }
         let group = self
-            .node(res.inodes[first_missing - 1].unwrap_or(ROOT_INODE_ID))
-            .group
-            .clone();
+            .group_of(self.node(res.inodes[first_missing - 1].unwrap_or(ROOT_INODE_ID)))
+            .to_string();
         // Implicit parents get u+wx so the final directory can be created
         // inside them, as HDFS does (on the masked mode only).
         let parent_modes = CreateModes {
@@ -270,7 +269,7 @@ impl Namespace {
             path: path.clone(),
             permission,
             owner: caller.user.clone(),
-            group: self.node(parent).group.clone(),
+            group: self.group_of(self.node(parent)).to_string(),
             mtime_ms: now_ms,
             replication,
             block_size,

@@ -198,10 +198,12 @@ pub(super) fn file_quota_bytes(f: &FileNode) -> u64 {
 
 /// Marks a copy of a file as open for writing, to count it as such.
 pub(super) fn mark_open(f: &mut FileNode) {
-    f.under_construction.get_or_insert(UnderConstruction {
-        client_name: String::new(),
-        client_machine: String::new(),
-        truncate_block: None,
+    f.under_construction.get_or_insert_with(|| {
+        Box::new(UnderConstruction {
+            client_name: String::new(),
+            client_machine: String::new(),
+            truncate_block: None,
+        })
     });
 }
 
@@ -604,7 +606,7 @@ impl Namespace {
                 res.prefix(n - 2)
             )));
         };
-        if self.node(parent).owner != caller.user {
+        if self.owner_of(self.node(parent)) != caller.user {
             return Err(denied());
         }
         Ok(())

@@ -106,7 +106,7 @@ impl Namespace {
         };
         FileStatus {
             id: node.id,
-            name: node.name.clone(),
+            name: node.name.to_string(),
             is_dir: node.is_dir(),
             length,
             permission: if self.has_acl(node.id) {
@@ -114,8 +114,8 @@ impl Namespace {
             } else {
                 node.permission
             },
-            owner: node.owner.clone(),
-            group: node.group.clone(),
+            owner: self.owner_of(node).to_string(),
+            group: self.group_of(node).to_string(),
             mtime_ms: node.mtime_ms,
             atime_ms: node.atime_ms,
             replication,

@@ -5,7 +5,9 @@
 //! that reads, mutations and replay all share one way to walk the tree.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
+use super::names::{NameId, NameTable};
 use super::permission::mode_string;
 use super::{path, FsError, Namespace};
 
@@ -64,7 +66,9 @@ pub struct FileNode {
     pub replication: u16,
     pub block_size: u64,
     pub blocks: Vec<BlockRecord>,
-    pub under_construction: Option<UnderConstruction>,
+    /// Boxed: few files are open at a time, and a closed file should not
+    /// carry the room for a writer's names.
+    pub under_construction: Option<Box<UnderConstruction>>,
 }
 
 impl FileNode {
@@ -77,9 +81,10 @@ impl FileNode {
 #[derive(Debug, Clone)]
 pub enum INodeKind {
     /// Children by name; `BTreeMap` keeps listings in byte order of the
-    /// UTF-8 names, so paging with `startAfter` is stable.
+    /// UTF-8 names, so paging with `startAfter` is stable. The keys share
+    /// each child's own `name` allocation.
     Directory {
-        children: BTreeMap<String, INodeId>,
+        children: BTreeMap<Arc<str>, INodeId>,
     },
     File(FileNode),
 }
@@ -88,10 +93,13 @@ pub enum INodeKind {
 pub struct INode {
     pub id: INodeId,
     pub parent: Option<INodeId>,
-    pub name: String,
+    /// Shared with the parent's children map (one allocation per name).
+    pub name: Arc<str>,
     pub permission: u16,
-    pub owner: String,
-    pub group: String,
+    /// Interned in the namespace's [`NameTable`]: read through
+    /// `Namespace::owner_of` / `group_of`.
+    pub owner: NameId,
+    pub group: NameId,
     pub mtime_ms: u64,
     pub atime_ms: u64,
     pub kind: INodeKind,
@@ -109,7 +117,7 @@ impl INode {
         }
     }
 
-    pub(super) fn children(&self) -> Option<&BTreeMap<String, INodeId>> {
+    pub(super) fn children(&self) -> Option<&BTreeMap<Arc<str>, INodeId>> {
         match &self.kind {
             INodeKind::Directory { children } => Some(children),
             INodeKind::File(_) => None,
@@ -117,11 +125,11 @@ impl INode {
     }
 
     /// `drwxr-xr-x`-style description used in permission errors.
-    pub(super) fn describe(&self) -> String {
+    pub(super) fn describe(&self, names: &NameTable) -> String {
         format!(
             "{}:{}:{}{}",
-            self.owner,
-            self.group,
+            names.get(self.owner),
+            names.get(self.group),
             if self.is_dir() { 'd' } else { '-' },
             mode_string(self.permission)
         )
@@ -162,7 +170,7 @@ impl Namespace {
     /// snapshots still hold.
     pub fn all_blocks(&self) -> Vec<(INodeId, BlockRecord)> {
         let mut out = Vec::new();
-        for (id, node) in &self.inodes {
+        for (id, node) in self.inodes.iter() {
             if let INodeKind::File(f) = &node.kind {
                 out.extend(f.blocks.iter().map(|b| (*id, *b)));
             }
@@ -187,6 +195,16 @@ impl Namespace {
                 }
                 _ => None,
             })
+    }
+
+    /// The owner of `node` (a user name).
+    pub fn owner_of(&self, node: &INode) -> &str {
+        self.names.get(node.owner)
+    }
+
+    /// The group of `node`.
+    pub fn group_of(&self, node: &INode) -> &str {
+        self.names.get(node.group)
     }
 
     pub fn inode(&self, id: INodeId) -> Option<&INode> {
@@ -236,7 +254,7 @@ impl Namespace {
         let mut names = Vec::new();
         let mut cur = self.inodes.get(&id)?;
         while let Some(p) = cur.parent {
-            names.push(cur.name.clone());
+            names.push(Arc::clone(&cur.name));
             cur = self.inodes.get(&p)?;
         }
         names.reverse();

@@ -314,11 +314,11 @@ impl Namespace {
                             l.num_bytes.checked_sub(tb.num_bytes) == end.checked_sub(*new_length)
                         }) =>
                     {
-                        f.under_construction = Some(UnderConstruction {
+                        f.under_construction = Some(Box::new(UnderConstruction {
                             client_name: client_name.clone(),
                             client_machine: client_machine.clone(),
                             truncate_block: Some(*tb),
-                        });
+                        }));
                         self.last_gs = self.last_gs.max(tb.gs);
                         self.last_block_id = self.last_block_id.max(tb.id.0);
                     }

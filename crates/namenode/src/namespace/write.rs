@@ -568,6 +568,6 @@ impl Namespace {
         self.inodes
             .get(&id)
             .and_then(INode::file)
-            .and_then(|f| f.under_construction.as_ref())
+            .and_then(|f| f.under_construction.as_deref())
     }
 }

@@ -4,6 +4,8 @@
 //! the retained inodes and the pins exactly; the references are counted
 //! again from the diffs.
 
+use std::sync::Arc;
+
 use super::{DirDiff, FileDiff, SnapshotInfo, Snapshottable};
 use crate::namespace::storage_policy::UNSPECIFIED_POLICY_ID;
 use crate::namespace::{ApplyError, FileNode, INode, INodeId, INodeKind, Namespace};
@@ -98,14 +100,14 @@ impl Namespace {
             .map(|n| SnapshotImageInode {
                 id: n.id,
                 parent: n.parent,
-                name: n.name.clone(),
+                name: n.name.to_string(),
                 attrs: self.attrs_of(n),
                 file: n
                     .file()
                     .map(|f| (f.replication, f.block_size, f.blocks.clone())),
                 children: n
                     .children()
-                    .map(|c| c.iter().map(|(k, v)| (k.clone(), *v)).collect())
+                    .map(|c| c.iter().map(|(k, v)| (k.to_string(), *v)).collect())
                     .unwrap_or_default(),
                 storage_policy: s
                     .retained_policies
@@ -181,7 +183,11 @@ impl Namespace {
                     under_construction: None,
                 }),
                 None => INodeKind::Directory {
-                    children: r.children.iter().cloned().collect(),
+                    children: r
+                        .children
+                        .iter()
+                        .map(|(n, c)| (Arc::from(n.as_str()), *c))
+                        .collect(),
                 },
             };
             if let Some(f) = &r.file {
@@ -204,10 +210,10 @@ impl Namespace {
                 INode {
                     id: r.id,
                     parent: r.parent,
-                    name: r.name.clone(),
+                    name: Arc::from(r.name.as_str()),
                     permission: r.attrs.permission,
-                    owner: r.attrs.owner.clone(),
-                    group: r.attrs.group.clone(),
+                    owner: self.names.intern(&r.attrs.owner),
+                    group: self.names.intern(&r.attrs.group),
                     mtime_ms: r.attrs.mtime_ms,
                     atime_ms: r.attrs.atime_ms,
                     kind,

@@ -97,8 +97,8 @@ impl Namespace {
         };
         Attrs {
             permission: node.permission,
-            owner: node.owner.clone(),
-            group: node.group.clone(),
+            owner: self.owner_of(node).to_string(),
+            group: self.group_of(node).to_string(),
             mtime_ms: node.mtime_ms,
             atime_ms: node.atime_ms,
             acl,

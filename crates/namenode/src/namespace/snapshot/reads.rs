@@ -103,7 +103,10 @@ impl Namespace {
             target.ok_or_else(|| FsError::FileNotFound(format!("cannot find {}", sp.path)))?;
         // The snapshot root is HDFS's copy of the directory: its own owner.
         let (owner, group) = match self.any_node(target.id) {
-            Some(node) if !target.root => (node.owner.clone(), node.group.clone()),
+            Some(node) if !target.root => (
+                self.owner_of(node).to_string(),
+                self.group_of(node).to_string(),
+            ),
             _ => (target.attrs.owner.clone(), target.attrs.group.clone()),
         };
         Ok(AclStatus {

@@ -10,6 +10,7 @@
 //! own entry before its created and deleted children.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::namespace::authorize::Required;
 use crate::namespace::permission::{Access, Caller};
@@ -210,7 +211,7 @@ impl Namespace {
         Ok(report)
     }
 
-    fn view_children(&self, dir: INodeId, v: View) -> BTreeMap<String, INodeId> {
+    fn view_children(&self, dir: INodeId, v: View) -> BTreeMap<Arc<str>, INodeId> {
         match v {
             Some(s) => self.children_at(dir, s),
             None => self
@@ -302,7 +303,9 @@ impl Namespace {
                 continue;
             }
             for (name, child) in self.view_children(dir, later) {
-                out.later_place.entry(child).or_insert((dir, name));
+                out.later_place
+                    .entry(child)
+                    .or_insert((dir, name.to_string()));
                 if is_dir(&child) {
                     stack.push(child);
                 }
@@ -327,22 +330,22 @@ impl Namespace {
                 self.view_children(dir, later),
             );
             for (name, child) in &lc {
-                out.later_place.insert(*child, (dir, name.clone()));
+                out.later_place.insert(*child, (dir, name.to_string()));
             }
             let created: Vec<(String, INodeId)> = lc
                 .iter()
                 .filter(|(n, c)| ec.get(*n) != Some(c))
-                .map(|(n, c)| (n.clone(), *c))
+                .map(|(n, c)| (n.to_string(), *c))
                 .collect();
             let deleted: Vec<(String, INodeId)> = ec
                 .iter()
                 .filter(|(n, c)| lc.get(*n) != Some(c))
-                .map(|(n, c)| (n.clone(), *c))
+                .map(|(n, c)| (n.to_string(), *c))
                 .collect();
             let meta = self.metadata_changed(dir, earlier, later);
             for (name, child) in ec.iter().filter(|(n, c)| lc.get(*n) == Some(c)) {
                 let mut p = path.clone();
-                p.push(name.clone());
+                p.push(name.to_string());
                 let is_dir = self.any_node(*child).is_some_and(|n| n.is_dir());
                 if is_dir {
                     stack.push((*child, dir, p));

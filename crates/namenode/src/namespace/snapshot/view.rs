@@ -6,6 +6,7 @@
 //! length then (an append or truncate after it does not show).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{Attrs, SnapshotInfo, DOT_SNAPSHOT, READ_ONLY_SNAPSHOT};
 use crate::namespace::acl_storage::acl_grants;
@@ -142,7 +143,7 @@ impl Namespace {
         &self,
         dir: INodeId,
         s: u32,
-    ) -> BTreeMap<String, INodeId> {
+    ) -> BTreeMap<Arc<str>, INodeId> {
         let mut out = self
             .any_node(dir)
             .and_then(INode::children)
@@ -151,10 +152,10 @@ impl Namespace {
         if let Some(diffs) = self.snapshots.dir_diffs.get(&dir) {
             for d in diffs.iter().rev().take_while(|d| d.snapshot >= s) {
                 for (n, _) in &d.created {
-                    out.remove(n);
+                    out.remove(n.as_str());
                 }
                 for (n, c) in &d.deleted {
-                    out.insert(n.clone(), *c);
+                    out.insert(Arc::from(n.as_str()), *c);
                 }
             }
         }
@@ -496,7 +497,7 @@ impl Namespace {
             .iter()
             .filter_map(|(id, d)| {
                 let node = self.inodes.get(id)?;
-                if !caller.is_superuser && node.owner != caller.user {
+                if !caller.is_superuser && self.owner_of(node) != caller.user {
                     return None;
                 }
                 let path = self.path_of(*id)?;
