@@ -15,6 +15,8 @@ mod checksum;
 mod common;
 #[path = "t80_webhdfs/readme.rs"]
 mod readme;
+#[path = "t80_webhdfs/trash_diff.rs"]
+mod trash_diff;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -83,6 +85,7 @@ fn webhdfs_on_one_cluster() {
     acl_xattr_snapshot_policy_ops(nn);
     data_flow(&cluster);
     checksum::file_checksums(&cluster);
+    trash_diff::trash_roots_and_diff_listing(nn);
     impersonation(nn);
     hostile_requests(&cluster);
     readme::curl_examples(nn);

@@ -369,3 +369,55 @@ pub fn snapshot_diff(r: &pb::SnapshotDiffReportProto) -> Value {
         "toSnapshot": r.to_snapshot,
     })
 }
+
+/// `JsonUtil.toJsonMap(SnapshotDiffReportListing)`: the three entry lists
+/// and the cursor of the next page (`lastPath`, `lastIndex`).
+pub fn snapshot_diff_listing(r: &pb::SnapshotDiffReportListingProto) -> Value {
+    let entries = |list: &[pb::SnapshotDiffReportListingEntryProto]| -> Vec<Value> {
+        list.iter()
+            .map(|e| {
+                let mut m = Map::new();
+                m.insert("dirId".into(), json!(e.dir_id));
+                m.insert("fileId".into(), json!(e.file_id.unwrap_or(0)));
+                m.insert(
+                    "sourcePath".into(),
+                    json!(String::from_utf8_lossy(&e.fullpath)),
+                );
+                if let Some(t) = &e.target_path {
+                    m.insert("targetPath".into(), json!(String::from_utf8_lossy(t)));
+                }
+                m.insert("isReference".into(), json!(e.is_reference));
+                Value::Object(m)
+            })
+            .collect()
+    };
+    let (last_path, last_index) = r.cursor.as_ref().map_or((String::new(), -1), |c| {
+        (String::from_utf8_lossy(&c.start_path).into_owned(), c.index)
+    });
+    json!({
+        "lastPath": last_path,
+        "lastIndex": last_index,
+        "isFromEarlier": r.is_from_earlier,
+        "modifyList": entries(&r.modified_entries),
+        "createList": entries(&r.created_entries),
+        "deleteList": entries(&r.deleted_entries),
+    })
+}
+
+/// One trash root as `JsonUtil.toJsonMap(FileStatus)` writes a Hadoop
+/// `FileStatus` (the client-side status: full path, snake_case keys).
+pub fn trash_root(path: &str, s: &pb::HdfsFileStatusProto) -> Value {
+    let is_dir = s.file_type() == pb::hdfs_file_status_proto::FileType::IsDir;
+    json!({
+        "path": path,
+        "length": s.length,
+        "isdir": is_dir,
+        "block_replication": s.block_replication.unwrap_or(0),
+        "blocksize": s.blocksize.unwrap_or(0),
+        "modification_time": s.modification_time,
+        "access_time": s.access_time,
+        "permission": format!("{:o}", s.permission.perm & 0o1777),
+        "owner": s.owner,
+        "group": s.group,
+    })
+}

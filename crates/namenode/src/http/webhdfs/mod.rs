@@ -224,13 +224,11 @@ async fn run(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, W
 /// delegation tokens, symlinks or erasure coding).
 const UNSERVED: &[(&str, &str)] = &[
     ("GET", "GETDELEGATIONTOKEN"),
-    ("GET", "GETSNAPSHOTDIFFLISTING"),
     ("GET", "GETECPOLICY"),
     ("GET", "GETECPOLICIES"),
     ("GET", "GETECCODECS"),
     ("GET", "GETLINKTARGET"),
     ("GET", "GETENCLOSINGROOT"),
-    ("GET", "GETTRASHROOTS"),
     ("PUT", "CREATESYMLINK"),
     ("PUT", "RENEWDELEGATIONTOKEN"),
     ("PUT", "CANCELDELEGATIONTOKEN"),

@@ -31,6 +31,7 @@ pub(super) async fn run(
             "Path",
             json!(format!("{}/.Trash", home_dir(&req.user))),
         )),
+        "GETTRASHROOTS" => trash_roots(state, req).await,
         "GETFILEBLOCKLOCATIONS" => block_locations(state, req, false).await,
         "GET_BLOCK_LOCATIONS" => block_locations(state, req, true).await,
         "GETSERVERDEFAULTS" => server_defaults(state, req).await,
@@ -43,6 +44,59 @@ pub(super) async fn run(
 /// `FileSystem.getHomeDirectory`: `/user/<short name>`.
 fn home_dir(user: &str) -> String {
     format!("/user/{user}")
+}
+
+/// GETTRASHROOTS: `DistributedFileSystem.getTrashRoots(allusers)` as the
+/// caller: `/user/<caller>/.Trash` when it exists, or with `allusers=true`
+/// the `.Trash` of every directory under `/user` that has one (a missing
+/// or unreadable `/user` gives none, as HDFS's client logs and goes on).
+/// `{"Paths": [...]}` of `JsonUtil.toJsonMap(FileStatus)` maps.
+async fn trash_roots(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
+    let all_users = req.params.boolean("allusers", false)?;
+    let homes = if all_users {
+        let mut homes = Vec::new();
+        let mut start_after = bytes::Bytes::new();
+        loop {
+            let r: Result<pb::GetListingResponseProto, WebError> = call(
+                state,
+                req,
+                "getListing",
+                &pb::GetListingRequestProto {
+                    src: "/user".into(),
+                    start_after: start_after.clone(),
+                    need_location: false,
+                },
+            )
+            .await;
+            let Some(page) = r.ok().and_then(|r| r.dir_list) else {
+                break;
+            };
+            let done = page.remaining_entries == 0 || page.partial_listing.is_empty();
+            if let Some(last) = page.partial_listing.last() {
+                start_after = last.path.clone();
+            }
+            homes.extend(
+                page.partial_listing
+                    .iter()
+                    .filter(|e| e.file_type() == pb::hdfs_file_status_proto::FileType::IsDir)
+                    .map(|e| format!("/user/{}", String::from_utf8_lossy(&e.path))),
+            );
+            if done {
+                break;
+            }
+        }
+        homes
+    } else {
+        vec![home_dir(&req.user)]
+    };
+    let mut roots = Vec::new();
+    for home in homes {
+        let trash = format!("{home}/.Trash");
+        if let Some(st) = file_info(state, req, &trash).await? {
+            roots.push(json::trash_root(&trash, &st));
+        }
+    }
+    Ok(ok_json("Paths", json!(roots)))
 }
 
 /// A path with a `.` or `..` component. HDFS's web layer passes such a

@@ -27,6 +27,7 @@ pub(super) async fn run(
         (&Method::PUT, "RENAMESNAPSHOT") => rename_snapshot(state, req).await,
         (&Method::DELETE, "DELETESNAPSHOT") => delete_snapshot(state, req).await,
         (&Method::GET, "GETSNAPSHOTDIFF") => snapshot_diff(state, req).await,
+        (&Method::GET, "GETSNAPSHOTDIFFLISTING") => snapshot_diff_listing(state, req).await,
         (&Method::GET, "GETSNAPSHOTTABLEDIRECTORYLIST") => snapshottable_dirs(state, req).await,
         (&Method::GET, "GETSNAPSHOTLIST") => snapshot_list(state, req).await,
         (&Method::GET, "GETALLSTORAGEPOLICY") => all_storage_policies(state, req).await,
@@ -136,6 +137,37 @@ async fn snapshot_diff(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<R
     Ok(ok_json(
         "SnapshotDiffReport",
         json::snapshot_diff(&r.diff_report),
+    ))
+}
+
+/// GETSNAPSHOTDIFFLISTING: one page of `getSnapshotDiffReportListing`
+/// from `snapshotdiffstartpath` / `snapshotdiffindex` (HDFS's defaults: ""
+/// and -1), as `{"SnapshotDiffReportListing": {...}}`.
+async fn snapshot_diff_listing(
+    state: &Arc<NameNodeState>,
+    req: &WebRequest,
+) -> Result<Response, WebError> {
+    let index = req.params.int("snapshotdiffindex", i64::from(i32::MIN))?;
+    let index = index.map_or(-1, |i| i32::try_from(i).unwrap_or(-1));
+    let start_path = req.param("snapshotdiffstartpath").unwrap_or("");
+    let r: pb::GetSnapshotDiffReportListingResponseProto = call(
+        state,
+        req,
+        "getSnapshotDiffReportListing",
+        &pb::GetSnapshotDiffReportListingRequestProto {
+            snapshot_root: req.path.clone(),
+            from_snapshot: req.param("oldsnapshotname").unwrap_or("").to_string(),
+            to_snapshot: req.param("snapshotname").unwrap_or("").to_string(),
+            cursor: Some(pb::SnapshotDiffReportCursorProto {
+                start_path: bytes::Bytes::copy_from_slice(start_path.as_bytes()),
+                index,
+            }),
+        },
+    )
+    .await?;
+    Ok(ok_json(
+        "SnapshotDiffReportListing",
+        json::snapshot_diff_listing(&r.diff_report),
     ))
 }
 
