@@ -246,12 +246,20 @@ async fn run_namenode(
     let http = tokio::net::TcpListener::bind(http_addr)
         .await
         .with_context(|| format!("binding the HTTP address {http_addr}"))?;
-    // The lines scripts and tests wait for, in one write: the RPC line
-    // first (readers that stop after it lose nothing).
-    println!(
-        "NameNode RPC listening on hdfs://{local}\nNameNode HTTP listening on http://{}",
-        http.local_addr()?
-    );
+    // The lines scripts and tests wait for, in ONE write(2) (println! would
+    // write each piece with a newline separately): a reader that stops after
+    // the RPC line and closes the pipe must not make a later write fail.
+    // Errors are ignored: a closed stdout is no reason to stop serving.
+    {
+        use std::io::Write;
+        let announce = format!(
+            "NameNode RPC listening on hdfs://{local}\nNameNode HTTP listening on http://{}\n",
+            http.local_addr()?
+        );
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(announce.as_bytes());
+        let _ = out.flush();
+    }
     let token = CancellationToken::new();
     shutdown_on_signals(token.clone());
     let listeners = cairn_namenode::Listeners {
