@@ -152,25 +152,26 @@ impl NameNodeState {
                 Some((info, storage, datanodes.storage_type(dn).proto(), leaving))
             })
             .collect();
-        // HDFS's sortLocatedBlock: decommissioning and decommissioned
-        // replicas last, then nearest first (the reader's own host); replicas
-        // at the same distance in a fresh random order per call, as
-        // NetworkTopology.sortByDistance shuffles them, so that the readers
-        // of a hot block spread over all of its DataNodes.
-        let mut rng = self
-            .placement_seed
-            .fetch_add(0x9E37_79B9_7F4A_7C15, std::sync::atomic::Ordering::Relaxed)
-            | 1;
-        for i in (1..locs.len()).rev() {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            locs.swap(i, (rng % (i as u64 + 1)) as usize);
+        // For a reader (HDFS's sortLocatedBlock): decommissioning and
+        // decommissioned replicas last, then nearest first (the reader's own
+        // host); replicas at the same distance in a fresh random order per
+        // call, as NetworkTopology.sortByDistance shuffles them, so that the
+        // readers of a hot block spread over all of its DataNodes. Write-path
+        // answers (no reader) keep the pipeline's order.
+        if let Some(ip) = client_ip {
+            let mut rng = self
+                .placement_seed
+                .fetch_add(0x9E37_79B9_7F4A_7C15, std::sync::atomic::Ordering::Relaxed)
+                | 1;
+            for i in (1..locs.len()).rev() {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                locs.swap(i, (rng % (i as u64 + 1)) as usize);
+            }
+            let ip = ip.to_string();
+            locs.sort_by_key(|(info, _, _, leaving)| (*leaving, info.id.ip_addr != ip));
         }
-        let ip = client_ip.map(|ip| ip.to_string());
-        locs.sort_by_key(|(info, _, _, leaving)| {
-            (*leaving, ip.as_deref() != Some(info.id.ip_addr.as_str()))
-        });
         let n = locs.len();
         pb::LocatedBlockProto {
             b: self.extended_block(b),
