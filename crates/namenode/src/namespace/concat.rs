@@ -86,7 +86,7 @@ impl Namespace {
                     "concat: target file {target} is under construction"
                 )));
             }
-            (id, node.parent, f.block_size)
+            (id, node.parent(), f.block_size)
         };
         let read = Required {
             access: Some(Access::READ),
@@ -114,7 +114,7 @@ impl Namespace {
                     "Concat: the source file {src} is in snapshot"
                 )));
             }
-            if node.parent != target_parent {
+            if node.parent() != target_parent {
                 return Err(FsError::IllegalArgument(format!(
                     "Source file {src} is not in the same directory with the target {target_path}"
                 )));
@@ -216,9 +216,10 @@ impl Namespace {
         }
         let node = self.node_mut(target_id);
         node.mtime_ms = mtime_ms;
+        let replication = node.replication;
         let f = file_mut(node, target)?;
         f.blocks.extend(blocks);
-        let delta = file_usage(f, policy).minus(&before);
+        let delta = file_usage(f, replication, policy).minus(&before);
         self.node_mut(parent).mtime_ms = mtime_ms;
         self.add_usage(parent, &delta);
         // The sources' blocks moved to the target: none is freed.
@@ -230,18 +231,18 @@ impl Namespace {
     /// target's replication instead of their own (the names they free are
     /// not counted).
     fn verify_concat_quota(&self, target: INodeId, srcs: &[INodeId]) -> Result<(), FsError> {
-        let (Some(parent), Some(t)) = (self.node(target).parent, self.node(target).file()) else {
+        let target_node = self.node(target);
+        let (Some(parent), Some(_)) = (target_node.parent(), target_node.file()) else {
             return Ok(());
         };
         let mut delta = QuotaCounts::default();
         let target_policy = self.effective_storage_policy(target);
         for id in srcs {
-            if let Some(f) = self.node(*id).file() {
+            let node = self.node(*id);
+            if let Some(f) = node.file() {
                 // Its bytes at the target's replication and policy.
-                let mut moved = f.clone();
-                moved.replication = t.replication;
-                let gone = file_usage(f, self.effective_storage_policy(*id));
-                let came = file_usage(&moved, target_policy);
+                let gone = file_usage(f, node.replication, self.effective_storage_policy(*id));
+                let came = file_usage(f, target_node.replication, target_policy);
                 delta.storage_space += came.storage_space - gone.storage_space;
                 for (d, (c, g)) in delta
                     .type_space

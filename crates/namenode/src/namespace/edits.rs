@@ -265,7 +265,7 @@ impl Namespace {
 
     fn unlink(&mut self, id: INodeId) {
         let node = self.node(id);
-        let (parent, name) = (node.parent, node.name.clone());
+        let (parent, name) = (node.parent(), node.name.clone());
         if let Some(p) = parent {
             if let INodeKind::Directory { children } = &mut self.node_mut(p).kind {
                 children.remove(&name);
@@ -303,7 +303,7 @@ impl Namespace {
         }
         self.forget_snapshottable_below(id);
         let node = self.node(id);
-        if let Some(parent) = node.parent {
+        if let Some(parent) = node.parent() {
             let name = node.name.clone();
             self.record_child_removed(parent, &name, id);
         }
@@ -370,12 +370,15 @@ impl Namespace {
     ) -> Result<(), ApplyError> {
         let file = self.resolve(path).ok().and_then(|r| r.last());
         let policy = file.map_or(0, |id| self.effective_storage_policy(id));
-        let before = file.and_then(|id| self.node(id).file().map(|f| file_usage(f, policy)));
+        let before = file.and_then(|id| {
+            let node = self.node(id);
+            node.file().map(|f| file_usage(f, node.replication, policy))
+        });
         apply(self)?;
         if let (Some(id), Some(before)) = (file, before) {
             let node = self.node(id);
-            if let (Some(parent), Some(f)) = (node.parent, node.file()) {
-                let delta = file_usage(f, policy).minus(&before);
+            if let (Some(parent), Some(f)) = (node.parent(), node.file()) {
+                let delta = file_usage(f, node.replication, policy).minus(&before);
                 self.add_usage(parent, &delta);
             }
         }
@@ -409,11 +412,12 @@ impl Namespace {
                     parent,
                     INode {
                         id: *id,
-                        parent: Some(parent),
+                        parent_id: parent,
                         name: name.into(),
                         permission: *permission,
                         owner,
                         group,
+                        replication: 0,
                         mtime_ms: *mtime_ms,
                         atime_ms: 0,
                         kind: INodeKind::Directory {
@@ -460,15 +464,15 @@ impl Namespace {
                     parent,
                     INode {
                         id: *id,
-                        parent: Some(parent),
+                        parent_id: parent,
                         name: name.into(),
                         permission: *permission,
                         owner,
                         group,
+                        replication: *replication,
                         mtime_ms: *mtime_ms,
                         atime_ms: *mtime_ms,
                         kind: INodeKind::File(FileNode {
-                            replication: *replication,
                             block_size: *block_size,
                             blocks: Vec::new(),
                             under_construction: Some(Box::new(UnderConstruction {
@@ -538,7 +542,7 @@ impl Namespace {
                 self.unlink(id);
                 let name: Arc<str> = Arc::from(name.as_str());
                 let node = self.node_mut(id);
-                node.parent = Some(dst_parent);
+                node.set_parent(Some(dst_parent));
                 node.name = Arc::clone(&name);
                 if let INodeKind::Directory { children } = &mut self.node_mut(dst_parent).kind {
                     children.insert(Arc::clone(&name), id);
@@ -683,12 +687,11 @@ impl Namespace {
             Edit::SetReplication { path, replication } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
-                match &mut self.node_mut(id).kind {
-                    INodeKind::File(f) => f.replication = *replication,
-                    INodeKind::Directory { .. } => {
-                        return Err(ApplyError(format!("{path} is a directory")))
-                    }
+                let node = self.node_mut(id);
+                if node.is_dir() {
+                    return Err(ApplyError(format!("{path} is a directory")));
                 }
+                node.replication = *replication;
             }
             _ => unreachable!("apply_attribute_edit got {edit:?}"),
         }

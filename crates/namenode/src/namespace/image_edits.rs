@@ -54,7 +54,7 @@ impl Namespace {
                             owner: self.owner_of(node).to_string(),
                             group: self.group_of(node).to_string(),
                             mtime_ms: node.mtime_ms,
-                            replication: f.replication,
+                            replication: node.replication,
                             block_size: f.block_size,
                             client_name: uc
                                 .as_ref()

@@ -201,11 +201,12 @@ impl Namespace {
         let mut names = NameTable::default();
         let root = INode {
             id: ROOT_INODE_ID,
-            parent: None,
+            parent_id: INodeId::NONE,
             name: Arc::from(""),
             permission: 0o755,
             owner: names.intern(superuser),
             group: names.intern(supergroup),
+            replication: 0,
             mtime_ms: now_ms,
             atime_ms: 0,
             kind: INodeKind::Directory {

@@ -678,7 +678,7 @@ impl Namespace {
         self.check_replication(replication, &res.path())?;
         match res.last() {
             Some(id) if !self.node(id).is_dir() => {
-                self.verify_file_change(id, |f| f.replication = replication)?;
+                self.verify_file_change(id, |_, r| *r = replication)?;
                 let edit = Edit::SetReplication {
                     path: res.path(),
                     replication,

@@ -139,15 +139,17 @@ impl Namespace {
     /// `None` while the file is being written (its blocks are judged once
     /// it is closed, as HDFS queues only complete blocks).
     pub fn replication_target(&self, id: INodeId) -> Option<usize> {
-        let f = self.any_node(id)?.file()?;
-        f.under_construction
+        let node = self.any_node(id)?;
+        node.file()?
+            .under_construction
             .is_none()
-            .then_some(usize::from(f.replication))
+            .then_some(usize::from(node.replication))
     }
 
     /// The replication of file `id`, open or not (fsck's `-blockId`).
     pub fn file_replication(&self, id: INodeId) -> Option<u16> {
-        Some(self.any_node(id)?.file()?.replication)
+        let node = self.any_node(id)?;
+        node.file().map(|_| node.replication)
     }
 
     /// The file `id` and its writer, if it is a file under construction.

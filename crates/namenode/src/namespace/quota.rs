@@ -229,8 +229,9 @@ impl Namespace {
                 sum = sum.plus(&q.usage);
                 continue;
             }
-            match &self.node(id).kind {
-                INodeKind::File(f) => sum = sum.plus(&file_usage(f, policy)),
+            let node = self.node(id);
+            match &node.kind {
+                INodeKind::File(f) => sum = sum.plus(&file_usage(f, node.replication, policy)),
                 INodeKind::Directory { children } => {
                     sum.namespace += 1;
                     stack.extend(
@@ -252,8 +253,11 @@ impl Namespace {
             let mut sum = QuotaCounts::default();
             let mut stack = vec![(*id, self.effective_storage_policy(*id))];
             while let Some((id, policy)) = stack.pop() {
-                match &self.node(id).kind {
-                    INodeKind::File(f) => sum = sum.plus(&file_usage(f, policy)),
+                let node = self.node(id);
+                match &node.kind {
+                    INodeKind::File(f) => {
+                        sum = sum.plus(&file_usage(f, node.replication, policy));
+                    }
                     INodeKind::Directory { children } => {
                         sum.namespace += 1;
                         stack.extend(
@@ -288,7 +292,7 @@ impl Namespace {
             if let Some(q) = self.quotas.get_mut(&id) {
                 q.usage = q.usage.plus(delta);
             }
-            cur = self.inodes.get(&id).and_then(|n| n.parent);
+            cur = self.inodes.get(&id).and_then(|n| n.parent());
         }
     }
 
@@ -308,7 +312,7 @@ impl Namespace {
             if self.quotas.contains_key(&id) {
                 return true;
             }
-            cur = self.node(id).parent;
+            cur = self.node(id).parent();
         }
         false
     }
@@ -317,13 +321,13 @@ impl Namespace {
     pub(super) fn common_ancestor(&self, a: INodeId, b: INodeId) -> INodeId {
         let depth = |mut id: INodeId| {
             let mut d = 0usize;
-            while let Some(p) = self.node(id).parent {
+            while let Some(p) = self.node(id).parent() {
                 id = p;
                 d += 1;
             }
             d
         };
-        let up = |id: INodeId| self.node(id).parent.unwrap_or(ROOT_INODE_ID);
+        let up = |id: INodeId| self.node(id).parent().unwrap_or(ROOT_INODE_ID);
         let (mut a, mut b) = (a, b);
         let (mut da, mut db) = (depth(a), depth(b));
         while da > db {
@@ -368,7 +372,7 @@ impl Namespace {
             if let Some(q) = self.quotas.get(&id) {
                 q.verify(delta, &self.path_of(id).unwrap_or_default())?;
             }
-            cur = self.node(id).parent;
+            cur = self.node(id).parent();
         }
         Ok(())
     }
@@ -382,19 +386,23 @@ impl Namespace {
     pub(super) fn verify_file_change(
         &self,
         file: INodeId,
-        change: impl FnOnce(&mut FileNode),
+        change: impl FnOnce(&mut FileNode, &mut u16),
     ) -> Result<(), FsError> {
         let node = self.node(file);
-        let (Some(parent), Some(before)) = (node.parent, node.file()) else {
+        let (Some(parent), Some(before)) = (node.parent(), node.file()) else {
             return Ok(());
         };
         if !self.space_limited(parent) {
             return Ok(());
         }
-        let mut after = before.clone();
-        change(&mut after);
+        let (mut after, mut replication) = (before.clone(), node.replication);
+        change(&mut after, &mut replication);
         let policy = self.effective_storage_policy(file);
-        let delta = file_usage(&after, policy).minus(&file_usage(before, policy));
+        let delta = file_usage(&after, replication, policy).minus(&file_usage(
+            before,
+            node.replication,
+            policy,
+        ));
         self.verify_quota(parent, &delta, None)
     }
 
@@ -407,7 +415,7 @@ impl Namespace {
                     return true;
                 }
             }
-            cur = self.node(id).parent;
+            cur = self.node(id).parent();
         }
         false
     }
@@ -424,7 +432,7 @@ impl Namespace {
         dst_parent: INodeId,
         replaced: Option<INodeId>,
     ) -> Result<(), FsError> {
-        let Some(src_parent) = self.node(src).parent else {
+        let Some(src_parent) = self.node(src).parent() else {
             return Ok(());
         };
         let common = self.common_ancestor(src_parent, dst_parent);

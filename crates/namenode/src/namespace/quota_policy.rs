@@ -44,14 +44,14 @@ pub(super) fn add_typed_space(
 /// A file's usage under the storage policy `policy` (its effective one):
 /// one name, its space times its replication, and its space per storage
 /// type.
-pub(super) fn file_usage(f: &FileNode, policy: u8) -> QuotaCounts {
+pub(super) fn file_usage(f: &FileNode, replication: u16, policy: u8) -> QuotaCounts {
     let bytes = i64::try_from(file_quota_bytes(f)).unwrap_or(i64::MAX);
     let mut counts = QuotaCounts {
         namespace: 1,
-        storage_space: bytes.saturating_mul(i64::from(f.replication)),
+        storage_space: bytes.saturating_mul(i64::from(replication)),
         ..QuotaCounts::default()
     };
-    add_typed_space(&mut counts.type_space, policy, f.replication, bytes);
+    add_typed_space(&mut counts.type_space, policy, replication, bytes);
     counts
 }
 
@@ -103,12 +103,13 @@ impl Namespace {
         while i < order.len() {
             let (node_id, _) = order[i];
             let mut delta = [0i64; QUOTA_TYPES.len()];
-            match &self.node(node_id).kind {
+            let node = self.node(node_id);
+            match &node.kind {
                 INodeKind::File(f) => {
                     let bytes = i64::try_from(file_quota_bytes(f)).unwrap_or(i64::MAX);
                     let mut gone = [0i64; QUOTA_TYPES.len()];
-                    add_typed_space(&mut gone, old, f.replication, bytes);
-                    add_typed_space(&mut delta, new, f.replication, bytes);
+                    add_typed_space(&mut gone, old, node.replication, bytes);
+                    add_typed_space(&mut delta, new, node.replication, bytes);
                     for (d, g) in delta.iter_mut().zip(gone) {
                         *d -= g;
                     }

@@ -98,7 +98,7 @@ impl Namespace {
             ),
             INodeKind::File(f) => (
                 f.length(),
-                f.replication,
+                node.replication,
                 f.block_size,
                 0,
                 f.under_construction.is_some(),
@@ -208,7 +208,8 @@ impl Namespace {
         let mut typed = [0i64; QUOTA_TYPES.len()];
         let mut stack = vec![(id, self.effective_storage_policy(id))];
         while let Some((id, policy)) = stack.pop() {
-            match &self.node(id).kind {
+            let node = self.node(id);
+            match &node.kind {
                 INodeKind::Directory { children } => {
                     sum.directory_count += 1;
                     stack.extend(
@@ -221,9 +222,9 @@ impl Namespace {
                     sum.file_count += 1;
                     sum.length += f.length();
                     // As HDFS: an open file's last block counts in full.
-                    sum.space_consumed += file_quota_bytes(f) * u64::from(f.replication);
+                    sum.space_consumed += file_quota_bytes(f) * u64::from(node.replication);
                     let len = i64::try_from(f.length()).unwrap_or(i64::MAX);
-                    add_typed_space(&mut typed, policy, f.replication, len);
+                    add_typed_space(&mut typed, policy, node.replication, len);
                 }
             }
         }

@@ -236,7 +236,7 @@ impl Namespace {
             if let Some(p) = own.or_else(|| self.kept_storage_policy(id)) {
                 return *p;
             }
-            match self.any_node(id).and_then(|n| n.parent) {
+            match self.any_node(id).and_then(|n| n.parent()) {
                 Some(parent) => id = parent,
                 None => return UNSPECIFIED_POLICY_ID,
             }
@@ -368,7 +368,7 @@ impl Namespace {
         // The files that inherit the change move their typed usage.
         let after = self.effective_storage_policy(id);
         let delta = self.retype_subtree(id, before, after);
-        if let Some(parent) = self.node(id).parent {
+        if let Some(parent) = self.node(id).parent() {
             self.add_usage(parent, &delta);
         }
         Ok(())

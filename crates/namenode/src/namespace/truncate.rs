@@ -239,7 +239,7 @@ impl Namespace {
                     },
                 }
             });
-        self.verify_file_change(id, |g| {
+        self.verify_file_change(id, |g, _| {
             g.blocks.truncate(kept);
             if recovery.is_some() {
                 mark_open(g);

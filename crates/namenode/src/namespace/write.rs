@@ -96,8 +96,9 @@ impl Namespace {
         is_complete: &dyn Fn(&BlockRecord) -> bool,
     ) -> Result<(AllocatedBlock, Option<Edit>), FsError> {
         let (id, path) = self.writable_file(src, file_id, client_name)?;
-        let f = self
-            .node(id)
+        let node = self.node(id);
+        let replication = node.replication;
+        let f = node
             .file()
             .ok_or_else(|| FsError::FileNotFound(path.clone()))?;
         let blocks = &f.blocks;
@@ -137,7 +138,7 @@ impl Namespace {
                             block: *block,
                             offset,
                             file: id,
-                            replication: f.replication,
+                            replication,
                             existing: true,
                         },
                         None,
@@ -173,13 +174,12 @@ impl Namespace {
             gs: self.next_gs(),
             num_bytes: 0,
         };
-        self.verify_file_change(id, |g| {
+        self.verify_file_change(id, |g, _| {
             if let (Some(p), Some(l)) = (previous, g.blocks.last_mut()) {
                 *l = p;
             }
             g.blocks.push(block);
         })?;
-        let replication = f.replication;
         let edit = Edit::AddBlock {
             path,
             previous,
@@ -267,7 +267,7 @@ impl Namespace {
             .filter(|b| !new_block && b.num_bytes < f.block_size);
         // The last block is a block under construction again: a full
         // block's space, as HDFS reserves it (`verifyQuotaForUCBlock`).
-        self.verify_file_change(id, mark_open)?;
+        self.verify_file_change(id, |g, _| mark_open(g))?;
         let edit = Edit::Reopen {
             path,
             client_name: client_name.to_string(),

@@ -365,8 +365,8 @@ impl NameNodeState {
                 let block_size = ns.inode(fid).and_then(|n| n.file()).map_or(0, |f| f.block_size);
                 let replication = ns
                     .inode(fid)
-                    .and_then(|n| n.file())
-                    .map_or(1, |f| usize::from(f.replication));
+                    .filter(|n| n.file().is_some())
+                    .map_or(1, |n| usize::from(n.replication));
                 let policy = StoragePolicy::by_id(ns.effective_storage_policy(fid));
                 let (alloc, edit) = ns.add_block(&r.src, file_id, &r.client_name, previous, &|b| {
                     bm.is_complete(b, min)

@@ -99,12 +99,12 @@ impl Namespace {
             .values()
             .map(|n| SnapshotImageInode {
                 id: n.id,
-                parent: n.parent,
+                parent: n.parent(),
                 name: n.name.to_string(),
                 attrs: self.attrs_of(n),
                 file: n
                     .file()
-                    .map(|f| (f.replication, f.block_size, f.blocks.clone())),
+                    .map(|f| (n.replication, f.block_size, f.blocks.clone())),
                 children: n
                     .children()
                     .map(|c| c.iter().map(|(k, v)| (k.to_string(), *v)).collect())
@@ -176,8 +176,7 @@ impl Namespace {
         s.pins.extend(image.pins.iter().copied());
         for r in &image.retained {
             let kind = match &r.file {
-                Some((replication, block_size, blocks)) => INodeKind::File(FileNode {
-                    replication: *replication,
+                Some((_, block_size, blocks)) => INodeKind::File(FileNode {
                     block_size: *block_size,
                     blocks: blocks.clone(),
                     under_construction: None,
@@ -209,11 +208,12 @@ impl Namespace {
                 r.id,
                 INode {
                     id: r.id,
-                    parent: r.parent,
+                    parent_id: r.parent.unwrap_or(INodeId::NONE),
                     name: Arc::from(r.name.as_str()),
                     permission: r.attrs.permission,
                     owner: self.names.intern(&r.attrs.owner),
                     group: self.names.intern(&r.attrs.group),
+                    replication: r.file.as_ref().map_or(0, |f| f.0),
                     mtime_ms: r.attrs.mtime_ms,
                     atime_ms: r.attrs.atime_ms,
                     kind,

@@ -28,7 +28,7 @@ impl Namespace {
             let from_dir = s.dirs.get(&c).and_then(|d| d.latest());
             let from_pin = s.pins.get(&c).and_then(|p| s.live_at_most(*p));
             latest = latest.max(from_dir).max(from_pin);
-            cur = self.inodes.get(&c).and_then(|n| n.parent);
+            cur = self.inodes.get(&c).and_then(|n| n.parent());
         }
         latest
     }
@@ -57,7 +57,7 @@ impl Namespace {
                 }
             }
             INodeKind::File(f) => {
-                let (replication, length) = (f.replication, f.length());
+                let (replication, length) = (node.replication, f.length());
                 let diffs = self.snapshots.file_diffs.entry(id).or_default();
                 if diffs.last().is_none_or(|d| d.snapshot < latest) {
                     diffs.push(FileDiff {
@@ -274,7 +274,7 @@ impl Namespace {
         let Some(node) = self.snapshots.retained.get(&id) else {
             return false;
         };
-        node.parent
+        node.parent()
             .and_then(|p| self.snapshots.retained.get(&p))
             .and_then(INode::children)
             .is_some_and(|c| c.get(&node.name) == Some(&id))

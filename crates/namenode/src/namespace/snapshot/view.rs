@@ -502,7 +502,7 @@ impl Namespace {
                 }
                 let path = self.path_of(*id)?;
                 let parent_path = node
-                    .parent
+                    .parent()
                     .and_then(|p| self.path_of(p))
                     .unwrap_or_default();
                 let mut status = self.status(node);
