@@ -377,76 +377,6 @@ async fn a_truncate_inside_a_snapshotted_block_copies_it() {
     drop(dns);
 }
 
-/// One line of a `cairn` run: stdout, stderr and exit code.
-fn cairn(user: Option<&str>, args: &[&str]) -> (String, String, i32) {
-    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    cmd.args(args)
-        .env_remove("HADOOP_CONF_DIR")
-        .env_remove("HADOOP_USER_NAME");
-    if let Some(u) = user {
-        cmd.env("HADOOP_USER_NAME", u);
-    }
-    let out = cmd.output().expect("run cairn");
-    let code = match out.status.code() {
-        Some(255) => -1,
-        Some(c) => c,
-        None => -1,
-    };
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        code,
-    )
-}
-
-/// The kit's normalisation: the cluster's URL, `yyyy-MM-dd HH:mm` times
-/// and the superuser's name standing alone.
-fn normalise(line: &str, url: &str, superuser: &str) -> String {
-    let line = line.replace(url, "hdfs://<nn>");
-    let chars: Vec<char> = line.chars().collect();
-    let is_time = |i: usize| {
-        let shape = "9999-99-99 99:99";
-        i + shape.len() <= chars.len()
-            && shape.chars().enumerate().all(|(k, p)| {
-                let c = chars[i + k];
-                if p == '9' {
-                    c.is_ascii_digit()
-                } else {
-                    c == p
-                }
-            })
-    };
-    let mut timed = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        if is_time(i) {
-            timed.push_str("<time>");
-            i += 16;
-        } else {
-            timed.push(chars[i]);
-            i += 1;
-        }
-    }
-    let before_ok =
-        |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || "_.@$-".contains(c));
-    let after_ok = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || "_$-".contains(c));
-    let mut out = String::new();
-    let mut rest = timed.as_str();
-    while let Some(at) = rest.find(superuser) {
-        let (head, tail) = rest.split_at(at);
-        let after = &tail[superuser.len()..];
-        out.push_str(head);
-        if before_ok(out.chars().next_back()) && after_ok(after.chars().next()) {
-            out.push_str("<super>");
-        } else {
-            out.push_str(superuser);
-        }
-        rest = after;
-    }
-    out.push_str(rest);
-    out.trim_end().to_string()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cairn_tools_reproduce_the_snapshot_transcript() {
     // Goal: `cairn dfs -createSnapshot/-renameSnapshot/-deleteSnapshot`
@@ -454,24 +384,19 @@ async fn cairn_tools_reproduce_the_snapshot_transcript() {
     // -allowSnapshot/-disallowSnapshot/-lsSnapshottableDir/-snapshotDiff`
     // print the transcript Apache HDFS 3.4.1's own tools printed
     // (tests/java/expected/snapshots.txt), line for line.
+    use common::transcript::{cairn, user_and_command, Transcript};
     let cluster = Cluster::start(1, &[]);
     let url = cluster.nn.url();
     let fs = cluster.nn.client(None);
     let kit = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java");
     let script = std::fs::read_to_string(kit.join("scripts/admin/snapshots.txt")).expect("script");
     let want = std::fs::read_to_string(kit.join("expected/snapshots.txt")).expect("golden");
-    let superuser = current_user();
-    let mut got = String::new();
+    let mut got = Transcript::new(&url);
     for line in script.lines().map(str::trim) {
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (user, command) = match line.strip_prefix('@') {
-            Some(rest) => rest
-                .split_once(' ')
-                .map_or((None, rest), |(u, c)| (Some(u), c)),
-            None => (None, line),
-        };
+        let (user, command) = user_and_command(line);
         let words: Vec<&str> = command.split_whitespace().collect();
         let (out, err, code) = match words[0] {
             "%write" | "%append" => {
@@ -498,17 +423,7 @@ async fn cairn_tools_reproduce_the_snapshot_transcript() {
                 cairn(user, &args)
             }
         };
-        got.push_str(&normalise(&format!("$ {line}"), &url, &superuser));
-        got.push('\n');
-        for l in out.lines() {
-            got.push_str(&normalise(l, &url, &superuser));
-            got.push('\n');
-        }
-        for l in err.lines().filter(|l| !l.is_empty()) {
-            got.push_str(&normalise(&format!("! {l}"), &url, &superuser));
-            got.push('\n');
-        }
-        got.push_str(&format!("exit={code}\n\n"));
+        got.push(line, &out, &err, code);
     }
-    common::assert_matches_golden(&got, &want, "snapshots (cairn tools)");
+    common::assert_matches_golden(&got.text, &want, "snapshots (cairn tools)");
 }
