@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 use std::fs;
+use std::time::Duration;
 
 use super::*;
 
