@@ -29,20 +29,8 @@ fn java_dir() -> PathBuf {
 
 /// Runs the DfsAdmin program on `script` (a file) and returns its stdout.
 fn dfsadmin(url: &str, script: &Path) -> String {
-    let out = common::output_within(
-        Command::new(java_dir().join("run.sh"))
-            .args(["--main", "DfsAdmin", "--fs", url, "--script"])
-            .arg(script),
-        Duration::from_secs(900),
-        "run the Java kit (needs java and mvn)",
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "DfsAdmin failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    let script = script.to_string_lossy();
+    common::run_java_kit(&["--main", "DfsAdmin", "--fs", url, "--script", &script])
 }
 
 /// Checkpoint images in a metadata directory, by txid.

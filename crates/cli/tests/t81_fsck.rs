@@ -36,23 +36,21 @@ fn java_dir() -> PathBuf {
 /// Runs one phase's script through DfsAdmin; its transcript.
 fn run_phase(cluster: &Cluster, phase: &str) -> String {
     let script = java_dir().join(format!("scripts/admin/fsck/{phase}.txt"));
-    let out = common::output_within(
-        Command::new(java_dir().join("run.sh"))
-            .args(["--main", "DfsAdmin", "--fs", &cluster.nn.url(), "--script"])
-            .arg(&script)
-            .arg("-D")
-            .arg(format!("dfs.namenode.http-address={}", cluster.nn.http))
-            .args(["-D", "dfs.replication=2"]),
-        Duration::from_secs(900),
-        "run the Java kit (needs java and mvn)",
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "DfsAdmin failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    stdout
+    let script = script.to_string_lossy();
+    let url = cluster.nn.url();
+    let http = format!("dfs.namenode.http-address={}", cluster.nn.http);
+    common::run_java_kit(&[
+        "--main",
+        "DfsAdmin",
+        "--fs",
+        &url,
+        "--script",
+        &script,
+        "-D",
+        &http,
+        "-D",
+        "dfs.replication=2",
+    ])
 }
 
 fn golden(phase: &str) -> String {
