@@ -41,6 +41,8 @@ fn bench_nn(args: &[&str]) -> String {
         "ops_per_sec",
         "avg_latency_us",
         "p99_us",
+        "nn_cpu_ms",
+        "nn_cpu_us_per_op",
         "real_replicas",
     ] {
         assert!(
@@ -95,6 +97,13 @@ fn over_the_wire_every_op() {
     args.extend_from_slice(TINY);
     let out = bench_nn(&args);
     assert!(out.contains("\"mode\":\"remote\""), "{out}");
+    // The NameNode's process is found from its port (it is this test's
+    // child, so its /proc entries are readable): CPU time is reported.
+    assert!(
+        out.contains("\"nn_pid_source\":\"the local process listening on the port\""),
+        "{out}"
+    );
+    assert!(!out.contains("\"nn_cpu_us_per_op\":null"), "{out}");
     // One connection per thread works too.
     let mut args = vec!["--fs", url.as_str(), "--connection-per-thread"];
     args.extend_from_slice(TINY);
@@ -112,6 +121,8 @@ fn in_process_every_op() {
     let out = bench_nn(&args);
     assert!(out.contains("\"mode\":\"in-process\""), "{out}");
     assert!(out.contains("\"edit_log_sync\":true"), "{out}");
+    assert!(out.contains("\"nn_pid_source\":\"this process"), "{out}");
+    assert!(!out.contains("\"nn_cpu_us_per_op\":null"), "{out}");
     assert!(
         meta.read_dir()
             .expect("metadata dir")

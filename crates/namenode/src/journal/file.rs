@@ -90,6 +90,10 @@ struct Pending {
     /// what is already pending still fits and is written.
     refusing: Option<String>,
     shutdown: bool,
+    /// The sync thread is parked on `wake`: only then does an append need
+    /// to signal it (a futex call per append otherwise, while the thread
+    /// is busy syncing the previous batch and will look anyway).
+    writer_waiting: bool,
 }
 
 struct Shared {
@@ -261,10 +265,12 @@ impl Writer {
                     return;
                 };
                 while p.buf.is_empty() && !p.shutdown {
+                    p.writer_waiting = true;
                     p = match self.shared.wake.wait(p) {
                         Ok(p) => p,
                         Err(_) => return,
                     };
+                    p.writer_waiting = false;
                 }
                 if p.buf.is_empty() && p.shutdown {
                     return;
@@ -409,6 +415,7 @@ impl FileEditLog {
                 failed: None,
                 refusing: None,
                 shutdown: false,
+                writer_waiting: false,
             }),
             wake: Condvar::new(),
             stats: Mutex::new(JournalStats::default()),
@@ -506,10 +513,13 @@ impl EditLog for FileEditLog {
             p.records += 1;
         }
         let last = p.last_txid;
+        let wake = p.writer_waiting;
         drop(p);
         self.metrics
             .record_append(edits.len() as u64, started.elapsed());
-        self.shared.wake.notify_one();
+        if wake {
+            self.shared.wake.notify_one();
+        }
         Ok(TxId(last))
     }
 

@@ -10,7 +10,7 @@ use anyhow::Context;
 use bytes::Bytes;
 use cairn_proto::hadoop::hdfs as pb;
 
-use super::{complete, create_req, delete, file_path, leave_safe_mode, row, run_parallel};
+use super::{complete, create_req, delete, file_path, leave_safe_mode, row, run_parallel, timed};
 use super::{NnArgs, Target, BASE, RUNS};
 use crate::bench::Obj;
 
@@ -193,19 +193,19 @@ pub(super) async fn block_report(
     let reports = Arc::new(reports);
     let n = a.reports.unwrap_or(3 * d);
     let (tt, nn, pool2, rr) = (t.clone(), nodes.clone(), pool.clone(), reports.clone());
-    let (wall, lat) = run_parallel(threads, n, move |_th, i| {
+    let phase = run_parallel(threads, n, move |_th, i| {
         let (t, nodes, pool, reports) = (tt.clone(), nn.clone(), pool2.clone(), rr.clone());
         async move {
             let k = i % nodes.len();
             send_report(&t, &nodes[k], &pool, &reports[k], i as u64 + 1).await
         }
-    })
-    .await?;
+    });
+    let (wall, lat, cpu) = timed(t, phase).await?;
     if !a.keep_results {
         leave_safe_mode(t).await?;
         delete(t, 0, &base, true).await?;
     }
-    Ok(row("blockReport", threads, n, wall, &lat)
+    Ok(row("blockReport", threads, n, wall, &lat, cpu)
         .with("datanodes", d)
         .with("blocks_per_report", a.blocks_per_report)
         .with("real_replicas", real_blocks)

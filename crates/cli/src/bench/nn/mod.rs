@@ -27,28 +27,32 @@
 //!   durable edit log (group commit, fdatasync), and each call handed
 //!   straight to the same protocol services the RPC server dispatches to
 //!   (request decoding, namespace, journal append, wait for durability).
+//!
+//! Each row also gives the NameNode's CPU time over the timed phase alone
+//! (utime + stime of its process from `/proc/<pid>/stat`, read right before
+//! and right after; preparation and clean-up excluded) and that per op.
+//! In-process that process is this one, clients included; with `--fs` it
+//! is `--nn-pid`, or else the local process listening on the URL's port
+//! (found through `/proc/net/tcp*` and `/proc/*/fd`, see `cpu`).
 
 use std::future::Future;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use bytes::Bytes;
 use cairn_proto::hadoop::hdfs as pb;
-use cairn_proto::protocols::{CLIENT_PROTOCOL, DATANODE_PROTOCOL, NAMENODE_PROTOCOL};
-use cairn_rpc::client::Client;
-use cairn_rpc::{CallContext, Protocol};
 use clap::Args;
-use prost::Message;
 
 use super::{machine_facts, parse_size, report, Json, Obj, Samples};
 
 mod block_report;
+mod cpu;
 pub mod startup;
+mod target;
 
 use block_report::block_report;
+use target::{in_process_target, wire_target, Target};
 
 static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 const BASE: &str = "/nnThroughputBenchmark";
@@ -128,186 +132,13 @@ pub struct NnArgs {
     /// Keep `/nnThroughputBenchmark/<op>` after each op.
     #[arg(long)]
     pub keep_results: bool,
+    /// With `--fs`: the NameNode's process id, whose CPU time is charged
+    /// to the ops (default: the local process listening on the URL's port).
+    #[arg(long, value_name = "PID", requires = "fs")]
+    pub nn_pid: Option<u32>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-}
-
-fn user() -> String {
-    std::env::var("HADOOP_USER_NAME")
-        .ok()
-        .or_else(|| whoami::username().ok())
-        .unwrap_or_else(|| "unknown".to_owned())
-}
-
-/// Where calls go: a connection, or a protocol service in this process.
-enum Endpoint {
-    Wire(Client),
-    Local(Arc<dyn Protocol>, CallContext),
-}
-
-impl Endpoint {
-    async fn call<Req: Message, Resp: Message + Default>(
-        &self,
-        method: &str,
-        req: &Req,
-    ) -> anyhow::Result<Resp> {
-        let bytes = match self {
-            Endpoint::Wire(c) => c
-                .call_raw(method, &req.encode_to_vec())
-                .await
-                .map_err(|e| anyhow::anyhow!("{method}: {e}"))?,
-            Endpoint::Local(p, ctx) => p
-                .clone()
-                .call(
-                    ctx.clone(),
-                    method.to_string(),
-                    Bytes::from(req.encode_to_vec()),
-                )
-                .await
-                .map_err(|e| anyhow::anyhow!("{method}: {e}"))?,
-        };
-        Resp::decode(bytes).map_err(|e| anyhow::anyhow!("{method}: undecodable reply: {e}"))
-    }
-}
-
-/// The NameNode under test.
-struct Target {
-    clients: Vec<Endpoint>,
-    namenode: Endpoint,
-    datanode: Endpoint,
-    mode: &'static str,
-    address: String,
-}
-
-impl Target {
-    fn client(&self, thread: usize) -> &Endpoint {
-        &self.clients[thread % self.clients.len()]
-    }
-}
-
-/// Keeps the in-process NameNode's journal and directory until the end.
-struct InProcess {
-    journal: Arc<cairn_namenode::journal::rolling::RollingEditLog>,
-    dir: PathBuf,
-    remove: bool,
-}
-
-impl Drop for InProcess {
-    fn drop(&mut self) {
-        self.journal.close();
-        if self.remove {
-            let _ = std::fs::remove_dir_all(&self.dir);
-        }
-    }
-}
-
-/// Connections to a NameNode over the wire: `connections` for clients.
-async fn wire_target(url: &str, connections: usize) -> anyhow::Result<Target> {
-    let hostport = url
-        .strip_prefix("hdfs://")
-        .unwrap_or(url)
-        .trim_end_matches('/');
-    let addr: SocketAddr = tokio::net::lookup_host(hostport)
-        .await
-        .with_context(|| format!("resolving {hostport}"))?
-        .next()
-        .ok_or_else(|| anyhow::anyhow!("{hostport}: no address"))?;
-    let u = user();
-    let connect = |proto: &'static str| {
-        let u = u.clone();
-        async move {
-            Client::connect(addr, &u, proto)
-                .await
-                .map(Endpoint::Wire)
-                .map_err(|e| anyhow::anyhow!("connecting to {addr}: {e}"))
-        }
-    };
-    let mut clients = Vec::with_capacity(connections);
-    for _ in 0..connections.max(1) {
-        clients.push(connect(CLIENT_PROTOCOL).await?);
-    }
-    Ok(Target {
-        clients,
-        namenode: connect(NAMENODE_PROTOCOL).await?,
-        datanode: connect(DATANODE_PROTOCOL).await?,
-        mode: "remote",
-        address: format!("hdfs://{addr}"),
-    })
-}
-
-fn in_process_target(a: &NnArgs) -> anyhow::Result<(Target, InProcess)> {
-    use cairn_namenode::config::NameNodeConfig;
-    use cairn_namenode::service::ClientProtocolService;
-    let (dir, remove) = match &a.dir {
-        Some(d) => (d.clone(), false),
-        None => (
-            std::env::temp_dir().join(format!(
-                "cairn-bench-nn-{}-{}",
-                std::process::id(),
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map_or(0, |d| d.as_nanos())
-            )),
-            true,
-        ),
-    };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut config = NameNodeConfig::from_conf(&cairn_common::config::Configuration::new())
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
-    config.name_dirs = vec![dir.clone()];
-    config.journal.sync = !a.no_sync;
-    cairn_namenode::format(&config, true).context("formatting the metadata directory")?;
-    let su = user();
-    let (version, ns, last_txid) = cairn_namenode::storage::load(
-        &cairn_common::disk::RealDisk,
-        &config.name_dirs,
-        &su,
-        &config.superuser_group,
-        config.limits.clone(),
-    )
-    .context("loading the metadata directory")?;
-    let journal = Arc::new(
-        cairn_namenode::journal::rolling::RollingEditLog::open(
-            Arc::new(cairn_common::disk::RealDisk),
-            config.name_dirs.clone(),
-            config.journal.clone(),
-            last_txid,
-        )
-        .context("opening the edit log")?,
-    );
-    let state = cairn_namenode::new_state(config, version, ns, journal.clone());
-    let ctx = CallContext {
-        user: Arc::from(su.as_str()),
-        real_user: None,
-        client_id: Bytes::from_static(&[7; 16]),
-        call_id: 0,
-        retry_count: 0,
-        remote_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
-    };
-    let client: Arc<dyn Protocol> = Arc::new(ClientProtocolService {
-        state: state.clone(),
-    });
-    let dn: Arc<dyn Protocol> =
-        Arc::new(cairn_namenode::datanode_service::DatanodeProtocolService {
-            state: state.clone(),
-        });
-    let nn: Arc<dyn Protocol> =
-        Arc::new(cairn_namenode::datanode_service::NamenodeProtocolService { state });
-    Ok((
-        Target {
-            clients: vec![Endpoint::Local(client, ctx.clone())],
-            namenode: Endpoint::Local(nn, ctx.clone()),
-            datanode: Endpoint::Local(dn, ctx),
-            mode: "in-process",
-            address: format!("in-process, metadata in {}", dir.display()),
-        },
-        InProcess {
-            journal,
-            dir,
-            remove,
-        },
-    ))
 }
 
 /// Runs `f(thread, i)` for i in 0..n split among `threads` tasks started
@@ -362,6 +193,21 @@ where
         Some(e) => Err(e),
         None => Ok((wall, all)),
     }
+}
+
+/// Awaits a timed phase (a `run_parallel` future: nothing runs before it is
+/// awaited) and reads the NameNode's CPU time right before and after it.
+async fn timed<Fut>(t: &Target, phase: Fut) -> anyhow::Result<(Duration, Samples, Option<Duration>)>
+where
+    Fut: Future<Output = anyhow::Result<(Duration, Samples)>>,
+{
+    let cpu0 = t.nn_cpu();
+    let (wall, lat) = phase.await?;
+    let cpu = t
+        .nn_cpu()
+        .zip(cpu0)
+        .map(|(after, before)| after.saturating_sub(before));
+    Ok((wall, lat, cpu))
 }
 
 fn file_path(op: &str, i: usize, per_dir: usize) -> String {
@@ -477,9 +323,9 @@ async fn run_op(t: &Arc<Target>, a: &NnArgs, op: &str, threads: usize) -> anyhow
     let n = a.files;
     let tt = t.clone();
     let opn = op.to_string();
-    let (wall, lat, ops) = match op {
+    let (wall, lat, cpu, ops) = match op {
         "create" => {
-            let (w, s) = run_parallel(threads, n, move |th, i| {
+            let phase = run_parallel(threads, n, move |th, i| {
                 let t = tt.clone();
                 let path = file_path(&opn, i, per_dir);
                 async move {
@@ -493,12 +339,12 @@ async fn run_op(t: &Arc<Target>, a: &NnArgs, op: &str, threads: usize) -> anyhow
                         .with_context(|| format!("create {path}"))?;
                     Ok(())
                 }
-            })
-            .await?;
-            (w, s, n)
+            });
+            let (w, s, c) = timed(t, phase).await?;
+            (w, s, c, n)
         }
         "mkdirs" => {
-            let (w, s) = run_parallel(threads, n, move |th, i| {
+            let phase = run_parallel(threads, n, move |th, i| {
                 let t = tt.clone();
                 let path = format!(
                     "{BASE}/{opn}/ThroughputBenchDir{}/ThroughputBench{i}",
@@ -521,14 +367,14 @@ async fn run_op(t: &Arc<Target>, a: &NnArgs, op: &str, threads: usize) -> anyhow
                     anyhow::ensure!(r.result, "mkdirs {path} returned false");
                     Ok(())
                 }
-            })
-            .await?;
-            (w, s, n)
+            });
+            let (w, s, c) = timed(t, phase).await?;
+            (w, s, c, n)
         }
         "open" | "fileStatus" | "rename" | "delete" => {
             make_files(t, a, op, threads).await?;
             leave_safe_mode(t).await?;
-            let (w, s) = run_parallel(threads, n, move |th, i| {
+            let phase = run_parallel(threads, n, move |th, i| {
                 let t = tt.clone();
                 let path = file_path(&opn, i, per_dir);
                 let opn = opn.clone();
@@ -580,18 +426,20 @@ async fn run_op(t: &Arc<Target>, a: &NnArgs, op: &str, threads: usize) -> anyhow
                     }
                     Ok(())
                 }
-            })
-            .await?;
-            (w, s, n)
+            });
+            let (w, s, c) = timed(t, phase).await?;
+            (w, s, c, n)
         }
         "blockReport" => return block_report(t, a, threads).await,
         "clean" => {
+            let cpu0 = t.nn_cpu();
             let start = Instant::now();
             delete(t, 0, BASE, true).await?;
             let d = start.elapsed();
+            let c = t.nn_cpu().zip(cpu0).map(|(a, b)| a.saturating_sub(b));
             let mut s = Samples::default();
             s.push(d);
-            (d, s, 1)
+            (d, s, c, 1)
         }
         other => anyhow::bail!("unknown op {other:?} (one of {})", ALL_OPS.join(", ")),
     };
@@ -599,10 +447,19 @@ async fn run_op(t: &Arc<Target>, a: &NnArgs, op: &str, threads: usize) -> anyhow
         leave_safe_mode(t).await?;
         delete(t, 0, &base, true).await?;
     }
-    Ok(row(op, threads, ops, wall, &lat))
+    Ok(row(op, threads, ops, wall, &lat, cpu))
 }
 
-fn row(op: &str, threads: usize, ops: usize, wall: Duration, lat: &Samples) -> Obj {
+/// One result row; `cpu` is the NameNode's CPU time over the timed phase.
+fn row(
+    op: &str,
+    threads: usize,
+    ops: usize,
+    wall: Duration,
+    lat: &Samples,
+    cpu: Option<Duration>,
+) -> Obj {
+    let per_op = |d: Duration| d.as_secs_f64() * 1e6 / ops.max(1) as f64;
     Obj::new()
         .with("op", op)
         .with("threads", threads)
@@ -612,6 +469,8 @@ fn row(op: &str, threads: usize, ops: usize, wall: Duration, lat: &Samples) -> O
         .with("avg_latency_us", lat.mean_us())
         .with("p50_us", lat.p(0.50))
         .with("p99_us", lat.p(0.99))
+        .with("nn_cpu_ms", cpu.map(|d| d.as_secs_f64() * 1e3))
+        .with("nn_cpu_us_per_op", cpu.map(per_op))
 }
 
 /// Runs the benchmark and builds its report.
@@ -647,7 +506,9 @@ pub async fn run(a: &NnArgs) -> anyhow::Result<Json> {
         } else {
             1
         };
-        (wire_target(url, connections).await?, None)
+        let mut t = wire_target(url, connections).await?;
+        (t.nn_pid, t.nn_pid_source) = remote_nn_pid(a, &t);
+        (t, None)
     };
     let target = Arc::new(target);
     let mut rows = Vec::new();
@@ -666,7 +527,8 @@ pub async fn run(a: &NnArgs) -> anyhow::Result<Json> {
         "NNThroughputBenchmark's operations (HADOOP-2149, PROTOCOL.md §4.4): {} NameNode ({}); \
          {} client connection(s); ops/s = ops / wall time of the timed phase; latency per call, \
          microseconds; preparation (files for open/fileStatus/rename/delete, DataNodes and \
-         blocks for blockReport) untimed",
+         blocks for blockReport) untimed; nn_cpu = the NameNode's utime+stime from \
+         /proc/<pid>/stat over the timed phase only (process: {}; 10 ms ticks)",
         target.mode,
         target.address,
         if a.in_process {
@@ -676,6 +538,7 @@ pub async fn run(a: &NnArgs) -> anyhow::Result<Json> {
         } else {
             "one shared".to_string()
         },
+        target.nn_pid_source,
     );
     let dir = keep.as_ref().map(|k| k.dir.clone());
     let params = Obj::new()
@@ -696,6 +559,8 @@ pub async fn run(a: &NnArgs) -> anyhow::Result<Json> {
         .with("replication", a.replication)
         .with("block_size", a.block_size)
         .with("connection_per_thread", a.connection_per_thread)
+        .with("nn_pid", target.nn_pid)
+        .with("nn_pid_source", target.nn_pid_source)
         .with("edit_log_sync", a.in_process.then_some(!a.no_sync))
         .with("datanodes", a.datanodes)
         .with("blocks_per_report", a.blocks_per_report);
@@ -706,4 +571,20 @@ pub async fn run(a: &NnArgs) -> anyhow::Result<Json> {
         params,
         Json::from(rows),
     ))
+}
+
+/// The NameNode process of `--fs`: `--nn-pid`, or the local listener on
+/// the connected port.
+fn remote_nn_pid(a: &NnArgs, t: &Target) -> (Option<u32>, &'static str) {
+    if let Some(pid) = a.nn_pid {
+        return (Some(pid), "--nn-pid");
+    }
+    let port = t
+        .address
+        .rsplit_once(':')
+        .and_then(|(_, p)| p.parse::<u16>().ok());
+    match port.and_then(cpu::listener_pid) {
+        Some(pid) => (Some(pid), "the local process listening on the port"),
+        None => (None, "not found (not local, or not ours: pass --nn-pid)"),
+    }
 }

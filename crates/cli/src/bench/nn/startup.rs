@@ -26,7 +26,8 @@ use cairn_proto::hadoop::hdfs as pb;
 use clap::Args;
 
 use super::block_report::{heartbeat, register, send_report, uuid_like, SimNode};
-use super::{user, wire_target, Target};
+use super::cpu::cpu_time;
+use super::target::{user, wire_target, Target};
 use crate::bench::{machine_facts, report, Json, Obj};
 
 #[derive(Args, Debug)]
@@ -67,37 +68,6 @@ impl Drop for Process {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
-}
-
-/// Clock ticks per second of `/proc/<pid>/stat`'s times.
-fn clock_ticks() -> f64 {
-    match nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK) {
-        Ok(Some(t)) if t > 0 => t as f64,
-        _ => 100.0,
-    }
-}
-
-/// A process's CPU time so far (user + system), from `/proc/<pid>/stat`.
-fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .with_context(|| format!("reading /proc/{pid}/stat"))?;
-    // The command name may hold spaces: fields count from after its ')'.
-    let rest = stat
-        .rsplit_once(')')
-        .map(|(_, r)| r)
-        .ok_or_else(|| anyhow::anyhow!("/proc/{pid}/stat: no ')'"))?;
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15; `rest` starts at field 3.
-    let tick = |i: usize| -> anyhow::Result<f64> {
-        fields
-            .get(i)
-            .and_then(|f| f.parse::<u64>().ok())
-            .map(|v| v as f64)
-            .ok_or_else(|| anyhow::anyhow!("/proc/{pid}/stat: field {} unreadable", i + 3))
-    };
-    Ok(Duration::from_secs_f64(
-        (tick(11)? + tick(12)?) / clock_ticks(),
-    ))
 }
 
 /// Builds the namespace (N closed single-block files of replication 3,
