@@ -87,8 +87,7 @@ ROWS = [
     ("restart_pm", "restart_pm", "Restart per million files, s: to first RPC, minus an empty namespace's restart", 2),
     ("restart_full", "restart_full", "Restart with the namespace, s (to first RPC, as measured)", 2),
     ("restart_empty", "restart_empty", "Restart with an empty namespace, s (process start, no files)", 2),
-    ("image_pm", "image_pm", "Image write per million files, s: DFSAdmin -saveNamespace minus the same "
-                             "client's -safemode get", 2),
+    ("image_pm", "image_pm", "Image write per million files, s: saveNamespace as the client times it", 2),
     ("image_log_pm", "image_log_pm", "Image write per million files, s: as the NameNode's own log times it", 2),
     ("image_bpf", "image_bpf", "Image size per file, bytes (directories counted in)", 0),
     ("create_ops", "create_ops", "create ops/s while building the namespace (16 threads, -keepResults)", 0),
@@ -140,15 +139,19 @@ def _how(data):
         "create phase (see CPU below), before the benchmark's own saveNamespace.",
         "* **Restart**: after the saves below, the NameNode is stopped (SIGTERM) and started again on the same "
         "directory (`minidfs --keep`; `cairn namenode` on the same `--dir`); the time is from the process start "
-        "to the first successful RPC (`cairn dfs -test -d /`, a getFileInfo, polled every 50 ms). The same "
+        "to the first successful RPC (`cairn dfs -test -d /`, a getFileInfo, polled every 50 ms once the port "
+        "accepts TCP connections, which is tried every 20 ms). The same "
         "was measured on the empty namespace before the benchmark; per million files = (with files − empty) "
         "× 10⁶ ÷ files. That the namespace came back is checked with `-count /nnThroughputBenchmark`.",
-        "* **Image write**: Hadoop's DFSAdmin (the same Java client for both) `-safemode enter`, then twice "
-        "`-safemode get` (a no-op call, for the client's start-up) and `-saveNamespace`, each timed from "
-        "outside; image write = saveNamespace − no-op, median of the two, × 10⁶ ÷ files. The NameNodes' logs: "
-        "HDFS from `Saving image file F` to `Image file F … saved` (its own \"saved in N seconds\" is whole "
-        "seconds, so the two lines' timestamps are used); Cairn from the `edit log segment open` of the roll "
-        "that starts saveNamespace to `New namespace image has been created`. Image size: the newest "
+        "* **Image write**: `SaveNamespaceTimer.java` (bench/cairnbench; Hadoop 3.4.1's `DFSClient`, the same "
+        "client for both, in one JVM so that no JVM start-up is timed) enters safe mode, then three times "
+        "times a getFileInfo (an RPC's round trip) and a `saveNamespace(0, 0)` (always writes an image); "
+        "image write = saveNamespace − getFileInfo, median of the three, × 10⁶ ÷ files. The NameNodes' own "
+        "logs, over every image written since the create run began (the benchmark's own saveNamespace and "
+        "the three): HDFS from `Saving image file F` to `Image file F … saved` (its printed \"saved in N "
+        "seconds\" is whole seconds, so the two lines' timestamps are used); Cairn from the `edit log segment "
+        "open` of the roll that starts saveNamespace to `New namespace image has been created` (only the "
+        "benchmark's save: with no edit since, Cairn does not roll and logs no start). Image size: the newest "
         "`fsimage_<txid>` in the metadata directory ÷ files.",
         "* **CPU per operation**: NNThroughputBenchmark `-op OP -threads %d -files %s` (`-dirs` for mkdirs) "
         "over RPC on a fresh NameNode of each system (one warm-up `fileStatus` run first, not counted); "

@@ -8,13 +8,15 @@ Around them: a sampler of the NameNode's CPU time and resident memory
 NNThroughputBenchmark run directly on the harness's classpath with its log
 on stdout, read line by line as it runs (the harness's own `nnbench` prints
 the log only at the end, too late to sample at its phase markers), Hadoop's
-DFSAdmin for safe mode and saveNamespace (the same Java client for both
-systems), and `jcmd` for the JVM's live heap after a full GC.
+a timer of saveNamespace in one JVM (SaveNamespaceTimer.java, Hadoop's
+client, the same for both systems), and `jcmd` for the JVM's live heap
+after a full GC.
 """
 import datetime
 import os
 import re
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -141,7 +143,8 @@ class NameNode:
 
     def start(self, fresh, timeout=600):
         """Starts the NameNode; returns seconds from the process start to its first
-        successful RPC (getFileInfo of /, polled every 50 ms)."""
+        successful RPC (getFileInfo of /, polled every 50 ms once the port accepts
+        connections, which is polled every 20 ms)."""
         if fresh and self.kind == "Cairn":
             os.makedirs(self.dir, exist_ok=True)
             p = subprocess.run([self.ctx.cairn, "namenode", "--dir", os.path.join(self.dir, "name"), "--format"],
@@ -157,6 +160,13 @@ class NameNode:
         while time.monotonic() - t0 < timeout:
             if self.proc.poll() is not None:
                 raise RuntimeError("%s exited (rc %s): %s" % (self.name, self.proc.returncode, self.output()[-1500:]))
+            # A cheap TCP connect first: a client that finds the port closed
+            # may wait its own retry delay (a second) before trying again.
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+            except OSError:
+                time.sleep(0.02)
+                continue
             q = subprocess.run([self.ctx.cairn, "dfs", "-fs", self.url, "-test", "-d", "/"],
                                capture_output=True, text=True, timeout=120)
             if q.returncode == 0:
@@ -300,13 +310,26 @@ def nnbench(ctx, nn, op, threads, files, extra=(), timeout=1800):
             "rss_end_of_timed_phase": sampler.rss_at(t1)}
 
 
-# ------------------------------------------------------------------ DFSAdmin
-def dfsadmin(ctx, nn, *args, timeout=1200):
-    """Hadoop's DFSAdmin (`hdfs dfsadmin`) against nn; returns (rc, wall seconds, output)."""
-    cmd = ctx.java("512m", "org.apache.hadoop.hdfs.tools.DFSAdmin", ["-fs", nn.url] + list(args))
-    t = time.monotonic()
+# ------------------------------------------------------------------ saveNamespace
+TIMER_JAVA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "SaveNamespaceTimer.java")
+
+
+def save_namespace(ctx, nn, count, timeout=1800):
+    """Safe mode, then `count` pairs of (getFileInfo, saveNamespace) timed inside one
+    JVM by SaveNamespaceTimer.java (Hadoop's client, the same for both systems).
+    Returns a list of {noop_s, save_s, image_s}, or [] after ctx.fail."""
+    cmd = ctx.java("512m", TIMER_JAVA, [nn.url, str(count)])
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    return p.returncode, time.monotonic() - t, p.stdout + p.stderr
+    out = []
+    for line in p.stdout.splitlines():
+        if line.startswith("RESULT save "):
+            kv = dict(re.findall(r"(\w+)=(\S+)", line))
+            out.append({"noop_s": float(kv["noop_s"]), "save_s": float(kv["save_s"]),
+                        "image_s": float(kv["save_s"]) - float(kv["noop_s"]), "saved": kv.get("saved")})
+    if p.returncode != 0 or len(out) != count:
+        ctx.fail("saveNamespace timer on %s" % nn.kind, "rc %d: %s" % (p.returncode, (p.stdout + p.stderr)[-600:]))
+        return []
+    return out
 
 
 # ------------------------------------------------------------------ the NameNodes' own logs
