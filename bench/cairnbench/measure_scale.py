@@ -242,5 +242,6 @@ def run(args):
             data["cpu"] = cpu_phase(ctx, ops, threads, cpu_files, reps)
         except (RuntimeError, OSError, subprocess.SubprocessError) as e:
             fail("CPU-per-op phase stopped", "%s: %s" % (type(e).__name__, e))
+    data["facts"]["load average at end"] = " ".join("%.2f" % x for x in os.getloadavg())
     data["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
     return data

@@ -144,7 +144,7 @@ def _how(data):
         "was measured on the empty namespace before the benchmark; per million files = (with files − empty) "
         "× 10⁶ ÷ files. That the namespace came back is checked with `-count /nnThroughputBenchmark`.",
         "* **Image write**: `SaveNamespaceTimer.java` (bench/cairnbench; Hadoop 3.4.1's `DFSClient`, the same "
-        "client for both, in one JVM so that no JVM start-up is timed) enters safe mode, then three times "
+        "client for both, in one JVM so that no JVM start-up is timed) enters safe mode, then, three times, "
         "times a getFileInfo (an RPC's round trip) and a `saveNamespace(0, 0)` (always writes an image); "
         "image write = saveNamespace − getFileInfo, median of the three, × 10⁶ ÷ files. The NameNodes' own "
         "logs, over every image written since the create run began (the benchmark's own saveNamespace and "
