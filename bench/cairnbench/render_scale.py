@@ -182,11 +182,13 @@ def render_scale(data):
     facts = data.get("facts") or {}
     if facts:
         md += ["Machine: " + "; ".join("%s: %s" % kv for kv in facts.items()) + ".", ""]
+    parts = c.get("parts") or ["memory", "cpu"]
+    not_run = "Not measured in this run (`--parts %s`)." % ",".join(parts)
     md += ["### Memory, restart and image at %s files" % "{:,}".format(c.get("files", 0)), ""]
-    md += _scale_table(data) + [""]
+    md += (_scale_table(data) if "memory" in parts else [not_run]) + [""]
     md += ["### CPU time per operation (%s operations, %d threads)" % ("{:,}".format(c.get("cpu_files", 0)),
                                                                        c.get("threads", 0)), ""]
-    md += _cpu_table(data) + [""]
+    md += (_cpu_table(data) if "cpu" in parts else [not_run]) + [""]
     md += _how(data)
     counts = []
     for s in ("HDFS", "Cairn"):
