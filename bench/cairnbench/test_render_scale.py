@@ -55,7 +55,8 @@ class RenderScaleTest(unittest.TestCase):
         self.assertEqual(self.row(md, "Memory per file, bytes: RSS (resident")[1:], ["1,886", "805", "0.43×"])
         # (restart with files - empty) per million: HDFS 4 and 6 s at 0.5M -> 8 and 12 s, median 10.
         self.assertEqual(self.row(md, "Restart per million")[1:], ["10.00 (8.00–12.00)", "4.00", "0.40×"])
-        self.assertEqual(self.row(md, "Image write per million files, s: saveNamespace")[1:], ["4.00", "2.00", "0.50×"])
+        self.assertEqual(self.row(md, "Image write per million files, s: saveNamespace")[1:],
+                         ["4.00", "2.00", "0.50×"])
         self.assertEqual(self.row(md, "Image size per file")[1:], ["100", "178", "1.78×"])
         self.assertEqual(self.row(md, "create |"), ["create", "305.0 (300.0–310.0)", "44.5 (44.0–45.0)", "0.15×",
                                                         "4,050 (4,000–4,100)", "8,050 (8,000–8,100)", "1.99×"])
