@@ -50,13 +50,13 @@ def scale_section(scale):
         mod = importlib.import_module(__package__ + ".render_scale")
     except ImportError:
         return []
-    return [mod.render_scale(scale).rstrip("\n"), ""]
+    return ["", mod.render_scale(scale).rstrip("\n"), ""]
 
 
 def main_page(r, scale, out, tables_out):
     if r is None:
         return ["# Benchmarks: Cairn and Apache HDFS 3.4.1 on the same machine", "",
-                "The main measurements are not in this run's data (`bench/compare --mode main` writes them).", ""] + \
+                "The main measurements are not in this run's data (`bench/compare --mode main` writes them)."] + \
             scale_section(scale)
     limits = r.data.get("limits", {}).get("results", {})
     md = head(r, limits) + namenode(r, limits) + scale_section(scale) + data_path(r, limits)

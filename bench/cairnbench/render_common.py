@@ -70,11 +70,11 @@ class Run:
         reps = self.p["reps"]
         s = ("Each figure is the median of %d runs with (min–max)." % reps if reps > 1 else
              "**One run per figure** (`--reps 1` or `--quick`): no medians, not for comparison.")
-        short = sorted((" / ".join(str(k) for k in key), len(v)) for key, v in self.figures.items()
+        short = sorted(("/".join(str(k) for k in key), len(v)) for key, v in self.figures.items()
                        if len(v) < reps and key[0] not in NOT_PER_REP)
         if short:
-            s += (" Figures with fewer runs than that (the others failed; see the failures below): %s." %
-                  "; ".join("%s (%d)" % x for x in short))
+            s += (" Figures with fewer runs (the others failed; see the failures below), by their key in the JSON: %s." %
+                  ", ".join("`%s` %d of %d" % (k, n, reps) for k, n in short))
         return s
 
     def failures(self):
