@@ -271,3 +271,23 @@ fn renders_the_pages_from_a_quick_runs_json() {
     render(&py, &json, &docs);
     assert!(first == snapshot(&docs), "a second rendering differs");
 }
+
+/// The scale section's renderer (bench/cairnbench/render_scale.py) on its
+/// own made-up measurements: bench/cairnbench/test_render_scale.py.
+#[test]
+fn renders_the_scale_section() {
+    let Some(py) = python() else { return };
+    let out = common::output_within(
+        Command::new(&py)
+            .args(["-m", "unittest", "-v", "cairnbench.test_render_scale"])
+            .current_dir(root().join("bench")),
+        Duration::from_secs(120),
+        "python -m unittest cairnbench.test_render_scale",
+    );
+    assert!(
+        out.status.success(),
+        "render_scale tests failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
