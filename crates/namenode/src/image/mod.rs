@@ -141,6 +141,12 @@ pub fn encode(ns: &Namespace, txid: u64) -> Vec<u8> {
     assemble(ns, txid, &sections)
 }
 
+/// `ns` in the previous format (1), which this NameNode still reads but
+/// no longer writes: for benchmarks comparing the two, and upgrade tests.
+pub fn encode_format_1(ns: &Namespace, txid: u64) -> Vec<u8> {
+    v1::encode(ns, txid)
+}
+
 /// Header, table and sections as one file.
 fn assemble(ns: &Namespace, txid: u64, sections: &[(Kind, Vec<u8>)]) -> Vec<u8> {
     let (last_inode, last_block, last_gs) = ns.counters();

@@ -12,8 +12,8 @@ pub(super) const FORMAT: u32 = 1;
 /// magic, format, txid, last inode id, last block id, last stamp.
 const HEADER_LEN: usize = 8 + 4 + 8 * 4;
 
-/// Encodes `ns` in format 1 (tests of the upgrade path).
-#[cfg(test)]
+/// Encodes `ns` in format 1: tests of the upgrade path, and benchmarks
+/// that compare the formats ([`super::encode_format_1`]).
 pub(super) fn encode(ns: &Namespace, txid: u64) -> Vec<u8> {
     let (last_inode, last_block, last_gs) = ns.counters();
     let mut buf = Vec::new();
