@@ -4,10 +4,14 @@
 //! `cairn namenode` process (release build next to this example):
 //! restart time (start to first answered RPC), resident memory per file,
 //! getFileInfo latency at rest and while a checkpoint runs (roll + image
-//! built in the background), and the checkpoint's duration.
+//! built in the background), and the checkpoint's duration. In process it
+//! also times the image's encoding and decoding (wall and CPU time), and
+//! with `--compare-format-1` the same for the previous image format.
 //!
 //! ```sh
-//! cargo build --release && cargo run --release --example million_files -- --files 1000000
+//! cargo build --release -p cairn --bin cairn --examples
+//! cargo run --release --example million_files -- --files 1000000 [--json]
+//!     [--compare-format-1] [--no-checkpoint] [--no-in-process]
 //! ```
 
 use std::net::SocketAddr;
@@ -30,6 +34,49 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() as f64 - 1.0) * p).round() as usize]
 }
 
+/// This process's CPU time (user + system) so far.
+fn cpu_s() -> f64 {
+    proc_cpu_s("self")
+}
+
+/// A process's CPU time (user + system) so far, from `/proc/<pid>/stat`.
+fn proc_cpu_s(pid: &str) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // Fields after the command name, which ends with the last ')'.
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or_default();
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .skip(11)
+        .take(2)
+        .filter_map(|v| v.parse().ok())
+        .collect();
+    f.iter().sum::<u64>() as f64 / 100.0
+}
+
+/// Wall and CPU seconds of `f`, with its result.
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64, f64) {
+    let (t, c) = (Instant::now(), cpu_s());
+    let out = f();
+    (out, t.elapsed().as_secs_f64(), cpu_s() - c)
+}
+
+/// Image encode and decode in this process: (encode CPU, decode wall,
+/// decode CPU, bytes). CPU time is what a loaded machine does not skew.
+fn in_process(
+    ns: &Namespace,
+    user: &str,
+    encode: fn(&Namespace, u64) -> Vec<u8>,
+) -> anyhow::Result<(f64, f64, f64, usize)> {
+    let (bytes, _, enc) = timed(|| encode(ns, 1));
+    let (loaded, dec, dec_cpu) = timed(|| {
+        cairn_namenode::storage::decode_image(&bytes, user, "supergroup", Limits::default())
+    });
+    let (loaded, _) = loaded.map_err(|e| anyhow::anyhow!("{e}"))?;
+    anyhow::ensure!(loaded.inode_count() == ns.inode_count(), "lost inodes");
+    drop(loaded);
+    Ok((enc, dec, dec_cpu, bytes.len()))
+}
+
 fn rss_kib(pid: u32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
@@ -43,13 +90,23 @@ fn rss_kib(pid: u32) -> u64 {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let mut files: usize = 1_000_000;
+    let (mut json, mut compare, mut checkpoint_phase) = (false, false, true);
+    // Decoding in process holds a second namespace beside the first.
+    let mut in_process_phase = true;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
-        if a == "--files" {
-            files = args
-                .next()
-                .ok_or_else(|| anyhow::anyhow!("--files N"))?
-                .parse()?;
+        match a.as_str() {
+            "--files" => {
+                files = args
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("--files N"))?
+                    .parse()?;
+            }
+            "--json" => json = true,
+            "--compare-format-1" => compare = true,
+            "--no-checkpoint" => checkpoint_phase = false,
+            "--no-in-process" => in_process_phase = false,
+            other => anyhow::bail!("unknown argument {other}"),
         }
     }
     let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
@@ -79,17 +136,34 @@ async fn main() -> anyhow::Result<()> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
     let build = t.elapsed();
+    // In process: the image codec alone (and the previous format's).
+    let (enc2, dec2, dec2_cpu, _) = if in_process_phase {
+        in_process(&ns, &user, cairn_namenode::image::encode)?
+    } else {
+        (0.0, 0.0, 0.0, 0)
+    };
+    let v1 = if compare {
+        Some(in_process(
+            &ns,
+            &user,
+            cairn_namenode::image::encode_format_1,
+        )?)
+    } else {
+        None
+    };
     // 2. Save it as the image of a formatted directory (a checkpoint write).
-    let t = Instant::now();
     let info = cairn_namenode::new_version_info();
-    cairn_namenode::storage::format(
-        &cairn_common::disk::RealDisk,
-        std::slice::from_ref(&name),
-        &info,
-        &ns,
-        false,
-    )?;
-    let image_write = t.elapsed();
+    let (formatted, image_write, image_write_cpu) = timed(|| {
+        cairn_namenode::storage::format(
+            &cairn_common::disk::RealDisk,
+            std::slice::from_ref(&name),
+            &info,
+            &ns,
+            false,
+        )
+    });
+    formatted?;
+    let image_write = Duration::from_secs_f64(image_write);
     let image_bytes = std::fs::read_dir(&name)?
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("fsimage_"))
@@ -137,6 +211,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let _: pb::GetFileInfoResponseProto = c.call("getFileInfo", &probe).await?;
     let restart = t.elapsed();
+    let restart_cpu = proc_cpu_s(&child.id().to_string());
     let rss = rss_kib(child.id());
 
     // 4. getFileInfo latency at rest.
@@ -157,47 +232,108 @@ async fn main() -> anyhow::Result<()> {
     };
     let mut rest = sample(c.clone(), 20_000, Arc::new(AtomicBool::new(false))).await;
 
-    // 5. Trigger a checkpoint (1,000 transactions) and sample meanwhile.
-    let images_before = count_images(&name);
-    let stop = Arc::new(AtomicBool::new(false));
-    let reader = tokio::spawn(sample(c.clone(), usize::MAX, stop.clone()));
-    let t = Instant::now();
-    for i in 0..1000 {
-        let req = pb::MkdirsRequestProto {
-            src: format!("/cp/m{i}"),
-            masked: pb::FsPermissionProto { perm: 0o755 },
-            create_parent: true,
-            unmasked: None,
-        };
-        let _: pb::MkdirsResponseProto = c.call("mkdirs", &req).await?;
-    }
-    let cp_start = Instant::now();
-    while count_images(&name) == images_before || newest_image_txid(&name) < 1000 {
-        if t.elapsed() > Duration::from_secs(600) {
-            anyhow::bail!("no checkpoint within 10 minutes");
+    // 5. Trigger a checkpoint (1,000 transactions), then sample from the
+    // last mkdirs until the image is on disk: reads racing the checkpoint.
+    let (mut during, checkpoint) = if checkpoint_phase {
+        let images_before = count_images(&name);
+        let t = Instant::now();
+        for i in 0..1000 {
+            let req = pb::MkdirsRequestProto {
+                src: format!("/cp/m{i}"),
+                masked: pb::FsPermissionProto { perm: 0o755 },
+                create_parent: true,
+                unmasked: None,
+            };
+            let _: pb::MkdirsResponseProto = c.call("mkdirs", &req).await?;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let checkpoint = cp_start.elapsed();
-    stop.store(true, Ordering::Relaxed);
-    let mut during = reader.await?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let reader = tokio::spawn(sample(c.clone(), usize::MAX, stop.clone()));
+        let cp_start = Instant::now();
+        while count_images(&name) == images_before || newest_image_txid(&name) < 1000 {
+            if t.elapsed() > Duration::from_secs(600) {
+                anyhow::bail!("no checkpoint within 10 minutes");
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let checkpoint = cp_start.elapsed();
+        stop.store(true, Ordering::Relaxed);
+        (reader.await?, checkpoint.as_secs_f64())
+    } else {
+        (Vec::new(), 0.0)
+    };
     let _ = child.kill();
     let _ = child.wait();
 
+    let per_m = 1e6 / files.max(1) as f64;
+    let (rest_p50, rest_p99) = (
+        percentile(&mut rest.clone(), 0.5),
+        percentile(&mut rest, 0.99),
+    );
+    let (cp_p50, cp_p99) = (
+        percentile(&mut during.clone(), 0.5),
+        percentile(&mut during, 0.99),
+    );
+    if json {
+        let mut o = serde_json::json!({
+            "files": files,
+            "namespace_build_s": build.as_secs_f64(),
+            "image_bytes": image_bytes,
+            "image_bytes_per_file": image_bytes as f64 / files.max(1) as f64,
+            "image_write_s": image_write.as_secs_f64(),
+            "image_write_s_per_million": image_write.as_secs_f64() * per_m,
+            "image_write_cpu_s": image_write_cpu,
+            "image_write_cpu_s_per_million": image_write_cpu * per_m,
+            "image_encode_cpu_s": enc2,
+            "image_decode_s": dec2,
+            "image_decode_cpu_s": dec2_cpu,
+            "restart_s": restart.as_secs_f64(),
+            "restart_s_per_million": restart.as_secs_f64() * per_m,
+            "restart_cpu_s": restart_cpu,
+            "restart_cpu_s_per_million": restart_cpu * per_m,
+            "rss_bytes_per_file": rss as f64 * 1024.0 / files.max(1) as f64,
+            "checkpoint_s": checkpoint,
+            "getfileinfo_rest_p50_us": rest_p50,
+            "getfileinfo_rest_p99_us": rest_p99,
+            "getfileinfo_checkpoint_p50_us": cp_p50,
+            "getfileinfo_checkpoint_p99_us": cp_p99,
+            "getfileinfo_checkpoint_calls": during.len(),
+        });
+        if let (Some((enc, dec, cpu, bytes)), Some(map)) = (v1, o.as_object_mut()) {
+            map.insert("format1_encode_cpu_s".into(), enc.into());
+            map.insert("format1_decode_s".into(), dec.into());
+            map.insert("format1_decode_cpu_s".into(), cpu.into());
+            map.insert("format1_bytes".into(), bytes.into());
+        }
+        println!("{o}");
+        return Ok(());
+    }
     println!("# cairn NameNode with {files} files (1,000 per directory), release build");
     println!(
         "namespace build in memory:     {:>10.2} s",
         build.as_secs_f64()
     );
     println!(
-        "image write (format):          {:>10.2} s  ({:.1} MB, {:.1} B/file)",
+        "image write (format):          {:>10.2} s  ({:.2} s per million files; CPU {:.2} s per million; {:.1} MB, {:.1} B/file)",
         image_write.as_secs_f64(),
+        image_write.as_secs_f64() * per_m,
+        image_write_cpu * per_m,
         image_bytes as f64 / 1e6,
         image_bytes as f64 / files as f64
     );
     println!(
-        "restart to first RPC:          {:>10.2} s",
-        restart.as_secs_f64()
+        "image in process:              encode {enc2:.2} s CPU, decode {dec2:.2} s ({dec2_cpu:.2} s CPU)"
+    );
+    if let Some((enc, dec, cpu, bytes)) = v1 {
+        println!(
+            "format-1 image in process:     encode {enc:.2} s CPU, decode {dec:.2} s ({cpu:.2} s CPU), {:.1} B/file",
+            bytes as f64 / files as f64
+        );
+    }
+    println!(
+        "restart to first RPC:          {:>10.2} s  ({:.2} s per million files; NameNode CPU {:.2} s per million)",
+        restart.as_secs_f64(),
+        restart.as_secs_f64() * per_m,
+        restart_cpu * per_m
     );
     println!(
         "resident memory:               {:>10.1} MiB  ({:.0} B/file)",
@@ -205,21 +341,18 @@ async fn main() -> anyhow::Result<()> {
         rss as f64 * 1024.0 / files as f64
     );
     println!(
-        "background checkpoint:         {:>10.2} s  (mkdirs done to image on disk, upper bound)",
-        checkpoint.as_secs_f64()
-    );
-    println!(
-        "getFileInfo at rest:           p50 {:>8.0} us  p99 {:>8.0} us  ({} calls)",
-        percentile(&mut rest.clone(), 0.5),
-        percentile(&mut rest, 0.99),
+        "getFileInfo at rest:           p50 {rest_p50:>8.0} us  p99 {rest_p99:>8.0} us  ({} calls)",
         rest.len()
     );
-    println!(
-        "getFileInfo during checkpoint: p50 {:>8.0} us  p99 {:>8.0} us  ({} calls)",
-        percentile(&mut during.clone(), 0.5),
-        percentile(&mut during, 0.99),
-        during.len()
-    );
+    if checkpoint_phase {
+        println!(
+            "background checkpoint:         {checkpoint:>10.2} s  (last mkdirs to image on disk, upper bound)"
+        );
+        println!(
+            "getFileInfo during checkpoint: p50 {cp_p50:>8.0} us  p99 {cp_p99:>8.0} us  ({} calls)",
+            during.len()
+        );
+    }
     Ok(())
 }
 

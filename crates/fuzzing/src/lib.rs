@@ -585,14 +585,19 @@ pub fn journal(data: &[u8]) {
     replay_segment(&fixed);
 }
 
-/// Header bytes of an image (magic, format, txid, three counters).
+/// Header bytes of a format-1 image (magic, format, txid, three counters).
 const IMAGE_HEADER_LEN: usize = 44;
 
-/// A checkpoint image, as it is and with its record and file checksums
-/// made right; and the same bytes as a NameNode VERSION file, likewise.
+/// A checkpoint image, as it is and with its checksums made right (format
+/// 1: every record's and the file's; format 2: every section's and the
+/// header's); and the same bytes as a NameNode VERSION file, likewise.
 pub fn image(data: &[u8]) {
     let _ = nn_storage::decode_image(data, "root", "supergroup", Limits::default());
-    if data.len() >= IMAGE_HEADER_LEN + 8 {
+    if data.get(8..12) == Some(&2u32.to_be_bytes()[..]) {
+        let mut fixed = data.to_vec();
+        fix_section_crcs(&mut fixed);
+        let _ = nn_storage::decode_image(&fixed, "root", "supergroup", Limits::default());
+    } else if data.len() >= IMAGE_HEADER_LEN + 8 {
         let mut fixed = data.to_vec();
         let body_end = fixed.len() - 4;
         fix_record_crcs(&mut fixed[IMAGE_HEADER_LEN..body_end], false);
@@ -728,4 +733,35 @@ pub fn config_xml(data: &[u8]) {
     }
     let _ = conf.namenode_rpc_address();
     let _ = cairn_namenode::config::NameNodeConfig::from_conf(&conf);
+}
+
+/// Makes the checksums of a format-2 image right where its table can be
+/// read: each section's (kind, crc, offset, length entries after the
+/// 48-byte fixed header), then the header's own.
+fn fix_section_crcs(img: &mut [u8]) {
+    let be = |b: &[u8], at: usize, n: usize| -> Option<u64> {
+        b.get(at..at + n)
+            .map(|s| s.iter().fold(0u64, |acc, x| (acc << 8) | u64::from(*x)))
+    };
+    let Some(count) = be(img, 44, 4) else { return };
+    let count = (count as usize).min(1 << 16);
+    let table_end = 48 + 24 * count;
+    if img.len() < table_end + 4 {
+        return;
+    }
+    for i in 0..count {
+        let at = 48 + 24 * i;
+        let (Some(off), Some(len)) = (be(img, at + 8, 8), be(img, at + 16, 8)) else {
+            return;
+        };
+        let Some(end) = off.checked_add(len) else {
+            continue;
+        };
+        if let Some(sec) = img.get(off as usize..end as usize) {
+            let crc = crc32c::crc32c(sec);
+            img[at + 4..at + 8].copy_from_slice(&crc.to_be_bytes());
+        }
+    }
+    let crc = crc32c::crc32c(&img[..table_end]);
+    img[table_end..table_end + 4].copy_from_slice(&crc.to_be_bytes());
 }

@@ -11,6 +11,7 @@ pub mod datanode_service;
 pub mod datanodes;
 pub mod fsck;
 pub mod http;
+pub mod image;
 pub mod inotify;
 pub mod javafmt;
 pub mod journal;

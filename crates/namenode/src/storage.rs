@@ -17,14 +17,10 @@ use cairn_common::durable::write_atomic_on;
 use tracing::{info, warn};
 
 use crate::journal::codec::{decode_record, encode_record, Decoded};
-use crate::namespace::{Edit, GenStamp, Limits, Namespace};
+use crate::namespace::{Edit, Limits, Namespace};
 
 const VERSION_MAGIC: &str = "cairn-namenode";
 const VERSION_FORMAT: u32 = 1;
-const IMAGE_MAGIC: &[u8; 8] = b"CAIRNIMG";
-const IMAGE_FORMAT: u32 = 1;
-/// magic, format, txid, last inode id, last block id, last stamp.
-const IMAGE_HEADER_LEN: usize = 8 + 4 + 8 * 4;
 /// Checkpoint images kept in each metadata directory (older ones, and the
 /// segments they cover, are purged).
 pub const IMAGES_KEPT: usize = 2;
@@ -170,7 +166,8 @@ pub fn read_version(disk: &dyn Disk, dirs: &[PathBuf]) -> Result<VersionInfo, St
     ))
 }
 
-/// Writes `fsimage_<txid>`: the namespace as the edits that rebuild it.
+/// Writes `fsimage_<txid>` in the current image format
+/// ([`crate::image`]).
 ///
 /// # Errors
 /// Any I/O error.
@@ -180,19 +177,7 @@ pub fn write_image(
     txid: u64,
     ns: &Namespace,
 ) -> Result<PathBuf, StorageError> {
-    let (last_inode, last_block, last_gs) = ns.counters();
-    let mut buf = Vec::with_capacity(1 << 16);
-    buf.extend_from_slice(IMAGE_MAGIC);
-    buf.extend_from_slice(&IMAGE_FORMAT.to_be_bytes());
-    for v in [txid, last_inode, last_block, last_gs.0] {
-        buf.extend_from_slice(&v.to_be_bytes());
-    }
-    for e in ns.to_edits() {
-        encode_record(&mut buf, 0, &e);
-    }
-    buf.extend_from_slice(&0u32.to_be_bytes());
-    let crc = crc32c::crc32c(&buf);
-    buf.extend_from_slice(&crc.to_be_bytes());
+    let buf = crate::image::encode(ns, txid);
     let path = dir.join(format!("fsimage_{txid:019}"));
     write_atomic_on(disk, &path, &buf).map_err(|e| io_err(&path, e))?;
     Ok(path)
@@ -216,50 +201,18 @@ pub fn read_image(
     })
 }
 
-/// Decodes the bytes of an image file into a fresh namespace; returns it
-/// with the image's txid.
+/// Decodes the bytes of an image file (either format) into a fresh
+/// namespace; returns it with the image's txid.
 ///
 /// # Errors
-/// Why the image is refused (with the offset of a bad record).
+/// Why the image is refused (naming the section and offset).
 pub fn decode_image(
     data: &[u8],
     superuser: &str,
     supergroup: &str,
     limits: Limits,
 ) -> Result<(Namespace, u64), String> {
-    if data.len() < IMAGE_HEADER_LEN + 8 || &data[..8] != IMAGE_MAGIC {
-        return Err("not a Cairn image".into());
-    }
-    let (body, trailer) = data.split_at(data.len() - 4);
-    let stored = u32::from_be_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
-    if crc32c::crc32c(body) != stored {
-        return Err("image checksum mismatch".into());
-    }
-    let be64 = |at: usize| {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(&body[at..at + 8]);
-        u64::from_be_bytes(b)
-    };
-    let format = u32::from_be_bytes([body[8], body[9], body[10], body[11]]);
-    if format != IMAGE_FORMAT {
-        return Err(format!("unsupported image format {format}"));
-    }
-    let txid = be64(12);
-    let mut ns = Namespace::new(superuser, supergroup, 0, limits);
-    let mut pos = IMAGE_HEADER_LEN;
-    loop {
-        match decode_record(&body[pos..]) {
-            Decoded::Record { edit, size, .. } => {
-                ns.apply(&edit).map_err(|e| format!("offset {pos}: {e}"))?;
-                pos += size;
-            }
-            Decoded::End => break,
-            Decoded::Truncated => return Err(format!("offset {pos}: truncated record")),
-            Decoded::Corrupt(why) => return Err(format!("offset {pos}: {why}")),
-        }
-    }
-    ns.restore_counters(be64(20), be64(28), GenStamp(be64(36)));
-    Ok((ns, txid))
+    crate::image::decode(data, superuser, supergroup, limits)
 }
 
 /// A checkpoint image found in a directory: its txid and path.

@@ -3,7 +3,7 @@
 //! the client's modes, and that the journal and an image rebuild them.
 
 use super::permission::{Access, Caller};
-use super::tests::{ns, replayed, root, stat, user, NOW};
+use super::tests::{imaged, ns, replayed, root, stat, user, NOW};
 use super::*;
 
 /// Parses `[default:]type:[name]:perm` entries, comma separated (a
@@ -389,7 +389,7 @@ fn journal_and_image_rebuild_acls_and_deletes_drop_them() {
     log.push(change(&mut n, "/", AclChange::Modify, "user:bob:rwx").expect("root"));
     let (_, rename) = n.rename(&root(), "/d/f", "/d/sub/f", NOW).expect("rename");
     log.extend(rename);
-    for copy in [replayed(&log), replayed(&n.to_edits())] {
+    for copy in [replayed(&log), replayed(&n.to_edits()), imaged(&n)] {
         for p in ["/", "/d", "/d/sub", "/d/sub/f"] {
             assert_eq!(status(&copy, p), status(&n, p), "{p}");
             assert_eq!(stat(&copy, p).permission, stat(&n, p).permission, "{p}");

@@ -57,6 +57,29 @@ impl InodeTable {
         }
     }
 
+    /// Adds an inode boxed elsewhere (image loading boxes on its decoding
+    /// threads), replacing any inode with that id.
+    pub(super) fn insert_boxed(&mut self, node: Box<INode>) {
+        let id = node.id;
+        let hasher = &self.hasher;
+        match self.by_id.entry(
+            hasher.hash_one(id),
+            |n| n.id == id,
+            |n| hasher.hash_one(n.id),
+        ) {
+            Entry::Occupied(mut old) => *old.get_mut() = node,
+            Entry::Vacant(slot) => {
+                slot.insert(node);
+            }
+        }
+    }
+
+    /// Room for `more` inodes without growing on the way.
+    pub(super) fn reserve(&mut self, more: usize) {
+        let hasher = &self.hasher;
+        self.by_id.reserve(more, |n| hasher.hash_one(n.id));
+    }
+
     pub(super) fn remove(&mut self, id: &INodeId) -> Option<INode> {
         let hash = self.hash(*id);
         let entry = self.by_id.find_entry(hash, |node| node.id == *id).ok()?;

@@ -20,7 +20,9 @@
 //!   inside a block through a block recovery) and concat, with HDFS's
 //!   preconditions in HDFS's order.
 //! - `edits.rs`: the `Edit` records and `apply` (also replay);
-//!   `image_edits.rs`: the edits that rebuild a tree (checkpoint images).
+//!   `image_edits.rs`: the edits that rebuild a tree (format-1 images);
+//!   `bulk_load.rs`: the inodes as images write them and the bulk build
+//!   that loads them (the image code's only contact with the inode table).
 //! - `open_files.rs`: files under construction as `listOpenFiles` pages
 //!   them, replication targets, `getEZForPath`'s permission check.
 //! - `path.rs` and `permission.rs`: path rules, access bits and callers.
@@ -38,6 +40,7 @@
 pub mod acl;
 mod acl_storage;
 mod authorize;
+pub mod bulk_load;
 mod concat;
 mod edits;
 mod image_edits;

@@ -10,6 +10,13 @@ use std::sync::Arc;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct NameId(u32);
 
+impl NameId {
+    /// Its position in [`NameTable::all`].
+    pub fn index(self) -> u32 {
+        self.0
+    }
+}
+
 /// The distinct user and group names of a namespace.
 #[derive(Debug, Clone, Default)]
 pub struct NameTable {
@@ -35,6 +42,11 @@ impl NameTable {
     /// The name behind `id` (ids only come from this table).
     pub fn get(&self, id: NameId) -> &str {
         &self.names[id.0 as usize]
+    }
+
+    /// Every name, indexed by [`NameId::index`].
+    pub fn all(&self) -> Vec<&str> {
+        self.names.iter().map(|n| &**n).collect()
     }
 
     /// The id of `name` if it was ever interned (a lookup that adds nothing,

@@ -714,7 +714,8 @@ fn random_operations_keep_usage_exact() {
         for e in n.to_edits() {
             imaged.apply(&e).expect("image");
         }
-        for copy in [&replayed, &imaged] {
+        let loaded = super::tests::imaged(&n);
+        for copy in [&replayed, &imaged, &loaded] {
             assert_exact(copy);
             for (id, q) in n.quota_dirs() {
                 let path = n.path_of(id).expect("path");

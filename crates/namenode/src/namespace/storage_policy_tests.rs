@@ -4,7 +4,7 @@
 use cairn_common::storage_type::StorageType;
 
 use super::storage_policy::{policy_to_string, BUILT_IN_POLICIES, UNSPECIFIED_POLICY_ID};
-use super::tests::{ns, root, user, NOW};
+use super::tests::{imaged, ns, root, user, NOW};
 use super::*;
 
 /// /d (0755, root's) holding /d/e/f, created by root.
@@ -206,7 +206,7 @@ fn journal_and_image_rebuild_them_and_deletes_drop_them() {
         }
         copy
     };
-    for copy in [replayed(&log), replayed(&n.to_edits())] {
+    for copy in [replayed(&log), replayed(&n.to_edits()), imaged(&n)] {
         let mut got = copy
             .storage_policies
             .clone()

@@ -37,6 +37,11 @@ pub(super) fn replayed(edits: &[Edit]) -> Namespace {
     copy
 }
 
+/// `ns` saved as a checkpoint image and loaded back.
+pub(super) fn imaged(ns: &Namespace) -> Namespace {
+    crate::image::tests::round_trip(ns)
+}
+
 /// Applies every edit of `log` to a fresh namespace and compares listings.
 pub(super) fn assert_replays(ns: &Namespace, log: &[Edit]) {
     let mut copy = Namespace::new("hdfs", "supergroup", NOW, Limits::default());

@@ -2,7 +2,7 @@
 //! order, and that the journal and an image rebuild them exactly.
 
 use super::permission::Caller;
-use super::tests::{ns, replayed, root, user, NOW};
+use super::tests::{imaged, ns, replayed, root, user, NOW};
 use super::*;
 
 fn x(namespace: XAttrNamespace, name: &str, value: Option<&[u8]>) -> XAttr {
@@ -291,7 +291,7 @@ fn journal_and_image_rebuild_them_and_deletes_drop_them() {
     );
     let (_, rename) = n.rename(&r, "/d/f", "/d/g", NOW).expect("rename");
     log.extend(rename);
-    for copy in [replayed(&log), replayed(&n.to_edits())] {
+    for copy in [replayed(&log), replayed(&n.to_edits()), imaged(&n)] {
         assert_eq!(
             copy.get_xattrs(&r, "/d/g", &[]).expect("g"),
             n.get_xattrs(&r, "/d/g", &[]).expect("g")

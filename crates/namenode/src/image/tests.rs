@@ -1,0 +1,144 @@
+//! The image codec's refusals: every damaged or unknown image stops with
+//! the section and offset, and format-1 images still load.
+
+use super::*;
+use crate::namespace::permission::Caller;
+
+fn sample() -> Namespace {
+    let mut ns = Namespace::new("hdfs", "supergroup", 5, Limits::default());
+    let su = Caller::superuser("hdfs");
+    for i in 0..300 {
+        let path = format!("/a/d{}/f{i}", i % 7);
+        ns.create(&su, &path, 0o644, "c", "m", false, true, 3, 1024, 1)
+            .expect("create");
+        if i % 3 != 0 {
+            ns.complete(&path, 0, "c", None, 2, &|_| true)
+                .expect("complete");
+        }
+    }
+    ns
+}
+
+fn load(bytes: &[u8]) -> Result<Namespace, String> {
+    decode(bytes, "hdfs", "supergroup", Limits::default()).map(|(n, _)| n)
+}
+
+#[test]
+fn round_trip_keeps_the_tree_and_counters() {
+    let ns = sample();
+    let bytes = encode(&ns, 42);
+    let (back, txid) = decode(&bytes, "x", "y", Limits::default()).expect("decode");
+    assert_eq!(txid, 42);
+    assert_eq!(back.to_edits(), ns.to_edits());
+    assert_eq!(back.counters(), ns.counters());
+    assert_eq!(back.inode_count(), ns.inode_count());
+}
+
+#[test]
+fn format_1_images_still_load() {
+    let ns = sample();
+    let (back, txid) =
+        decode(&v1::encode(&ns, 9), "hdfs", "supergroup", Limits::default()).expect("format 1");
+    assert_eq!(txid, 9);
+    assert_eq!(back.to_edits(), ns.to_edits());
+}
+
+#[test]
+fn a_flipped_byte_names_its_section() {
+    let bytes = encode(&sample(), 1);
+    let secs = sections(&bytes).expect("sections");
+    for s in secs.iter().filter(|s| !s.bytes.is_empty()) {
+        let mut bad = bytes.clone();
+        let at = s.offset + s.bytes.len() / 2;
+        bad[at] ^= 0x40;
+        let err = load(&bad).expect_err("flipped byte accepted");
+        assert!(
+            err.contains(&format!("section {} ({})", s.index, s.kind.name()))
+                && err.contains(&format!("offset {}", s.offset))
+                && err.contains("checksum mismatch"),
+            "{err}"
+        );
+    }
+    // In the header or table: the header's own checksum.
+    let mut bad = bytes.clone();
+    bad[FIXED_HEADER_LEN + 3] ^= 1;
+    assert!(load(&bad).expect_err("bad table").contains("header"));
+}
+
+#[test]
+fn a_truncated_file_is_refused() {
+    let bytes = encode(&sample(), 1);
+    for len in [
+        0,
+        10,
+        FIXED_HEADER_LEN + 2,
+        bytes.len() / 2,
+        bytes.len() - 1,
+    ] {
+        let err = load(&bytes[..len]).expect_err("truncated accepted");
+        assert!(
+            err.contains("truncated") || err.contains("past the end") || err.contains("magic"),
+            "{len}: {err}"
+        );
+    }
+}
+
+#[test]
+fn an_unknown_format_or_section_is_refused() {
+    let mut bytes = encode(&sample(), 1);
+    bytes[8..12].copy_from_slice(&7u32.to_be_bytes());
+    let err = load(&bytes).expect_err("format 7");
+    assert!(err.contains("unsupported image format 7"), "{err}");
+    // A section kind this NameNode does not know, with the checksums right.
+    let mut bytes = encode(&sample(), 1);
+    bytes[FIXED_HEADER_LEN..FIXED_HEADER_LEN + 4].copy_from_slice(&99u32.to_be_bytes());
+    let count = usize::try_from(be_u32(&bytes, FIXED_HEADER_LEN - 4).expect("count")).expect("n");
+    let end = FIXED_HEADER_LEN + TABLE_ENTRY_LEN * count;
+    let crc = crc32c::crc32c(&bytes[..end]);
+    bytes[end..end + 4].copy_from_slice(&crc.to_be_bytes());
+    let err = load(&bytes).expect_err("kind 99");
+    assert!(
+        err.contains("section 0") && err.contains("unknown section kind 99"),
+        "{err}"
+    );
+}
+
+#[test]
+fn big_directories_split_across_chunks() {
+    let mut ns = Namespace::new("hdfs", "supergroup", 5, Limits::default());
+    let su = Caller::superuser("hdfs");
+    let n = CHUNK_RECORDS + 10;
+    for i in 0..n {
+        ns.create(
+            &su,
+            &format!("/big/f{i}"),
+            0o644,
+            "c",
+            "m",
+            false,
+            true,
+            3,
+            1024,
+            1,
+        )
+        .expect("create");
+    }
+    let bytes = encode(&ns, 3);
+    let chunks = sections(&bytes)
+        .expect("sections")
+        .iter()
+        .filter(|s| s.kind == Kind::Inodes)
+        .count();
+    assert_eq!(chunks, 2);
+    let back = load(&bytes).expect("load");
+    assert_eq!(back.inode_count(), ns.inode_count());
+    assert_eq!(back.to_edits(), ns.to_edits());
+}
+
+/// `ns` through a format-2 image and back (the namespace tests' check
+/// that every feature survives a checkpoint).
+pub(crate) fn round_trip(ns: &Namespace) -> Namespace {
+    let back = load(&encode(ns, 1)).expect("image round trip");
+    assert_eq!(back.to_edits(), ns.to_edits(), "image round trip");
+    back
+}

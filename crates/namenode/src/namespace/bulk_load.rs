@@ -1,0 +1,452 @@
+//! The one seam between checkpoint images (`crate::image`) and the
+//! namespace's in-memory structures: a borrowed view of every inode for
+//! writing, directory by directory in breadth-first order, and a bulk
+//! builder for loading that makes the inodes and children maps on the
+//! decoding threads and links them all at once, instead of replaying an
+//! edit (path resolution, quota upkeep, a map insert) per inode. A change
+//! of the inode table or the children maps touches this file and nothing
+//! in the image code.
+
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use super::names::NameId;
+use super::{
+    BlockRecord, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Namespace, UnderConstruction,
+    ROOT_INODE_ID,
+};
+
+/// An inode as an image writes it; `owner` and `group` index
+/// [`Namespace::image_names`].
+#[derive(Debug, Clone, Copy)]
+pub struct InodeView<'a> {
+    pub id: INodeId,
+    pub name: &'a str,
+    pub permission: u16,
+    pub owner: u32,
+    pub group: u32,
+    pub mtime_ms: u64,
+    pub atime_ms: u64,
+    /// `None` for a directory.
+    pub file: Option<FileView<'a>>,
+}
+
+/// The file part of an [`InodeView`].
+#[derive(Debug, Clone, Copy)]
+pub struct FileView<'a> {
+    pub replication: u16,
+    pub block_size: u64,
+    pub blocks: &'a [BlockRecord],
+    pub under_construction: Option<&'a UnderConstruction>,
+}
+
+/// An inode as an image reads it back (owned where the namespace keeps
+/// its own copy anyway).
+#[derive(Debug, Clone)]
+pub struct InodeRecord<'a> {
+    pub id: INodeId,
+    pub name: &'a str,
+    pub permission: u16,
+    pub owner: u32,
+    pub group: u32,
+    pub mtime_ms: u64,
+    pub atime_ms: u64,
+    pub file: Option<FileRecord>,
+}
+
+/// The file part of an [`InodeRecord`].
+#[derive(Debug, Clone)]
+pub struct FileRecord {
+    pub replication: u16,
+    pub block_size: u64,
+    pub blocks: Vec<BlockRecord>,
+    pub under_construction: Option<UnderConstruction>,
+}
+
+/// A group's children as read, in name order.
+type Children = Vec<(Arc<str>, INodeId)>;
+
+/// One step of a part, in image order: what the link check needs.
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    /// A directory record was read.
+    Dir(INodeId),
+    /// The children of a directory follow (index into `BulkPart::groups`).
+    Group(usize),
+}
+
+/// The inodes of a run of directory groups, built by one decoding thread.
+#[derive(Debug, Default)]
+pub struct BulkPart {
+    /// Boxed here, on the decoding thread: the inode table keeps boxes,
+    /// and the allocations are what the threads share out.
+    #[allow(clippy::vec_box)]
+    nodes: Vec<Box<INode>>,
+    groups: Vec<(INodeId, BTreeMap<Arc<str>, INodeId>)>,
+    steps: Vec<Step>,
+    open: Option<(INodeId, Children)>,
+    names: Vec<NameId>,
+}
+
+impl BulkPart {
+    /// A part whose records' owner and group indexes map through `names`
+    /// (from [`Namespace::intern_image_names`]).
+    pub fn new(names: Vec<NameId>, capacity: usize) -> Self {
+        Self {
+            nodes: Vec::with_capacity(capacity),
+            names,
+            ..Self::default()
+        }
+    }
+
+    /// Starts the children of `parent` (closing the group before).
+    ///
+    /// # Errors
+    /// As [`BulkPart::finish`].
+    pub fn begin_group(&mut self, parent: INodeId) -> Result<(), String> {
+        self.end_group()?;
+        self.open = Some((parent, Vec::new()));
+        Ok(())
+    }
+
+    fn end_group(&mut self) -> Result<(), String> {
+        if let Some((parent, children)) = self.open.take() {
+            let n = children.len();
+            // Names arrive sorted: the map is built in one pass.
+            let map: BTreeMap<Arc<str>, INodeId> = children.into_iter().collect();
+            if map.len() != n {
+                return Err(format!("a name twice under inode {parent}"));
+            }
+            self.steps.push(Step::Group(self.groups.len()));
+            self.groups.push((parent, map));
+        }
+        Ok(())
+    }
+
+    /// Adds a child of the open group.
+    ///
+    /// # Errors
+    /// Without an open group, or an owner or group index not in the table.
+    pub fn push(&mut self, r: InodeRecord<'_>) -> Result<(), String> {
+        let name_id = |i: u32| {
+            self.names
+                .get(usize::try_from(i).unwrap_or(usize::MAX))
+                .copied()
+                .ok_or_else(|| format!("inode {}: name index {i} not in the name table", r.id))
+        };
+        let (owner, group) = (name_id(r.owner)?, name_id(r.group)?);
+        if r.name.is_empty() || r.name == "." || r.name == ".." || r.name.contains('/') {
+            return Err(format!("inode {}: bad name {:?}", r.id, r.name));
+        }
+        let Some((parent, children)) = self.open.as_mut() else {
+            return Err(format!("inode {} outside a directory group", r.id));
+        };
+        let name: Arc<str> = Arc::from(r.name);
+        children.push((Arc::clone(&name), r.id));
+        let (replication, kind) = match r.file {
+            None => {
+                self.steps.push(Step::Dir(r.id));
+                (
+                    0,
+                    INodeKind::Directory {
+                        children: BTreeMap::new(),
+                    },
+                )
+            }
+            Some(f) => (
+                f.replication,
+                INodeKind::File(FileNode {
+                    block_size: f.block_size,
+                    blocks: f.blocks,
+                    under_construction: f.under_construction.map(Box::new),
+                }),
+            ),
+        };
+        self.nodes.push(Box::new(INode {
+            id: r.id,
+            parent_id: *parent,
+            name,
+            permission: r.permission,
+            owner,
+            group,
+            replication,
+            mtime_ms: r.mtime_ms,
+            atime_ms: r.atime_ms,
+            kind,
+        }));
+        Ok(())
+    }
+
+    /// Closes the last group; the part is ready for [`Namespace::bulk_load`].
+    ///
+    /// # Errors
+    /// A name twice in one group.
+    pub fn finish(mut self) -> Result<Self, String> {
+        self.end_group()?;
+        Ok(self)
+    }
+}
+
+impl Namespace {
+    /// The owner and group names the inodes use, indexed by
+    /// [`InodeView::owner`] and `group`.
+    pub fn image_names(&self) -> Vec<&str> {
+        self.names.all()
+    }
+
+    /// Interns an image's name table; the ids for [`BulkPart::new`].
+    pub fn intern_image_names(&mut self, names: &[&str]) -> Vec<NameId> {
+        names.iter().map(|n| self.names.intern(n)).collect()
+    }
+
+    fn view(node: &INode) -> InodeView<'_> {
+        InodeView {
+            id: node.id,
+            name: &node.name,
+            permission: node.permission,
+            owner: node.owner.index(),
+            group: node.group.index(),
+            mtime_ms: node.mtime_ms,
+            atime_ms: node.atime_ms,
+            file: node.file().map(|f| FileView {
+                replication: node.replication,
+                block_size: f.block_size,
+                blocks: &f.blocks,
+                under_construction: f.under_construction.as_deref(),
+            }),
+        }
+    }
+
+    /// The root as an image writes it.
+    pub fn image_root(&self) -> InodeView<'_> {
+        Self::view(self.node(ROOT_INODE_ID))
+    }
+
+    /// Calls `group` with every directory that has children and its
+    /// children in name order, breadth first from the root: a directory's
+    /// own record always comes before its children's group, which is what
+    /// lets [`Namespace::bulk_load`] check the tree in one pass.
+    pub fn for_each_image_group(&self, mut group: impl FnMut(INodeId, &[InodeView<'_>])) {
+        let mut queue = VecDeque::from([ROOT_INODE_ID]);
+        let mut views = Vec::new();
+        while let Some(dir) = queue.pop_front() {
+            let Some(children) = self.node(dir).children() else {
+                continue;
+            };
+            if children.is_empty() {
+                continue;
+            }
+            views.clear();
+            for id in children.values() {
+                let node = self.node(*id);
+                if node.is_dir() {
+                    queue.push_back(*id);
+                }
+                views.push(Self::view(node));
+            }
+            group(dir, &views);
+        }
+    }
+
+    /// What the inode records do not carry, as edits applied after the
+    /// bulk load: extended attributes, ACLs and storage policies (each
+    /// inode's followed by its times again, as the edit image has them),
+    /// then the snapshot state. Quotas are restored whole afterwards
+    /// ([`Namespace::image_quotas`]).
+    pub fn image_extra_edits(&self) -> Vec<Edit> {
+        let mut ids: Vec<INodeId> = self
+            .xattrs
+            .keys()
+            .chain(self.acls.keys())
+            .chain(self.storage_policies.keys())
+            .copied()
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        // Parents first (a policy set below another must see it), and a
+        // stable order for identical images of identical namespaces.
+        ids.sort_by_key(|id| (self.depth(*id), *id));
+        let mut out = Vec::new();
+        for id in ids {
+            // Only inodes of the tree: snapshots keep their own copies.
+            let (Some(node), Some(path)) = (self.inodes.get(&id), self.path_of(id)) else {
+                continue;
+            };
+            if self.depth(id) == usize::MAX {
+                continue;
+            }
+            out.extend(self.xattrs_of(id).iter().rev().map(|x| Edit::SetXAttr {
+                path: path.clone(),
+                xattr: x.clone(),
+            }));
+            if self.has_acl(id) {
+                out.push(Edit::SetAcl {
+                    path: path.clone(),
+                    entries: self.logical_acl(node),
+                    inherited: false,
+                });
+            }
+            if let Some(policy) = self.storage_policies.get(&id) {
+                out.push(Edit::SetStoragePolicy {
+                    path: path.clone(),
+                    policy: *policy,
+                });
+            }
+            out.push(Edit::SetTimes {
+                path,
+                mtime_ms: Some(node.mtime_ms),
+                atime_ms: Some(node.atime_ms),
+            });
+        }
+        out.extend(
+            self.snapshot_image_parts()
+                .into_iter()
+                .map(|p| Edit::SnapshotImage(Box::new(p))),
+        );
+        out
+    }
+
+    /// Steps from `id` up to the root; `usize::MAX` when the walk does
+    /// not reach it.
+    fn depth(&self, mut id: INodeId) -> usize {
+        let mut d = 0;
+        while let Some(p) = self.inodes.get(&id).and_then(INode::parent) {
+            id = p;
+            d += 1;
+        }
+        if id == ROOT_INODE_ID {
+            d
+        } else {
+            usize::MAX
+        }
+    }
+
+    /// Every directory with a quota: its limits and usage, exactly.
+    pub fn image_quotas(&self) -> Vec<(INodeId, DirQuota)> {
+        let mut v: Vec<(INodeId, DirQuota)> =
+            self.quotas.iter().map(|(k, q)| (*k, q.clone())).collect();
+        v.sort_by_key(|(k, _)| *k);
+        v
+    }
+
+    /// Replaces the quota table with an image's (after every other part
+    /// of the image is in: those parts' own usage upkeep is overwritten
+    /// by the counters the image saved).
+    ///
+    /// # Errors
+    /// A quota on an inode that is not a directory of the tree.
+    pub fn restore_image_quotas(&mut self, quotas: Vec<(INodeId, DirQuota)>) -> Result<(), String> {
+        let mut table = HashMap::with_capacity(quotas.len());
+        for (id, q) in quotas {
+            if !self.inodes.get(&id).is_some_and(INode::is_dir) {
+                return Err(format!("quota on inode {id}, not a directory"));
+            }
+            table.insert(id, q);
+        }
+        if !table.contains_key(&ROOT_INODE_ID) {
+            return Err("no quota entry for the root".into());
+        }
+        self.quotas = table;
+        Ok(())
+    }
+
+    /// Builds the tree of a fresh namespace from an image: the root's
+    /// attributes, then `parts` in image order. Checks what replaying
+    /// would have: unique ids, each group under a directory read earlier
+    /// (so every inode hangs from the root, no cycles), one group per
+    /// directory (or its direct continuation), no name twice in one.
+    ///
+    /// # Errors
+    /// The first inconsistency found, naming the inode.
+    pub fn bulk_load(
+        &mut self,
+        names: &[NameId],
+        root: InodeRecord<'_>,
+        parts: Vec<BulkPart>,
+    ) -> Result<(), String> {
+        if self.inode_count() != 1 {
+            return Err("bulk load into a namespace that is not empty".into());
+        }
+        {
+            let name_id = |i: u32| {
+                names
+                    .get(usize::try_from(i).unwrap_or(usize::MAX))
+                    .copied()
+                    .ok_or_else(|| format!("root: name index {i} not in the name table"))
+            };
+            let (owner, group) = (name_id(root.owner)?, name_id(root.group)?);
+            let r = self.node_mut(ROOT_INODE_ID);
+            r.permission = root.permission;
+            r.owner = owner;
+            r.group = group;
+            r.mtime_ms = root.mtime_ms;
+            r.atime_ms = root.atime_ms;
+        }
+        let total: usize = 1 + parts.iter().map(|p| p.nodes.len()).sum::<usize>();
+        self.inodes.reserve(total);
+        let mut declared: HashSet<INodeId> = HashSet::from([ROOT_INODE_ID]);
+        let mut filled: HashSet<INodeId> = HashSet::new();
+        let mut last_group: Option<INodeId> = None;
+        let mut max_id = self.last_inode_id;
+        for part in parts {
+            let BulkPart {
+                nodes,
+                mut groups,
+                steps,
+                ..
+            } = part;
+            for node in nodes {
+                max_id = max_id.max(node.id.0);
+                self.inodes.insert_boxed(node);
+            }
+            for step in steps {
+                match step {
+                    Step::Dir(id) => {
+                        declared.insert(id);
+                    }
+                    Step::Group(i) => {
+                        let Some((parent, children)) = groups
+                            .get_mut(i)
+                            .map(|g| std::mem::replace(g, (INodeId::NONE, BTreeMap::new())))
+                        else {
+                            continue;
+                        };
+                        if !declared.contains(&parent) {
+                            return Err(format!(
+                                "children of inode {parent} come before its own record"
+                            ));
+                        }
+                        let continued = last_group == Some(parent);
+                        if !filled.insert(parent) && !continued {
+                            return Err(format!("inode {parent} has two groups of children"));
+                        }
+                        last_group = Some(parent);
+                        let Some(INodeKind::Directory { children: mine }) =
+                            self.inodes.get_mut(&parent).map(|n| &mut n.kind)
+                        else {
+                            return Err(format!("children under inode {parent}, not a directory"));
+                        };
+                        let want = mine.len() + children.len();
+                        if mine.is_empty() {
+                            *mine = children;
+                        } else {
+                            mine.extend(children);
+                        }
+                        if mine.len() != want {
+                            return Err(format!("a name twice under inode {parent}"));
+                        }
+                    }
+                }
+            }
+        }
+        if self.inode_count() != total {
+            return Err(format!(
+                "{} inode records but {} distinct ids",
+                total,
+                self.inode_count()
+            ));
+        }
+        self.last_inode_id = max_id;
+        Ok(())
+    }
+}
