@@ -38,6 +38,7 @@
 pub mod acl;
 mod acl_storage;
 mod authorize;
+mod children;
 mod concat;
 mod edits;
 mod image_edits;
@@ -57,8 +58,7 @@ mod truncate;
 mod write;
 pub mod xattrs;
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::collections::HashMap;
 
 use authorize::Required;
 use inode_table::InodeTable;
@@ -66,6 +66,7 @@ use tree::Resolved;
 
 pub use acl::{AclEntry, AclEntryType, AclScope};
 pub use acl_storage::{AclChange, AclStatus, CreateModes, ACL_BIT};
+pub use children::Children;
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
@@ -202,7 +203,7 @@ impl Namespace {
         let root = INode {
             id: ROOT_INODE_ID,
             parent_id: INodeId::NONE,
-            name: Arc::from(""),
+            name: compact_str::CompactString::const_new(""),
             permission: 0o755,
             owner: names.intern(superuser),
             group: names.intern(supergroup),
@@ -210,7 +211,7 @@ impl Namespace {
             mtime_ms: now_ms,
             atime_ms: 0,
             kind: INodeKind::Directory {
-                children: BTreeMap::new(),
+                children: Children::default(),
             },
         };
         let mut inodes = InodeTable::default();
