@@ -105,20 +105,9 @@ pub fn nnthroughput(files: u64) -> Namespace {
 }
 
 /// `dirs` x `per_dir` files of one block each, and a block manager that
-/// has three finalized replicas of every block (on three DataNodes with
-/// one storage each, as after their block reports), with nothing left
-/// for the replication monitor to judge.
+/// has three finalized replicas of every block ([`block_map`]).
 pub fn with_blocks(dirs: u64, per_dir: u64) -> (Namespace, BlockManager) {
     let mut ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
-    let mut bm = BlockManager::default();
-    let nodes: Vec<(DatanodeUuid, String)> = (0..3)
-        .map(|i| {
-            (
-                DatanodeUuid(format!("4f1c2a9e-0000-4000-8000-00000000000{i}")),
-                format!("DS-7e2b9c1d-0000-4000-8000-00000000000{i}"),
-            )
-        })
-        .collect();
     let mut id = FIRST_ID;
     let mut block_id = FIRST_BLOCK;
     for d in 0..dirs {
@@ -132,12 +121,32 @@ pub fn with_blocks(dirs: u64, per_dir: u64) -> (Namespace, BlockManager) {
                 num_bytes: 1,
             };
             file(&mut ns, id, format!("{dir}/file-{f:06}"), Some(block));
-            bm.add_block(block.id, block.gs, INodeId(id), Vec::new());
-            for (dn, storage) in &nodes {
-                bm.replica_reported(dn, storage, block.id, block.gs, 1, true);
-            }
             id += 1;
             block_id += 1;
+        }
+    }
+    (ns, block_map(dirs * per_dir))
+}
+
+/// A block manager that knows `blocks` blocks (one per file) and three
+/// finalized replicas of each (on three DataNodes with one storage each,
+/// as after their block reports), with nothing left for the replication
+/// monitor to judge.
+pub fn block_map(blocks: u64) -> BlockManager {
+    let mut bm = BlockManager::default();
+    let nodes: Vec<(DatanodeUuid, String)> = (0..3)
+        .map(|i| {
+            (
+                DatanodeUuid(format!("4f1c2a9e-0000-4000-8000-00000000000{i}")),
+                format!("DS-7e2b9c1d-0000-4000-8000-00000000000{i}"),
+            )
+        })
+        .collect();
+    for n in 0..blocks {
+        let (id, gs) = (BlockId(FIRST_BLOCK + n), GenStamp(1001));
+        bm.add_block(id, gs, INodeId(FIRST_ID + n), Vec::new());
+        for (dn, storage) in &nodes {
+            bm.replica_reported(dn, storage, id, gs, 1, true);
         }
     }
     let view = cairn_namenode::blocks::BlockView {
@@ -147,5 +156,5 @@ pub fn with_blocks(dirs: u64, per_dir: u64) -> (Namespace, BlockManager) {
     };
     let mut work = cairn_namenode::blocks::ReplicationWork::default();
     while bm.judge_changed(100_000, &view, &|_| 0, &mut work) > 0 {}
-    (ns, bm)
+    bm
 }
