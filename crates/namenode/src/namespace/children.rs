@@ -110,7 +110,7 @@ mod tests {
         assert_eq!(after, ["b", "é"]);
         assert_eq!(c.after("", name_of).len(), 5);
         let pos = c.position("a", name_of);
-        assert_eq!(c.remove_at(pos.unwrap()), INodeId(1));
+        assert_eq!(c.remove_at(pos.expect("\"a\" is a child")), INodeId(1));
         let from_image = Children::from_named(vec![("b", INodeId(0)), ("B", INodeId(3))]);
         assert_eq!(from_image.ids(), [INodeId(3), INodeId(0)]);
     }
