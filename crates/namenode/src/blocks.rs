@@ -28,6 +28,7 @@ pub use replication::{ChooseCopyTargets, CopyRequest};
 mod report;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 pub use queue::{
     priority, LEVELS, QUEUE_HIGHEST_PRIORITY, QUEUE_LOW_REDUNDANCY,
@@ -38,11 +39,32 @@ pub use report::{BlockView, MetaSaveView, RedundancyStats};
 use crate::datanodes::DatanodeUuid;
 use crate::namespace::{BlockId, BlockRecord, GenStamp, INodeId};
 
+/// A DataNode's uuid as replicas hold it: one allocation per DataNode,
+/// shared by all its replicas (a uuid string per replica would cost more
+/// than the rest of the replica). Reads and compares as the uuid.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct NodeRef(Arc<DatanodeUuid>);
+
+impl std::ops::Deref for NodeRef {
+    type Target = DatanodeUuid;
+
+    fn deref(&self) -> &DatanodeUuid {
+        &self.0
+    }
+}
+
+impl PartialEq<DatanodeUuid> for NodeRef {
+    fn eq(&self, other: &DatanodeUuid) -> bool {
+        *self.0 == *other
+    }
+}
+
 /// One replica of a block on one DataNode storage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Replica {
-    pub datanode: DatanodeUuid,
-    pub storage: String,
+    pub datanode: NodeRef,
+    /// Shared by every replica on that storage (see `BlockManager::storages`).
+    pub storage: Arc<str>,
     pub gs: GenStamp,
     pub num_bytes: u64,
     /// Finalized on the DataNode (as opposed to being written).
@@ -103,7 +125,15 @@ pub struct Transfer {
 /// Replica locations and pending deletions.
 #[derive(Debug, Default)]
 pub struct BlockManager {
-    blocks: HashMap<BlockId, BlockState>,
+    /// Boxed: a hash table keeps up to about twice as many slots as
+    /// entries, and a slot of a pointer instead of the whole state is most
+    /// of a block's memory saved.
+    blocks: HashMap<BlockId, Box<BlockState>>,
+    /// The storage ids replicas were reported on, each allocated once for
+    /// all the replicas on it (a handful per DataNode; never dropped).
+    storages: HashSet<Arc<str>>,
+    /// The DataNodes replicas were reported from, likewise shared.
+    nodes: HashSet<Arc<DatanodeUuid>>,
     /// Replicas each DataNode must delete, sent with its next heartbeats.
     invalidate: HashMap<DatanodeUuid, Vec<(BlockId, GenStamp)>>,
     /// Copies each DataNode must make, sent with its next heartbeats.
@@ -176,18 +206,40 @@ impl BlockManager {
         file: INodeId,
         expected: Vec<DatanodeUuid>,
     ) {
-        let state = self.blocks.entry(id).or_insert(BlockState {
-            file,
-            gs,
-            replicas: Vec::new(),
-            expected: Vec::new(),
-            safe_len: None,
-            counted_safe: false,
+        let state = self.blocks.entry(id).or_insert_with(|| {
+            Box::new(BlockState {
+                file,
+                gs,
+                replicas: Vec::new(),
+                expected: Vec::new(),
+                safe_len: None,
+                counted_safe: false,
+            })
         });
         state.gs = gs;
         state.file = file;
         state.expected = expected;
         self.touched(id);
+    }
+
+    /// The shared copy of DataNode uuid `datanode`.
+    fn node_ref(&mut self, datanode: &DatanodeUuid) -> NodeRef {
+        if let Some(n) = self.nodes.get(datanode) {
+            return NodeRef(Arc::clone(n));
+        }
+        let n = Arc::new(datanode.clone());
+        self.nodes.insert(Arc::clone(&n));
+        NodeRef(n)
+    }
+
+    /// The shared copy of storage id `storage`.
+    fn storage_id(&mut self, storage: &str) -> Arc<str> {
+        if let Some(s) = self.storages.get(storage) {
+            return Arc::clone(s);
+        }
+        let s: Arc<str> = Arc::from(storage);
+        self.storages.insert(Arc::clone(&s));
+        s
     }
 
     /// Something about `id` changed (replicas, stamp, file): the monitor
@@ -356,6 +408,8 @@ impl BlockManager {
         num_bytes: u64,
         finalized: bool,
     ) -> ReportOutcome {
+        let storage = self.storage_id(storage);
+        let node = self.node_ref(datanode);
         let Some(state) = self.blocks.get_mut(&id) else {
             self.invalidate_replica(datanode, id, gs);
             return ReportOutcome::Invalidate;
@@ -367,8 +421,8 @@ impl BlockManager {
             return ReportOutcome::Invalidate;
         }
         let mut replica = Replica {
-            datanode: datanode.clone(),
-            storage: storage.to_string(),
+            datanode: node,
+            storage,
             gs,
             num_bytes,
             finalized,
@@ -384,6 +438,11 @@ impl BlockManager {
                 changed
             }
             None => {
+                if state.replicas.capacity() == 0 {
+                    // Room for HDFS's default replication, not the 4 that
+                    // `Vec` starts with: one replica's worth per block.
+                    state.replicas.reserve_exact(3);
+                }
                 state.replicas.push(replica);
                 self.on_node.entry(datanode.clone()).or_default().insert(id);
                 true
@@ -528,7 +587,7 @@ impl BlockManager {
             let before = state.replicas.len();
             state
                 .replicas
-                .retain(|r| !(&r.datanode == datanode && r.storage == storage));
+                .retain(|r| !(&r.datanode == datanode && &*r.storage == storage));
             if state.replicas.len() != before {
                 if !state.replicas.iter().any(|r| &r.datanode == datanode) {
                     unindex(&mut self.on_node, datanode, id);
@@ -610,7 +669,7 @@ impl BlockManager {
         }
         reps.sort_by_key(|r| !r.finalized);
         reps.into_iter()
-            .map(|r| (r.datanode.clone(), Some(r.storage.clone())))
+            .map(|r| ((*r.datanode).clone(), Some(r.storage.to_string())))
             .collect()
     }
 
@@ -638,8 +697,11 @@ impl BlockManager {
         let Some(state) = self.blocks.get(&id) else {
             return Vec::new();
         };
-        let mut out: Vec<DatanodeUuid> =
-            state.replicas.iter().map(|r| r.datanode.clone()).collect();
+        let mut out: Vec<DatanodeUuid> = state
+            .replicas
+            .iter()
+            .map(|r| (*r.datanode).clone())
+            .collect();
         for e in &state.expected {
             if !out.contains(e) {
                 out.push(e.clone());

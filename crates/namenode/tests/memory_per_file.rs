@@ -1,21 +1,22 @@
-//! Resident memory per file of the namespace, for a namespace that uses
-//! none of the optional features (ACLs, xattrs, quotas, snapshots, storage
-//! policies): 1,000,000 empty closed files (1,000 directories of 1,000)
-//! built through the same edits the journal replays, the process's VmRSS
-//! read before and after. Ignored by default (it takes a few seconds and
-//! ~0.5 GB); run it with
+//! Resident memory per file of the namespace (and, in one case, the block
+//! map), for namespaces that use none of the optional features (ACLs,
+//! xattrs, quotas, snapshots, storage policies), built through the same
+//! edits the journal replays; the process's VmRSS read before and after.
+//! Ignored by default (each case takes seconds and up to ~1 GB); run them
+//! with
 //!
 //! ```text
-//! cargo test --release -p cairn-namenode --test memory_per_file -- --ignored --nocapture
+//! cargo test --release -p cairn-namenode --test memory_per_file -- --ignored --nocapture --test-threads 1
 //! ```
 //!
-//! docs/namenode-memory.md has the figures before and after issue 11, and
-//! for each step of issue 14 that makes the inode leaner.
+//! (one at a time: they share the process's RSS). docs/namenode-memory.md
+//! has the figures before and after issue 11, and for each step of issue
+//! 14 that makes the namespace leaner; `memory_baseline.rs` keeps them
+//! from regressing.
 
-use cairn_namenode::namespace::{Edit, INode, INodeId, Limits, Namespace};
+mod memory;
 
-const DIRS: u64 = 1_000;
-const FILES_PER_DIR: u64 = 1_000;
+use cairn_namenode::namespace::INode;
 
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
@@ -26,59 +27,59 @@ fn rss_kib() -> u64 {
         .expect("VmRSS")
 }
 
+fn report(case: &str, files: u64, inodes: usize, before: u64, after: u64) {
+    println!(
+        "{case}: files={files} inodes={inodes} size_of::<INode>={} rss_before_kib={before} \
+         rss_after_kib={after} bytes_per_file={:.1}",
+        std::mem::size_of::<INode>(),
+        (after - before) as f64 * 1024.0 / files as f64
+    );
+}
+
 #[test]
 #[ignore = "measurement: 1M files, run by hand (see the module doc)"]
 fn resident_memory_per_empty_file() {
     let before = rss_kib();
-    let mut ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
-    let mut id = 16_386u64;
-    for d in 0..DIRS {
-        let dir = format!("/d{d:04}");
-        ns.apply(&Edit::Mkdir {
-            id: INodeId(id),
-            path: dir.clone(),
-            permission: 0o755,
-            owner: "hdfs".into(),
-            group: "supergroup".into(),
-            mtime_ms: 1,
-        })
-        .expect("mkdir");
-        id += 1;
-        for f in 0..FILES_PER_DIR {
-            let path = format!("{dir}/file-{f:06}");
-            ns.apply(&Edit::AddFile {
-                id: INodeId(id),
-                path: path.clone(),
-                permission: 0o644,
-                owner: "hdfs".into(),
-                group: "supergroup".into(),
-                mtime_ms: 1,
-                replication: 3,
-                block_size: 128 << 20,
-                client_name: "c".into(),
-                client_machine: "m".into(),
-                overwrite: false,
-            })
-            .expect("add");
-            ns.apply(&Edit::CloseFile {
-                path,
-                mtime_ms: 2,
-                last: None,
-                length: Some(0),
-            })
-            .expect("close");
-            id += 1;
-        }
-    }
+    let ns = memory::flat(1_000, 1_000);
     let after = rss_kib();
-    let files = DIRS * FILES_PER_DIR;
-    assert_eq!(ns.inode_count() as u64, files + DIRS + 1);
-    println!(
-        "files={files} inodes={} size_of::<INode>={} rss_before_kib={before} \
-         rss_after_kib={after} bytes_per_file={:.1}",
+    assert_eq!(ns.inode_count(), 1_001_001);
+    report(
+        "1M empty files in 1,000 dirs",
+        1_000_000,
         ns.inode_count(),
-        std::mem::size_of::<INode>(),
-        (after - before) as f64 * 1024.0 / files as f64
+        before,
+        after,
     );
-    drop(ns);
+}
+
+#[test]
+#[ignore = "measurement: 500k files, run by hand (see the module doc)"]
+fn resident_memory_nnthroughput_create_shape() {
+    let before = rss_kib();
+    let ns = memory::nnthroughput(500_000);
+    let after = rss_kib();
+    assert_eq!(ns.inode_count(), 1 + 2 + 500 + 125_000 + 500_000);
+    report(
+        "500k empty files, 4 per dir (NNThroughputBenchmark -op create)",
+        500_000,
+        ns.inode_count(),
+        before,
+        after,
+    );
+}
+
+#[test]
+#[ignore = "measurement: 1M files and 3M replicas, run by hand (see the module doc)"]
+fn resident_memory_per_file_with_one_block_three_replicas() {
+    let before = rss_kib();
+    let (ns, bm) = memory::with_blocks(1_000, 1_000);
+    let after = rss_kib();
+    assert_eq!(bm.block_count(), 1_000_000);
+    report(
+        "1M files of one block, 3 replicas each (namespace + block map)",
+        1_000_000,
+        ns.inode_count(),
+        before,
+        after,
+    );
 }

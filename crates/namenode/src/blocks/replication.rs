@@ -80,6 +80,11 @@ impl BlockManager {
         for id in &batch {
             self.changed.remove(id);
         }
+        if self.changed.is_empty() && self.changed.capacity() > 1024 {
+            // A full report or a restart marks every block changed once;
+            // the table need not keep that size once they are judged.
+            self.changed = std::collections::HashSet::new();
+        }
         let mut drop: Vec<(BlockId, DatanodeUuid, GenStamp, bool)> = Vec::new();
         for id in batch {
             let Some(state) = self.blocks.get(&id) else {
@@ -114,14 +119,14 @@ impl BlockManager {
             if live.len() >= want {
                 // Enough good replicas: the corrupt ones can go.
                 for r in state.replicas.iter().filter(|r| r.corrupt) {
-                    drop.push((id, r.datanode.clone(), r.gs, true));
+                    drop.push((id, (*r.datanode).clone(), r.gs, true));
                 }
             }
             if live.len() > want && !self.in_flight.contains_key(&id) {
                 let mut by_space = live.clone();
                 by_space.sort_by_key(|r| remaining(&r.datanode));
                 for r in by_space.into_iter().take(live.len() - want) {
-                    drop.push((id, r.datanode.clone(), r.gs, false));
+                    drop.push((id, (*r.datanode).clone(), r.gs, false));
                 }
             }
         }
@@ -172,8 +177,11 @@ impl BlockManager {
                 self.queue.remove(id);
                 continue;
             };
-            let mut holders: Vec<DatanodeUuid> =
-                state.replicas.iter().map(|r| r.datanode.clone()).collect();
+            let mut holders: Vec<DatanodeUuid> = state
+                .replicas
+                .iter()
+                .map(|r| (*r.datanode).clone())
+                .collect();
             // A node that has not confirmed deleting a (corrupt) replica of
             // the block must not get a new copy: the deletion would hit it.
             holders.extend(self.still_deleting(id, pending_timeout));
@@ -181,7 +189,7 @@ impl BlockManager {
                 .replicas
                 .iter()
                 .filter(|r| r.is_good(state.gs) && (view.counts)(&r.datanode))
-                .map(|r| r.datanode.clone())
+                .map(|r| (*r.datanode).clone())
                 .collect();
             let live = live_holders.len();
             if live >= want {
@@ -196,7 +204,7 @@ impl BlockManager {
                 .collect();
             let Some(source) = sources
                 .iter()
-                .map(|r| r.datanode.clone())
+                .map(|r| (*r.datanode).clone())
                 .min_by_key(|d| streams.get(d).copied().unwrap_or(0))
             else {
                 continue;
@@ -215,7 +223,7 @@ impl BlockManager {
                 // Too few nodes without a replica: delete the corrupt ones
                 // so that their nodes can take a good copy next time.
                 for r in state.replicas.iter().filter(|r| r.corrupt) {
-                    corrupt.push((id, r.datanode.clone(), r.gs));
+                    corrupt.push((id, (*r.datanode).clone(), r.gs));
                 }
             }
             if targets.is_empty() {

@@ -374,7 +374,10 @@ fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
     let mut safe = 0u64;
     for (id, s) in &bm.blocks {
         for r in &s.replicas {
-            on_node.entry(r.datanode.clone()).or_default().insert(*id);
+            on_node
+                .entry((*r.datanode).clone())
+                .or_default()
+                .insert(*id);
         }
         let good = s
             .replicas

@@ -148,7 +148,8 @@ impl Namespace {
             if !skip && !granted {
                 return Err(self.deny(caller, access, &p, node));
             }
-            for (name, child) in children {
+            for child in children.values() {
+                let name = &self.node(*child).name;
                 let cp = if p == "/" {
                     format!("/{name}")
                 } else {

@@ -7,9 +7,11 @@
 //! of the inode table or the children maps touches this file and nothing
 //! in the image code.
 
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet, VecDeque};
 
+use compact_str::CompactString;
+
+use super::children::Children;
 use super::names::NameId;
 use super::{
     BlockRecord, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Namespace, UnderConstruction,
@@ -63,8 +65,9 @@ pub struct FileRecord {
     pub under_construction: Option<UnderConstruction>,
 }
 
-/// A group's children as read, in name order.
-type Children = Vec<(Arc<str>, INodeId)>;
+/// The group being read: its directory, its children's ids so far and
+/// the last child's name (each name must sort after it).
+type OpenGroup = (INodeId, Vec<INodeId>, Option<CompactString>);
 
 /// One step of a part, in image order: what the link check needs.
 #[derive(Debug, Clone, Copy)]
@@ -78,13 +81,12 @@ enum Step {
 /// The inodes of a run of directory groups, built by one decoding thread.
 #[derive(Debug, Default)]
 pub struct BulkPart {
-    /// Boxed here, on the decoding thread: the inode table keeps boxes,
-    /// and the allocations are what the threads share out.
-    #[allow(clippy::vec_box)]
-    nodes: Vec<Box<INode>>,
-    groups: Vec<(INodeId, BTreeMap<Arc<str>, INodeId>)>,
+    nodes: Vec<INode>,
+    /// Each group's directory, the first child's name (to check a group
+    /// split across parts continues in order) and the ids in name order.
+    groups: Vec<(INodeId, CompactString, Children)>,
     steps: Vec<Step>,
-    open: Option<(INodeId, Children)>,
+    open: Option<OpenGroup>,
     names: Vec<NameId>,
 }
 
@@ -105,20 +107,26 @@ impl BulkPart {
     /// As [`BulkPart::finish`].
     pub fn begin_group(&mut self, parent: INodeId) -> Result<(), String> {
         self.end_group()?;
-        self.open = Some((parent, Vec::new()));
+        self.open = Some((parent, Vec::new(), None));
         Ok(())
     }
 
     fn end_group(&mut self) -> Result<(), String> {
-        if let Some((parent, children)) = self.open.take() {
-            let n = children.len();
-            // Names arrive sorted: the map is built in one pass.
-            let map: BTreeMap<Arc<str>, INodeId> = children.into_iter().collect();
-            if map.len() != n {
-                return Err(format!("a name twice under inode {parent}"));
-            }
+        if let Some((parent, ids, _)) = self.open.take() {
+            let Some(first) = ids.first() else {
+                return Ok(());
+            };
+            // The part's nodes are in push order: the group's first child
+            // is the node `ids.len()` from the end.
+            let first_name = self
+                .nodes
+                .get(self.nodes.len() - ids.len())
+                .filter(|n| n.id == *first)
+                .map(|n| n.name.clone())
+                .unwrap_or_default();
             self.steps.push(Step::Group(self.groups.len()));
-            self.groups.push((parent, map));
+            self.groups
+                .push((parent, first_name, Children::from_sorted(ids)));
         }
         Ok(())
     }
@@ -138,18 +146,30 @@ impl BulkPart {
         if r.name.is_empty() || r.name == "." || r.name == ".." || r.name.contains('/') {
             return Err(format!("inode {}: bad name {:?}", r.id, r.name));
         }
-        let Some((parent, children)) = self.open.as_mut() else {
+        let Some((parent, ids, last)) = self.open.as_mut() else {
             return Err(format!("inode {} outside a directory group", r.id));
         };
-        let name: Arc<str> = Arc::from(r.name);
-        children.push((Arc::clone(&name), r.id));
+        // Names come in byte order, each once: what the children's binary
+        // search relies on.
+        if last
+            .as_ref()
+            .is_some_and(|l| l.as_bytes() >= r.name.as_bytes())
+        {
+            return Err(format!(
+                "inode {}: name {:?} out of order or twice under inode {parent}",
+                r.id, r.name
+            ));
+        }
+        let name = CompactString::from(r.name);
+        *last = Some(name.clone());
+        ids.push(r.id);
         let (replication, kind) = match r.file {
             None => {
                 self.steps.push(Step::Dir(r.id));
                 (
                     0,
                     INodeKind::Directory {
-                        children: BTreeMap::new(),
+                        children: Children::default(),
                     },
                 )
             }
@@ -162,7 +182,7 @@ impl BulkPart {
                 }),
             ),
         };
-        self.nodes.push(Box::new(INode {
+        self.nodes.push(INode {
             id: r.id,
             parent_id: *parent,
             name,
@@ -173,7 +193,7 @@ impl BulkPart {
             mtime_ms: r.mtime_ms,
             atime_ms: r.atime_ms,
             kind,
-        }));
+        });
         Ok(())
     }
 
@@ -397,7 +417,7 @@ impl Namespace {
             } = part;
             for node in nodes {
                 max_id = max_id.max(node.id.0);
-                self.inodes.insert_boxed(node);
+                self.inodes.insert(node);
             }
             for step in steps {
                 match step {
@@ -405,10 +425,12 @@ impl Namespace {
                         declared.insert(id);
                     }
                     Step::Group(i) => {
-                        let Some((parent, children)) = groups
-                            .get_mut(i)
-                            .map(|g| std::mem::replace(g, (INodeId::NONE, BTreeMap::new())))
-                        else {
+                        let Some((parent, first_name, children)) = groups.get_mut(i).map(|g| {
+                            std::mem::replace(
+                                g,
+                                (INodeId::NONE, CompactString::default(), Children::default()),
+                            )
+                        }) else {
                             continue;
                         };
                         if !declared.contains(&parent) {
@@ -421,19 +443,30 @@ impl Namespace {
                             return Err(format!("inode {parent} has two groups of children"));
                         }
                         last_group = Some(parent);
-                        let Some(INodeKind::Directory { children: mine }) =
-                            self.inodes.get_mut(&parent).map(|n| &mut n.kind)
-                        else {
-                            return Err(format!("children under inode {parent}, not a directory"));
+                        let last_name = match self.inodes.get(&parent).map(|n| &n.kind) {
+                            Some(INodeKind::Directory { children: mine }) => mine
+                                .last()
+                                .and_then(|c| self.inodes.get(&c))
+                                .map(|c| c.name.clone()),
+                            _ => {
+                                return Err(format!(
+                                    "children under inode {parent}, not a directory"
+                                ))
+                            }
                         };
-                        let want = mine.len() + children.len();
-                        if mine.is_empty() {
-                            *mine = children;
-                        } else {
-                            mine.extend(children);
-                        }
-                        if mine.len() != want {
+                        // A continued group must go on after the names
+                        // already linked (each name once, in order).
+                        if last_name.is_some_and(|l| l.as_bytes() >= first_name.as_bytes()) {
                             return Err(format!("a name twice under inode {parent}"));
+                        }
+                        if let Some(INodeKind::Directory { children: mine }) =
+                            self.inodes.get_mut(&parent).map(|n| &mut n.kind)
+                        {
+                            if mine.is_empty() {
+                                *mine = children;
+                            } else {
+                                mine.extend_sorted(children.into_ids());
+                            }
                         }
                     }
                 }

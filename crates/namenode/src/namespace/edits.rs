@@ -5,14 +5,13 @@
 //! Operations elsewhere validate before they build an edit; `apply` only
 //! checks that an edit fits the tree, which fails for a corrupt journal.
 
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use compact_str::CompactString;
 
 use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
 use super::{
-    AclEntry, BlockId, BlockRecord, FileNode, GenStamp, INode, INodeId, INodeKind, Namespace,
-    QuotaCounts, Resolved, StorageType, UnderConstruction, XAttr, XAttrNamespace,
+    AclEntry, BlockId, BlockRecord, Children, FileNode, GenStamp, INode, INodeId, INodeKind,
+    Namespace, QuotaCounts, Resolved, StorageType, UnderConstruction, XAttr, XAttrNamespace,
 };
 
 /// A change to the namespace, as the journal records it. Paths are final
@@ -255,21 +254,17 @@ impl Namespace {
     }
 
     fn link(&mut self, parent: INodeId, node: INode) {
-        let (id, name) = (node.id, Arc::clone(&node.name));
+        let id = node.id;
         self.last_inode_id = self.last_inode_id.max(id.0);
         self.inodes.insert(node);
-        if let INodeKind::Directory { children } = &mut self.node_mut(parent).kind {
-            children.insert(name, id);
-        }
+        self.add_child(parent, id);
     }
 
     fn unlink(&mut self, id: INodeId) {
         let node = self.node(id);
         let (parent, name) = (node.parent(), node.name.clone());
         if let Some(p) = parent {
-            if let INodeKind::Directory { children } = &mut self.node_mut(p).kind {
-                children.remove(&name);
-            }
+            self.remove_child(p, &name);
         }
     }
 
@@ -294,7 +289,7 @@ impl Namespace {
                 self.forget_side_tables(id);
                 if let Some(node) = self.inodes.remove(&id) {
                     match node.kind {
-                        INodeKind::Directory { children } => stack.extend(children.into_values()),
+                        INodeKind::Directory { children } => stack.extend(children.into_ids()),
                         INodeKind::File(f) => self.note_freed(f.blocks.iter().map(|b| b.id)),
                     }
                 }
@@ -397,11 +392,7 @@ impl Namespace {
                 mtime_ms,
             } => {
                 let (parent, name) = self.parent_for_new(path)?;
-                if self
-                    .node(parent)
-                    .children()
-                    .is_some_and(|c| c.contains_key(name.as_str()))
-                {
+                if self.child(self.node(parent), &name).is_some() {
                     return Err(ApplyError(format!("{path} already exists")));
                 }
                 self.check_new_id(*id, None)?;
@@ -413,7 +404,7 @@ impl Namespace {
                     INode {
                         id: *id,
                         parent_id: parent,
-                        name: name.into(),
+                        name: CompactString::new(&name),
                         permission: *permission,
                         owner,
                         group,
@@ -421,7 +412,7 @@ impl Namespace {
                         mtime_ms: *mtime_ms,
                         atime_ms: 0,
                         kind: INodeKind::Directory {
-                            children: BTreeMap::new(),
+                            children: Children::default(),
                         },
                     },
                 );
@@ -441,10 +432,7 @@ impl Namespace {
                 overwrite,
             } => {
                 let (parent, name) = self.parent_for_new(path)?;
-                let existing = self
-                    .node(parent)
-                    .children()
-                    .and_then(|c| c.get(name.as_str()).copied());
+                let existing = self.child(self.node(parent), &name);
                 self.check_new_id(*id, existing.filter(|_| *overwrite))?;
                 // A new file is one name and no space yet.
                 let mut delta = ONE_NAME;
@@ -465,7 +453,7 @@ impl Namespace {
                     INode {
                         id: *id,
                         parent_id: parent,
-                        name: name.into(),
+                        name: CompactString::new(&name),
                         permission: *permission,
                         owner,
                         group,
@@ -518,11 +506,7 @@ impl Namespace {
                     || self.quota_between(src_parent, Some(common))
                     || self.quota_between(dst_parent, Some(common)))
                 .then(|| self.usage_of(id));
-                if let Some(old) = self
-                    .node(dst_parent)
-                    .children()
-                    .and_then(|c| c.get(name.as_str()).copied())
-                {
+                if let Some(old) = self.child(self.node(dst_parent), &name) {
                     if !*overwrite {
                         return Err(ApplyError(format!("{dst} already exists")));
                     }
@@ -540,13 +524,10 @@ impl Namespace {
                 self.record_child_removed(src_parent, &old_name, id);
                 self.record_modification(dst_parent);
                 self.unlink(id);
-                let name: Arc<str> = Arc::from(name.as_str());
                 let node = self.node_mut(id);
                 node.set_parent(Some(dst_parent));
-                node.name = Arc::clone(&name);
-                if let INodeKind::Directory { children } = &mut self.node_mut(dst_parent).kind {
-                    children.insert(Arc::clone(&name), id);
-                }
+                node.name = CompactString::new(&name);
+                self.add_child(dst_parent, id);
                 self.record_child_created(dst_parent, &name, id);
                 self.node_mut(src_parent).mtime_ms = *mtime_ms;
                 self.node_mut(dst_parent).mtime_ms = *mtime_ms;

@@ -133,7 +133,8 @@ impl Namespace {
                 atime_ms: Some(node.atime_ms),
             });
             if let Some(children) = node.children() {
-                for (name, child) in children.iter().rev() {
+                for child in children.values().rev() {
+                    let name = &self.node(*child).name;
                     let p = if path == "/" {
                         format!("/{name}")
                     } else {

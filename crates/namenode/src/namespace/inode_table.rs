@@ -1,9 +1,11 @@
-//! The inodes of the tree by id. Each inode is boxed and the hash table
-//! holds only the boxes, found by the id inside each inode: a hash table
-//! keeps up to about twice as many slots as entries, and an 8-byte slot
-//! (no separate key, no inline inode) is most of a file's resident memory
-//! saved. The table is also the one seam through which the tree reaches
-//! its storage, so a denser layout can replace it later.
+//! The inodes of the tree by id, in one dense slab: a `Vec` of inodes
+//! (no per-inode allocation, so no malloc header or size-class rounding)
+//! with a free list of the slots deleted inodes left, and a hash table of
+//! 4-byte slot numbers found by the id inside each inode (about 10 bytes
+//! per inode at hashbrown's load). Ids are never reused, so a plain vector
+//! indexed by id would keep a slot per deleted file forever; slots are
+//! reused instead. The table is also the one seam through which the tree
+//! reaches its storage.
 
 use std::hash::{BuildHasher, RandomState};
 
@@ -14,7 +16,10 @@ use super::tree::{INode, INodeId};
 
 #[derive(Debug, Clone, Default)]
 pub(super) struct InodeTable {
-    by_id: HashTable<Box<INode>>,
+    /// Live inodes; `None` in the slots of removed ones (in `free`).
+    slots: Vec<Option<INode>>,
+    free: Vec<u32>,
+    by_id: HashTable<u32>,
     hasher: RandomState,
 }
 
@@ -23,67 +28,121 @@ impl InodeTable {
         self.hasher.hash_one(id)
     }
 
-    pub(super) fn get(&self, id: &INodeId) -> Option<&INode> {
+    fn slot_of(&self, id: INodeId) -> Option<u32> {
+        let slots = &self.slots;
         self.by_id
-            .find(self.hash(*id), |node| node.id == *id)
-            .map(|node| &**node)
+            .find(self.hash(id), |s| {
+                slots[*s as usize].as_ref().is_some_and(|n| n.id == id)
+            })
+            .copied()
+    }
+
+    pub(super) fn get(&self, id: &INodeId) -> Option<&INode> {
+        let slot = self.slot_of(*id)?;
+        self.slots[slot as usize].as_ref()
     }
 
     /// Mutable access; callers never change an inode's `id` (it is the key).
     pub(super) fn get_mut(&mut self, id: &INodeId) -> Option<&mut INode> {
-        let hash = self.hash(*id);
-        self.by_id
-            .find_mut(hash, |node| node.id == *id)
-            .map(|node| &mut **node)
+        let slot = self.slot_of(*id)?;
+        self.slots[slot as usize].as_mut()
     }
 
     pub(super) fn contains_key(&self, id: &INodeId) -> bool {
-        self.get(id).is_some()
+        self.slot_of(*id).is_some()
     }
 
     /// Adds `node` under its id, replacing any inode with that id.
     pub(super) fn insert(&mut self, node: INode) {
         let id = node.id;
-        let hasher = &self.hasher;
-        match self.by_id.entry(
-            hasher.hash_one(id),
-            |n| n.id == id,
-            |n| hasher.hash_one(n.id),
-        ) {
-            Entry::Occupied(mut old) => **old.get_mut() = node,
-            Entry::Vacant(slot) => {
-                slot.insert(Box::new(node));
+        if let Some(slot) = self.slot_of(id) {
+            self.slots[slot as usize] = Some(node);
+            return;
+        }
+        let slot = match self.take_free_slot() {
+            Some(slot) => {
+                self.slots[slot as usize] = Some(node);
+                slot
+            }
+            None => {
+                // 2^32 inodes would be ~400 GiB of them; stopping beats
+                // aliasing two slots.
+                let slot = u32::try_from(self.slots.len()).expect("more than 2^32 inodes");
+                self.slots.push(Some(node));
+                slot
+            }
+        };
+        let (hasher, slots) = (&self.hasher, &self.slots);
+        let rehash = |s: &u32| {
+            slots[*s as usize]
+                .as_ref()
+                .map_or(0, |n| hasher.hash_one(n.id))
+        };
+        match self.by_id.entry(hasher.hash_one(id), |_| false, rehash) {
+            Entry::Occupied(_) => unreachable!("the eq closure matches nothing"),
+            Entry::Vacant(v) => {
+                v.insert(slot);
             }
         }
     }
 
-    /// Adds an inode boxed elsewhere (image loading boxes on its decoding
-    /// threads), replacing any inode with that id.
-    pub(super) fn insert_boxed(&mut self, node: Box<INode>) {
-        let id = node.id;
-        let hasher = &self.hasher;
-        match self.by_id.entry(
-            hasher.hash_one(id),
-            |n| n.id == id,
-            |n| hasher.hash_one(n.id),
-        ) {
-            Entry::Occupied(mut old) => *old.get_mut() = node,
-            Entry::Vacant(slot) => {
-                slot.insert(node);
-            }
-        }
-    }
-
-    /// Room for `more` inodes without growing on the way.
+    /// Room for `more` inodes without growing on the way (image loading
+    /// knows the count up front).
     pub(super) fn reserve(&mut self, more: usize) {
-        let hasher = &self.hasher;
-        self.by_id.reserve(more, |n| hasher.hash_one(n.id));
+        self.slots.reserve(more);
+        let (hasher, slots) = (&self.hasher, &self.slots);
+        self.by_id.reserve(more, |s| {
+            slots[*s as usize]
+                .as_ref()
+                .map_or(0, |n| hasher.hash_one(n.id))
+        });
     }
 
     pub(super) fn remove(&mut self, id: &INodeId) -> Option<INode> {
         let hash = self.hash(*id);
-        let entry = self.by_id.find_entry(hash, |node| node.id == *id).ok()?;
-        Some(*entry.remove().0)
+        let slots = &self.slots;
+        let entry = self
+            .by_id
+            .find_entry(hash, |s| {
+                slots[*s as usize].as_ref().is_some_and(|n| n.id == *id)
+            })
+            .ok()?;
+        let slot = entry.remove().0;
+        self.free.push(slot);
+        let node = self.slots[slot as usize].take();
+        self.shrink_tail();
+        node
+    }
+
+    /// A vacant slot to reuse. `free` may hold stale entries (slots given
+    /// back at the end of the slab, or already reused): they are skipped.
+    fn take_free_slot(&mut self) -> Option<u32> {
+        while let Some(slot) = self.free.pop() {
+            if self.slots.get(slot as usize).is_some_and(Option::is_none) {
+                return Some(slot);
+            }
+        }
+        None
+    }
+
+    /// Gives back the vacant slots at the end of the slab, so a namespace
+    /// that shrank does not keep its peak size (each slot is pushed and
+    /// popped once: amortized O(1)); drops stale free entries once they
+    /// outnumber the slots.
+    fn shrink_tail(&mut self) {
+        let before = self.slots.len();
+        while matches!(self.slots.last(), Some(None)) {
+            self.slots.pop();
+        }
+        if self.slots.len() < before && self.slots.capacity() > 2 * self.slots.len() + 1024 {
+            self.slots.shrink_to_fit();
+        }
+        if self.free.len() > self.slots.len() + 1024 {
+            let slots = &self.slots;
+            self.free
+                .retain(|s| slots.get(*s as usize).is_some_and(Option::is_none));
+            self.free.shrink_to_fit();
+        }
     }
 
     pub(super) fn len(&self) -> usize {
@@ -92,19 +151,16 @@ impl InodeTable {
 
     /// Every inode with its id, in no particular order.
     pub(super) fn iter(&self) -> impl Iterator<Item = (&INodeId, &INode)> {
-        self.by_id.iter().map(|node| (&node.id, &**node))
+        self.values().map(|node| (&node.id, node))
     }
 
     pub(super) fn values(&self) -> impl Iterator<Item = &INode> {
-        self.by_id.iter().map(|node| &**node)
+        self.slots.iter().flatten()
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-    use std::sync::Arc;
-
     use super::*;
     use crate::namespace::{INodeKind, NameTable};
 
@@ -113,7 +169,7 @@ mod tests {
         INode {
             id: INodeId(id),
             parent_id: INodeId::NONE,
-            name: Arc::from("d"),
+            name: "d".into(),
             permission: 0o755,
             owner: names.intern("u"),
             group: names.intern("g"),
@@ -121,16 +177,20 @@ mod tests {
             mtime_ms,
             atime_ms: 0,
             kind: INodeKind::Directory {
-                children: BTreeMap::new(),
+                children: Default::default(),
             },
         }
     }
 
     #[test]
-    fn an_inode_fits_a_112_byte_malloc_chunk() {
-        // glibc hands a boxed 105..=120-byte value a 128-byte chunk, and
-        // one of up to 104 bytes a 112-byte one: 16 bytes per inode.
-        assert!(std::mem::size_of::<INode>() <= 104);
+    fn a_slot_costs_no_more_than_the_inode() {
+        // `None` fits in a niche of the inode: a vacant slot costs nothing
+        // beyond the inode's own size, 112 bytes with a 24-byte inline name.
+        assert_eq!(
+            std::mem::size_of::<Option<INode>>(),
+            std::mem::size_of::<INode>()
+        );
+        assert!(std::mem::size_of::<INode>() <= 112);
     }
 
     #[test]
@@ -151,5 +211,17 @@ mod tests {
         assert!(!t.contains_key(&INodeId(9)) && t.contains_key(&INodeId(10)));
         assert_eq!(t.iter().count(), 999);
         assert!(t.iter().all(|(id, n)| *id == n.id));
+        // The freed slot is reused, and the table still finds every id.
+        t.insert(dir(5000, 4));
+        assert_eq!(t.slots.len(), 1000);
+        assert_eq!(t.get(&INodeId(5000)).map(|n| n.mtime_ms), Some(4));
+        assert!((1..=1000)
+            .filter(|i| *i != 9)
+            .all(|i| t.contains_key(&INodeId(i))));
+        for id in 1..=1000 {
+            t.remove(&INodeId(id));
+        }
+        assert_eq!(t.len(), 1);
+        assert_eq!(t.get(&INodeId(5000)).map(|n| n.id), Some(INodeId(5000)));
     }
 }

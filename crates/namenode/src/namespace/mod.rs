@@ -41,6 +41,7 @@ pub mod acl;
 mod acl_storage;
 mod authorize;
 pub mod bulk_load;
+mod children;
 mod concat;
 mod edits;
 mod image_edits;
@@ -60,8 +61,7 @@ mod truncate;
 mod write;
 pub mod xattrs;
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::collections::HashMap;
 
 use authorize::Required;
 use inode_table::InodeTable;
@@ -69,6 +69,7 @@ use tree::Resolved;
 
 pub use acl::{AclEntry, AclEntryType, AclScope};
 pub use acl_storage::{AclChange, AclStatus, CreateModes, ACL_BIT};
+pub use children::Children;
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
@@ -205,7 +206,7 @@ impl Namespace {
         let root = INode {
             id: ROOT_INODE_ID,
             parent_id: INodeId::NONE,
-            name: Arc::from(""),
+            name: compact_str::CompactString::const_new(""),
             permission: 0o755,
             owner: names.intern(superuser),
             group: names.intern(supergroup),
@@ -213,7 +214,7 @@ impl Namespace {
             mtime_ms: now_ms,
             atime_ms: 0,
             kind: INodeKind::Directory {
-                children: BTreeMap::new(),
+                children: Children::default(),
             },
         };
         let mut inodes = InodeTable::default();

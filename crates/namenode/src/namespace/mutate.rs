@@ -5,8 +5,6 @@
 //! applies it, so a failure leaves the tree untouched. The rest of a
 //! file's write life cycle, after create, is in `write.rs`.
 
-use std::collections::BTreeMap;
-
 use super::permission::{Access, Caller};
 use super::{
     BlockId, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace, Required,
@@ -45,7 +43,7 @@ impl Namespace {
     }
 
     fn check_dir_items(&self, parent: INodeId, parent_path: &str) -> Result<(), FsError> {
-        let count = self.node(parent).children().map_or(0, BTreeMap::len);
+        let count = self.node(parent).children().map_or(0, super::Children::len);
         if count >= self.limits.max_directory_items {
             return Err(FsError::MaxDirectoryItems(format!(
                 "The directory item limit of {parent_path} is exceeded: limit={} items={count}",

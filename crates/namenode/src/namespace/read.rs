@@ -179,14 +179,13 @@ impl Namespace {
                 ..Default::default()
             },
         )?;
-        use std::ops::Bound;
-        let mut after = children.range::<str, _>((Bound::Excluded(start_after), Bound::Unbounded));
+        let after = children.after(start_after, |c| self.name_of(c));
         let entries: Vec<FileStatus> = after
-            .by_ref()
+            .iter()
             .take(limit.max(1))
-            .map(|(_, id)| self.status(self.node(*id)))
+            .map(|id| self.status(self.node(*id)))
             .collect();
-        let remaining = u32::try_from(after.count()).unwrap_or(u32::MAX);
+        let remaining = u32::try_from(after.len() - entries.len()).unwrap_or(u32::MAX);
         Ok(Some(Listing { entries, remaining }))
     }
 

@@ -7,6 +7,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use compact_str::CompactString;
+
+use super::children::Children;
 use super::names::{NameId, NameTable};
 use super::permission::mode_string;
 use super::{path, FsError, Namespace};
@@ -86,11 +89,10 @@ impl FileNode {
 
 #[derive(Debug, Clone)]
 pub enum INodeKind {
-    /// Children by name; `BTreeMap` keeps listings in byte order of the
-    /// UTF-8 names, so paging with `startAfter` is stable. The keys share
-    /// each child's own `name` allocation.
+    /// Children in byte order of their UTF-8 names, so paging with
+    /// `startAfter` is stable; searched by the children's own names.
     Directory {
-        children: BTreeMap<Arc<str>, INodeId>,
+        children: Children,
     },
     File(FileNode),
 }
@@ -101,8 +103,10 @@ pub struct INode {
     /// [`INodeId::NONE`] for the root and unlinked inodes; read through
     /// [`INode::parent`].
     pub parent_id: INodeId,
-    /// Shared with the parent's children map (one allocation per name).
-    pub name: Arc<str>,
+    /// The inode's name in its parent (the only copy: the parent's
+    /// [`Children`] search by it). Up to 24 bytes of UTF-8 live inside
+    /// the inode (most names), longer ones on the heap.
+    pub name: CompactString,
     pub permission: u16,
     /// Interned in the namespace's [`NameTable`]: read through
     /// `Namespace::owner_of` / `group_of`.
@@ -137,7 +141,7 @@ impl INode {
         }
     }
 
-    pub(super) fn children(&self) -> Option<&BTreeMap<Arc<str>, INodeId>> {
+    pub(super) fn children(&self) -> Option<&Children> {
         match &self.kind {
             INodeKind::Directory { children } => Some(children),
             INodeKind::File(_) => None,
@@ -260,7 +264,7 @@ impl Namespace {
         inodes.push(Some(ROOT_INODE_ID));
         let mut cur = Some(ROOT_INODE_ID);
         for c in &comps {
-            cur = cur.and_then(|id| self.node(id).children().and_then(|ch| ch.get(*c).copied()));
+            cur = cur.and_then(|id| self.child(self.node(id), c));
             inodes.push(cur);
         }
         Ok(Resolved {
@@ -269,12 +273,61 @@ impl Namespace {
         })
     }
 
+    /// The name of inode `id`, live or kept for snapshots ("" if neither:
+    /// only a corrupt tree names a missing child).
+    pub(super) fn name_of(&self, id: INodeId) -> &str {
+        self.any_node(id).map_or("", |n| &n.name)
+    }
+
+    /// The child of directory `dir` named `name` (live, or retained when
+    /// `dir` is retained: its children are then retained with it).
+    pub(super) fn child(&self, dir: &INode, name: &str) -> Option<INodeId> {
+        dir.children()?.get(name, |c| self.name_of(c))
+    }
+
+    /// A directory's children by name (snapshot views edit such a copy).
+    pub(super) fn named_children(&self, dir: &INode) -> BTreeMap<Arc<str>, INodeId> {
+        dir.children().map_or_else(BTreeMap::new, |c| {
+            c.values()
+                .map(|id| (Arc::from(self.name_of(*id)), *id))
+                .collect()
+        })
+    }
+
+    /// Links `id` (already in the tree, under its own name) into directory
+    /// `parent`, over any child of the same name.
+    pub(super) fn add_child(&mut self, parent: INodeId, id: INodeId) {
+        let Some(at) = self
+            .node(parent)
+            .children()
+            .map(|c| c.position(self.name_of(id), |c| self.name_of(c)))
+        else {
+            return;
+        };
+        if let INodeKind::Directory { children } = &mut self.node_mut(parent).kind {
+            children.put(at, id);
+        }
+    }
+
+    /// Unlinks the child named `name` from directory `parent`.
+    pub(super) fn remove_child(&mut self, parent: INodeId, name: &str) -> Option<INodeId> {
+        let at = self
+            .node(parent)
+            .children()?
+            .position(name, |c| self.name_of(c))
+            .ok()?;
+        match &mut self.node_mut(parent).kind {
+            INodeKind::Directory { children } => Some(children.remove_at(at)),
+            INodeKind::File(_) => None,
+        }
+    }
+
     /// The path of an inode, from the root.
     pub fn path_of(&self, id: INodeId) -> Option<String> {
         let mut names = Vec::new();
         let mut cur = self.inodes.get(&id)?;
         while let Some(p) = cur.parent() {
-            names.push(Arc::clone(&cur.name));
+            names.push(cur.name.as_str());
             cur = self.inodes.get(&p)?;
         }
         names.reverse();

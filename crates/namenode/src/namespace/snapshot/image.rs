@@ -4,11 +4,9 @@
 //! the retained inodes and the pins exactly; the references are counted
 //! again from the diffs.
 
-use std::sync::Arc;
-
 use super::{DirDiff, FileDiff, SnapshotInfo, Snapshottable};
 use crate::namespace::storage_policy::UNSPECIFIED_POLICY_ID;
-use crate::namespace::{ApplyError, FileNode, INode, INodeId, INodeKind, Namespace};
+use crate::namespace::{ApplyError, Children, FileNode, INode, INodeId, INodeKind, Namespace};
 
 /// Entries per image part: keeps each stored record far below the
 /// journal's record size limit.
@@ -107,7 +105,11 @@ impl Namespace {
                     .map(|f| (n.replication, f.block_size, f.blocks.clone())),
                 children: n
                     .children()
-                    .map(|c| c.iter().map(|(k, v)| (k.to_string(), *v)).collect())
+                    .map(|c| {
+                        c.values()
+                            .map(|v| (self.name_of(*v).to_string(), *v))
+                            .collect()
+                    })
                     .unwrap_or_default(),
                 storage_policy: s
                     .retained_policies
@@ -182,11 +184,9 @@ impl Namespace {
                     under_construction: None,
                 }),
                 None => INodeKind::Directory {
-                    children: r
-                        .children
-                        .iter()
-                        .map(|(n, c)| (Arc::from(n.as_str()), *c))
-                        .collect(),
+                    children: Children::from_named(
+                        r.children.iter().map(|(n, c)| (n.as_str(), *c)).collect(),
+                    ),
                 },
             };
             if let Some(f) = &r.file {
@@ -209,7 +209,7 @@ impl Namespace {
                 INode {
                     id: r.id,
                     parent_id: r.parent.unwrap_or(INodeId::NONE),
-                    name: Arc::from(r.name.as_str()),
+                    name: compact_str::CompactString::new(&r.name),
                     permission: r.attrs.permission,
                     owner: self.names.intern(&r.attrs.owner),
                     group: self.names.intern(&r.attrs.group),

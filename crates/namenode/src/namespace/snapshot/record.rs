@@ -4,7 +4,7 @@
 //! operations' checks.
 
 use super::{DirDiff, FileDiff, KeptFeatures, SnapshotState};
-use crate::namespace::{INode, INodeId, INodeKind, Namespace};
+use crate::namespace::{INodeId, INodeKind, Namespace};
 
 impl SnapshotState {
     /// The newest live snapshot whose id is at most `id`.
@@ -276,8 +276,8 @@ impl Namespace {
         };
         node.parent()
             .and_then(|p| self.snapshots.retained.get(&p))
-            .and_then(INode::children)
-            .is_some_and(|c| c.get(&node.name) == Some(&id))
+            .and_then(|p| self.child(p, &node.name))
+            == Some(id)
     }
 
     /// Drops a retained inode no snapshot names any more, and the part of

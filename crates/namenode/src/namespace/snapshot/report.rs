@@ -216,8 +216,7 @@ impl Namespace {
             Some(s) => self.children_at(dir, s),
             None => self
                 .any_node(dir)
-                .and_then(|n| n.children())
-                .cloned()
+                .map(|n| self.named_children(n))
                 .unwrap_or_default(),
         }
     }

@@ -71,8 +71,8 @@ impl Namespace {
             if *c == DOT_SNAPSHOT && self.snapshots.dirs.contains_key(&cur) {
                 return Ok(Some(self.resolve_in_snapshot(cur, &comps, i, ancestors)));
             }
-            match node.children().and_then(|ch| ch.get(*c)) {
-                Some(id) => cur = *id,
+            match self.child(node, c) {
+                Some(id) => cur = id,
                 None => return Ok(None),
             }
         }
@@ -124,7 +124,8 @@ impl Namespace {
     /// The child `name` of directory `dir` as snapshot `s` saw it.
     fn child_at(&self, dir: INodeId, s: u32, name: &str) -> Option<INodeId> {
         let node = self.any_node(dir)?;
-        let mut found = node.children()?.get(name).copied();
+        node.children()?;
+        let mut found = self.child(node, name);
         if let Some(diffs) = self.snapshots.dir_diffs.get(&dir) {
             for d in diffs.iter().rev().take_while(|d| d.snapshot >= s) {
                 if d.created.iter().any(|(n, _)| n == name) {
@@ -146,8 +147,7 @@ impl Namespace {
     ) -> BTreeMap<Arc<str>, INodeId> {
         let mut out = self
             .any_node(dir)
-            .and_then(INode::children)
-            .cloned()
+            .map(|n| self.named_children(n))
             .unwrap_or_default();
         if let Some(diffs) = self.snapshots.dir_diffs.get(&dir) {
             for d in diffs.iter().rev().take_while(|d| d.snapshot >= s) {

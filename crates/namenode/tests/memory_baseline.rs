@@ -1,0 +1,68 @@
+//! Fails when the memory per file of a 100,000-file namespace grows more
+//! than 20% over a committed baseline. Memory is counted by this test
+//! binary's global allocator (`stats_alloc`: live heap bytes, as the
+//! program asks for them, without malloc's headers and rounding): unlike RSS it does not depend on malloc's arenas, page
+//! sizes or what ran before in the process, so the figure is the same on
+//! every run and build machine. The tests run one after the other (a lock)
+//! so that each counts only its own allocations.
+
+mod memory;
+
+use std::alloc::System;
+use std::sync::Mutex;
+
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Live heap bytes per file (or block) that `build` leaves (what it returns kept
+/// alive while counting).
+fn bytes_per_file<T>(files: u64, build: impl FnOnce() -> T) -> f64 {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let region = Region::new(GLOBAL);
+    let kept = build();
+    let change = region.change();
+    drop(kept);
+    (change.bytes_allocated as f64 - change.bytes_deallocated as f64) / files as f64
+}
+
+fn check(case: &str, measured: f64, baseline: f64) {
+    println!("{case}: {measured:.1} live heap bytes each (baseline {baseline})");
+    assert!(
+        measured <= baseline * 1.2,
+        "{case}: {measured:.1} bytes each is more than 20% over the baseline of \
+         {baseline}; if the growth is intended, measure again and update the baseline"
+    );
+}
+
+/// Live heap bytes per file of 100 directories of 1,000 empty files
+/// (`memory::flat(100, 1_000)`), measured with this test at the commit
+/// that set it (`cargo test -p cairn-namenode --test memory_baseline --
+/// --nocapture`, debug build; the figure is the same on every run). It
+/// counts the capacity of the inode slab (131,072 slots for 100,101
+/// inodes here), not only the slots in use as RSS does.
+const EMPTY_FILES_BASELINE: f64 = 161.6;
+
+/// Live heap bytes per block of a block map of 100,000 blocks with three
+/// reported replicas each (`memory::block_map(100_000)`), measured the
+/// same way. A file of one block costs both figures.
+const BLOCK_MAP_BASELINE: f64 = 289.8;
+
+#[test]
+fn empty_files_stay_within_20_percent_of_the_baseline() {
+    let per_file = bytes_per_file(100_000, || memory::flat(100, 1_000));
+    check("100k empty files", per_file, EMPTY_FILES_BASELINE);
+}
+
+#[test]
+fn the_block_map_stays_within_20_percent_of_the_baseline() {
+    let per_block = bytes_per_file(100_000, || memory::block_map(100_000));
+    check(
+        "100k blocks of 3 replicas (block map)",
+        per_block,
+        BLOCK_MAP_BASELINE,
+    );
+}
