@@ -132,9 +132,7 @@ impl ReadOrderSettings {
     ///
     /// # Errors
     /// A malformed value, naming its key.
-    pub fn from_conf(
-        conf: &Configuration,
-    ) -> Result<Self, ConfigError> {
+    pub fn from_conf(conf: &Configuration) -> Result<Self, ConfigError> {
         let avoid = conf.get_bool("dfs.namenode.avoid.read.stale.datanode", false)?;
         let interval = conf.get_duration(
             "dfs.namenode.stale.datanode.interval",
