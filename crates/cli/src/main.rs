@@ -8,6 +8,7 @@ mod bench;
 mod dfs;
 mod fsck;
 mod logging;
+mod malloc_env;
 mod up;
 
 use std::net::SocketAddr;
@@ -392,6 +393,13 @@ fn main() -> ExitCode {
             ipc_address,
             http_address,
         } => {
+            if let Ok(conf) = load_conf(&cli) {
+                // Before anything else runs: the process may be replaced.
+                let retain = conf
+                    .get_bool(malloc_env::RETAIN_FREED_MEMORY, true)
+                    .unwrap_or(true);
+                malloc_env::reexec_with_fixed_thresholds(retain);
+            }
             init_tracing();
             let result = load_conf(&cli).and_then(|conf| {
                 runtime.block_on(run_datanode(

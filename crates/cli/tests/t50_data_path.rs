@@ -286,22 +286,38 @@ async fn appends_at_a_block_boundary_start_a_new_block() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_of_a_replicated_block_spread_over_its_datanodes() {
-    // Goal: replicas at the same distance from the reader come in a fresh
-    // random order per getBlockLocations, as HDFS's sortByDistance shuffles
-    // them, so that many readers of one hot block are served by all of its
-    // DataNodes instead of always the first one.
+    // Goal: replicas at the same distance from the reader take turns per
+    // getBlockLocations (HDFS shuffles them; Cairn rotates them per block,
+    // so that the spread is even, not binomial), so that many readers of
+    // one hot block are served by all of its DataNodes instead of always
+    // the first one.
     let cluster = Cluster::start(3, &[]);
     let c = cluster.nn.client(None);
     let data = pattern(77, 200_000);
     write(&c, "/spread/f", &data, 3).await;
-    // The first location over 60 calls: every DataNode comes first.
+    // Over 60 calls (all three DataNodes are on the reader's host, so at
+    // the same distance): each DataNode comes first exactly 20 times, and
+    // each of the 6 orders comes up exactly 10 times. Nothing else reads
+    // the block meanwhile, so the counts are exact, not statistical.
     let mut first = std::collections::HashMap::new();
+    let mut orders = std::collections::HashMap::new();
     for _ in 0..60 {
         let lb = locations(&cluster.nn, "/spread/f").await;
-        let port = lb.blocks[0].locs[0].id.xfer_port;
-        *first.entry(port).or_insert(0) += 1;
+        let ports: Vec<u32> = lb.blocks[0].locs.iter().map(|l| l.id.xfer_port).collect();
+        assert_eq!(ports.len(), 3, "locations: {ports:?}");
+        *first.entry(ports[0]).or_insert(0) += 1;
+        *orders.entry(ports).or_insert(0) += 1;
     }
     assert_eq!(first.len(), 3, "first locations over 60 calls: {first:?}");
+    assert!(
+        first.values().all(|&n| n == 20),
+        "first locations over 60 calls: {first:?}"
+    );
+    assert_eq!(orders.len(), 6, "orders over 60 calls: {orders:?}");
+    assert!(
+        orders.values().all(|&n| n == 10),
+        "orders over 60 calls: {orders:?}"
+    );
     // 30 whole-file reads by hdfs-native: each DataNode serves some.
     let read_ops = |dn: &common::DataNode| -> u64 {
         let m: serde_json::Value = serde_json::from_str(&dn.metrics()).expect("metrics JSON");

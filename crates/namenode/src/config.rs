@@ -109,6 +109,41 @@ pub struct NameNodeConfig {
     pub log_dir: Option<std::path::PathBuf>,
     /// Who may impersonate whom (`hadoop.proxyuser.*`), for WebHDFS's `doas`.
     pub proxy_users: crate::proxy_users::ProxyUsers,
+    /// How getBlockLocations orders replicas for readers.
+    pub read_order: ReadOrderSettings,
+}
+
+/// How getBlockLocations orders a block's replicas for a reader
+/// (`dfs.namenode.avoid.read.stale.datanode`,
+/// `dfs.namenode.stale.datanode.interval`, `dfs.namenode.read.considerLoad`;
+/// HDFS's keys and defaults).
+#[derive(Debug, Clone, Default)]
+pub struct ReadOrderSettings {
+    /// A DataNode whose last heartbeat is older than this goes after the
+    /// fresh ones; `None`: staleness is not considered (HDFS's default).
+    pub avoid_stale_after: Option<Duration>,
+    /// Replicas at the same distance fewest-transfers first (by the
+    /// xceiver count of the last heartbeat), the rotation breaking ties.
+    pub consider_load: bool,
+}
+
+impl ReadOrderSettings {
+    /// Reads the keys above.
+    ///
+    /// # Errors
+    /// A malformed value, naming its key.
+    pub fn from_conf(conf: &Configuration) -> Result<Self, ConfigError> {
+        let avoid = conf.get_bool("dfs.namenode.avoid.read.stale.datanode", false)?;
+        let interval = conf.get_duration(
+            "dfs.namenode.stale.datanode.interval",
+            cairn_common::config::TimeUnit::Milliseconds,
+            Duration::from_secs(30),
+        )?;
+        Ok(Self {
+            avoid_stale_after: avoid.then_some(interval),
+            consider_load: conf.get_bool("dfs.namenode.read.considerLoad", false)?,
+        })
+    }
 }
 
 /// The IPC server's settings.
@@ -502,6 +537,7 @@ impl NameNodeConfig {
             list_open_files_max: list_open_files_max as usize,
             log_dir,
             proxy_users: crate::proxy_users::ProxyUsers::from_conf(conf),
+            read_order: ReadOrderSettings::from_conf(conf)?,
             lease_soft_limit,
             lease_hard_limit,
             hosts_exclude,

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Interleaved A/B of the Java client's dfsio (the shared harness) on Cairn and HDFS.
+
+usage: bench/java_write_ab.py CAIRN_BINARY REPS FILES SIZE_MB THREADS [MODE [SYSTEMS]]
+SYSTEMS: comma-separated of cairn (CAIRN_BINARY), cairn2 (the binary in $CAIRN2),
+cairnenv (CAIRN_BINARY with fixed glibc malloc thresholds), hdfs (MiniDFSCluster).
+All clusters run at once; each repetition runs every system in turn, alternating the
+order. Per run: aggregate MiB/s, server CPU ms per MiB (utime+stime from /proc/<pid>/stat
+of the cluster's processes, by role), the client JVM's CPU ms per MiB, context switches
+per MiB, and for Cairn the deepest disk queue. PERF=<system> records the first
+repetition's DataNodes with `perf record -g` into the work directory."""
+import os, re, resource, signal, subprocess, sys, time, json, shutil, socket, statistics, urllib.request
+H = os.environ.get("HARNESS", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "anchors", "hdfs-harness", "harness"))
+CAIRN = sys.argv[1]
+REPS = int(sys.argv[2]); FILES = int(sys.argv[3]); SIZE = int(sys.argv[4]); THREADS = int(sys.argv[5])
+MODE = sys.argv[6] if len(sys.argv) > 6 else "write"
+SYSTEMS = (sys.argv[7] if len(sys.argv) > 7 else "cairn,hdfs").split(",")
+WORK = os.environ.get("AB_WORK", "/tmp/java_write_ab"); shutil.rmtree(WORK, ignore_errors=True); os.makedirs(WORK)
+TCK = os.sysconf("SC_CLK_TCK")
+def free_port():
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
+def pgroup(pgid):
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                st = open("/proc/%s/stat" % d).read()
+                f = st[st.rindex(")") + 2:].split()
+                if int(f[2]) == pgid:
+                    cmd = open("/proc/%s/cmdline" % d).read().replace("\0", " ")
+                    out.append((int(d), (int(f[11]) + int(f[12])) / TCK, cmd))
+            except (OSError, ValueError):
+                pass
+    return out
+def cpu(c):
+    r = {}
+    for pid, t, cmd in pgroup(c["p"].pid):
+        role = "dn" if " datanode" in cmd else ("nn" if " namenode" in cmd else ("jvm" if "java" in cmd else "other"))
+        r[pid] = (role, t)
+    return r
+def ctx(c):
+    n = 0
+    for pid, _, cmd in pgroup(c["p"].pid):
+        try:
+            for d in os.listdir("/proc/%d/task" % pid):
+                for l in open("/proc/%d/task/%s/status" % (pid, d)):
+                    if "ctxt_switches" in l:
+                        n += int(l.split()[1])
+        except OSError:
+            pass
+    return n
+def start(kind):
+    d = os.path.join(WORK, kind)
+    if kind == "hdfs":
+        cmd = [H, "minidfs", "--nn-port", str(free_port()), "--http-port", str(free_port()), "--datanodes", "3",
+               "--dir", d, "--replication", "3", "--blocksize", str(128 << 20)]
+        ready = r"READY (hdfs://\S+)"
+    else:
+        binary = os.environ.get("CAIRN2", CAIRN) if kind == "cairn2" else CAIRN
+        cmd = [binary, "up", "--dir", d, "--rpc-address", "127.0.0.1:0"]
+        ready = r"Cairn is up: (hdfs://\S+)"
+    out = os.path.join(WORK, kind + ".out")
+    env = dict(os.environ)
+    if kind == "cairnenv":
+        env.update(MALLOC_TRIM_THRESHOLD_=str(256 << 20), MALLOC_MMAP_THRESHOLD_=str(4 << 20))
+    p = subprocess.Popen(cmd, stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True, env=env)
+    t = time.time()
+    while time.time() - t < 180:
+        m = re.search(ready, open(out).read())
+        if m:
+            return {"p": p, "url": m.group(1), "kind": kind, "http": re.findall(r" http (127\.0\.0\.1:\d+)", open(out).read())}
+        if p.poll() is not None:
+            sys.exit("%s died: %s" % (kind, open(out).read()[-2000:]))
+        time.sleep(0.3)
+    sys.exit("not ready")
+def stop(c):
+    try:
+        os.killpg(c["p"].pid, signal.SIGINT); c["p"].wait(60)
+    except Exception:
+        pass
+    try: os.killpg(c["p"].pid, signal.SIGKILL)
+    except Exception: pass
+def metrics(c):
+    tot = {}
+    for a in c["http"]:
+        try:
+            for k, v in json.loads(urllib.request.urlopen("http://%s/metrics" % a, timeout=10).read()).items():
+                if isinstance(v, (int, float)):
+                    tot[k] = max(tot.get(k, 0), v) if "_max_" in k else tot.get(k, 0) + v
+        except Exception:
+            pass
+    return tot
+cl = {k: start(k) for k in SYSTEMS}
+res = {k: [] for k in cl}
+try:
+    for rep in range(REPS):
+        for k, c in (cl.items() if rep % 2 == 0 else reversed(list(cl.items()))):
+            d = "/ab%d" % rep
+            cmd = [H, "dfsio", "--fs", c["url"], "--dir", d, "--files", str(FILES), "--size-mb", str(SIZE),
+                   "--threads", str(THREADS), "--mode", MODE, "--replication", "3"]
+            perf = None
+            if os.environ.get("PERF") and k == os.environ.get("PERF") and rep == 0:
+                dns = [str(pid) for pid, (role, _) in cpu(c).items() if role == "dn"]
+                perf = subprocess.Popen(["perf", "record", "-F", "499", "-g", "-o", os.path.join(WORK, "perf.data"), "-p", ",".join(dns)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                time.sleep(1)
+            cs0 = ctx(c)
+            m0 = metrics(c); c0 = cpu(c); r0 = resource.getrusage(resource.RUSAGE_CHILDREN); t0 = time.time()
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+            t1 = time.time(); r1 = resource.getrusage(resource.RUSAGE_CHILDREN); c1 = cpu(c); m1 = metrics(c)
+            cs1 = ctx(c)
+            if perf:
+                perf.send_signal(signal.SIGINT); perf.wait()
+            line = [l for l in p.stdout.splitlines() if l.startswith("RESULT dfsio")]
+            if p.returncode or not line:
+                print("FAIL", k, p.stdout[-800:], p.stderr[-800:]); continue
+            agg = float(re.search(r"agg_mb_s=([\d.]+)", line[0]).group(1))
+            mib = FILES * SIZE
+            by = {}
+            for pid, (role, t) in c1.items():
+                by[role] = by.get(role, 0) + t - c0.get(pid, (role, 0))[1]
+            client = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+            dm = {x: m1.get(x, 0) - m0.get(x, 0) for x in m1 if not x.endswith("_max_depth") and isinstance(m1.get(x), (int, float))}
+            row = {"agg": agg, "wall": round(t1 - t0, 2), "client_cpu_ms_per_mib": round(1000 * client / mib, 2),
+                   "server_cpu_ms_per_mib": {r: round(1000 * v / mib, 2) for r, v in by.items()},
+                   "ctxsw_per_mib": round((cs1 - cs0) / (FILES * SIZE), 1), "load": open("/proc/loadavg").read().split()[0]}
+            if "write_disk_queue_max_depth" in m1: row["qmax"] = m1["write_disk_queue_max_depth"]
+            res[k].append(row)
+            print(k, rep, json.dumps(row), flush=True)
+finally:
+    for c in cl.values(): stop(c)
+for k, rows in res.items():
+    if rows:
+        a = sorted(r["agg"] for r in rows)
+        s = sorted(sum(r["server_cpu_ms_per_mib"].values()) for r in rows)
+        print("SUMMARY", k, "agg MiB/s median %.1f min %.1f max %.1f" % (statistics.median(a), a[0], a[-1]),
+              "server cpu ms/MiB median %.2f (%.2f-%.2f)" % (statistics.median(s), s[0], s[-1]))
