@@ -139,7 +139,11 @@ fn quota_commands_count_and_restart() {
 
     // Enough edits for a checkpoint, then some after it.
     for i in 0..30 {
-        dfs(&nn, &["-mkdir", &format!("/cp/d{i}")]);
+        // -p: without it every mkdir under the missing /cp fails, no edit
+        // is logged, and whether an image past txid 10 appears depended on
+        // when the checkpointer happened to look.
+        let out = dfs(&nn, &["-mkdir", "-p", &format!("/cp/d{i}")]);
+        assert_eq!(out.code, 0, "mkdir /cp/d{i}: {}", out.stderr);
     }
     assert!(
         wait_until(Duration::from_secs(10), || images(nn.dir.path())

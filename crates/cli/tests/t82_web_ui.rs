@@ -52,20 +52,24 @@ fn num(bean: &Value, attr: &str) -> u64 {
 
 const ACTIVITY: &str = "Hadoop:service=NameNode,name=NameNodeActivity";
 
-fn rpc_client(cluster: &Cluster) -> (tokio::runtime::Runtime, cairn_rpc::client::Client) {
-    let rt = tokio::runtime::Builder::new_multi_thread()
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
-        .expect("runtime");
-    let c = rt
-        .block_on(cairn_rpc::client::Client::connect(
-            cluster.nn.addr,
-            &current_user(),
-            cairn_proto::protocols::CLIENT_PROTOCOL,
-        ))
-        .expect("connect");
-    (rt, c)
+        .expect("runtime")
+}
+
+/// A fresh IPC connection: made right before its calls, since the
+/// NameNode closes a connection left idle longer than its idle timeout
+/// (20 s), which installing the Python side on a new machine exceeds.
+fn rpc_client(rt: &tokio::runtime::Runtime, cluster: &Cluster) -> cairn_rpc::client::Client {
+    rt.block_on(cairn_rpc::client::Client::connect(
+        cluster.nn.addr,
+        &current_user(),
+        cairn_proto::protocols::CLIENT_PROTOCOL,
+    ))
+    .expect("connect")
 }
 
 /// Work through hdfs-native: a directory and three files.
@@ -333,7 +337,7 @@ fn expected(
 #[test]
 fn web_ui_jmx_prom_and_servlets() {
     let cluster = Cluster::start(2, &["dfs.replication=2"]);
-    let (rt, client) = rpc_client(&cluster);
+    let rt = runtime();
     check_jmx_counters_move(&cluster, &rt);
     check_conf_stacks_loglevel(&cluster);
     for addr in [cluster.nn.http, cluster.dns[0].http] {
@@ -353,6 +357,7 @@ fn web_ui_jmx_prom_and_servlets() {
     } else {
         work.path().join("shots")
     };
+    let client = rpc_client(&rt, &cluster);
     let exp = expected(&cluster, &rt, &client, &shots.display().to_string());
     let exp_path = work.path().join("expected.json");
     std::fs::write(&exp_path, exp.to_string()).expect("write expected");
