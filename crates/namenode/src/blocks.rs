@@ -13,6 +13,10 @@
 //! other node can take a copy (a cluster no larger than the replication),
 //! the corrupt replica is deleted first so that its node can.
 //!
+//! Memory: block states sit in a slab with their replicas inline
+//! (`table.rs`), replicas name DataNodes and storages by 4-byte indexes,
+//! and each DataNode's list of blocks is a vector of slots (`nodes.rs`).
+//!
 //! Nothing here costs O(all blocks) on a DataNode's behalf: a per-DataNode
 //! index of the blocks it holds makes a full report and a node's removal
 //! O(that node's replicas); every event that may change a block's
@@ -22,49 +26,31 @@
 //! start-up safe mode's count of blocks with their minimum replication is
 //! kept up to date as replicas come and go (HDFS's `blockSafe`).
 
+mod commands;
+mod nodes;
 mod queue;
 mod replication;
 pub use replication::{ChooseCopyTargets, CopyRequest};
 mod report;
+mod table;
 
 use std::collections::{HashMap, HashSet};
-use std::sync::Arc;
 
 pub use queue::{
     priority, LEVELS, QUEUE_HIGHEST_PRIORITY, QUEUE_LOW_REDUNDANCY,
     QUEUE_REPLICAS_BADLY_DISTRIBUTED, QUEUE_VERY_LOW_REDUNDANCY, QUEUE_WITH_CORRUPT_BLOCKS,
 };
 pub use report::{BlockView, MetaSaveView, RedundancyStats};
+use table::{BlockState, BlockTable, Replica};
 
 use crate::datanodes::DatanodeUuid;
 use crate::namespace::{BlockId, BlockRecord, GenStamp, INodeId};
 
-/// A DataNode's uuid as replicas hold it: one allocation per DataNode,
-/// shared by all its replicas (a uuid string per replica would cost more
-/// than the rest of the replica). Reads and compares as the uuid.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct NodeRef(Arc<DatanodeUuid>);
-
-impl std::ops::Deref for NodeRef {
-    type Target = DatanodeUuid;
-
-    fn deref(&self) -> &DatanodeUuid {
-        &self.0
-    }
-}
-
-impl PartialEq<DatanodeUuid> for NodeRef {
-    fn eq(&self, other: &DatanodeUuid) -> bool {
-        *self.0 == *other
-    }
-}
-
-/// One replica of a block on one DataNode storage.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Replica {
-    pub datanode: NodeRef,
-    /// Shared by every replica on that storage (see `BlockManager::storages`).
-    pub storage: Arc<str>,
+/// One replica of a block as the block map's readers (fsck) see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicaInfo<'a> {
+    pub datanode: &'a DatanodeUuid,
+    pub storage: &'a str,
     pub gs: GenStamp,
     pub num_bytes: u64,
     /// Finalized on the DataNode (as opposed to being written).
@@ -73,7 +59,7 @@ pub struct Replica {
     pub corrupt: bool,
 }
 
-impl Replica {
+impl ReplicaInfo<'_> {
     /// Whether this replica counts towards the block's replication.
     pub fn is_good(&self, gs: GenStamp) -> bool {
         self.finalized && !self.corrupt && self.gs >= gs
@@ -89,20 +75,6 @@ pub enum CorruptOutcome {
     UnknownBlock,
     /// The DataNode holds no replica of the block (already gone).
     UnknownReplica,
-}
-
-#[derive(Debug, Clone)]
-struct BlockState {
-    file: INodeId,
-    gs: GenStamp,
-    replicas: Vec<Replica>,
-    /// The pipeline the block was handed out with, until replicas report.
-    expected: Vec<DatanodeUuid>,
-    /// Start-up safe mode: the committed length when the block counts
-    /// towards its threshold (complete when the NameNode started).
-    safe_len: Option<u64>,
-    /// Whether it is counted safe now.
-    counted_safe: bool,
 }
 
 /// What to do with a reported replica.
@@ -125,15 +97,12 @@ pub struct Transfer {
 /// Replica locations and pending deletions.
 #[derive(Debug, Default)]
 pub struct BlockManager {
-    /// Boxed: a hash table keeps up to about twice as many slots as
-    /// entries, and a slot of a pointer instead of the whole state is most
-    /// of a block's memory saved.
-    blocks: HashMap<BlockId, Box<BlockState>>,
-    /// The storage ids replicas were reported on, each allocated once for
-    /// all the replicas on it (a handful per DataNode; never dropped).
-    storages: HashSet<Arc<str>>,
-    /// The DataNodes replicas were reported from, likewise shared.
-    nodes: HashSet<Arc<DatanodeUuid>>,
+    /// The block states, in a slab (`table.rs`).
+    blocks: BlockTable,
+    /// The DataNodes and storages replicas are on, and the blocks each
+    /// DataNode holds (`nodes.rs`): a full report and a node's removal
+    /// touch only that node's blocks.
+    nodes: nodes::Nodes,
     /// Replicas each DataNode must delete, sent with its next heartbeats.
     invalidate: HashMap<DatanodeUuid, Vec<(BlockId, GenStamp)>>,
     /// Copies each DataNode must make, sent with its next heartbeats.
@@ -144,9 +113,6 @@ pub struct BlockManager {
     recoveries: HashMap<DatanodeUuid, Vec<Recovery>>,
     /// Files whose last block is being recovered.
     recovering: HashSet<INodeId>,
-    /// The blocks each DataNode holds a replica of: a full report and a
-    /// node's removal touch only that node's blocks.
-    on_node: HashMap<DatanodeUuid, HashSet<BlockId>>,
     /// DataNodes told (or still to be told) to delete a replica of a known
     /// block, and since when: such a node must not get a new copy of the
     /// block until it confirms the deletion (a DELETED report, or a full
@@ -206,40 +172,16 @@ impl BlockManager {
         file: INodeId,
         expected: Vec<DatanodeUuid>,
     ) {
-        let state = self.blocks.entry(id).or_insert_with(|| {
-            Box::new(BlockState {
-                file,
-                gs,
-                replicas: Vec::new(),
-                expected: Vec::new(),
-                safe_len: None,
-                counted_safe: false,
-            })
-        });
-        state.gs = gs;
-        state.file = file;
-        state.expected = expected;
+        let expected: Box<[u32]> = expected.iter().map(|d| self.nodes.index(d)).collect();
+        let slot = self
+            .blocks
+            .slot_or_insert(id, || BlockState::new(id, gs, file));
+        if let Some(state) = self.blocks.at_mut(slot) {
+            state.gs = gs;
+            state.file = file;
+            state.expected = expected;
+        }
         self.touched(id);
-    }
-
-    /// The shared copy of DataNode uuid `datanode`.
-    fn node_ref(&mut self, datanode: &DatanodeUuid) -> NodeRef {
-        if let Some(n) = self.nodes.get(datanode) {
-            return NodeRef(Arc::clone(n));
-        }
-        let n = Arc::new(datanode.clone());
-        self.nodes.insert(Arc::clone(&n));
-        NodeRef(n)
-    }
-
-    /// The shared copy of storage id `storage`.
-    fn storage_id(&mut self, storage: &str) -> Arc<str> {
-        if let Some(s) = self.storages.get(storage) {
-            return Arc::clone(s);
-        }
-        let s: Arc<str> = Arc::from(storage);
-        self.storages.insert(Arc::clone(&s));
-        s
     }
 
     /// Something about `id` changed (replicas, stamp, file): the monitor
@@ -252,9 +194,10 @@ impl BlockManager {
         let Some(state) = self.blocks.get_mut(&id) else {
             return;
         };
-        let Some(len) = state.safe_len else {
+        if !state.safe_tracked {
             return;
-        };
+        }
+        let len = state.safe_len;
         let good = state
             .replicas
             .iter()
@@ -295,7 +238,8 @@ impl BlockManager {
             let Some(state) = self.blocks.get_mut(&b.id) else {
                 continue;
             };
-            state.safe_len = Some(b.num_bytes);
+            state.safe_len = b.num_bytes;
+            state.safe_tracked = true;
             state.counted_safe = false;
             if let Some(t) = self.tally.as_mut() {
                 t.total += 1;
@@ -330,13 +274,48 @@ impl BlockManager {
             .push((id, gs));
     }
 
+    /// Removes the replicas of the block in `slot` that `gone` selects,
+    /// and their entries in their DataNodes' lists; returns how many.
+    fn remove_replicas(&mut self, slot: u32, gone: impl Fn(&Replica) -> bool) -> usize {
+        let Some(state) = self.blocks.at_mut(slot) else {
+            return 0;
+        };
+        let mut removed: smallvec::SmallVec<[Replica; 3]> = smallvec::SmallVec::new();
+        let mut i = 0;
+        while i < state.replicas.len() {
+            if gone(&state.replicas[i]) {
+                removed.push(state.replicas.remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        for r in &removed {
+            self.unhold(r.node, r.pos);
+        }
+        removed.len()
+    }
+
+    /// Drops entry `pos` of DataNode `node`'s list of blocks, and moves the
+    /// position of the replica whose entry took its place.
+    fn unhold(&mut self, node: u32, pos: u32) {
+        let Some(moved) = self.nodes.release(node, pos) else {
+            return;
+        };
+        if let Some(r) = self
+            .blocks
+            .at_mut(moved)
+            .and_then(|s| s.replicas.iter_mut().find(|r| r.node == node))
+        {
+            r.pos = pos;
+        }
+    }
+
     /// Drops `datanode`'s replica of `id` (all its storages) and its entry
     /// in the index.
     fn drop_replica(&mut self, datanode: &DatanodeUuid, id: BlockId) {
-        if let Some(state) = self.blocks.get_mut(&id) {
-            state.replicas.retain(|r| &r.datanode != datanode);
+        if let (Some(slot), Some(node)) = (self.blocks.slot_of(id), self.nodes.find(datanode)) {
+            self.remove_replicas(slot, |r| r.node == node);
         }
-        unindex(&mut self.on_node, datanode, id);
         self.touched(id);
     }
 
@@ -349,13 +328,18 @@ impl BlockManager {
         gs: GenStamp,
         expected: Option<Vec<DatanodeUuid>>,
     ) {
+        if !self.blocks.contains_key(&id) {
+            return;
+        }
+        let expected: Option<Box<[u32]>> =
+            expected.map(|e| e.iter().map(|d| self.nodes.index(d)).collect());
         if let Some(state) = self.blocks.get_mut(&id) {
             state.gs = gs;
             if let Some(e) = expected {
                 state.expected = e;
             }
-            self.touched(id);
         }
+        self.touched(id);
     }
 
     pub fn contains(&self, id: BlockId) -> bool {
@@ -381,19 +365,31 @@ impl BlockManager {
     /// for deletion on its DataNode.
     pub fn remove_blocks(&mut self, ids: &[BlockId]) {
         for id in ids {
-            if let Some(state) = self.blocks.remove(id) {
-                for r in state.replicas {
-                    unindex(&mut self.on_node, &r.datanode, *id);
-                    self.invalidate_replica(&r.datanode, *id, r.gs);
-                }
-                self.queue.remove(*id);
-                self.changed.remove(id);
-                self.deleting.remove(id);
-                self.in_flight.remove(id);
-                if let (Some(t), Some(_)) = (self.tally.as_mut(), state.safe_len) {
-                    t.total -= 1;
-                    t.safe -= u64::from(state.counted_safe);
-                }
+            let Some(slot) = self.blocks.slot_of(*id) else {
+                continue;
+            };
+            let replicas = self
+                .blocks
+                .at(slot)
+                .map(|s| s.replicas.clone())
+                .unwrap_or_default();
+            for r in &replicas {
+                self.unhold(r.node, r.pos);
+            }
+            let Some(state) = self.blocks.remove(id) else {
+                continue;
+            };
+            for r in &replicas {
+                let datanode = self.nodes.uuid(r.node).clone();
+                self.invalidate_replica(&datanode, *id, r.gs);
+            }
+            self.queue.remove(*id);
+            self.changed.remove(id);
+            self.deleting.remove(id);
+            self.in_flight.remove(id);
+            if let (Some(t), true) = (self.tally.as_mut(), state.safe_tracked) {
+                t.total -= 1;
+                t.safe -= u64::from(state.counted_safe);
             }
         }
     }
@@ -408,10 +404,13 @@ impl BlockManager {
         num_bytes: u64,
         finalized: bool,
     ) -> ReportOutcome {
-        let storage = self.storage_id(storage);
-        let node = self.node_ref(datanode);
-        let Some(state) = self.blocks.get_mut(&id) else {
+        let storage = self.nodes.storage(storage);
+        let node = self.nodes.index(datanode);
+        let Some(slot) = self.blocks.slot_of(id) else {
             self.invalidate_replica(datanode, id, gs);
+            return ReportOutcome::Invalidate;
+        };
+        let Some(state) = self.blocks.at_mut(slot) else {
             return ReportOutcome::Invalidate;
         };
         if gs < state.gs {
@@ -421,30 +420,30 @@ impl BlockManager {
             return ReportOutcome::Invalidate;
         }
         let mut replica = Replica {
-            datanode: node,
-            storage,
             gs,
             num_bytes,
+            node,
+            storage,
+            pos: 0,
             finalized,
             corrupt: false,
         };
-        let changed = match state.replicas.iter_mut().find(|r| &r.datanode == datanode) {
-            Some(r) => {
+        let changed = match state.replica_on(node) {
+            Some(i) => {
+                let r = &mut state.replicas[i];
                 // A corrupt replica reported again (its node did not set it
                 // aside) is still corrupt; a new stamp is a new replica.
                 replica.corrupt = r.corrupt && r.gs == gs;
-                let changed = *r != replica;
+                replica.pos = r.pos;
+                let changed = !r.same_as(&replica);
                 *r = replica;
                 changed
             }
             None => {
-                if state.replicas.capacity() == 0 {
-                    // Room for HDFS's default replication, not the 4 that
-                    // `Vec` starts with: one replica's worth per block.
-                    state.replicas.reserve_exact(3);
+                replica.pos = self.nodes.hold(node, slot);
+                if let Some(state) = self.blocks.at_mut(slot) {
+                    state.replicas.push(replica);
                 }
-                state.replicas.push(replica);
-                self.on_node.entry(datanode.clone()).or_default().insert(id);
                 true
             }
         };
@@ -462,10 +461,11 @@ impl BlockManager {
 
     /// `reportBadBlocks`: the replica of `id` on `datanode` is corrupt.
     pub fn mark_corrupt(&mut self, datanode: &DatanodeUuid, id: BlockId) -> CorruptOutcome {
+        let node = self.nodes.find(datanode);
         let Some(state) = self.blocks.get_mut(&id) else {
             return CorruptOutcome::UnknownBlock;
         };
-        match state.replicas.iter_mut().find(|r| &r.datanode == datanode) {
+        match state.replicas.iter_mut().find(|r| Some(r.node) == node) {
             Some(r) => {
                 r.corrupt = true;
                 // The block is judged afresh: it may need a copy now.
@@ -479,11 +479,12 @@ impl BlockManager {
 
     /// Whether the replica of `id` on `datanode` is marked corrupt.
     pub fn is_corrupt(&self, datanode: &DatanodeUuid, id: BlockId) -> bool {
-        self.blocks.get(&id).is_some_and(|s| {
-            s.replicas
-                .iter()
-                .any(|r| &r.datanode == datanode && r.corrupt)
-        })
+        let Some(node) = self.nodes.find(datanode) else {
+            return false;
+        };
+        self.blocks
+            .get(&id)
+            .is_some_and(|s| s.replicas.iter().any(|r| r.node == node && r.corrupt))
     }
 
     /// Blocks with at least one corrupt replica (getFsStats).
@@ -498,8 +499,8 @@ impl BlockManager {
     /// reader is then handed them with `corrupt = true`, as HDFS does).
     pub fn all_corrupt(&self, id: BlockId) -> bool {
         self.blocks.get(&id).is_some_and(|s| {
-            let current: Vec<&Replica> = s.replicas.iter().filter(|r| r.gs >= s.gs).collect();
-            !current.is_empty() && current.iter().all(|r| r.corrupt)
+            let mut current = s.replicas.iter().filter(|r| r.gs >= s.gs).peekable();
+            current.peek().is_some() && current.all(|r| r.corrupt)
         })
     }
 
@@ -573,25 +574,22 @@ impl BlockManager {
         for id in confirmed {
             self.deletion_confirmed(datanode, id);
         }
-        let gone: Vec<BlockId> = self.on_node.get(datanode).map_or_else(Vec::new, |ids| {
-            ids.iter()
-                .filter(|id| !listed.contains(id))
-                .copied()
-                .collect()
-        });
-        for id in gone {
-            let Some(state) = self.blocks.get_mut(&id) else {
-                unindex(&mut self.on_node, datanode, id);
-                continue;
-            };
-            let before = state.replicas.len();
-            state
-                .replicas
-                .retain(|r| !(&r.datanode == datanode && &*r.storage == storage));
-            if state.replicas.len() != before {
-                if !state.replicas.iter().any(|r| &r.datanode == datanode) {
-                    unindex(&mut self.on_node, datanode, id);
-                }
+        let Some(node) = self.nodes.find(datanode) else {
+            return;
+        };
+        // A storage never seen holds no replica on record.
+        let storage = self.nodes.find_storage(storage);
+        let gone: Vec<(u32, BlockId)> = self
+            .nodes
+            .held(node)
+            .iter()
+            .filter_map(|slot| self.blocks.at(*slot).map(|s| (*slot, s.id)))
+            .filter(|(_, id)| !listed.contains(id))
+            .collect();
+        for (slot, id) in gone {
+            let removed =
+                self.remove_replicas(slot, |r| r.node == node && Some(r.storage) == storage);
+            if removed > 0 {
                 self.touched(id);
             }
         }
@@ -633,10 +631,16 @@ impl BlockManager {
             nodes.retain(|(d, _)| d != datanode);
             !nodes.is_empty()
         });
-        for id in self.on_node.remove(datanode).unwrap_or_default() {
-            if let Some(state) = self.blocks.get_mut(&id) {
-                state.replicas.retain(|r| &r.datanode != datanode);
-            }
+        let Some(node) = self.nodes.find(datanode) else {
+            return;
+        };
+        for slot in self.nodes.take_held(node) {
+            // The whole list is gone: no position to keep up to date.
+            let Some(state) = self.blocks.at_mut(slot) else {
+                continue;
+            };
+            state.replicas.retain(|r| r.node != node);
+            let id = state.id;
             self.touched(id);
         }
     }
@@ -660,7 +664,11 @@ impl BlockManager {
             return Vec::new();
         };
         if state.replicas.is_empty() {
-            return state.expected.iter().map(|d| (d.clone(), None)).collect();
+            return state
+                .expected
+                .iter()
+                .map(|d| (self.nodes.uuid(*d).clone(), None))
+                .collect();
         }
         let mut reps: Vec<&Replica> = state.replicas.iter().filter(|r| r.gs >= state.gs).collect();
         // Corrupt replicas only when there is nothing else.
@@ -669,7 +677,12 @@ impl BlockManager {
         }
         reps.sort_by_key(|r| !r.finalized);
         reps.into_iter()
-            .map(|r| ((*r.datanode).clone(), Some(r.storage.to_string())))
+            .map(|r| {
+                (
+                    self.nodes.uuid(r.node).clone(),
+                    Some(self.nodes.storage_name(r.storage).to_string()),
+                )
+            })
             .collect()
     }
 
@@ -700,71 +713,14 @@ impl BlockManager {
         let mut out: Vec<DatanodeUuid> = state
             .replicas
             .iter()
-            .map(|r| (*r.datanode).clone())
+            .map(|r| self.nodes.uuid(r.node).clone())
             .collect();
-        for e in &state.expected {
+        for e in state.expected.iter().map(|e| self.nodes.uuid(*e)) {
             if !out.contains(e) {
                 out.push(e.clone());
             }
         }
         out
-    }
-
-    /// Queues a recovery for `primary` to run.
-    pub fn queue_recovery(&mut self, primary: DatanodeUuid, r: Recovery) {
-        if let Some(state) = self.blocks.get(&r.block.id) {
-            self.recovering.insert(state.file);
-        }
-        self.recoveries.entry(primary).or_default().push(r);
-    }
-
-    /// Whether a block recovery was started for a file and not committed.
-    pub fn recovery_pending(&self, file: INodeId) -> bool {
-        self.recovering.contains(&file)
-    }
-
-    /// The recovery of a file's last block was committed.
-    pub fn recovery_done(&mut self, file: INodeId) {
-        self.recovering.remove(&file);
-    }
-
-    /// Takes the recoveries queued for `datanode`.
-    pub fn take_recoveries(&mut self, datanode: &DatanodeUuid) -> Vec<Recovery> {
-        self.recoveries.remove(datanode).unwrap_or_default()
-    }
-
-    /// Takes up to `max` pending copies for `datanode`.
-    pub fn take_transfers(&mut self, datanode: &DatanodeUuid, max: usize) -> Vec<Transfer> {
-        let Some(list) = self.transfers.get_mut(datanode) else {
-            return Vec::new();
-        };
-        let n = list.len().min(max);
-        let taken: Vec<_> = list.drain(..n).collect();
-        if list.is_empty() {
-            self.transfers.remove(datanode);
-        }
-        taken
-    }
-
-    /// Takes up to `max` pending deletions for `datanode`.
-    pub fn take_invalidations(
-        &mut self,
-        datanode: &DatanodeUuid,
-        max: usize,
-    ) -> Vec<(BlockId, GenStamp)> {
-        let Some(list) = self.invalidate.get_mut(datanode) else {
-            return Vec::new();
-        };
-        let n = list.len().min(max);
-        let taken: Vec<_> = list.drain(..n).collect();
-        if list.is_empty() {
-            self.invalidate.remove(datanode);
-        }
-        taken
-    }
-
-    pub fn pending_deletions(&self) -> usize {
-        self.invalidate.values().map(Vec::len).sum()
     }
 
     /// The queue level of `id`, if it is below its replication (as of the
@@ -776,18 +732,16 @@ impl BlockManager {
     pub fn block_count(&self) -> usize {
         self.blocks.len()
     }
-}
 
-/// Drops `id` from `datanode`'s entry in the per-node index.
-fn unindex(
-    on_node: &mut HashMap<DatanodeUuid, HashSet<BlockId>>,
-    datanode: &DatanodeUuid,
-    id: BlockId,
-) {
-    if let Some(ids) = on_node.get_mut(datanode) {
-        ids.remove(&id);
-        if ids.is_empty() {
-            on_node.remove(datanode);
+    /// A replica as readers outside the block map see it.
+    fn info(&self, r: &Replica) -> ReplicaInfo<'_> {
+        ReplicaInfo {
+            datanode: self.nodes.uuid(r.node),
+            storage: self.nodes.storage_name(r.storage),
+            gs: r.gs,
+            num_bytes: r.num_bytes,
+            finalized: r.finalized,
+            corrupt: r.corrupt,
         }
     }
 }

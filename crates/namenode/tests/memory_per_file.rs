@@ -69,6 +69,23 @@ fn resident_memory_nnthroughput_create_shape() {
 }
 
 #[test]
+#[ignore = "measurement: 500k open files, run by hand (see the module doc)"]
+fn resident_memory_nnthroughput_create_files_left_open() {
+    let before = rss_kib();
+    let (ns, leases) = memory::nnthroughput_open(500_000, 16);
+    let after = rss_kib();
+    assert_eq!(ns.inode_count(), 1 + 2 + 500 + 125_000 + 500_000);
+    assert_eq!(leases.holder_count(), 16);
+    report(
+        "500k files left open by 16 clients, 4 per dir (NNThroughputBenchmark -op create as run)",
+        500_000,
+        ns.inode_count(),
+        before,
+        after,
+    );
+}
+
+#[test]
 #[ignore = "measurement: 1M files and 3M replicas, run by hand (see the module doc)"]
 fn resident_memory_per_file_with_one_block_three_replicas() {
     let before = rss_kib();

@@ -33,9 +33,16 @@ impl BlockManager {
     /// A DataNode's state changed (dead, alive again, decommissioning):
     /// every block it holds is judged again. O(its replicas).
     pub fn node_changed(&mut self, datanode: &DatanodeUuid) {
-        if let Some(ids) = self.on_node.get(datanode) {
-            self.changed.extend(ids.iter().copied());
-        }
+        let Some(node) = self.nodes.find(datanode) else {
+            return;
+        };
+        let blocks = &self.blocks;
+        self.changed.extend(
+            self.nodes
+                .held(node)
+                .iter()
+                .filter_map(|slot| blocks.at(*slot).map(|s| s.id)),
+        );
     }
 
     /// Copies given up on (their time passed without the replica being
@@ -99,15 +106,15 @@ impl BlockManager {
             let live: Vec<&Replica> = state
                 .replicas
                 .iter()
-                .filter(|r| r.is_good(state.gs) && (view.counts)(&r.datanode))
+                .filter(|r| r.is_good(state.gs) && (view.counts)(self.nodes.uuid(r.node)))
                 .collect();
             let out_of_service = state
                 .replicas
                 .iter()
                 .filter(|r| {
                     r.is_good(state.gs)
-                        && !(view.counts)(&r.datanode)
-                        && (view.readable)(&r.datanode)
+                        && !(view.counts)(self.nodes.uuid(r.node))
+                        && (view.readable)(self.nodes.uuid(r.node))
                 })
                 .count();
             self.queue
@@ -119,14 +126,14 @@ impl BlockManager {
             if live.len() >= want {
                 // Enough good replicas: the corrupt ones can go.
                 for r in state.replicas.iter().filter(|r| r.corrupt) {
-                    drop.push((id, (*r.datanode).clone(), r.gs, true));
+                    drop.push((id, self.nodes.uuid(r.node).clone(), r.gs, true));
                 }
             }
             if live.len() > want && !self.in_flight.contains_key(&id) {
                 let mut by_space = live.clone();
-                by_space.sort_by_key(|r| remaining(&r.datanode));
+                by_space.sort_by_key(|r| remaining(self.nodes.uuid(r.node)));
                 for r in by_space.into_iter().take(live.len() - want) {
-                    drop.push((id, (*r.datanode).clone(), r.gs, false));
+                    drop.push((id, self.nodes.uuid(r.node).clone(), r.gs, false));
                 }
             }
         }
@@ -180,7 +187,7 @@ impl BlockManager {
             let mut holders: Vec<DatanodeUuid> = state
                 .replicas
                 .iter()
-                .map(|r| (*r.datanode).clone())
+                .map(|r| self.nodes.uuid(r.node).clone())
                 .collect();
             // A node that has not confirmed deleting a (corrupt) replica of
             // the block must not get a new copy: the deletion would hit it.
@@ -188,8 +195,8 @@ impl BlockManager {
             let live_holders: Vec<DatanodeUuid> = state
                 .replicas
                 .iter()
-                .filter(|r| r.is_good(state.gs) && (view.counts)(&r.datanode))
-                .map(|r| (*r.datanode).clone())
+                .filter(|r| r.is_good(state.gs) && (view.counts)(self.nodes.uuid(r.node)))
+                .map(|r| self.nodes.uuid(r.node).clone())
                 .collect();
             let live = live_holders.len();
             if live >= want {
@@ -200,11 +207,11 @@ impl BlockManager {
             let sources: Vec<&Replica> = state
                 .replicas
                 .iter()
-                .filter(|r| r.is_good(state.gs) && (view.readable)(&r.datanode))
+                .filter(|r| r.is_good(state.gs) && (view.readable)(self.nodes.uuid(r.node)))
                 .collect();
             let Some(source) = sources
                 .iter()
-                .map(|r| (*r.datanode).clone())
+                .map(|r| self.nodes.uuid(r.node).clone())
                 .min_by_key(|d| streams.get(d).copied().unwrap_or(0))
             else {
                 continue;
@@ -223,7 +230,7 @@ impl BlockManager {
                 // Too few nodes without a replica: delete the corrupt ones
                 // so that their nodes can take a good copy next time.
                 for r in state.replicas.iter().filter(|r| r.corrupt) {
-                    corrupt.push((id, (*r.datanode).clone(), r.gs));
+                    corrupt.push((id, self.nodes.uuid(r.node).clone(), r.gs));
                 }
             }
             if targets.is_empty() {
@@ -293,12 +300,14 @@ impl BlockManager {
         replication_of: &dyn Fn(INodeId) -> Option<usize>,
         alive: &dyn Fn(&DatanodeUuid) -> bool,
     ) -> bool {
-        let Some(held) = self.on_node.get(datanode) else {
+        let Some(node) = self.nodes.find(datanode) else {
             return true;
         };
-        held.iter()
-            .filter_map(|id| self.blocks.get(id))
-            .all(|state| Self::safe_elsewhere(state, datanode, replication_of, alive))
+        self.nodes
+            .held(node)
+            .iter()
+            .filter_map(|slot| self.blocks.at(*slot))
+            .all(|state| self.safe_elsewhere(state, node, replication_of, alive))
     }
 
     /// How many blocks with a replica on `datanode` still lack their full
@@ -310,17 +319,20 @@ impl BlockManager {
         replication_of: &dyn Fn(INodeId) -> Option<usize>,
         alive: &dyn Fn(&DatanodeUuid) -> bool,
     ) -> usize {
-        self.on_node.get(datanode).map_or(0, |held| {
-            held.iter()
-                .filter_map(|id| self.blocks.get(id))
-                .filter(|state| !Self::safe_elsewhere(state, datanode, replication_of, alive))
+        self.nodes.find(datanode).map_or(0, |node| {
+            self.nodes
+                .held(node)
+                .iter()
+                .filter_map(|slot| self.blocks.at(*slot))
+                .filter(|state| !self.safe_elsewhere(state, node, replication_of, alive))
                 .count()
         })
     }
 
     fn safe_elsewhere(
+        &self,
         state: &super::BlockState,
-        datanode: &DatanodeUuid,
+        node: u32,
         replication_of: &dyn Fn(INodeId) -> Option<usize>,
         alive: &dyn Fn(&DatanodeUuid) -> bool,
     ) -> bool {
@@ -330,7 +342,7 @@ impl BlockManager {
         let elsewhere = state
             .replicas
             .iter()
-            .filter(|r| &r.datanode != datanode && r.is_good(state.gs) && alive(&r.datanode))
+            .filter(|r| r.node != node && r.is_good(state.gs) && alive(self.nodes.uuid(r.node)))
             .count();
         elsewhere >= want
     }

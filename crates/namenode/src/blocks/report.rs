@@ -15,7 +15,7 @@
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
-use super::{BlockManager, BlockState, Replica};
+use super::{BlockManager, BlockState, ReplicaInfo};
 use crate::datanodes::DatanodeUuid;
 use crate::javafmt;
 use crate::namespace::{BlockId, GenStamp, INodeId};
@@ -87,23 +87,24 @@ fn block_name(id: BlockId, gs: GenStamp) -> String {
 }
 
 impl BlockManager {
-    fn counts_of(state: &BlockState, view: &BlockView<'_>) -> Counts {
+    fn counts_of(&self, state: &BlockState, view: &BlockView<'_>) -> Counts {
         let mut c = Counts::default();
         for r in &state.replicas {
+            let datanode = self.nodes.uuid(r.node);
             if r.corrupt {
                 c.corrupt += 1;
-            } else if r.is_good(state.gs) && (view.counts)(&r.datanode) {
+            } else if r.is_good(state.gs) && (view.counts)(datanode) {
                 c.live += 1;
-            } else if r.is_good(state.gs) && (view.readable)(&r.datanode) {
+            } else if r.is_good(state.gs) && (view.readable)(datanode) {
                 c.out_of_service += 1;
             }
         }
         c
     }
 
-    fn classify(state: &BlockState, view: &BlockView<'_>) -> Option<(Redundancy, Counts)> {
+    fn classify(&self, state: &BlockState, view: &BlockView<'_>) -> Option<(Redundancy, Counts)> {
         let want = (view.replication_of)(state.file)?;
-        let c = Self::counts_of(state, view);
+        let c = self.counts_of(state, view);
         let r = if c.live >= want {
             Redundancy::Sufficient
         } else if c.live == 0 && c.out_of_service == 0 {
@@ -124,7 +125,7 @@ impl BlockManager {
             ..Default::default()
         };
         for state in self.blocks.values() {
-            match Self::classify(state, view) {
+            match self.classify(state, view) {
                 Some((Redundancy::Low { highest }, _)) => {
                     s.low_redundancy += 1;
                     s.highest_priority += u64::from(highest);
@@ -144,10 +145,18 @@ impl BlockManager {
     /// The replicas on record for `id` with the block's current generation
     /// stamp, and the pipeline it was handed out with (fsck describes each
     /// replica; `None`: an unknown block).
-    pub fn replicas_of(&self, id: BlockId) -> Option<(GenStamp, &[Replica], &[DatanodeUuid])> {
-        self.blocks
-            .get(&id)
-            .map(|s| (s.gs, s.replicas.as_slice(), s.expected.as_slice()))
+    #[allow(clippy::type_complexity)] // a tuple read once, by fsck
+    pub fn replicas_of(
+        &self,
+        id: BlockId,
+    ) -> Option<(GenStamp, Vec<ReplicaInfo<'_>>, Vec<&DatanodeUuid>)> {
+        self.blocks.get(&id).map(|s| {
+            (
+                s.gs,
+                s.replicas.iter().map(|r| self.info(r)).collect(),
+                s.expected.iter().map(|e| self.nodes.uuid(*e)).collect(),
+            )
+        })
     }
 
     /// The file a block belongs to (fsck's `-blockId`).
@@ -165,12 +174,13 @@ impl BlockManager {
     /// Files with a block that has (or is expected to have) a replica on
     /// `datanode`, ascending.
     pub fn files_on(&self, datanode: &DatanodeUuid) -> Vec<INodeId> {
+        let Some(node) = self.nodes.find(datanode) else {
+            return Vec::new();
+        };
         let mut files: Vec<INodeId> = self
             .blocks
             .values()
-            .filter(|s| {
-                s.replicas.iter().any(|r| &r.datanode == datanode) || s.expected.contains(datanode)
-            })
+            .filter(|s| s.replicas.iter().any(|r| r.node == node) || s.expected.contains(&node))
             .map(|s| s.file)
             .collect();
         files.sort();
@@ -182,9 +192,9 @@ impl BlockManager {
     /// kept live rather than as of the last full block report), from the
     /// per-node index.
     pub fn replicas_per_node(&self) -> std::collections::HashMap<DatanodeUuid, u32> {
-        self.on_node
-            .iter()
-            .map(|(d, ids)| (d.clone(), u32::try_from(ids.len()).unwrap_or(u32::MAX)))
+        self.nodes
+            .holding()
+            .map(|(d, n)| (d.clone(), u32::try_from(n).unwrap_or(u32::MAX)))
             .collect()
     }
 
@@ -203,17 +213,17 @@ impl BlockManager {
     /// endangered first), missing blocks, copies under way, replicas waiting
     /// for deletion and corrupt replicas.
     pub fn metasave(&self, view: &MetaSaveView<'_>) -> String {
-        let mut ids: Vec<&BlockId> = self.blocks.keys().collect();
+        let mut ids: Vec<BlockId> = self.blocks.values().map(|s| s.id).collect();
         ids.sort();
         let mut low: Vec<(u8, BlockId, Counts)> = Vec::new();
         let mut missing: Vec<(BlockId, Counts)> = Vec::new();
         for id in ids {
-            let Some(state) = self.blocks.get(id) else {
+            let Some(state) = self.blocks.get(&id) else {
                 continue;
             };
-            match Self::classify(state, &view.blocks) {
-                Some((Redundancy::Low { highest }, c)) => low.push((u8::from(!highest), *id, c)),
-                Some((Redundancy::Missing, c)) => missing.push((*id, c)),
+            match self.classify(state, &view.blocks) {
+                Some((Redundancy::Low { highest }, c)) => low.push((u8::from(!highest), id, c)),
+                Some((Redundancy::Missing, c)) => missing.push((id, c)),
                 _ => {}
             }
         }
@@ -255,14 +265,15 @@ impl BlockManager {
             c.corrupt,
         );
         for r in &state.replicas {
+            let datanode = self.nodes.uuid(r.node);
             let mark = if r.corrupt {
                 "(corrupt)"
-            } else if (view.decommissioning)(&r.datanode) {
+            } else if (view.decommissioning)(datanode) {
                 "(decommissioned)"
             } else {
                 ""
             };
-            let _ = write!(out, " {}{mark} : ", (view.node_name)(&r.datanode));
+            let _ = write!(out, " {}{mark} : ", (view.node_name)(datanode));
         }
         out.push('\n');
     }
@@ -323,25 +334,25 @@ impl BlockManager {
     /// The "Corrupt Blocks:" section: one line per corrupt replica.
     fn dump_corrupt(&self, out: &mut String, view: &MetaSaveView<'_>) {
         out.push_str("Corrupt Blocks:\n");
-        let mut ids: Vec<&BlockId> = self
+        let mut ids: Vec<BlockId> = self
             .blocks
-            .iter()
-            .filter(|(_, s)| s.replicas.iter().any(|r| r.corrupt))
-            .map(|(id, _)| id)
+            .values()
+            .filter(|s| s.replicas.iter().any(|r| r.corrupt))
+            .map(|s| s.id)
             .collect();
         ids.sort();
         for id in ids {
-            let Some(state) = self.blocks.get(id) else {
+            let Some(state) = self.blocks.get(&id) else {
                 continue;
             };
             for r in state.replicas.iter().filter(|r| r.corrupt) {
                 let _ = writeln!(
                     out,
                     "Block={}\tSize={}\tNode={}\tStorageID={}\tStorageState=NORMAL\tTotalReplicas={}\tReason=CORRUPTION_REPORTED",
-                    block_name(*id, state.gs),
-                    (view.block_len)(state.file, *id),
-                    (view.node_name)(&r.datanode),
-                    r.storage,
+                    block_name(id, state.gs),
+                    (view.block_len)(state.file, id),
+                    (view.node_name)(self.nodes.uuid(r.node)),
+                    self.nodes.storage_name(r.storage),
                     state.replicas.len(),
                 );
             }

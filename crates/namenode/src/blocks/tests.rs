@@ -372,36 +372,49 @@ impl Rng {
 fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
     let mut on_node: HashMap<DatanodeUuid, HashSet<BlockId>> = HashMap::new();
     let mut safe = 0u64;
-    for (id, s) in &bm.blocks {
+    for s in bm.blocks.values() {
+        let id = s.id;
+        let slot = bm.blocks.slot_of(id).expect("found by its id");
         for r in &s.replicas {
+            let held = bm.nodes.held(r.node);
+            assert_eq!(held.get(r.pos as usize), Some(&slot), "position of {id}");
             on_node
-                .entry((*r.datanode).clone())
+                .entry(bm.nodes.uuid(r.node).clone())
                 .or_default()
-                .insert(*id);
+                .insert(id);
         }
         let good = s
             .replicas
             .iter()
-            .filter(|r| r.is_good(s.gs) && Some(r.num_bytes) == s.safe_len)
+            .filter(|r| r.is_good(s.gs) && r.num_bytes == s.safe_len)
             .count();
-        safe += u64::from(s.safe_len.is_some() && good >= min);
+        safe += u64::from(s.safe_tracked && good >= min);
         let want = (view.replication_of)(s.file).unwrap_or(0);
+        let uuid = |r: &&super::Replica| bm.nodes.uuid(r.node);
         let live = s
             .replicas
             .iter()
-            .filter(|r| r.is_good(s.gs) && (view.counts)(&r.datanode))
+            .filter(|r| r.is_good(s.gs) && (view.counts)(uuid(r)))
             .count();
         let out = s
             .replicas
             .iter()
-            .filter(|r| {
-                r.is_good(s.gs) && !(view.counts)(&r.datanode) && (view.readable)(&r.datanode)
-            })
+            .filter(|r| r.is_good(s.gs) && !(view.counts)(uuid(r)) && (view.readable)(uuid(r)))
             .count();
-        assert_eq!(bm.queue_level(*id), priority(live, out, want), "block {id}");
+        assert_eq!(bm.queue_level(id), priority(live, out, want), "block {id}");
     }
-    assert_eq!(bm.on_node, on_node, "per-node index");
-    let total = bm.blocks.values().filter(|s| s.safe_len.is_some()).count() as u64;
+    let index: HashMap<DatanodeUuid, HashSet<BlockId>> = bm
+        .nodes
+        .holding()
+        .map(|(d, _)| {
+            let n = bm.nodes.find(d).expect("indexed");
+            let ids = bm.nodes.held(n).iter();
+            let ids = ids.map(|slot| bm.blocks.at(*slot).expect("live slot").id);
+            (d.clone(), ids.collect())
+        })
+        .collect();
+    assert_eq!(index, on_node, "per-node index");
+    let total = bm.blocks.values().filter(|s| s.safe_tracked).count() as u64;
     assert_eq!(bm.safe_tally(), Some((total, safe)), "safe-mode tally");
 }
 

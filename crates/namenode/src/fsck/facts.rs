@@ -134,11 +134,11 @@ pub fn block_facts(
     }
     let mut current = 0;
     for r in replicas {
-        if !dns.is_alive(&r.datanode, now) || r.gs < gs {
+        if !dns.is_alive(r.datanode, now) || r.gs < gs {
             continue;
         }
         current += 1;
-        let admin = dns.get(&r.datanode).map(|d| d.admin);
+        let admin = dns.get(r.datanode).map(|d| d.admin);
         let state = if r.corrupt {
             f.corrupt_replicas += 1;
             ReplicaState::Corrupt
@@ -154,7 +154,7 @@ pub fn block_facts(
             f.live += 1;
             ReplicaState::Live
         };
-        if let Some(v) = view_of(dns, &r.datanode, &r.storage, state) {
+        if let Some(v) = view_of(dns, r.datanode, r.storage, state) {
             f.replicas.push(v);
         }
     }

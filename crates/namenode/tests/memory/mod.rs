@@ -5,7 +5,10 @@
 //! bytes, in the normal suite).
 
 use cairn_common::ids::DatanodeUuid;
+use std::time::Instant;
+
 use cairn_namenode::blocks::BlockManager;
+use cairn_namenode::leases::LeaseTable;
 use cairn_namenode::namespace::{BlockId, BlockRecord, Edit, GenStamp, INodeId, Limits, Namespace};
 
 /// First inode id after the root's.
@@ -24,8 +27,9 @@ fn mkdir(ns: &mut Namespace, id: u64, path: &str) {
     .expect("mkdir");
 }
 
-/// Creates and closes `path`, with one 1-byte block `block` if given.
-fn file(ns: &mut Namespace, id: u64, path: String, block: Option<BlockRecord>) {
+/// Creates `path` for `client`, left open (under construction) as a
+/// writer that has not closed it yet leaves it.
+fn open_file(ns: &mut Namespace, id: u64, path: String, client: &str) {
     ns.apply(&Edit::AddFile {
         id: INodeId(id),
         path: path.clone(),
@@ -35,11 +39,16 @@ fn file(ns: &mut Namespace, id: u64, path: String, block: Option<BlockRecord>) {
         mtime_ms: 1,
         replication: 3,
         block_size: 128 << 20,
-        client_name: "c".into(),
-        client_machine: "m".into(),
+        client_name: client.into(),
+        client_machine: "127.0.0.1".into(),
         overwrite: false,
     })
     .expect("add");
+}
+
+/// Creates and closes `path`, with one 1-byte block `block` if given.
+fn file(ns: &mut Namespace, id: u64, path: String, block: Option<BlockRecord>) {
+    open_file(ns, id, path.clone(), "c");
     if let Some(b) = block {
         ns.apply(&Edit::AddBlock {
             path: path.clone(),
@@ -102,6 +111,43 @@ pub fn nnthroughput(files: u64) -> Namespace {
         id += 1;
     }
     ns
+}
+
+/// NNThroughputBenchmark's `-op create` as it really leaves the namespace:
+/// the same shape as [`nnthroughput`], but every file still open (the
+/// benchmark never closes what it creates), written by `clients` client
+/// threads (`create-client-<t>`, as it names them, thread `t` creating
+/// the `t`-th share of the files), each holding a lease on its files.
+pub fn nnthroughput_open(files: u64, clients: u64) -> (Namespace, LeaseTable) {
+    let mut ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
+    let mut leases = LeaseTable::default();
+    let names: Vec<String> = (0..clients).map(|t| format!("create-client-{t}")).collect();
+    let per_client = files.div_ceil(clients);
+    let now = Instant::now();
+    let mut id = FIRST_ID;
+    let base = "/nnThroughputBenchmark/create";
+    mkdir(&mut ns, id, "/nnThroughputBenchmark");
+    mkdir(&mut ns, id + 1, base);
+    id += 2;
+    let mut parent = String::new();
+    let mut leaf = String::new();
+    for n in 0..files {
+        if n % 1000 == 0 {
+            parent = format!("{base}/ThroughputBenchDir{}", n / 1000);
+            mkdir(&mut ns, id, &parent);
+            id += 1;
+        }
+        if n % 4 == 0 {
+            leaf = format!("{parent}/ThroughputBenchDir{}", n / 4);
+            mkdir(&mut ns, id, &leaf);
+            id += 1;
+        }
+        let client = &names[(n / per_client) as usize];
+        open_file(&mut ns, id, format!("{leaf}/ThroughputBench{n}"), client);
+        leases.add(client, INodeId(id), now);
+        id += 1;
+    }
+    (ns, leases)
 }
 
 /// `dirs` x `per_dir` files of one block each, and a block manager that

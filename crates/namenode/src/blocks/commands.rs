@@ -1,0 +1,66 @@
+//! The commands the block manager queues for DataNodes, sent with their
+//! next heartbeats: copies to make, replicas to delete, block recoveries
+//! to run (a fourth `impl` of [`BlockManager`]).
+
+use super::{BlockManager, Recovery, Transfer};
+use crate::datanodes::DatanodeUuid;
+use crate::namespace::{BlockId, GenStamp, INodeId};
+
+impl BlockManager {
+    /// Queues a recovery for `primary` to run.
+    pub fn queue_recovery(&mut self, primary: DatanodeUuid, r: Recovery) {
+        if let Some(state) = self.blocks.get(&r.block.id) {
+            self.recovering.insert(state.file);
+        }
+        self.recoveries.entry(primary).or_default().push(r);
+    }
+
+    /// Whether a block recovery was started for a file and not committed.
+    pub fn recovery_pending(&self, file: INodeId) -> bool {
+        self.recovering.contains(&file)
+    }
+
+    /// The recovery of a file's last block was committed.
+    pub fn recovery_done(&mut self, file: INodeId) {
+        self.recovering.remove(&file);
+    }
+
+    /// Takes the recoveries queued for `datanode`.
+    pub fn take_recoveries(&mut self, datanode: &DatanodeUuid) -> Vec<Recovery> {
+        self.recoveries.remove(datanode).unwrap_or_default()
+    }
+
+    /// Takes up to `max` pending copies for `datanode`.
+    pub fn take_transfers(&mut self, datanode: &DatanodeUuid, max: usize) -> Vec<Transfer> {
+        let Some(list) = self.transfers.get_mut(datanode) else {
+            return Vec::new();
+        };
+        let n = list.len().min(max);
+        let taken: Vec<_> = list.drain(..n).collect();
+        if list.is_empty() {
+            self.transfers.remove(datanode);
+        }
+        taken
+    }
+
+    /// Takes up to `max` pending deletions for `datanode`.
+    pub fn take_invalidations(
+        &mut self,
+        datanode: &DatanodeUuid,
+        max: usize,
+    ) -> Vec<(BlockId, GenStamp)> {
+        let Some(list) = self.invalidate.get_mut(datanode) else {
+            return Vec::new();
+        };
+        let n = list.len().min(max);
+        let taken: Vec<_> = list.drain(..n).collect();
+        if list.is_empty() {
+            self.invalidate.remove(datanode);
+        }
+        taken
+    }
+
+    pub fn pending_deletions(&self) -> usize {
+        self.invalidate.values().map(Vec::len).sum()
+    }
+}
