@@ -3,7 +3,7 @@
 //! does) and cached for a while, because a lookup can be slow (NSS, LDAP).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::namespace::permission::Caller;
@@ -13,11 +13,14 @@ const GROUP_CACHE_TTL: Duration = Duration::from_secs(300);
 /// Bound on cached users, so a stream of made-up user names costs nothing lasting.
 const GROUP_CACHE_MAX: usize = 10_000;
 
+/// A user's groups and when they were looked up.
+type CachedGroups = (Instant, Arc<[String]>);
+
 /// Resolves callers: superuser status and OS groups.
 pub struct UserDirectory {
     superuser: String,
     supergroup: String,
-    cache: Mutex<HashMap<String, (Instant, Vec<String>)>>,
+    cache: Mutex<HashMap<String, CachedGroups>>,
 }
 
 impl UserDirectory {
@@ -48,16 +51,22 @@ impl UserDirectory {
 
     /// The caller with its groups and superuser status.
     pub fn caller(&self, user: &str) -> Caller {
-        let groups = self.groups(user);
-        let is_superuser = user == self.superuser || groups.contains(&self.supergroup);
+        self.caller_shared(Arc::from(user))
+    }
+
+    /// [`UserDirectory::caller`] for a user name already shared (the
+    /// connection's): runs on every call, so nothing is copied.
+    pub fn caller_shared(&self, user: Arc<str>) -> Caller {
+        let groups = self.groups(&user);
+        let is_superuser = *user == *self.superuser || groups.contains(&self.supergroup);
         Caller {
-            user: user.to_string(),
+            user,
             groups,
             is_superuser,
         }
     }
 
-    fn groups(&self, user: &str) -> Vec<String> {
+    fn groups(&self, user: &str) -> Arc<[String]> {
         if let Ok(cache) = self.cache.lock() {
             if let Some((at, groups)) = cache.get(user) {
                 if at.elapsed() < GROUP_CACHE_TTL {
@@ -65,7 +74,7 @@ impl UserDirectory {
                 }
             }
         }
-        let groups = os_groups(user);
+        let groups: Arc<[String]> = os_groups(user).into();
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= GROUP_CACHE_MAX {
                 cache.clear();

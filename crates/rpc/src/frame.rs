@@ -241,15 +241,20 @@ pub fn put_delimited<M: Message>(out: &mut BytesMut, msg: &M) {
 /// Builds a whole response frame: length, delimited header, and for
 /// successful calls the delimited, already-encoded response message.
 pub fn response_frame(header: &RpcResponseHeaderProto, payload: Option<&[u8]>) -> Bytes {
-    let mut body = BytesMut::new();
-    put_delimited(&mut body, header);
+    // The lengths are known up front, so the frame is written into one
+    // buffer of the right size (this runs once per call).
+    let header_len = header.encoded_len();
+    let mut body_len = prost::encoding::encoded_len_varint(header_len as u64) + header_len;
     if let Some(p) = payload {
-        prost::encoding::encode_varint(p.len() as u64, &mut body);
-        body.put_slice(p);
+        body_len += prost::encoding::encoded_len_varint(p.len() as u64) + p.len();
     }
-    let mut frame = BytesMut::with_capacity(body.len() + 4);
-    frame.put_u32(u32::try_from(body.len()).unwrap_or(u32::MAX));
-    frame.put_slice(&body);
+    let mut frame = BytesMut::with_capacity(body_len + 4);
+    frame.put_u32(u32::try_from(body_len).unwrap_or(u32::MAX));
+    put_delimited(&mut frame, header);
+    if let Some(p) = payload {
+        prost::encoding::encode_varint(p.len() as u64, &mut frame);
+        frame.put_slice(p);
+    }
     frame.freeze()
 }
 

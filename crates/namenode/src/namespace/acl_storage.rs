@@ -381,14 +381,14 @@ pub(super) fn acl_grants(
     if entries.first().is_none_or(|f| f.scope != AclScope::Access) {
         return access.granted_by(caller.class_bits(owner, owning_group, mode));
     }
-    if caller.user == owner {
+    if *caller.user == *owner {
         return access.granted_by(mode >> 6);
     }
     let mask = (mode >> 3) & 7;
     let mut matched = false;
     for e in entries.iter().take_while(|e| e.scope == AclScope::Access) {
         match e.kind {
-            AclEntryType::User if e.name.as_deref() == Some(caller.user.as_str()) => {
+            AclEntryType::User if e.name.as_deref() == Some(&*caller.user) => {
                 if access.granted_by(e.permission & mask) {
                     return true;
                 }

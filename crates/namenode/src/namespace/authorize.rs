@@ -97,7 +97,7 @@ impl Namespace {
             return Ok(());
         }
         match res.last() {
-            Some(id) if self.owner_of(self.node(id)) == caller.user => Ok(()),
+            Some(id) if self.owner_of(self.node(id)) == &*caller.user => Ok(()),
             _ => Err(FsError::AccessControl(format!(
                 "Permission denied. user={} is not the owner of inode={}",
                 caller.user,
@@ -115,7 +115,7 @@ impl Namespace {
             return Ok(());
         }
         let node = self.node(id);
-        if self.owner_of(parent) == caller.user || self.owner_of(node) == caller.user {
+        if self.owner_of(parent) == &*caller.user || self.owner_of(node) == &*caller.user {
             return Ok(());
         }
         let n = res.components.len();

@@ -240,7 +240,7 @@ impl Namespace {
             .parent()
             .filter(|p| self.node(*p).is_dir())
             .ok_or_else(|| ApplyError(format!("parent of {path} is not a directory")))?;
-        Ok((parent, res.components[n - 1].clone()))
+        Ok((parent, res.components[n - 1].to_string()))
     }
 
     /// Refuses a new inode whose id is already taken (by anything but the

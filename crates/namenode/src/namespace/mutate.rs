@@ -145,7 +145,7 @@ impl Namespace {
                 id,
                 path: res.prefix(i),
                 permission,
-                owner: caller.user.clone(),
+                owner: caller.user.to_string(),
                 group: group.clone(),
                 mtime_ms: now_ms,
             };
@@ -266,7 +266,7 @@ impl Namespace {
             id: self.next_id(),
             path: path.clone(),
             permission,
-            owner: caller.user.clone(),
+            owner: caller.user.to_string(),
             group: self.group_of(self.node(parent)).to_string(),
             mtime_ms: now_ms,
             replication,
@@ -595,7 +595,7 @@ impl Namespace {
         self.existing(&res)?;
         self.check_owner(caller, &res)?;
         if self.permissions_enabled && !caller.is_superuser {
-            if owner.is_some_and(|o| o != caller.user) {
+            if owner.is_some_and(|o| o != &*caller.user) {
                 return Err(FsError::AccessControl(format!(
                     "User {} is not a super user (non-super user cannot change owner).",
                     caller.user

@@ -33,7 +33,9 @@ pub fn join(components: &[impl AsRef<str>]) -> String {
     if components.is_empty() {
         return "/".to_string();
     }
-    let mut out = String::new();
+    // Sized up front: every mutation joins a path or two.
+    let len = components.iter().map(|c| c.as_ref().len() + 1).sum();
+    let mut out = String::with_capacity(len);
     for c in components {
         out.push('/');
         out.push_str(c.as_ref());

@@ -2,6 +2,7 @@
 //! the sticky bit on directories, and a superuser who bypasses everything.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// An access mode (`FsAction` in Hadoop): a subset of read, write, execute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,10 +70,12 @@ pub fn mode_string(perm: u16) -> String {
 }
 
 /// Who is calling: the effective user of the connection and their groups.
+/// Both are shared (`Arc`): a caller is made for every call, from the
+/// connection's user and the cached groups, without copying any name.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    pub user: String,
-    pub groups: Vec<String>,
+    pub user: Arc<str>,
+    pub groups: Arc<[String]>,
     /// The NameNode's own user or a member of the superuser group.
     pub is_superuser: bool,
 }
@@ -81,8 +84,8 @@ impl Caller {
     /// A caller with every privilege (start-up, replay, tests).
     pub fn superuser(user: &str) -> Self {
         Self {
-            user: user.to_string(),
-            groups: Vec::new(),
+            user: Arc::from(user),
+            groups: Arc::from([]),
             is_superuser: true,
         }
     }
@@ -93,7 +96,7 @@ impl Caller {
 
     /// The three permission bits that apply to this caller on an inode.
     pub fn class_bits(&self, owner: &str, group: &str, perm: u16) -> u16 {
-        if self.user == owner {
+        if *self.user == *owner {
             (perm >> 6) & 7
         } else if self.in_group(group) {
             (perm >> 3) & 7
@@ -119,7 +122,7 @@ mod tests {
     fn class_bits_pick_owner_group_other() {
         let c = Caller {
             user: "alice".into(),
-            groups: vec!["staff".into()],
+            groups: Arc::from(["staff".to_string()]),
             is_superuser: false,
         };
         assert_eq!(c.class_bits("alice", "x", 0o750), 7);

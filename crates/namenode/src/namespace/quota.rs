@@ -614,7 +614,7 @@ impl Namespace {
                 res.prefix(n - 2)
             )));
         };
-        if self.owner_of(self.node(parent)) != caller.user {
+        if self.owner_of(self.node(parent)) != &*caller.user {
             return Err(denied());
         }
         Ok(())

@@ -16,7 +16,7 @@ pub(super) fn root() -> Caller {
 
 pub(super) fn user(name: &str, groups: &[&str]) -> Caller {
     Caller {
-        user: name.to_string(),
+        user: name.into(),
         groups: groups.iter().map(|g| g.to_string()).collect(),
         is_superuser: false,
     }

@@ -162,9 +162,11 @@ impl INode {
 
 /// A path resolved against the tree: `inodes[0]` is the root and
 /// `inodes[i]` the inode of `components[i - 1]`, `None` from the first
-/// missing component on (resolution also stops below a file).
+/// missing component on (resolution also stops below a file). Components
+/// are `CompactString`s: names up to 24 bytes live inline, so resolving a
+/// path (every call does) allocates no string per component.
 pub(super) struct Resolved {
-    pub(super) components: Vec<String>,
+    pub(super) components: Vec<CompactString>,
     pub(super) inodes: Vec<Option<INodeId>>,
 }
 
@@ -268,7 +270,7 @@ impl Namespace {
             inodes.push(cur);
         }
         Ok(Resolved {
-            components: comps.into_iter().map(str::to_string).collect(),
+            components: comps.into_iter().map(CompactString::from).collect(),
             inodes,
         })
     }

@@ -162,7 +162,7 @@ impl NameNodeState {
     }
 
     fn caller(&self, ctx: &CallContext) -> Caller {
-        self.users.caller(&ctx.user)
+        self.users.caller_shared(Arc::clone(&ctx.user))
     }
 
     fn check_not_safe_mode(&self, what: &str) -> Result<(), CallError> {

@@ -497,7 +497,7 @@ impl Namespace {
             .iter()
             .filter_map(|(id, d)| {
                 let node = self.inodes.get(id)?;
-                if !caller.is_superuser && self.owner_of(node) != caller.user {
+                if !caller.is_superuser && self.owner_of(node) != &*caller.user {
                     return None;
                 }
                 let path = self.path_of(*id)?;
