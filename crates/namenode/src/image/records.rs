@@ -137,8 +137,8 @@ impl<'a> Reader<'a> {
                     blocks.push(self.block()?);
                 }
                 let under_construction = if kind == KIND_OPEN_FILE {
-                    let client_name = self.str()?.to_string();
-                    let client_machine = self.str()?.to_string();
+                    let client_name = std::sync::Arc::from(self.str()?);
+                    let client_machine = std::sync::Arc::from(self.str()?);
                     let truncate_block = match self.u8()? {
                         0 => None,
                         1 => Some(self.block()?),

@@ -448,6 +448,8 @@ impl Namespace {
                 self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
                 let (owner, group) = (self.names.intern(owner), self.names.intern(group));
+                let client = self.client_names.intern(client_name);
+                let machine = self.client_names.intern(client_machine);
                 self.link(
                     parent,
                     INode {
@@ -464,8 +466,8 @@ impl Namespace {
                             block_size: *block_size,
                             blocks: Vec::new(),
                             under_construction: Some(Box::new(UnderConstruction {
-                                client_name: client_name.clone(),
-                                client_machine: client_machine.clone(),
+                                client_name: client,
+                                client_machine: machine,
                                 truncate_block: None,
                             })),
                         }),
@@ -591,13 +593,15 @@ impl Namespace {
             } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
+                let client = self.client_names.intern(client_name);
+                let machine = self.client_names.intern(client_machine);
                 let f = file_mut(self.node_mut(id), path)?;
                 if f.under_construction.is_some() {
                     return Err(ApplyError(format!("{path} is already open")));
                 }
                 f.under_construction = Some(Box::new(UnderConstruction {
-                    client_name: client_name.clone(),
-                    client_machine: client_machine.clone(),
+                    client_name: client,
+                    client_machine: machine,
                     truncate_block: None,
                 }));
             }

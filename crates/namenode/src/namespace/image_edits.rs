@@ -58,11 +58,11 @@ impl Namespace {
                             block_size: f.block_size,
                             client_name: uc
                                 .as_ref()
-                                .map(|u| u.client_name.clone())
+                                .map(|u| u.client_name.to_string())
                                 .unwrap_or_default(),
                             client_machine: uc
                                 .as_ref()
-                                .map(|u| u.client_machine.clone())
+                                .map(|u| u.client_machine.to_string())
                                 .unwrap_or_default(),
                             overwrite: false,
                         });
@@ -90,8 +90,8 @@ impl Namespace {
                             create.push(Edit::Truncate {
                                 path: path.clone(),
                                 new_length: kept + tb.num_bytes,
-                                client_name: u.client_name.clone(),
-                                client_machine: u.client_machine.clone(),
+                                client_name: u.client_name.to_string(),
+                                client_machine: u.client_machine.to_string(),
                                 mtime_ms: node.mtime_ms,
                                 truncate_block: Some(tb),
                             });

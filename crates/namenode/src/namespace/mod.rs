@@ -171,6 +171,8 @@ pub struct Namespace {
     inodes: InodeTable,
     /// The owner and group names the inodes refer to by id.
     names: NameTable,
+    /// The client names and machines open files refer to.
+    client_names: names::ClientNames,
     last_inode_id: u64,
     last_block_id: u64,
     last_gs: GenStamp,
@@ -222,6 +224,7 @@ impl Namespace {
         Self {
             inodes,
             names,
+            client_names: names::ClientNames::default(),
             last_inode_id: ROOT_INODE_ID.0,
             last_block_id: FIRST_BLOCK_ID - 1,
             last_gs: GenStamp(FIRST_GENERATION_STAMP.0 - 1),

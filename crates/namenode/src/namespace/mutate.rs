@@ -197,7 +197,7 @@ impl Namespace {
                 )));
             }
             if let Some(uc) = node.file().and_then(|f| f.under_construction.as_ref()) {
-                let msg = if uc.client_name == client_name {
+                let msg = if *uc.client_name == *client_name {
                     format!("Failed to CREATE_FILE {path} for {client_name} on {client_machine} because current leaseholder is trying to recreate file.")
                 } else {
                     format!(

@@ -3,7 +3,7 @@
 //! 4-byte [`NameId`] instead of two heap strings of its own. Names are
 //! never removed: the table grows only with the distinct names ever used.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// An interned user or group name: an index into a [`NameTable`].
@@ -56,6 +56,35 @@ impl NameTable {
     }
 }
 
+/// The client names and machines of open files. Every file one client
+/// holds open shares one copy of each string. Unlike [`NameTable`], entries
+/// go away: each client has a name of its own, so a table that only grew
+/// would leak. Strings no file refers to any more are dropped whenever the
+/// table has doubled since the last sweep, which keeps it at most twice the
+/// live size at an amortized O(1) cost per insert.
+#[derive(Debug, Clone, Default)]
+pub struct ClientNames {
+    set: HashSet<Arc<str>>,
+    sweep_at: usize,
+}
+
+impl ClientNames {
+    /// The shared copy of `name`, adding it on first use.
+    pub fn intern(&mut self, name: &str) -> Arc<str> {
+        if let Some(shared) = self.set.get(name) {
+            return Arc::clone(shared);
+        }
+        if self.set.len() >= self.sweep_at {
+            // A count of one is the table's own reference: no file uses it.
+            self.set.retain(|s| Arc::strong_count(s) > 1);
+            self.sweep_at = (self.set.len() * 2).max(64);
+        }
+        let shared: Arc<str> = Arc::from(name);
+        self.set.insert(Arc::clone(&shared));
+        shared
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +100,20 @@ mod tests {
         assert_eq!(t.get(b), "hadoop");
         assert_eq!(t.find("hadoop"), Some(b));
         assert_eq!(t.find("bob"), None);
+    }
+
+    #[test]
+    fn client_names_are_shared_and_unused_ones_swept() {
+        let mut t = ClientNames::default();
+        let a = t.intern("DFSClient_1");
+        let b = t.intern("DFSClient_1");
+        assert!(Arc::ptr_eq(&a, &b));
+        drop((a, b));
+        // Enough distinct names to pass a sweep: the dropped one goes, the
+        // held ones stay shared.
+        let held: Vec<Arc<str>> = (0..200).map(|i| t.intern(&format!("c{i}"))).collect();
+        assert!(!t.set.contains("DFSClient_1"));
+        assert!(t.set.len() <= 2 * held.len());
+        assert!(Arc::ptr_eq(&t.intern("c7"), &held[7]));
     }
 }

@@ -200,8 +200,8 @@ pub(super) fn file_quota_bytes(f: &FileNode) -> u64 {
 pub(super) fn mark_open(f: &mut FileNode) {
     f.under_construction.get_or_insert_with(|| {
         Box::new(UnderConstruction {
-            client_name: String::new(),
-            client_machine: String::new(),
+            client_name: std::sync::Arc::from(""),
+            client_machine: std::sync::Arc::from(""),
             truncate_block: None,
         })
     });

@@ -37,8 +37,9 @@ impl std::fmt::Display for INodeId {
 /// A file that is open for writing, and by whom.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnderConstruction {
-    pub client_name: String,
-    pub client_machine: String,
+    /// Shared by the client's open files (see [`super::names::ClientNames`]).
+    pub client_name: Arc<str>,
+    pub client_machine: Arc<str>,
     /// While a truncate inside a block waits for its block recovery: the
     /// last block as the recovery must leave it (its id, the recovery's
     /// generation stamp, the new length). The file's own record of that

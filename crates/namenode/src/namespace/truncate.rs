@@ -78,7 +78,7 @@ pub(super) fn lease_conflict(
     machine: &str,
     uc: &UnderConstruction,
 ) -> FsError {
-    if uc.client_name == client {
+    if *uc.client_name == *client {
         return FsError::AlreadyBeingCreated(failed(
             op,
             path,
@@ -298,6 +298,8 @@ impl Namespace {
                     return Err(ApplyError(format!("truncate of {path}, which is open")));
                 }
                 self.record_blocks_before_cut(id);
+                let client = self.client_names.intern(client_name);
+                let machine = self.client_names.intern(client_machine);
                 let node = self.node_mut(id);
                 node.mtime_ms = *mtime_ms;
                 let f = file_mut(node, path)?;
@@ -315,8 +317,8 @@ impl Namespace {
                         }) =>
                     {
                         f.under_construction = Some(Box::new(UnderConstruction {
-                            client_name: client_name.clone(),
-                            client_machine: client_machine.clone(),
+                            client_name: client,
+                            client_machine: machine,
                             truncate_block: Some(*tb),
                         }));
                         self.last_gs = self.last_gs.max(tb.gs);

@@ -59,7 +59,7 @@ impl Namespace {
     ) -> Result<(INodeId, String), FsError> {
         let (id, path) = self.resolve_file(src, file_id)?;
         match self.writer_of(id) {
-            Some(uc) if uc.client_name == client_name => Ok((id, path)),
+            Some(uc) if *uc.client_name == *client_name => Ok((id, path)),
             Some(uc) => Err(FsError::LeaseExpired(format!(
                 "Client (={client_name}) is not the lease owner (={}) of {path}",
                 uc.client_name

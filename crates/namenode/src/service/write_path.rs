@@ -574,7 +574,7 @@ impl NameNodeState {
         let Some((file, holder)) = holder else {
             return e;
         };
-        if holder == client {
+        if *holder == *client {
             return e;
         }
         let renewed = self
