@@ -241,10 +241,27 @@ async fn a_truncate_recovery_interrupted_by_a_namenode_crash_resumes() {
     assert_eq!(r.file_length() as u64, cut);
     let got = r.read_range(0, cut as usize).await.expect("read");
     assert!(got[..] == data[..cut as usize], "the prefix is intact");
-    let locs = common::block_locations(addr, "/t37/f").await;
-    let last = locs.blocks.last().expect("blocks");
-    assert_eq!(last.b.num_bytes, Some(cut - block));
-    assert_eq!(last.locs.len(), 3, "every replica was cut");
+    // The recovery restarts as soon as one DataNode has reported the block
+    // after the restart; DataNodes that report later hold the old
+    // generation stamp, their replicas are refused and the cut block is
+    // copied to them again (as in HDFS, where the recovery also takes only
+    // the replicas reported by then). So: three replicas of the cut block,
+    // in time.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let locs = common::block_locations(addr, "/t37/f").await;
+        let last = locs.blocks.last().expect("blocks");
+        assert_eq!(last.b.num_bytes, Some(cut - block));
+        if last.locs.len() == 3 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the cut block has {} replicas after 60 s, not 3",
+            last.locs.len()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
     let mut a = client.append("/t37/f").await.expect("append");
     a.write_bytes(Bytes::from_static(b"more"))
         .await
