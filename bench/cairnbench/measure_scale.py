@@ -38,12 +38,12 @@ import os
 import platform
 import re
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 
 from . import scale_procs as sp
+from .runner import free_port
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HARNESS_SRC = os.path.join(ROOT, "..", "shared", "anchors", "hdfs-harness")
@@ -54,14 +54,6 @@ SYSTEMS = ["HDFS", "Cairn"]
 def _opt(args, name, default=None):
     v = args.get(name) if isinstance(args, dict) else getattr(args, name, None)
     return default if v is None else v
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def machine_facts(work):

@@ -180,21 +180,7 @@ class Bench:
         raise RuntimeError("%s not ready after %ds" % (name, timeout))
 
     def stop_cluster(self, c, remove=True):
-        p = c.proc
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGINT)  # both stop cleanly on SIGINT
-                p.wait(60)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-            except ProcessLookupError:
-                pass
-        # children that outlived the leader (same process group)
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        stop_process_group(c.proc, signal.SIGINT, 60)  # both stop cleanly on SIGINT
         if c in self.clusters:
             self.clusters.remove(c)
         if remove:
@@ -240,6 +226,24 @@ class Bench:
         head, dirty = self.commit()
         facts.append(("Cairn", "commit %s%s, release build" % (head, " plus uncommitted changes in crates/" if dirty else "")))
         return [list(x) for x in facts]
+
+
+def stop_process_group(p, first_signal, wait_s):
+    """Stops the process group led by `p`: `first_signal`, up to `wait_s` seconds, then SIGKILL;
+    children that outlived the leader (same group) get SIGKILL too."""
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, first_signal)
+            p.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+        except ProcessLookupError:
+            pass
+    try:
+        os.killpg(p.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
 
 
 def free_port():

@@ -21,6 +21,8 @@ import subprocess
 import threading
 import time
 
+from .runner import stop_process_group
+
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 JAVA_OPENS = ["--add-opens=java.base/%s=ALL-UNNAMED" % m for m in (
@@ -208,19 +210,7 @@ class NameNode:
         p = self.proc
         if p is None:
             return
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGTERM)  # not SIGINT: background jobs inherit it ignored
-                p.wait(120)
-            except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
-                p.wait()
-            except ProcessLookupError:
-                pass
-        try:
-            os.killpg(p.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        stop_process_group(p, signal.SIGTERM, 120)  # not SIGINT: background jobs inherit it ignored
         self.proc = None
 
     def image(self):
