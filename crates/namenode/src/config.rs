@@ -19,6 +19,9 @@ pub const DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES: &str =
 /// Where `metaSave` writes (Hadoop's `hadoop.log.dir`, here a configuration
 /// key; `cairn up` sets it to its logs directory).
 pub const HADOOP_LOG_DIR: &str = "hadoop.log.dir";
+/// The HA state a NameNode starts in: active (default), standby or observer
+/// (Cairn; in a Raft nameservice the state follows leadership).
+pub const CAIRN_HA_INITIAL_STATE: &str = "cairn.namenode.ha.initial-state";
 
 /// Everything the NameNode reads from its configuration.
 #[derive(Debug, Clone)]
@@ -111,6 +114,8 @@ pub struct NameNodeConfig {
     pub proxy_users: crate::proxy_users::ProxyUsers,
     /// How getBlockLocations orders replicas for readers.
     pub read_order: ReadOrderSettings,
+    /// The HA state at start-up ([`CAIRN_HA_INITIAL_STATE`]).
+    pub ha_initial_state: crate::ha::HaServiceState,
 }
 
 /// How getBlockLocations orders a block's replicas for a reader
@@ -531,8 +536,19 @@ impl NameNodeConfig {
             cairn_common::config::TimeUnit::Seconds,
             Duration::from_secs(60),
         )?;
+        let ha_initial_state = match conf.get_str(CAIRN_HA_INITIAL_STATE)? {
+            None | Some("") => crate::ha::HaServiceState::Active,
+            Some(v) => crate::ha::HaServiceState::parse(v).ok_or_else(|| {
+                invalid(
+                    CAIRN_HA_INITIAL_STATE,
+                    v,
+                    "must be active, standby or observer",
+                )
+            })?,
+        };
         Ok(Self {
             site: std::sync::Arc::new(conf.clone()),
+            ha_initial_state,
             safe_mode,
             list_open_files_max: list_open_files_max as usize,
             log_dir,

@@ -56,7 +56,7 @@ pub fn namespace_info(state: &NameNodeState) -> pb::NamespaceInfoProto {
         },
         software_version: SOFTWARE_VERSION.into(),
         capabilities: Some(CAPABILITY_BLOCK_REPORT_BUFFERS),
-        state: Some(pb::nnha_status_heartbeat_proto::State::Active as i32),
+        state: Some(state.ha.get().to_heartbeat() as i32),
     }
 }
 
@@ -369,7 +369,7 @@ impl DatanodeProtocolService {
                 encode(&pb::HeartbeatResponseProto {
                     cmds,
                     ha_status: pb::NnhaStatusHeartbeatProto {
-                        state: pb::nnha_status_heartbeat_proto::State::Active as i32,
+                        state: state.ha.get().to_heartbeat() as i32,
                         txid: state.journal.last_txid().0,
                     },
                     full_block_report_lease_id: Some(lease),

@@ -10,6 +10,7 @@ pub mod config;
 pub mod datanode_service;
 pub mod datanodes;
 pub mod fsck;
+pub mod ha;
 pub mod http;
 pub mod image;
 pub mod inotify;
@@ -166,6 +167,7 @@ pub fn new_state(
         metrics: crate::metrics::NameNodeMetrics::default(),
         rpc_metrics: Arc::new(cairn_rpc::RpcMetrics::default()),
         started_ms: now_ms(),
+        ha: crate::ha::HaState::new(config.ha_initial_state),
         config,
     })
 }

@@ -8,7 +8,6 @@
 use std::sync::atomic::Ordering;
 
 use cairn_proto::exceptions as ex;
-use cairn_proto::hadoop::common::HaServiceStateProto;
 use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::CallError;
 
@@ -189,7 +188,7 @@ impl NameNodeState {
     /// `getHAServiceState`.
     pub(super) fn get_ha_service_state(&self) -> CallResult {
         encode(&pb::HaServiceStateResponseProto {
-            state: HaServiceStateProto::Active as i32,
+            state: self.ha.get().to_proto() as i32,
         })
     }
 

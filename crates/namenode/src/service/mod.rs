@@ -109,6 +109,8 @@ pub struct NameNodeState {
     pub rpc_metrics: Arc<cairn_rpc::RpcMetrics>,
     /// When this NameNode started, ms since the Unix epoch.
     pub started_ms: u64,
+    /// Active, standby or observer (a lone NameNode: always active).
+    pub ha: crate::ha::HaState,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
