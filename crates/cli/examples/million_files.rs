@@ -4,14 +4,16 @@
 //! `cairn namenode` process (release build next to this example):
 //! restart time (start to first answered RPC), resident memory per file,
 //! getFileInfo latency at rest and while a checkpoint runs (roll + image
-//! built in the background), and the checkpoint's duration. In process it
+//! built in the background), the checkpoint's duration, and with
+//! `--throughput N` create and getFileInfo throughput at that size (`cairn
+//! bench nn` over RPC, 16 threads, N ops each, NameNode CPU per op). In process it
 //! also times the image's encoding and decoding (wall and CPU time), and
 //! with `--compare-format-1` the same for the previous image format.
 //!
 //! ```sh
 //! cargo build --release -p cairn --bin cairn --examples
 //! cargo run --release --example million_files -- --files 1000000 [--json]
-//!     [--compare-format-1] [--no-checkpoint] [--no-in-process]
+//!     [--compare-format-1] [--no-checkpoint] [--no-in-process] [--throughput N]
 //! ```
 
 use std::net::SocketAddr;
@@ -93,6 +95,7 @@ async fn main() -> anyhow::Result<()> {
     let (mut json, mut compare, mut checkpoint_phase) = (false, false, true);
     // Decoding in process holds a second namespace beside the first.
     let mut in_process_phase = true;
+    let mut throughput_ops = 0usize;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -106,6 +109,12 @@ async fn main() -> anyhow::Result<()> {
             "--compare-format-1" => compare = true,
             "--no-checkpoint" => checkpoint_phase = false,
             "--no-in-process" => in_process_phase = false,
+            "--throughput" => {
+                throughput_ops = args
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("--throughput N"))?
+                    .parse()?;
+            }
             other => anyhow::bail!("unknown argument {other}"),
         }
     }
@@ -178,33 +187,13 @@ async fn main() -> anyhow::Result<()> {
         .ok_or_else(|| anyhow::anyhow!("target dir"))?
         .join("cairn");
     let t = Instant::now();
-    let mut child = Command::new(exe)
-        .args([
-            "-D",
-            "dfs.namenode.checkpoint.txns=1000",
-            "-D",
-            "dfs.namenode.checkpoint.check.period=1s",
-        ])
-        .args(["namenode", "--rpc-address", "127.0.0.1:0", "--dir"])
-        .arg(&name)
-        .env("CAIRN_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()?;
-    let mut line = String::new();
-    {
-        use std::io::BufRead;
-        let out = child
-            .stdout
-            .take()
-            .ok_or_else(|| anyhow::anyhow!("stdout"))?;
-        std::io::BufReader::new(out).read_line(&mut line)?;
-    }
-    let addr: SocketAddr = line
-        .trim()
-        .rsplit("hdfs://")
-        .next()
-        .unwrap_or_default()
-        .parse()?;
+    let checkpoint_often = [
+        "-D",
+        "dfs.namenode.checkpoint.txns=1000",
+        "-D",
+        "dfs.namenode.checkpoint.check.period=1s",
+    ];
+    let (mut child, addr) = start_namenode(&exe, &name, &checkpoint_often)?;
     let c = Arc::new(Client::connect(addr, &user, CLIENT_PROTOCOL).await?);
     let probe = pb::GetFileInfoRequestProto {
         src: "/big/dir0000/file0000000".into(),
@@ -264,6 +253,20 @@ async fn main() -> anyhow::Result<()> {
     let _ = child.kill();
     let _ = child.wait();
 
+    // 6. Throughput at this size: creates and getFileInfo over RPC, on a
+    // NameNode restarted with HDFS's checkpoint defaults (the one above
+    // checkpoints every 1,000 edits, which would charge a whole image build
+    // to the ops measured here).
+    let throughput = if throughput_ops > 0 {
+        let (mut nn, addr) = start_namenode(&exe, &name, &[])?;
+        let report = bench_nn(&exe, addr, nn.id(), throughput_ops);
+        let _ = nn.kill();
+        let _ = nn.wait();
+        Some(report?)
+    } else {
+        None
+    };
+
     let per_m = 1e6 / files.max(1) as f64;
     let (rest_p50, rest_p99) = (
         percentile(&mut rest.clone(), 0.5),
@@ -298,6 +301,9 @@ async fn main() -> anyhow::Result<()> {
             "getfileinfo_checkpoint_p99_us": cp_p99,
             "getfileinfo_checkpoint_calls": during.len(),
         });
+        if let (Some(t), Some(map)) = (&throughput, o.as_object_mut()) {
+            map.insert("throughput".into(), t.clone());
+        }
         if let (Some((enc, dec, cpu, bytes)), Some(map)) = (v1, o.as_object_mut()) {
             map.insert("format1_encode_cpu_s".into(), enc.into());
             map.insert("format1_decode_s".into(), dec.into());
@@ -353,7 +359,81 @@ async fn main() -> anyhow::Result<()> {
             during.len()
         );
     }
+    for r in throughput
+        .as_ref()
+        .and_then(|t| t["results"].as_array())
+        .into_iter()
+        .flatten()
+    {
+        println!(
+            "{:<31}{:>10.0} ops/s  (16 threads, {} ops; NameNode CPU {} us/op; p99 {:.0} us)",
+            format!("{} at this size:", r["op"].as_str().unwrap_or("?")),
+            r["ops_per_sec"].as_f64().unwrap_or(0.0),
+            r["ops"],
+            r["nn_cpu_us_per_op"],
+            r["p99_us"].as_f64().unwrap_or(0.0),
+        );
+    }
     Ok(())
+}
+
+/// Starts `cairn namenode` on `name` (port chosen by the kernel) and reads
+/// the address it prints.
+fn start_namenode(
+    exe: &std::path::Path,
+    name: &std::path::Path,
+    extra: &[&str],
+) -> anyhow::Result<(std::process::Child, SocketAddr)> {
+    let mut child = Command::new(exe)
+        .args(extra)
+        .args(["namenode", "--rpc-address", "127.0.0.1:0", "--dir"])
+        .arg(name)
+        .env("CAIRN_LOG", "warn")
+        .stdout(Stdio::piped())
+        .spawn()?;
+    let mut line = String::new();
+    {
+        use std::io::BufRead;
+        let out = child
+            .stdout
+            .take()
+            .ok_or_else(|| anyhow::anyhow!("stdout"))?;
+        std::io::BufReader::new(out).read_line(&mut line)?;
+    }
+    let addr = line
+        .trim()
+        .rsplit("hdfs://")
+        .next()
+        .unwrap_or_default()
+        .parse()
+        .map_err(|e| anyhow::anyhow!("namenode printed {line:?}: {e}"));
+    match addr {
+        Ok(addr) => Ok((child, addr)),
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(e)
+        }
+    }
+}
+
+/// `cairn bench nn` against the running NameNode: create then fileStatus,
+/// 16 client threads; its JSON report.
+fn bench_nn(
+    exe: &std::path::Path,
+    addr: SocketAddr,
+    pid: u32,
+    ops: usize,
+) -> anyhow::Result<serde_json::Value> {
+    let out = Command::new(exe)
+        .args(["bench", "nn", "--fs", &format!("hdfs://{addr}")])
+        .args(["--op", "create,fileStatus", "--threads", "16", "--json"])
+        .args(["--files", &ops.to_string(), "--nn-pid", &pid.to_string()])
+        .env("CAIRN_LOG", "warn")
+        .stderr(Stdio::inherit())
+        .output()?;
+    anyhow::ensure!(out.status.success(), "cairn bench nn: {}", out.status);
+    Ok(serde_json::from_slice(&out.stdout)?)
 }
 
 fn count_images(dir: &std::path::Path) -> usize {
