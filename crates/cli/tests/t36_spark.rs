@@ -10,47 +10,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::Cluster;
-
-fn python_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/python")
-}
-
-/// Runs setup.sh; the venv's Python, or `None` (skip) where pyspark cannot
-/// be installed and CI is not set.
-fn pyspark_python() -> Option<PathBuf> {
-    let dir = python_dir();
-    let t = Instant::now();
-    let out = common::output_within(
-        &mut Command::new(dir.join("setup.sh")),
-        Duration::from_secs(900),
-        "tests/python/setup.sh",
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprint!("{stderr}");
-    match out.status.code() {
-        Some(0) => {
-            eprintln!("setup.sh: ready in {:.1}s", t.elapsed().as_secs_f64());
-            Some(dir.join(".venv/bin/python"))
-        }
-        Some(3) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "pyspark could not be installed and CI is set: this test must run there\n{stderr}"
-            );
-            eprintln!(
-                "SKIPPED t36_spark: pyspark could not be installed (tests/python/setup.sh: \
-                 needs Python 3 with venv and PyPI); see above"
-            );
-            None
-        }
-        _ => panic!("tests/python/setup.sh failed: {}\n{stderr}", out.status),
-    }
-}
 
 /// The NameNode calls that failed because Cairn lacks the method.
 fn unknown_methods(nn_log: &str) -> Vec<&str> {
@@ -71,7 +35,7 @@ fn spark_parquet_csv_and_text_round_trip() {
     // Goal: an unmodified Spark (Hadoop 3.x client) reads back exactly what
     // it wrote through Cairn, in every format the issue names, and calls no
     // NameNode method that Cairn does not have.
-    let Some(python) = pyspark_python() else {
+    let Some(python) = common::python::python_venv("t36_spark") else {
         return;
     };
     let cluster = Cluster::start(3, &[]);
@@ -80,7 +44,7 @@ fn spark_parquet_csv_and_text_round_trip() {
     let (out_path, err_path) = (work.path().join("stdout"), work.path().join("stderr"));
     let t = Instant::now();
     let mut child = Command::new(&python)
-        .arg(python_dir().join("spark_roundtrip.py"))
+        .arg(common::python::python_dir().join("spark_roundtrip.py"))
         .arg(&url)
         .current_dir(work.path())
         .env("TMPDIR", work.path())

@@ -21,29 +21,6 @@ fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// The venv's Python, or None when setup.sh could not install it (and CI is not set).
-fn python() -> Option<PathBuf> {
-    let dir = root().join("tests/python");
-    let setup = common::output_within(
-        &mut Command::new(dir.join("setup.sh")),
-        Duration::from_secs(900),
-        "tests/python/setup.sh",
-    );
-    let stderr = String::from_utf8_lossy(&setup.stderr);
-    match setup.status.code() {
-        Some(0) => Some(dir.join(".venv/bin/python")),
-        Some(3) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "setup.sh failed and CI is set: {stderr}"
-            );
-            eprintln!("SKIPPED: tests/python/setup.sh could not install matplotlib\n{stderr}");
-            None
-        }
-        _ => panic!("tests/python/setup.sh failed: {}\n{stderr}", setup.status),
-    }
-}
-
 fn read_json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -207,7 +184,9 @@ fn check_tables_page(page: &str, checksum: &Value) {
 
 #[test]
 fn renders_the_pages_from_a_quick_runs_json() {
-    let Some(py) = python() else { return };
+    let Some(py) = common::python::python_venv("t62_bench_render") else {
+        return;
+    };
     let tmp = tempfile::tempdir().expect("temp dir");
     let json = tmp.path().join("json");
     std::fs::create_dir(&json).expect("mkdir");
@@ -276,7 +255,9 @@ fn renders_the_pages_from_a_quick_runs_json() {
 /// own made-up measurements: bench/cairnbench/test_render_scale.py.
 #[test]
 fn renders_the_scale_section() {
-    let Some(py) = python() else { return };
+    let Some(py) = common::python::python_venv("t62_bench_render") else {
+        return;
+    };
     let out = common::output_within(
         Command::new(&py)
             .args(["-m", "unittest", "-v", "cairnbench.test_render_scale"])

@@ -706,28 +706,13 @@ fn java_fsshell_over_webhdfs(nn: SocketAddr) {
 
 /// HdfsCLI, fsspec's webhdfs and pandas Parquet (webhdfs_clients.py).
 fn python_clients(nn: SocketAddr) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/python");
-    let setup = common::output_within(
-        &mut Command::new(dir.join("setup.sh")),
-        Duration::from_secs(900),
-        "tests/python/setup.sh",
-    );
-    let stderr = String::from_utf8_lossy(&setup.stderr);
-    match setup.status.code() {
-        Some(0) => {}
-        Some(3) => {
-            assert!(
-                std::env::var_os("CI").is_none(),
-                "setup.sh failed and CI is set: {stderr}"
-            );
-            eprintln!("SKIPPED the Python WebHDFS clients: tests/python/setup.sh could not install them\n{stderr}");
-            return;
-        }
-        _ => panic!("tests/python/setup.sh failed: {}\n{stderr}", setup.status),
-    }
+    let Some(python) = common::python::python_venv("t80_webhdfs (Python clients)") else {
+        return;
+    };
+    let dir = common::python::python_dir();
     let local = tempfile::tempdir().expect("temp dir");
     let out = common::output_within(
-        Command::new(dir.join(".venv/bin/python"))
+        Command::new(&python)
             .arg(dir.join("webhdfs_clients.py"))
             .arg("--http")
             .arg(nn.to_string())

@@ -26,10 +26,6 @@ use common::{current_user, http_request, output_within, Cluster};
 use hdfs_native::WriteOptions;
 use serde_json::Value;
 
-fn python_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/python")
-}
-
 fn get(addr: std::net::SocketAddr, path: &str) -> (u16, String) {
     let (code, _, body) = http_request(addr, "GET", path, b"");
     (code, String::from_utf8_lossy(&body).into_owned())
@@ -226,7 +222,9 @@ fn check_conf_stacks_loglevel(cluster: &Cluster) {
 /// Runs a script with the venv's Python; fails on any error.
 fn run_python(python: &std::path::Path, args: &[&str]) {
     let out = output_within(
-        Command::new(python).args(args).current_dir(python_dir()),
+        Command::new(python)
+            .args(args)
+            .current_dir(common::python::python_dir()),
         Duration::from_secs(300),
         args[0],
     );
@@ -245,7 +243,7 @@ fn run_python(python: &std::path::Path, args: &[&str]) {
 }
 
 fn prerequisites() -> PathBuf {
-    let dir = python_dir();
+    let dir = common::python::python_dir();
     for script in ["setup.sh", "install-chromium.sh"] {
         let out = output_within(
             &mut Command::new(dir.join(script)),

@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod python;
 pub mod transcript;
 
 use std::io::{BufRead, BufReader};
