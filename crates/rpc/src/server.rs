@@ -1,7 +1,8 @@
 //! The Hadoop IPC server: one task per connection reads frames, a bounded
-//! pool of handler permits runs calls, and a writer task per connection
-//! sends each response as soon as its call completes (out of order when
-//! calls finish out of order, as Hadoop does).
+//! pool of handler permits runs calls (on the reader task when a call
+//! finishes without waiting, on a task of its own when it has to wait), and
+//! a writer task per connection sends each response as soon as its call
+//! completes (out of order when calls finish out of order, as Hadoop does).
 //!
 //! Limits, all from [`ServerConfig`]: the largest frame accepted
 //! (`ipc.maximum.data.length`), the number of calls running at once
@@ -676,68 +677,83 @@ impl Connection {
         outstanding.fetch_add(1, Ordering::AcqRel);
         let method = request_header.method_name;
         let span = tracing::debug_span!("call", method = %method, call_id = header.call_id, user = %ctx.user);
-        tokio::spawn(
-            async move {
-                let started = std::time::Instant::now();
-                let result = {
-                    let _running = Raised::new(&metrics.in_process);
-                    protocol.clone().call(ctx, method.clone(), request).await
-                };
-                // Unknown methods are not recorded: they would let a client
-                // fill the per-method table with made-up names.
-                if !matches!(result, Err(CallError::NoSuchMethod(_))) {
-                    metrics.record_call(&method, started.elapsed(), result.is_err());
-                }
-                let frame = match result {
-                    Ok(payload) => frame::response_frame(
-                        &frame::success_header(
+        let call = async move {
+            let started = std::time::Instant::now();
+            let result = {
+                let _running = Raised::new(&metrics.in_process);
+                protocol.clone().call(ctx, method.clone(), request).await
+            };
+            // Unknown methods are not recorded: they would let a client
+            // fill the per-method table with made-up names.
+            if !matches!(result, Err(CallError::NoSuchMethod(_))) {
+                metrics.record_call(&method, started.elapsed(), result.is_err());
+            }
+            let frame = match result {
+                Ok(payload) => frame::response_frame(
+                    &frame::success_header(
+                        header.call_id,
+                        &header.client_id,
+                        header.retry_count.unwrap_or(-1),
+                    ),
+                    Some(&payload),
+                ),
+                Err(err) => {
+                    let (class, message, detail) = match err {
+                        CallError::NoSuchMethod(m) => (
+                            exceptions::RPC_NO_SUCH_METHOD.to_string(),
+                            format!("Unknown method {m} called on {} protocol.", protocol.name()),
+                            RpcErrorCodeProto::ErrorNoSuchMethod,
+                        ),
+                        CallError::BadRequest(m) => (
+                            exceptions::INVALID_PROTOCOL_BUFFER.to_string(),
+                            m,
+                            RpcErrorCodeProto::ErrorApplication,
+                        ),
+                        CallError::Remote { class, message } => {
+                            (class, message, RpcErrorCodeProto::ErrorApplication)
+                        }
+                    };
+                    debug!(%class, %message, "call failed");
+                    frame::response_frame(
+                        &frame::error_header(
                             header.call_id,
+                            false,
+                            &class,
+                            &message,
+                            detail,
                             &header.client_id,
                             header.retry_count.unwrap_or(-1),
                         ),
-                        Some(&payload),
-                    ),
-                    Err(err) => {
-                        let (class, message, detail) = match err {
-                            CallError::NoSuchMethod(m) => (
-                                exceptions::RPC_NO_SUCH_METHOD.to_string(),
-                                format!(
-                                    "Unknown method {m} called on {} protocol.",
-                                    protocol.name()
-                                ),
-                                RpcErrorCodeProto::ErrorNoSuchMethod,
-                            ),
-                            CallError::BadRequest(m) => (
-                                exceptions::INVALID_PROTOCOL_BUFFER.to_string(),
-                                m,
-                                RpcErrorCodeProto::ErrorApplication,
-                            ),
-                            CallError::Remote { class, message } => {
-                                (class, message, RpcErrorCodeProto::ErrorApplication)
-                            }
-                        };
-                        debug!(%class, %message, "call failed");
-                        frame::response_frame(
-                            &frame::error_header(
-                                header.call_id,
-                                false,
-                                &class,
-                                &message,
-                                detail,
-                                &header.client_id,
-                                header.retry_count.unwrap_or(-1),
-                            ),
-                            None,
-                        )
-                    }
-                };
-                drop(permit);
-                let _ = tx.send(frame).await;
-                outstanding.fetch_sub(1, Ordering::AcqRel);
-            }
-            .instrument(span),
-        );
+                        None,
+                    )
+                }
+            };
+            drop(permit);
+            let _ = tx.send(frame).await;
+            outstanding.fetch_sub(1, Ordering::AcqRel);
+        }
+        .instrument(span);
+        run_inline_or_spawn(call);
         Ok(())
+    }
+}
+
+/// Polls a call once on the connection's reader task and spawns it only if
+/// it has to wait (for the journal, a lock held across an await, a full
+/// response queue). Most reads finish in that first poll: answering them
+/// here saves spawning a task, whose wake-up of an idle worker thread (a
+/// futex and a context switch, only for that worker to find nothing it may
+/// steal) was a large part of a cheap call's CPU. The cost is that the
+/// next frame of this connection is read after the call instead of
+/// beside it.
+fn run_inline_or_spawn(call: impl std::future::Future<Output = ()> + Send + 'static) {
+    let mut call = Box::pin(call);
+    // A future registers the waker of every poll, so the one of the
+    // spawned task replaces this no-op one before anything can be missed:
+    // a new task is always polled once.
+    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
+    if std::future::Future::poll(call.as_mut(), &mut cx).is_pending() {
+        tokio::spawn(call);
     }
 }
 
