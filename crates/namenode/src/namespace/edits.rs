@@ -218,6 +218,16 @@ impl Namespace {
         }
     }
 
+    /// [`Self::apply_checked`] for a Mkdir or AddFile whose parent
+    /// directory the operation has just resolved: the edit's path is not
+    /// walked a second time.
+    pub(super) fn apply_checked_under(&mut self, edit: &Edit, parent: INodeId) {
+        self.clear_freed();
+        if let Err(e) = self.apply_tree_edit(edit, Some(parent)) {
+            panic!("validated edit failed to apply: {e}: {edit:?}");
+        }
+    }
+
     pub(super) fn resolve_existing(&self, path: &str) -> Result<(INodeId, Resolved), ApplyError> {
         let res = self
             .resolve(path)
@@ -228,7 +238,22 @@ impl Namespace {
         Ok((id, res))
     }
 
-    fn parent_for_new(&self, path: &str) -> Result<(INodeId, String), ApplyError> {
+    /// The parent directory and name of a new inode at `path`; `known` is
+    /// the parent when the caller has resolved it already.
+    fn parent_for_new(
+        &self,
+        path: &str,
+        known: Option<INodeId>,
+    ) -> Result<(INodeId, String), ApplyError> {
+        if let Some(parent) = known {
+            let name = path.rsplit('/').next().unwrap_or(path).to_string();
+            debug_assert_eq!(
+                self.parent_for_new(path, None).ok(),
+                Some((parent, name.clone())),
+                "wrong parent given for {path}"
+            );
+            return Ok((parent, name));
+        }
         let res = self
             .resolve(path)
             .map_err(|e| ApplyError(format!("{path}: {e}")))?;
@@ -317,7 +342,7 @@ impl Namespace {
             Edit::Mkdir { .. }
             | Edit::AddFile { .. }
             | Edit::Delete { .. }
-            | Edit::Rename { .. } => self.apply_tree_edit(edit),
+            | Edit::Rename { .. } => self.apply_tree_edit(edit, None),
             Edit::CloseFile { path, .. }
             | Edit::AddBlock { path, .. }
             | Edit::Reopen { path, .. }
@@ -381,7 +406,9 @@ impl Namespace {
     }
 
     /// [`Namespace::apply`] for an edit that creates, removes or moves an inode.
-    fn apply_tree_edit(&mut self, edit: &Edit) -> Result<(), ApplyError> {
+    /// `parent`: the directory a Mkdir or AddFile goes into, when known.
+    fn apply_tree_edit(&mut self, edit: &Edit, parent: Option<INodeId>) -> Result<(), ApplyError> {
+        let known_parent = parent;
         match edit {
             Edit::Mkdir {
                 id,
@@ -391,7 +418,7 @@ impl Namespace {
                 group,
                 mtime_ms,
             } => {
-                let (parent, name) = self.parent_for_new(path)?;
+                let (parent, name) = self.parent_for_new(path, known_parent)?;
                 if self.child(self.node(parent), &name).is_some() {
                     return Err(ApplyError(format!("{path} already exists")));
                 }
@@ -431,7 +458,7 @@ impl Namespace {
                 client_machine,
                 overwrite,
             } => {
-                let (parent, name) = self.parent_for_new(path)?;
+                let (parent, name) = self.parent_for_new(path, known_parent)?;
                 let existing = self.child(self.node(parent), &name);
                 self.check_new_id(*id, existing.filter(|_| *overwrite))?;
                 // A new file is one name and no space yet.
@@ -494,7 +521,7 @@ impl Namespace {
                 let src_parent = src_res
                     .parent()
                     .ok_or_else(|| ApplyError("cannot rename the root".into()))?;
-                let (dst_parent, name) = self.parent_for_new(dst)?;
+                let (dst_parent, name) = self.parent_for_new(dst, None)?;
                 if self.is_ancestor(id, dst_parent) {
                     return Err(ApplyError(format!("{dst} is under {src}")));
                 }

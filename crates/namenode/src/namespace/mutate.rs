@@ -149,7 +149,7 @@ impl Namespace {
                 group: group.clone(),
                 mtime_ms: now_ms,
             };
-            self.apply_checked(&edit);
+            self.apply_checked_under(&edit, parent);
             edits.push(edit);
             self.apply_inherited_acl(&res.prefix(i), acl, &mut edits);
             parent = id;
@@ -254,16 +254,21 @@ impl Namespace {
             let parent_perm = (modes.masked | 0o111 | 0o300) & 0o777;
             edits = self.mkdirs(caller, &res.prefix(n - 2), parent_perm, true, now_ms)?;
         }
-        let parent = self.resolve(&res.prefix(n - 2))?.last().ok_or_else(|| {
-            FsError::FileNotFound(format!(
-                "Parent directory doesn't exist: {}",
-                res.prefix(n - 2)
-            ))
-        })?;
+        // Resolved again only when mkdirs has just created it.
+        let parent = match res.parent() {
+            Some(parent) => parent,
+            None => self.resolve(&res.prefix(n - 2))?.last().ok_or_else(|| {
+                FsError::FileNotFound(format!(
+                    "Parent directory doesn't exist: {}",
+                    res.prefix(n - 2)
+                ))
+            })?,
+        };
         let mut removed = existing.map(|id| self.files_under(id)).unwrap_or_default();
         let (permission, acl) = self.inherited_acl(parent, false, modes);
+        let id = self.next_id();
         let edit = Edit::AddFile {
-            id: self.next_id(),
+            id,
             path: path.clone(),
             permission,
             owner: caller.user.to_string(),
@@ -277,14 +282,10 @@ impl Namespace {
             // replaces a file exactly when one existed, as here.
             overwrite,
         };
-        self.apply_checked(&edit);
+        self.apply_checked_under(&edit, parent);
         removed.blocks = self.take_freed_blocks();
         edits.push(edit);
         self.apply_inherited_acl(&path, acl, &mut edits);
-        let id = self
-            .resolve(&path)?
-            .last()
-            .ok_or_else(|| FsError::Io("file vanished".into()))?;
         Ok((self.status(self.node(id)), edits, removed))
     }
 
