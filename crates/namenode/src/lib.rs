@@ -353,8 +353,9 @@ async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
-        // No lease recovery in safe mode (as HDFS): it would change files.
-        if state.in_safe_mode() {
+        // No lease recovery in safe mode (as HDFS): it would change files;
+        // none but on the active, which alone may command DataNodes.
+        if state.in_safe_mode() || !state.ha.is_active() {
             continue;
         }
         let expired = match state.leases.lock() {
@@ -565,7 +566,13 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
         }
         // In safe mode the picture of replicas is partial: copying or
         // trimming on it would be wrong (HDFS does no redundancy work then).
-        if state.in_safe_mode() {
+        // A NameNode that is not active does none either (it may be
+        // behind); its command queues are cleared on any change of state.
+        let active = match state.blocks.lock() {
+            Ok(mut bm) => bm.set_active(state.ha.is_active()),
+            Err(_) => fatal::stop("block manager lock poisoned (replication monitor)"),
+        };
+        if state.in_safe_mode() || !active {
             continue;
         }
         let live = note_node_changes(&state, &mut seen);
