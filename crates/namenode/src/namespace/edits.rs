@@ -560,6 +560,8 @@ impl Namespace {
                     (None, _) => {}
                 }
                 f.under_construction = None;
+                // A closed file keeps room only for the blocks it has.
+                f.blocks.shrink_to_fit();
                 if let Some(old) = copied {
                     if !self.snapshot_holds_block(id, old) {
                         self.note_freed(std::iter::once(old));
@@ -576,6 +578,11 @@ impl Namespace {
                 let f = file_mut(self.node_mut(id), path)?;
                 if let Some(prev) = previous {
                     commit_last(f, prev, path)?;
+                }
+                if f.blocks.is_empty() {
+                    // Most files have one block: room for exactly one (a
+                    // 32-byte chunk), where a first push reserves four.
+                    f.blocks.reserve_exact(1);
                 }
                 f.blocks.push(*block);
                 self.last_block_id = self.last_block_id.max(block.id.0);
