@@ -131,8 +131,8 @@ pub fn new_state(
     let started = std::time::Instant::now();
     for file in ns.under_construction_ids() {
         if let Some(uc) = ns.writer_of(file) {
-            leases.add(&uc.client_name, file, started);
-            if uc.truncate_block.is_some() {
+            leases.add(uc.client_name(), file, started);
+            if uc.truncate_block().is_some() {
                 truncates.insert(file, None);
             }
         }
