@@ -14,11 +14,13 @@
 //! `open_files` (`listOpenFiles`, encryption-zone queries), `xattrs` and
 //! `acls`, `storage_policy`, `quota` (extended attributes, ACLs, storage
 //! policies, setQuota and quota usage); `convert` builds
-//! the protobuf answers.
+//! the protobuf answers; `ha_gate` refuses what a standby or observer does
+//! not serve.
 
 mod acls;
 mod admin;
 mod convert;
+mod ha_gate;
 mod image;
 mod inotify;
 mod listing;
@@ -34,6 +36,7 @@ mod xattrs;
 
 pub(crate) use admin::require_superuser;
 pub use convert::{block_record, to_call_error};
+pub use ha_gate::{standby_refusal, Category, OBSERVER_CATCH_UP};
 pub use image::LastImage;
 pub use truncate_concat::TRUNCATE_RECOVERY_RETRY;
 
@@ -379,6 +382,9 @@ impl Protocol for ClientProtocolService {
         request: Bytes,
     ) -> BoxFuture<'static, CallResult> {
         let state = self.state.clone();
-        Box::pin(async move { state.dispatch(ctx, &method, request).await })
+        Box::pin(async move {
+            state.check_ha(&ctx, &method).await?;
+            state.dispatch(ctx, &method, request).await
+        })
     }
 }

@@ -131,6 +131,7 @@ impl WebRequest {
             call_id: 0,
             retry_count: 0,
             remote_addr: self.peer,
+            state_id: None,
         }
     }
 

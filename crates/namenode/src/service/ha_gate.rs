@@ -1,0 +1,221 @@
+//! What a ClientProtocol call may do in this NameNode's HA state, as HDFS's
+//! `NameNode.checkOperation` with `StandbyState` and `GlobalStateIdContext`:
+//!
+//! - Each method has an operation category: UNCHECKED calls (cluster
+//!   reports, safe-mode queries, `getHAServiceState`) run in any state;
+//!   READ and WRITE calls run on the active.
+//! - A standby refuses READ and WRITE with `StandbyException` ("Operation
+//!   category WRITE is not supported in state standby. Visit
+//!   https://s.apache.org/sbnn-error"), on which Java's
+//!   `ConfiguredFailoverProxyProvider` and hdfs-native try the next
+//!   NameNode.
+//! - An observer serves READ (stale reads are its purpose) and refuses
+//!   WRITE the same way. For the namespace reads HDFS marks coordinated it
+//!   also wants the caller's state id (the request header's `stateId`): a
+//!   caller without one is not using observer reads and is sent away with
+//!   `StandbyException`; a caller ahead of what the observer has applied is
+//!   held until it catches up, for a bounded time, then told to retry
+//!   elsewhere with `RetriableException`.
+//! - `msync` asks for the active's state id (every response header carries
+//!   it), so only the active answers it.
+//!
+//! Only RPC goes through this gate; the state is read on every call
+//! because it changes at run time (transitions, Raft leadership).
+
+use std::time::{Duration, Instant};
+
+use cairn_proto::exceptions as ex;
+use cairn_rpc::{CallContext, CallError};
+
+use super::NameNodeState;
+use crate::ha::HaServiceState;
+
+/// HDFS's `OperationCategory` of a ClientProtocol method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Category {
+    /// Runs in any HA state.
+    Unchecked,
+    /// Reads: the active, and observers.
+    Read,
+    /// Changes (and the edit-log calls HDFS files under JOURNAL): the
+    /// active only.
+    Write,
+    /// `msync`: the active only, whatever its category says.
+    ActiveOnly,
+}
+
+impl Category {
+    /// The name HDFS prints in the refusal.
+    fn name(self) -> &'static str {
+        match self {
+            Self::Unchecked => "UNCHECKED",
+            Self::Read | Self::ActiveOnly => "READ",
+            Self::Write => "WRITE",
+        }
+    }
+}
+
+/// How long an observer holds a call whose state id it has not reached
+/// (HDFS requeues it until the client's timeout; one bound here).
+pub const OBSERVER_CATCH_UP: Duration = Duration::from_secs(2);
+/// Further behind than this many transactions, an observer does not wait
+/// (HDFS's estimate: 10,000 txns/s over the 0.8 of a 10 s client wait).
+const OBSERVER_MAX_LAG: i64 = 80_000;
+
+/// The category of `method`. Names not listed are WRITE: every mutation is,
+/// and an unknown name is better refused by a standby than run.
+pub fn category(method: &str) -> Category {
+    match method {
+        "getHAServiceState"
+        | "getDatanodeReport"
+        | "getDatanodeStorageReport"
+        | "getSlowDatanodeReport"
+        | "setSafeMode"
+        | "refreshNodes"
+        | "setBalancerBandwidth"
+        | "metaSave"
+        | "saveNamespace" => Category::Unchecked,
+        "msync" => Category::ActiveOnly,
+        m if is_coordinated(m) => Category::Read,
+        "getServerDefaults"
+        | "getFsStats"
+        | "getFsReplicatedBlockStats"
+        | "getFsECBlockGroupStats"
+        | "listOpenFiles"
+        | "getStoragePolicies"
+        | "getErasureCodingPolicies"
+        | "getEnclosingRoot"
+        | "getAdditionalDatanode"
+        | "getCurrentEditLogTxid"
+        | "getEditsFromTxid"
+        | "listReencryptionStatus" => Category::Read,
+        _ => Category::Write,
+    }
+}
+
+/// The namespace reads an observer answers only in step with the caller's
+/// state id (HDFS's `@ReadOnly(isCoordinated = true)` methods).
+fn is_coordinated(method: &str) -> bool {
+    matches!(
+        method,
+        "getFileInfo"
+            | "getFileLinkInfo"
+            | "getLocatedFileInfo"
+            | "getListing"
+            | "getBatchedListing"
+            | "getBlockLocations"
+            | "getContentSummary"
+            | "getQuotaUsage"
+            | "getPreferredBlockSize"
+            | "isFileClosed"
+            | "getXAttrs"
+            | "listXAttrs"
+            | "getAclStatus"
+            | "checkAccess"
+            | "getStoragePolicy"
+            | "getErasureCodingPolicy"
+            | "getEZForPath"
+            | "listEncryptionZones"
+            | "getSnapshottableDirListing"
+            | "getSnapshotListing"
+            | "getSnapshotDiffReport"
+            | "getSnapshotDiffReportListing"
+    )
+}
+
+/// `StandbyException` with HDFS's text for `category` in `state`.
+pub fn standby_refusal(category: Category, state: HaServiceState) -> CallError {
+    CallError::remote(
+        ex::STANDBY,
+        format!(
+            "Operation category {} is not supported in state {}. Visit https://s.apache.org/sbnn-error",
+            category.name(),
+            state.name()
+        ),
+    )
+}
+
+impl NameNodeState {
+    /// The state id clients see: the last transaction written to the edit
+    /// log (HDFS's `getLastAppliedOrWrittenTxId`).
+    pub fn state_id(&self) -> i64 {
+        i64::try_from(self.journal.last_txid().0).unwrap_or(i64::MAX)
+    }
+
+    /// Refuses `method` when this NameNode's HA state does not serve it;
+    /// on an observer, waits (bounded) until the caller's state id is
+    /// applied.
+    pub(crate) async fn check_ha(&self, ctx: &CallContext, method: &str) -> Result<(), CallError> {
+        let state = self.ha.get();
+        if state == HaServiceState::Active {
+            return Ok(());
+        }
+        let category = category(method);
+        match (state, category) {
+            (_, Category::Unchecked) => Ok(()),
+            (HaServiceState::Observer, Category::Read) if is_coordinated(method) => {
+                self.catch_up(ctx.state_id).await
+            }
+            (HaServiceState::Observer, Category::Read) => Ok(()),
+            (state, category) => Err(standby_refusal(category, state)),
+        }
+    }
+
+    /// An observer's side of `GlobalStateIdContext.receiveRequestState`
+    /// and the call queue's wait for it.
+    async fn catch_up(&self, client: Option<i64>) -> Result<(), CallError> {
+        let Some(client) = client else {
+            return Err(CallError::remote(
+                ex::STANDBY,
+                "Observer Node received request without stateId. This mostly likely is because client is not configured with ObserverReadProxyProvider",
+            ));
+        };
+        let behind = |server: i64| {
+            CallError::remote(
+                ex::RETRIABLE,
+                format!(
+                    "Observer Node is too far behind: serverStateId = {server} clientStateId = {client}"
+                ),
+            )
+        };
+        let server = self.state_id();
+        if client - server > OBSERVER_MAX_LAG {
+            return Err(behind(server));
+        }
+        let deadline = Instant::now() + OBSERVER_CATCH_UP;
+        loop {
+            let server = self.state_id();
+            if server >= client {
+                return Ok(());
+            }
+            if Instant::now() >= deadline {
+                return Err(behind(server));
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn categories_follow_hdfs() {
+        assert_eq!(category("mkdirs"), Category::Write);
+        assert_eq!(category("renewLease"), Category::Write);
+        assert_eq!(category("getFileInfo"), Category::Read);
+        assert_eq!(category("getServerDefaults"), Category::Read);
+        assert_eq!(category("getHAServiceState"), Category::Unchecked);
+        assert_eq!(category("msync"), Category::ActiveOnly);
+        let e = standby_refusal(Category::Write, HaServiceState::Standby);
+        let CallError::Remote { class, message } = e else {
+            panic!("not a remote error");
+        };
+        assert_eq!(class, ex::STANDBY);
+        assert_eq!(
+            message,
+            "Operation category WRITE is not supported in state standby. Visit https://s.apache.org/sbnn-error"
+        );
+    }
+}
