@@ -136,7 +136,7 @@ async fn standby_and_observer_answer_as_hdfs() {
         remote(&e),
         (
             ex::SERVICE_FAILED.to_string(),
-            "Transtion from state active to observer is not allowed.".to_string()
+            "Transition from state active to observer is not allowed.".to_string()
         )
     );
 
@@ -159,7 +159,20 @@ async fn standby_and_observer_answer_as_hdfs() {
         .call::<_, pb::MsyncResponseProto>("msync", &pb::MsyncRequestProto {})
         .await
         .expect_err("refused");
-    assert_eq!(remote(&e).0, ex::STANDBY);
+    assert_eq!(
+        remote(&e),
+        (ex::STANDBY.to_string(), STANDBY_WRITE.to_string())
+    );
+    let e = c
+        .call::<_, pb::RollEditsResponseProto>("rollEdits", &pb::RollEditsRequestProto {})
+        .await
+        .expect_err("refused");
+    assert!(
+        remote(&e)
+            .1
+            .starts_with("Operation category JOURNAL is not supported in state standby"),
+        "{e:?}"
+    );
     let hs: pb::HaServiceStateResponseProto = c
         .call("getHAServiceState", &pb::HaServiceStateRequestProto {})
         .await
@@ -204,11 +217,28 @@ async fn standby_and_observer_answer_as_hdfs() {
     assert!(asked.elapsed() >= Duration::from_millis(1500), "held first");
     let e = mkdirs(&c, "/b").await.expect_err("refused");
     assert_eq!(
-        remote(&e).1,
-        "Operation category WRITE is not supported in state observer. Visit https://s.apache.org/sbnn-error"
+        remote(&e),
+        (
+            ex::OBSERVER_RETRY_ON_ACTIVE.to_string(),
+            "Operation category WRITE is not supported in state observer. Visit https://s.apache.org/sbnn-error".to_string()
+        )
     );
+    // Not coordinated, so no state id needed: a report read.
+    let _: pb::GetFsStatsResponseProto = c
+        .call("getFsStats", &pb::GetFsStatusRequestProto {})
+        .await
+        .expect("getFsStats on an observer");
+    // An observer cannot become active directly (HDFS's NameNode).
+    let e = transition(&ha, "active").await.expect_err("refused");
+    assert_eq!(
+        remote(&e).1,
+        "Cannot transition from 'observer' to 'active'"
+    );
+    transition(&ha, "standby")
+        .await
+        .expect("observer to standby");
 
-    // Back to active: writes and msync again.
+    // Back to active (through standby): writes and msync again.
     transition(&ha, "active").await.expect("to active");
     let id = mkdirs(&c, "/b").await.expect("mkdirs on the active");
     assert!(id > Some(after));

@@ -7,7 +7,7 @@
 //! of an HA nameservice (two NameNodes or more in `dfs.ha.namenodes.<ns>`);
 //! a lone NameNode answers `ServiceFailedException: HA for namenode is not
 //! enabled`. The allowed moves are HDFS's: standby to active or observer,
-//! observer to active or standby, active to standby; asking for the state
+//! observer to standby (not to active), active to standby; asking for the state
 //! a NameNode is already in does nothing. A transition only changes what
 //! this NameNode answers (it does not share edits with the others: that is
 //! the Raft journal's work).
@@ -124,35 +124,43 @@ fn service_status(state: &NameNodeState) -> CallResult {
 }
 
 /// Whether HDFS's HA states allow moving from `from` to `to` (same state
-/// excepted: that is a no-op).
+/// excepted: that is a no-op). Observer to active is refused before this
+/// is asked, with its own message.
 fn allowed(from: HaServiceState, to: HaServiceState) -> bool {
     use HaServiceState::{Active, Observer, Standby};
     matches!(
         (from, to),
-        (Standby, Active)
-            | (Standby, Observer)
-            | (Observer, Active)
-            | (Observer, Standby)
-            | (Active, Standby)
+        (Standby, Active) | (Standby, Observer) | (Observer, Standby) | (Active, Standby)
     )
 }
 
+/// `transitionTo<State>`, in the order HDFS's `NameNode` checks: the
+/// superuser, HA enabled, observer-to-active, then the state machine.
 fn transition(
     state: &NameNodeState,
     ctx: &CallContext,
     to: HaServiceState,
 ) -> Result<(), CallError> {
+    let operation = match to {
+        HaServiceState::Active => "transitionToActive",
+        HaServiceState::Standby => "transitionToStandby",
+        HaServiceState::Observer => "transitionToObserver",
+    };
     let caller = state.users.caller_shared(Arc::clone(&ctx.user));
-    crate::service::require_superuser(&caller, "transitionTo")?;
+    crate::service::require_superuser(&caller, operation)?;
     require_ha(state)?;
     let from = state.ha.get();
+    if from == HaServiceState::Observer && to == HaServiceState::Active {
+        return Err(service_failed(
+            "Cannot transition from 'observer' to 'active'",
+        ));
+    }
     if from == to {
         return Ok(());
     }
     if !allowed(from, to) {
-        // HDFS's text, spelling included, so scripts matching it work.
         return Err(service_failed(format!(
-            "Transtion from state {} to {} is not allowed.",
+            "Transition from state {} to {} is not allowed.",
             from.name(),
             to.name()
         )));

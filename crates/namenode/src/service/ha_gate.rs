@@ -1,23 +1,25 @@
-//! What a ClientProtocol call may do in this NameNode's HA state, as HDFS's
-//! `NameNode.checkOperation` with `StandbyState` and `GlobalStateIdContext`:
+//! What a ClientProtocol call may do in this NameNode's HA state, as HDFS
+//! 3.4's `NameNode.checkOperation` with `StandbyState` and
+//! `GlobalStateIdContext`:
 //!
-//! - Each method has an operation category: UNCHECKED calls (cluster
-//!   reports, safe-mode queries, `getHAServiceState`) run in any state;
-//!   READ and WRITE calls run on the active.
-//! - A standby refuses READ and WRITE with `StandbyException` ("Operation
+//! - Each method has HDFS's operation category (read off `NameNodeRpcServer`
+//!   and `FSNamesystem`): UNCHECKED calls (DataNode reports, safe mode,
+//!   `saveNamespace`, `refreshNodes`, `getHAServiceState`) run in any
+//!   state; READ, WRITE and JOURNAL calls run on the active. `msync` is
+//!   WRITE: only the active answers it.
+//! - A standby refuses the others with `StandbyException` ("Operation
 //!   category WRITE is not supported in state standby. Visit
 //!   https://s.apache.org/sbnn-error"), on which Java's
 //!   `ConfiguredFailoverProxyProvider` and hdfs-native try the next
 //!   NameNode.
 //! - An observer serves READ (stale reads are its purpose) and refuses
-//!   WRITE the same way. For the namespace reads HDFS marks coordinated it
-//!   also wants the caller's state id (the request header's `stateId`): a
-//!   caller without one is not using observer reads and is sent away with
-//!   `StandbyException`; a caller ahead of what the observer has applied is
-//!   held until it catches up, for a bounded time, then told to retry
-//!   elsewhere with `RetriableException`.
-//! - `msync` asks for the active's state id (every response header carries
-//!   it), so only the active answers it.
+//!   WRITE with `ObserverRetryOnActiveException` (a StandbyException) and
+//!   JOURNAL with `StandbyException`. For the reads HDFS marks coordinated
+//!   (`@ReadOnly(isCoordinated = true)`) it also wants the caller's state
+//!   id (the request header's `stateId`): a caller without one is not using
+//!   observer reads and is sent away with `StandbyException`; a caller
+//!   ahead of what the observer has applied is held until it catches up,
+//!   for a bounded time, then told to retry with `RetriableException`.
 //!
 //! Only RPC goes through this gate; the state is read on every call
 //! because it changes at run time (transitions, Raft leadership).
@@ -37,11 +39,10 @@ pub enum Category {
     Unchecked,
     /// Reads: the active, and observers.
     Read,
-    /// Changes (and the edit-log calls HDFS files under JOURNAL): the
-    /// active only.
+    /// Changes: the active only.
     Write,
-    /// `msync`: the active only, whatever its category says.
-    ActiveOnly,
+    /// Edit-log administration (`rollEdits`): the active only.
+    Journal,
 }
 
 impl Category {
@@ -49,8 +50,9 @@ impl Category {
     fn name(self) -> &'static str {
         match self {
             Self::Unchecked => "UNCHECKED",
-            Self::Read | Self::ActiveOnly => "READ",
+            Self::Read => "READ",
             Self::Write => "WRITE",
+            Self::Journal => "JOURNAL",
         }
     }
 }
@@ -62,8 +64,9 @@ pub const OBSERVER_CATCH_UP: Duration = Duration::from_secs(2);
 /// (HDFS's estimate: 10,000 txns/s over the 0.8 of a 10 s client wait).
 const OBSERVER_MAX_LAG: i64 = 80_000;
 
-/// The category of `method`. Names not listed are WRITE: every mutation is,
-/// and an unknown name is better refused by a standby than run.
+/// The category of `method`. Names not listed are WRITE: every mutation is
+/// (and `msync`, `getAdditionalDatanode`, `setBalancerBandwidth`), and an
+/// unknown name is better refused by a standby than run.
 pub fn category(method: &str) -> Category {
     match method {
         "getHAServiceState"
@@ -72,61 +75,65 @@ pub fn category(method: &str) -> Category {
         | "getSlowDatanodeReport"
         | "setSafeMode"
         | "refreshNodes"
-        | "setBalancerBandwidth"
-        | "metaSave"
         | "saveNamespace" => Category::Unchecked,
-        "msync" => Category::ActiveOnly,
+        "rollEdits" => Category::Journal,
         m if is_coordinated(m) => Category::Read,
-        "getServerDefaults"
-        | "getFsStats"
+        "getFsStats"
         | "getFsReplicatedBlockStats"
         | "getFsECBlockGroupStats"
-        | "listOpenFiles"
-        | "getStoragePolicies"
-        | "getErasureCodingPolicies"
-        | "getEnclosingRoot"
-        | "getAdditionalDatanode"
-        | "getCurrentEditLogTxid"
-        | "getEditsFromTxid"
-        | "listReencryptionStatus" => Category::Read,
+        | "getQuotaUsage"
+        | "metaSave" => Category::Read,
         _ => Category::Write,
     }
 }
 
-/// The namespace reads an observer answers only in step with the caller's
-/// state id (HDFS's `@ReadOnly(isCoordinated = true)` methods).
+/// The reads an observer answers only in step with the caller's state id
+/// (HDFS's `@ReadOnly(isCoordinated = true)` ClientProtocol methods).
 fn is_coordinated(method: &str) -> bool {
     matches!(
         method,
-        "getFileInfo"
-            | "getFileLinkInfo"
-            | "getLocatedFileInfo"
+        "getBlockLocations"
+            | "getServerDefaults"
+            | "getStoragePolicies"
+            | "getStoragePolicy"
             | "getListing"
             | "getBatchedListing"
-            | "getBlockLocations"
-            | "getContentSummary"
-            | "getQuotaUsage"
-            | "getPreferredBlockSize"
-            | "isFileClosed"
-            | "getXAttrs"
-            | "listXAttrs"
-            | "getAclStatus"
-            | "checkAccess"
-            | "getStoragePolicy"
-            | "getErasureCodingPolicy"
-            | "getEZForPath"
-            | "listEncryptionZones"
             | "getSnapshottableDirListing"
             | "getSnapshotListing"
+            | "getPreferredBlockSize"
+            | "getFileInfo"
+            | "isFileClosed"
+            | "getFileLinkInfo"
+            | "getLocatedFileInfo"
+            | "getContentSummary"
             | "getSnapshotDiffReport"
             | "getSnapshotDiffReportListing"
+            | "getAclStatus"
+            | "getEZForPath"
+            | "listEncryptionZones"
+            | "listReencryptionStatus"
+            | "getXAttrs"
+            | "listXAttrs"
+            | "checkAccess"
+            | "getCurrentEditLogTxid"
+            | "getEditsFromTxid"
+            | "getErasureCodingPolicies"
+            | "getErasureCodingPolicy"
+            | "listOpenFiles"
+            | "getEnclosingRoot"
     )
 }
 
-/// `StandbyException` with HDFS's text for `category` in `state`.
+/// `StandbyException` with HDFS's text for `category` in `state` (its
+/// subclass `ObserverRetryOnActiveException` for a write on an observer).
 pub fn standby_refusal(category: Category, state: HaServiceState) -> CallError {
+    let class = if category == Category::Write && state == HaServiceState::Observer {
+        ex::OBSERVER_RETRY_ON_ACTIVE
+    } else {
+        ex::STANDBY
+    };
     CallError::remote(
-        ex::STANDBY,
+        class,
         format!(
             "Operation category {} is not supported in state {}. Visit https://s.apache.org/sbnn-error",
             category.name(),
@@ -207,7 +214,9 @@ mod tests {
         assert_eq!(category("getFileInfo"), Category::Read);
         assert_eq!(category("getServerDefaults"), Category::Read);
         assert_eq!(category("getHAServiceState"), Category::Unchecked);
-        assert_eq!(category("msync"), Category::ActiveOnly);
+        assert_eq!(category("msync"), Category::Write);
+        assert_eq!(category("rollEdits"), Category::Journal);
+        assert_eq!(category("getAdditionalDatanode"), Category::Write);
         let e = standby_refusal(Category::Write, HaServiceState::Standby);
         let CallError::Remote { class, message } = e else {
             panic!("not a remote error");
