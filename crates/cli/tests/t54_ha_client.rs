@@ -173,6 +173,23 @@ async fn standby_and_observer_answer_as_hdfs() {
             .starts_with("Operation category JOURNAL is not supported in state standby"),
         "{e:?}"
     );
+    // WebHDFS too: HDFS's RemoteException JSON, 403.
+    let (code, _, body) = common::http_request(
+        nn.http,
+        "PUT",
+        &format!("/webhdfs/v1/web?op=MKDIRS&user.name={me}"),
+        b"",
+    );
+    let body = String::from_utf8_lossy(&body);
+    assert_eq!(code, 403, "{body}");
+    assert!(
+        body.contains("\"exception\":\"StandbyException\""),
+        "{body}"
+    );
+    assert!(
+        body.contains("Operation category WRITE is not supported in state standby"),
+        "{body}"
+    );
     let hs: pb::HaServiceStateResponseProto = c
         .call("getHAServiceState", &pb::HaServiceStateRequestProto {})
         .await

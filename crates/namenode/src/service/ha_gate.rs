@@ -21,8 +21,9 @@
 //!   ahead of what the observer has applied is held until it catches up,
 //!   for a bounded time, then told to retry with `RetriableException`.
 //!
-//! Only RPC goes through this gate; the state is read on every call
-//! because it changes at run time (transitions, Raft leadership).
+//! RPC and WebHDFS go through this gate (WebHDFS without the state id
+//! part); the state is read on every call because it changes at run time
+//! (transitions, Raft leadership).
 
 use std::time::{Duration, Instant};
 
@@ -153,16 +154,21 @@ impl NameNodeState {
     /// on an observer, waits (bounded) until the caller's state id is
     /// applied.
     pub(crate) async fn check_ha(&self, ctx: &CallContext, method: &str) -> Result<(), CallError> {
-        let state = self.ha.get();
-        if state == HaServiceState::Active {
-            return Ok(());
+        self.check_ha_category(method)?;
+        if self.ha.get() == HaServiceState::Observer && is_coordinated(method) {
+            return self.catch_up(ctx.state_id).await;
         }
-        let category = category(method);
-        match (state, category) {
-            (_, Category::Unchecked) => Ok(()),
-            (HaServiceState::Observer, Category::Read) if is_coordinated(method) => {
-                self.catch_up(ctx.state_id).await
-            }
+        Ok(())
+    }
+
+    /// [`NameNodeState::check_ha`] without the state id: for WebHDFS,
+    /// which HDFS serves through the same operation checks but outside
+    /// the IPC alignment context (an observer answers its reads as they
+    /// are).
+    pub(crate) fn check_ha_category(&self, method: &str) -> Result<(), CallError> {
+        let state = self.ha.get();
+        match (state, category(method)) {
+            (HaServiceState::Active, _) | (_, Category::Unchecked) => Ok(()),
             (HaServiceState::Observer, Category::Read) => Ok(()),
             (state, category) => Err(standby_refusal(category, state)),
         }
