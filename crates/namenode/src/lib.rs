@@ -102,6 +102,7 @@ pub fn new_state(
     journal: Arc<dyn EditLog>,
 ) -> Arc<NameNodeState> {
     let superuser = UserDirectory::current_user();
+    let journal_last = journal.last_txid();
     ns.set_permissions_enabled(config.permissions_enabled);
     ns.set_xattr_limits(config.xattr_limits.clone());
     ns.set_acls_enabled(config.acls_enabled);
@@ -169,6 +170,7 @@ pub fn new_state(
         rpc_metrics: Arc::new(cairn_rpc::RpcMetrics::default()),
         started_ms: now_ms(),
         ha: crate::ha::HaState::new(config.ha_initial_state),
+        last_written: std::sync::atomic::AtomicU64::new(journal_last.0),
         config,
     })
 }

@@ -25,6 +25,7 @@
 //! part); the state is read on every call because it changes at run time
 //! (transitions, Raft leadership).
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use cairn_proto::exceptions as ex;
@@ -32,6 +33,7 @@ use cairn_rpc::{CallContext, CallError};
 
 use super::NameNodeState;
 use crate::ha::HaServiceState;
+use crate::journal::TxId;
 
 /// HDFS's `OperationCategory` of a ClientProtocol method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -147,7 +149,13 @@ impl NameNodeState {
     /// The state id clients see: the last transaction written to the edit
     /// log (HDFS's `getLastAppliedOrWrittenTxId`).
     pub fn state_id(&self) -> i64 {
-        i64::try_from(self.journal.last_txid().0).unwrap_or(i64::MAX)
+        i64::try_from(self.last_written.load(Ordering::Acquire)).unwrap_or(i64::MAX)
+    }
+
+    /// Records that edits up to `txid` are written (or applied, on a
+    /// follower); never moves back.
+    pub fn advance_state_id(&self, txid: TxId) {
+        self.last_written.fetch_max(txid.0, Ordering::AcqRel);
     }
 
     /// Refuses `method` when this NameNode's HA state does not serve it;

@@ -114,6 +114,12 @@ pub struct NameNodeState {
     pub started_ms: u64,
     /// Active, standby or observer (a lone NameNode: always active).
     pub ha: crate::ha::HaState,
+    /// The last txid written to the edit log: the state id every RPC
+    /// response carries and observers catch up to. An atomic, not the
+    /// journal's own figure, because it is read on every response; set by
+    /// whatever writes or applies edits (`mutate`; a log follower should
+    /// call [`NameNodeState::advance_state_id`]).
+    pub last_written: std::sync::atomic::AtomicU64,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
@@ -233,7 +239,10 @@ impl NameNodeState {
                 // The change is applied in memory; a log that will not take
                 // its edits would leave memory ahead of the disk.
                 match self.journal.append(&edits) {
-                    Ok(txid) => Some(txid),
+                    Ok(txid) => {
+                        self.advance_state_id(txid);
+                        Some(txid)
+                    }
                     Err(e) => cairn_common::fatal::stop(&format!(
                         "the edit log refused edits already applied in memory ({what}): {e}"
                     )),
