@@ -7,7 +7,9 @@
 //! `hdfs haadmin -failover` (DFSHAAdmin); a direct call to the standby gets
 //! `StandbyException`; `-getServiceState` prints the truth throughout.
 //! Each new directory lands on the NameNode that was active when it was
-//! made, which is how the test sees where the clients went.
+//! made, which is how the test sees where the clients went. And Java's
+//! `ObserverReadProxyProvider` (msync on the active, its state id in the
+//! request header) reads from an observer.
 //!
 //! The Java half needs a JDK and Maven (the kit fetches the jars on first
 //! use).
@@ -246,4 +248,54 @@ async fn clients_follow_manual_failover() {
         .await
         .expect("mkdirs after the failback");
     assert!(exists(&nn1, "/native-3").await.expect("ask nn1"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn java_observer_read_proxy_provider_reads_from_the_observer() {
+    // nn2 makes /on-observer while briefly active, then becomes an
+    // observer: it is one transaction ahead of nn1, so a read in step with
+    // nn1's state id (ObserverReadProxyProvider msyncs with the active
+    // first) is served by nn2, and only nn2 has /on-observer. (With a
+    // shared journal both would have it; here it shows where reads go.)
+    let (nn1, nn2) = start_pair();
+    let me = current_user();
+    let mut conf = client_conf(&nn1, &nn2);
+    let (code, _, err) = admin(&conf, &["-transitionToActive", "nn2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(exists(&nn2, "/").await.expect("nn2 active"));
+    let c2 = Client::connect(nn2.addr, &me, CLIENT_PROTOCOL)
+        .await
+        .expect("connect");
+    let _: pb::MkdirsResponseProto = c2
+        .call(
+            "mkdirs",
+            &pb::MkdirsRequestProto {
+                src: "/on-observer".into(),
+                masked: pb::FsPermissionProto { perm: 0o755 },
+                create_parent: true,
+                unmasked: None,
+            },
+        )
+        .await
+        .expect("mkdirs on nn2");
+    for step in ["-transitionToStandby", "-transitionToObserver"] {
+        let (code, _, err) = admin(&conf, &[step, "nn2"]);
+        assert_eq!(code, 0, "{step}: {err}");
+    }
+    assert_eq!(service_state(&conf, "nn2"), "observer");
+    assert!(!exists(&nn1, "/on-observer").await.expect("ask nn1"));
+    for (k, v) in conf.iter_mut() {
+        if k == "dfs.client.failover.proxy.provider.ns1" {
+            *v = "org.apache.hadoop.hdfs.server.namenode.ha.ObserverReadProxyProvider".into();
+        }
+    }
+    let work = tempfile::tempdir().expect("temp dir");
+    let got = java_dfsadmin(&conf, work.path(), "fs -ls /\nfs -mkdir /written\n");
+    assert!(
+        got.contains("/on-observer"),
+        "the listing came from nn2:\n{got}"
+    );
+    assert!(got.contains("$ fs -mkdir /written\nexit=0"), "{got}");
+    // The write went to the active.
+    assert!(exists(&nn1, "/written").await.expect("ask nn1"));
 }
