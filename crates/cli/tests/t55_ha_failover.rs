@@ -298,4 +298,21 @@ async fn java_observer_read_proxy_provider_reads_from_the_observer() {
     assert!(got.contains("$ fs -mkdir /written\nexit=0"), "{got}");
     // The write went to the active.
     assert!(exists(&nn1, "/written").await.expect("ask nn1"));
+
+    // hdfs-native with the same provider: reads from the observer too
+    // (msync first, then its state id), writes to the active.
+    let native = hdfs_native::ClientBuilder::new()
+        .with_url("hdfs://ns1")
+        .with_config(conf.clone())
+        .build()
+        .expect("hdfs-native client");
+    native
+        .get_file_info("/on-observer")
+        .await
+        .expect("served by the observer");
+    native
+        .mkdirs("/native-written", 0o755, true)
+        .await
+        .expect("mkdirs on the active");
+    assert!(exists(&nn1, "/native-written").await.expect("ask nn1"));
 }
