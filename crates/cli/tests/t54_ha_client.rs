@@ -293,3 +293,47 @@ async fn a_lone_namenode_refuses_ha_transitions() {
         .expect("connect");
     mkdirs(&c, "/x").await.expect("mkdirs");
 }
+
+#[tokio::test]
+async fn only_the_active_recovers_leases() {
+    // A file left open past the lease hard limit: a standby leaves it (its
+    // edit log is not the one clients write to), the active recovers it.
+    let mut conf = HA_CONF.to_vec();
+    conf.push("dfs.namenode.lease-hard-limit-sec=1");
+    let nn = NameNode::start(&conf);
+    let me = current_user();
+    let c = Client::connect(nn.addr, &me, CLIENT_PROTOCOL)
+        .await
+        .expect("connect");
+    let ha = Client::connect(nn.addr, &me, HA_SERVICE_PROTOCOL)
+        .await
+        .expect("connect HA");
+    let _: pb::CreateResponseProto = c
+        .call(
+            "create",
+            &pb::CreateRequestProto {
+                src: "/open".into(),
+                masked: pb::FsPermissionProto { perm: 0o644 },
+                client_name: "gone-writer".into(),
+                create_flag: 1,
+                create_parent: true,
+                replication: 1,
+                block_size: 1 << 20,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("create");
+    transition(&ha, "standby").await.expect("to standby");
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    const RECOVERING: &str = "lease hard limit passed";
+    assert!(
+        !nn.log().contains(RECOVERING),
+        "a standby recovered a lease"
+    );
+    transition(&ha, "active").await.expect("to active");
+    assert!(
+        common::wait_until(Duration::from_secs(20), || nn.log().contains(RECOVERING)),
+        "the active recovers it"
+    );
+}

@@ -361,8 +361,9 @@ async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
-        // No lease recovery in safe mode (as HDFS): it would change files.
-        if state.in_safe_mode() {
+        // No lease recovery in safe mode (as HDFS): it would change files;
+        // nor on a standby (HDFS runs the lease monitor on the active).
+        if state.in_safe_mode() || !state.ha.is_active() {
             continue;
         }
         let expired = match state.leases.lock() {

@@ -226,6 +226,14 @@ impl NameNodeState {
         what: &str,
         f: impl FnOnce(&mut Namespace) -> Result<(T, Vec<Edit>), FsError>,
     ) -> Result<T, CallError> {
+        // Only the active writes edits (HDFS: a standby's edit log is not
+        // open for writing): this also stops background work and
+        // DataNode-triggered changes (commitBlockSynchronization) on a
+        // standby, not only client calls.
+        let ha = self.ha.get();
+        if ha != crate::ha::HaServiceState::Active {
+            return Err(standby_refusal(Category::Write, ha));
+        }
         self.check_not_safe_mode(what)?;
         let (value, txid): (T, Option<TxId>) = {
             let mut ns = self
