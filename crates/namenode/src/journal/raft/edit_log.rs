@@ -213,6 +213,7 @@ async fn watch_leadership(
                 let applied = progress.applied_txid.load(Ordering::Acquire);
                 let committed = *progress.committed_txid.borrow();
                 if applied > committed {
+                    progress.diverged.store(true, Ordering::Release);
                     fail(
                         &durable,
                         format!(

@@ -96,7 +96,7 @@ impl RaftMember {
         let store = RaftLogStore::open(disk, &dir, LogStoreConfig::default())?;
         let namespace = Arc::new(RwLock::new(namespace));
         let progress = Progress::new(txid);
-        let sm = NamespaceStateMachine::new(namespace.clone(), progress.clone(), owner);
+        let sm = NamespaceStateMachine::new(id, namespace.clone(), progress.clone(), owner);
         let raft = Raft::new(id, Arc::new(config), NetworkFactory, store, sm)
             .await
             .map_err(io::Error::other)?;

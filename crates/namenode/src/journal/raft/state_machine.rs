@@ -37,6 +37,11 @@ pub struct Progress {
     pub applied_txid: AtomicU64,
     /// The last txid of a committed entry the state machine applied.
     pub committed_txid: watch::Sender<u64>,
+    /// Set when this member lost the lead with edits applied that were
+    /// never committed: its namespace holds a state the group may never
+    /// have, so nothing more is applied to it (RFC 0001: the NameNode
+    /// restarts from its log).
+    pub diverged: std::sync::atomic::AtomicBool,
 }
 
 impl Progress {
@@ -45,6 +50,7 @@ impl Progress {
         Arc::new(Self {
             applied_txid: AtomicU64::new(txid),
             committed_txid: watch::Sender::new(txid),
+            diverged: std::sync::atomic::AtomicBool::new(false),
         })
     }
 }
@@ -75,6 +81,7 @@ struct Applied {
 
 /// A member's namespace as an openraft [`RaftStateMachine`].
 pub struct NamespaceStateMachine {
+    id: NodeId,
     ns: Arc<RwLock<Namespace>>,
     progress: Arc<Progress>,
     owner: ImageOwner,
@@ -87,11 +94,17 @@ fn sm_error(e: impl std::fmt::Display) -> StorageError {
 }
 
 impl NamespaceStateMachine {
-    /// A state machine over `ns`, whose edits up to `progress.applied_txid`
+    /// The state machine of member `id` over `ns`, whose edits up to `progress.applied_txid`
     /// are already in it.
-    pub fn new(ns: Arc<RwLock<Namespace>>, progress: Arc<Progress>, owner: ImageOwner) -> Self {
+    pub fn new(
+        id: NodeId,
+        ns: Arc<RwLock<Namespace>>,
+        progress: Arc<Progress>,
+        owner: ImageOwner,
+    ) -> Self {
         let txid = progress.applied_txid.load(Ordering::Acquire);
         Self {
+            id,
             ns,
             progress,
             owner,
@@ -111,6 +124,15 @@ impl NamespaceStateMachine {
             .ns
             .write()
             .map_err(|_| sm_error("namespace lock poisoned"))?;
+        if self.progress.diverged.load(Ordering::Acquire) {
+            return Err(sm_error(format!(
+                "entry {log_id}: the namespace holds edits that were never committed; \
+                 restart this member from its log"
+            )));
+        }
+        // Only this member's own entries can hold edits its namespace
+        // already has (it applied them before proposing them).
+        let own = log_id.leader_id.node_id == self.id;
         let mut pos = 0;
         let mut last = self.progress.applied_txid.load(Ordering::Acquire);
         let mut batch_last = last;
@@ -126,7 +148,14 @@ impl NamespaceStateMachine {
             pos += size;
             batch_last = txid;
             if txid <= last {
-                continue;
+                if own {
+                    continue;
+                }
+                self.progress.diverged.store(true, Ordering::Release);
+                return Err(sm_error(format!(
+                    "entry {log_id} of another leader holds txid {txid}, which this \
+                     namespace already has from an uncommitted edit; restart this member"
+                )));
             }
             if txid != last + 1 {
                 return Err(sm_error(format!(

@@ -35,7 +35,8 @@ impl StoreBuilder<TypeConfig, RaftLogStore, NamespaceStateMachine, tempfile::Tem
         let store = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default())
             .expect("open raft log");
         let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
-        let sm = NamespaceStateMachine::new(Arc::new(RwLock::new(ns)), Progress::new(0), owner());
+        let sm =
+            NamespaceStateMachine::new(1, Arc::new(RwLock::new(ns)), Progress::new(0), owner());
         Ok((dir, store, sm))
     }
 }
@@ -130,4 +131,82 @@ async fn damage_before_the_tail_is_refused_with_its_offset() {
         .expect("damage refused");
     let msg = err.to_string();
     assert!(msg.contains("offset 0") && msg.contains(LOG_FILE), "{msg}");
+}
+
+/// One edit record (mkdir `path`) with `txid`, as the leader encodes it.
+fn mkdir_record(path: &str, txid: u64) -> Vec<u8> {
+    let mut ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
+    let edits = ns
+        .mkdirs(
+            &crate::namespace::permission::Caller::superuser("hdfs"),
+            path,
+            0o755,
+            false,
+            2,
+        )
+        .expect("mkdirs");
+    let mut out = Vec::new();
+    crate::journal::codec::encode_record(&mut out, txid, &edits[0]);
+    out
+}
+
+fn normal(node: u64, index: u64, records: Vec<u8>) -> Entry {
+    Entry {
+        log_id: LogId::new(LeaderId::new(1, node), index),
+        payload: EntryPayload::Normal(EditBatch { records }),
+    }
+}
+
+#[tokio::test]
+async fn state_machine_applies_others_skips_its_own_and_refuses_divergence() {
+    use openraft::storage::RaftStateMachine;
+    use std::sync::atomic::Ordering;
+    let ns = Arc::new(RwLock::new(Namespace::new(
+        "hdfs",
+        "supergroup",
+        1,
+        Limits::default(),
+    )));
+    let progress = Progress::new(0);
+    let mut sm = NamespaceStateMachine::new(1, ns.clone(), progress.clone(), owner());
+    let exists = |p: &str| {
+        ns.read()
+            .expect("lock")
+            .get_file_info(&crate::namespace::permission::Caller::superuser("hdfs"), p)
+            .expect("stat")
+            .is_some()
+    };
+    // A follower applies another leader's entry.
+    sm.apply([normal(2, 1, mkdir_record("/a", 1))])
+        .await
+        .expect("apply");
+    assert!(exists("/a"));
+    assert_eq!(progress.applied_txid.load(Ordering::Acquire), 1);
+    assert_eq!(*progress.committed_txid.borrow(), 1);
+
+    // As leader, it applied /b (txid 2) before proposing it: its own
+    // committed entry only advances the state.
+    ns.write()
+        .expect("lock")
+        .mkdirs(
+            &crate::namespace::permission::Caller::superuser("hdfs"),
+            "/b",
+            0o755,
+            false,
+            2,
+        )
+        .expect("mkdir");
+    progress.applied_txid.store(2, Ordering::Release);
+    sm.apply([normal(1, 2, mkdir_record("/b", 2))])
+        .await
+        .expect("own entry");
+    assert_eq!(*progress.committed_txid.borrow(), 2);
+
+    // It applied /c (txid 3) and lost the lead before it committed; the
+    // new leader's txid 3 is something else: refused, for good.
+    progress.applied_txid.store(3, Ordering::Release);
+    let err = sm.apply([normal(3, 3, mkdir_record("/d", 3))]).await;
+    assert!(err.is_err());
+    assert!(progress.diverged.load(Ordering::Acquire));
+    assert!(!exists("/d"));
 }
