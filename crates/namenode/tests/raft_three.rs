@@ -106,6 +106,24 @@ async fn three_members_replicate_fail_over_and_catch_up() {
     }
     members[&1].initialize(&addrs).await.expect("initialize");
 
+    // Garbage on the Raft port closes that connection, nothing more.
+    for garbage in [
+        vec![0xff, 0xff, 0xff, 0xff],
+        [&5u32.to_be_bytes()[..], b"{oops"].concat(),
+    ] {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(&addrs[&2])
+            .await
+            .expect("connect");
+        s.write_all(&garbage).await.expect("write");
+        let mut buf = [0u8; 16];
+        let n = tokio::time::timeout(WAIT, s.read(&mut buf))
+            .await
+            .expect("closed in time")
+            .unwrap_or(0);
+        assert_eq!(n, 0, "no reply to garbage");
+    }
+
     // A follower refuses edits.
     let leader = active(&members).await;
     let follower = members

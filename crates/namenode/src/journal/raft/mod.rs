@@ -38,7 +38,27 @@ pub type NodeId = u64;
 /// follower checks each edit's checksum again before applying it.
 #[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EditBatch {
+    /// base64 in the members' JSON messages (serde would spell each byte
+    /// as a number).
+    #[serde(with = "records_base64")]
     pub records: Vec<u8>,
+}
+
+mod records_base64 {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)
+    }
 }
 
 impl std::fmt::Debug for EditBatch {
