@@ -5,8 +5,8 @@
 //! undecodable frame closes the connection with an error, never a panic.
 //!
 //! JSON (serde_json, already a dependency) keeps the messages readable;
-//! it costs size on edit payloads (bytes as numbers), a binary encoding
-//! is the obvious next step when the benchmark asks for it.
+//! edit payloads travel as base64 ([`super::EditBatch`]). A binary
+//! encoding is the next step when the benchmark asks for it.
 
 use std::io;
 use std::net::SocketAddr;
