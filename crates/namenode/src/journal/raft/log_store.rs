@@ -11,9 +11,9 @@
 //! file replaced atomically (temp, fsync, rename, directory fsync).
 //!
 //! Entries are also kept in memory (the reader serves replication from
-//! there). Not done yet: segment files (purging forgets entries but keeps
-//! their bytes), `-recover`, and flushing on a thread of its own (the
-//! fdatasync runs on the Raft storage task, which waits for it anyway).
+//! there); the writing and syncing happen on a thread of their own
+//! ([`super::flusher`]). Not done yet: segment files (purging forgets
+//! entries but keeps their bytes) and `-recover`.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -23,12 +23,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use cairn_common::disk::{Disk, DiskFile};
+use cairn_common::disk::Disk;
 use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
 use openraft::{EntryPayload, LeaderId, StorageIOError};
 use serde::{Deserialize, Serialize};
 use tracing::warn;
 
+use super::flusher::{write_zeros, Failed, Flusher, Job};
 use super::{EditBatch, Entry, LogId, StorageError, TypeConfig, Vote};
 use crate::journal::file::MAX_BATCH_BYTES;
 
@@ -37,7 +38,7 @@ pub const LOG_FILE: &str = "raft-log";
 /// The vote / committed / purged file.
 pub const META_FILE: &str = "raft-meta.json";
 /// Bytes before the kind byte.
-const HEADER_LEN: usize = 32;
+pub(super) const HEADER_LEN: usize = 32;
 /// Largest record accepted when reading; bigger means damage.
 const MAX_RECORD_LEN: usize = 64 * 1024 * 1024;
 /// Sectors are written whole or not at all.
@@ -78,18 +79,17 @@ struct Meta {
 struct Inner {
     disk: Arc<dyn Disk>,
     dir: PathBuf,
-    file: Box<dyn DiskFile>,
-    config: LogStoreConfig,
     entries: BTreeMap<u64, Entry>,
     /// Where each entry's record starts, to cut a conflicting suffix.
     offsets: BTreeMap<u64, u64>,
-    /// Next write offset and bytes allocated.
+    /// Where the next record goes (records queued to the writer
+    /// included).
     offset: u64,
-    allocated: u64,
     meta: Meta,
     committed_written: Option<Instant>,
     /// A write failed: nothing more is accepted (the member must restart).
-    failed: Option<String>,
+    failed: Failed,
+    flusher: Flusher,
 }
 
 /// The Raft log of one member ([`RaftLogStorage`]).
@@ -292,89 +292,37 @@ impl RaftLogStore {
                 }
             }
         }
-        let allocated = data.len() as u64;
+        let failed = Failed::default();
+        let flusher = Flusher::start(
+            file,
+            dir.to_path_buf(),
+            data.len() as u64,
+            config.step_bytes.max(4096),
+            config.sync,
+            failed.clone(),
+        )?;
         Ok(Self {
             inner: Arc::new(Mutex::new(Inner {
                 disk,
                 dir: dir.to_path_buf(),
-                file,
-                config: LogStoreConfig {
-                    step_bytes: config.step_bytes.max(4096),
-                    ..config
-                },
                 entries,
                 offsets,
                 offset: pos as u64,
-                allocated,
                 meta,
                 committed_written: None,
-                failed: None,
+                failed,
+                flusher,
             })),
         })
     }
 }
 
-fn write_zeros(file: &dyn DiskFile, from: u64, len: u64) -> io::Result<()> {
-    let zeros = vec![0u8; 64 * 1024];
-    let mut done = 0;
-    while done < len {
-        let n = (len - done).min(zeros.len() as u64) as usize;
-        file.write_all_at(&zeros[..n], from + done)?;
-        done += n as u64;
-    }
-    file.sync_data()
-}
-
 impl Inner {
     fn check(&self) -> io::Result<()> {
-        match &self.failed {
-            Some(why) => Err(io::Error::other(why.clone())),
+        match self.failed.lock().ok().and_then(|f| f.clone()) {
+            Some(why) => Err(io::Error::other(why)),
             None => Ok(()),
         }
-    }
-
-    /// Makes sure `need` bytes past the write offset are allocated.
-    fn ensure_room(&mut self, need: u64) -> io::Result<()> {
-        if self.offset + need <= self.allocated {
-            return Ok(());
-        }
-        let step = self.config.step_bytes;
-        let target = (self.offset + need).div_ceil(step) * step;
-        let (from, len) = (self.allocated, target - self.allocated);
-        match self.file.allocate(from, len) {
-            Err(e) if e.kind() == io::ErrorKind::Unsupported => {
-                write_zeros(self.file.as_ref(), from, len)?
-            }
-            other => other?,
-        }
-        self.allocated = target;
-        Ok(())
-    }
-
-    /// Writes `buf` (whole records) at the write offset: one write and
-    /// one fdatasync per [`MAX_BATCH_BYTES`] of records, so a power cut
-    /// can tear only the flush in flight.
-    fn write_records(&mut self, buf: &[u8]) -> io::Result<()> {
-        let mut start = 0;
-        while start < buf.len() {
-            let mut end = start;
-            while end < buf.len() {
-                let len = u32::from_be_bytes([buf[end], buf[end + 1], buf[end + 2], buf[end + 3]]);
-                let next = end + HEADER_LEN + len as usize;
-                if end > start && next - start > MAX_BATCH_BYTES {
-                    break;
-                }
-                end = next;
-            }
-            self.ensure_room((end - start) as u64)?;
-            self.file.write_all_at(&buf[start..end], self.offset)?;
-            if self.config.sync {
-                self.file.sync_data()?;
-            }
-            self.offset += (end - start) as u64;
-            start = end;
-        }
-        Ok(())
     }
 
     /// Replaces the meta file atomically.
@@ -392,7 +340,9 @@ impl Inner {
     fn fail(&mut self, e: &io::Error) -> StorageError {
         let why = format!("raft log {}: {e}", self.dir.display());
         tracing::error!(reason = %why, "Raft log failed; this member stops accepting entries");
-        self.failed = Some(why);
+        if let Ok(mut f) = self.failed.lock() {
+            f.get_or_insert(why);
+        }
         StorageIOError::write_logs(e).into()
     }
 
@@ -470,25 +420,32 @@ impl RaftLogStorage<TypeConfig> for RaftLogStore {
         let mut buf = Vec::new();
         let mut starts = Vec::new();
         let entries: Vec<Entry> = entries.into_iter().collect();
-        let result = inner.check().and_then(|()| {
+        let offset = inner.offset;
+        let encoded = inner.check().and_then(|()| {
             for e in &entries {
-                starts.push(inner.offset + buf.len() as u64);
+                starts.push(offset + buf.len() as u64);
                 encode_entry(&mut buf, e)?;
             }
-            inner.write_records(&buf)
+            Ok(())
         });
-        if let Err(e) = result {
+        if let Err(e) = encoded {
             let err = inner.fail(&e);
             callback.log_io_completed(Err(e));
             return Err(err);
         }
+        // Readable at once (openraft may replicate them before they are
+        // synced here); the writer thread reports the flush.
+        inner.offset += buf.len() as u64;
         for (e, start) in entries.into_iter().zip(starts) {
             inner.offsets.insert(e.log_id.index, start);
             inner.entries.insert(e.log_id.index, e);
         }
-        drop(inner);
-        callback.log_io_completed(Ok(()));
-        Ok(())
+        let job = Job::Write {
+            offset,
+            buf,
+            done: callback,
+        };
+        inner.flusher.send(job).map_err(|e| inner.fail(&e))
     }
 
     async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
@@ -499,7 +456,19 @@ impl RaftLogStorage<TypeConfig> for RaftLogStore {
         // Zero the cut records so start-up never reads them back after
         // the shorter log that replaces them.
         let len = inner.offset - cut;
-        if let Err(e) = write_zeros(inner.file.as_ref(), cut, len) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let zeroed = inner
+            .flusher
+            .send(Job::Zero {
+                from: cut,
+                len,
+                done: tx,
+            })
+            .and_then(|()| {
+                rx.recv()
+                    .unwrap_or_else(|_| Err(io::Error::other("raft log writer stopped")))
+            });
+        if let Err(e) = zeroed {
             return Err(inner.fail(&e));
         }
         inner.offset = cut;

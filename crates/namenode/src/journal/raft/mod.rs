@@ -19,6 +19,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod edit_log;
+mod flusher;
 pub mod log_store;
 pub mod member;
 pub mod network;
