@@ -166,6 +166,9 @@ fn transition(
         )));
     }
     state.ha.set(to);
+    // The block manager drops its command queues on any change at once,
+    // rather than at the next heartbeat or monitor tick.
+    state.lock_blocks()?.set_active(state.ha.is_active());
     info!(user = %ctx.user, from = from.name(), to = to.name(), "HA state transition");
     Ok(())
 }
