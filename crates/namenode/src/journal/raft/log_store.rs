@@ -41,8 +41,6 @@ pub const META_FILE: &str = "raft-meta.json";
 pub(super) const HEADER_LEN: usize = 32;
 /// Largest record accepted when reading; bigger means damage.
 const MAX_RECORD_LEN: usize = 64 * 1024 * 1024;
-/// Sectors are written whole or not at all.
-const SECTOR_BYTES: usize = 512;
 /// The committed log id is only a hint (a lower one is safe: the leader
 /// tells the truth again), so it is written at most this often.
 const COMMITTED_EVERY: Duration = Duration::from_secs(1);
@@ -199,28 +197,15 @@ fn decode_entry(buf: &[u8]) -> Decoded {
 /// still zeros (a lost sector, unlike a flipped bit) and nothing but zeros
 /// lies further than one flush from it.
 fn torn_tail(data: &[u8], pos: usize) -> bool {
-    let claimed = data
-        .get(pos..pos + 4)
-        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
-        .unwrap_or(0);
-    let record_end = pos
-        .saturating_add(HEADER_LEN)
-        .saturating_add(claimed.min(MAX_RECORD_LEN));
-    let zeros_from = |at: usize| {
-        data.get(at.min(data.len())..)
-            .is_none_or(|r| r.iter().all(|b| *b == 0))
-    };
-    if zeros_from(record_end) {
-        return true;
-    }
-    let last_written = data.iter().rposition(|b| *b != 0).unwrap_or(0);
-    let sectors_end = record_end
-        .div_ceil(SECTOR_BYTES)
-        .min(last_written / SECTOR_BYTES);
-    let lost_sector = (pos / SECTOR_BYTES..sectors_end)
-        .filter_map(|s| data.get(s * SECTOR_BYTES..(s + 1) * SECTOR_BYTES))
-        .any(|sector| sector.iter().all(|b| *b == 0));
-    lost_sector && zeros_from(record_end.max(pos.saturating_add(MAX_BATCH_BYTES)))
+    crate::storage::is_torn_tail(
+        data,
+        pos,
+        crate::storage::TailLayout {
+            header_len: HEADER_LEN,
+            max_record_len: MAX_RECORD_LEN,
+            max_flush_bytes: MAX_BATCH_BYTES,
+        },
+    )
 }
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> io::Error {
