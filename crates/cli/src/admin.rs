@@ -7,8 +7,10 @@
 //! storagepolicies` (`-listPolicies`, `-setStoragePolicy`,
 //! `-getStoragePolicy`, `-unsetStoragePolicy`, in
 //! `admin/storage_policy.rs`); the snapshot commands are in
-//! `admin_snapshot.rs`.
+//! `admin_snapshot.rs`; `hdfs haadmin`'s (`-getServiceState`,
+//! `-transitionTo...`, `-failover`, `-checkHealth`) in `admin/ha.rs`.
 
+mod ha;
 mod quota;
 mod storage_policy;
 
@@ -40,7 +42,7 @@ fn state_name(s: Option<i32>) -> &'static str {
 }
 
 /// Runs `cairn admin ARGS`; returns the exit code.
-const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>... | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to> | -listPolicies | -setStoragePolicy -path <path> -policy <policy> | -getStoragePolicy -path <path> | -unsetStoragePolicy -path <path>";
+const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>... | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to> | -listPolicies | -setStoragePolicy -path <path> -policy <policy> | -getStoragePolicy -path <path> | -unsetStoragePolicy -path <path> | -getServiceState <serviceId> | -checkHealth <serviceId> | -transitionToActive <serviceId> | -transitionToStandby <serviceId> | -transitionToObserver <serviceId> | -failover [--forceactive] <serviceId> <serviceId>";
 
 /// `-safemode ACTION`, as `hdfs dfsadmin -safemode`: prints "Safe mode is
 /// ON|OFF"; `wait` polls until it is off.
@@ -98,6 +100,7 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            h if ha::is_command(h) => return ha::run(&conf, h, it.collect()).await,
             q if quota::is_quota_command(q) || storage_policy::is_command(q) => {
                 rest_args = it.by_ref().collect();
                 cmd = Some(a);

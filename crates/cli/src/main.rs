@@ -305,21 +305,29 @@ async fn run_datanode(
             None => {}
         }
     }
-    let nn: SocketAddr = match namenode {
+    // `--namenode`, else every NameNode of the nameservice (as HDFS),
+    // else the one of dfs.namenode.rpc-address / fs.defaultFS.
+    let nns: Vec<SocketAddr> = match namenode {
         Some(a) => {
             let mut c = Configuration::new();
             c.set(keys::DFS_NAMENODE_RPC_ADDRESS, &a);
-            c.get_socket_addr(keys::DFS_NAMENODE_RPC_ADDRESS, "127.0.0.1:8020")
-                .context("--namenode")?
+            vec![c
+                .get_socket_addr(keys::DFS_NAMENODE_RPC_ADDRESS, "127.0.0.1:8020")
+                .context("--namenode")?]
         }
-        None => conf
-            .namenode_rpc_address()
-            .context("no NameNode: pass --namenode HOST:PORT or set fs.defaultFS")?
-            .resolve()
-            .context("resolving the NameNode address")?,
+        None => match cairn_datanode::nameservice::namenode_addresses(&conf)? {
+            Some(list) => list,
+            None => vec![conf
+                .namenode_rpc_address()
+                .context("no NameNode: pass --namenode HOST:PORT or set fs.defaultFS")?
+                .resolve()
+                .context("resolving the NameNode address")?],
+        },
     };
+    let nn = *nns.first().context("the nameservice lists no NameNode")?;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let config = cairn_datanode::config::DataNodeConfig::from_conf(&conf, dir, nn)?;
+    let mut config = cairn_datanode::config::DataNodeConfig::from_conf(&conf, dir, nn)?;
+    config.namenodes = nns;
     let dn = cairn_datanode::DataNode::bind(config).await?;
     // The one line scripts and tests wait for.
     println!(

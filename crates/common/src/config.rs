@@ -30,6 +30,7 @@
 //! refused, and an explicitly named configuration directory must exist.
 
 mod getters;
+mod nameservice;
 mod value;
 mod xml;
 
@@ -37,6 +38,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+pub use nameservice::{HaNameNode, DFS_HA_NAMENODES_PREFIX, DFS_NAMESERVICES, DFS_NAMESERVICE_ID};
 pub use value::{HostPort, TimeUnit, NAMENODE_RPC_PORT_DEFAULT};
 
 use crate::keys;

@@ -184,8 +184,11 @@ pub struct DataNodeConfig {
     /// tag of the first `dfs.datanode.data.dir` entry (`[SSD]file:///d`),
     /// DISK without one.
     pub storage_type: StorageType,
-    /// The NameNode's RPC address.
+    /// The NameNode's RPC address (the first of `namenodes`).
     pub namenode: SocketAddr,
+    /// Every NameNode of the nameservice, one service actor each
+    /// ([`crate::nameservice`]); just `namenode` without a nameservice.
+    pub namenodes: Vec<SocketAddr>,
     /// Data-transfer address (`dfs.datanode.address`); port 0 picks one.
     pub xfer_addr: SocketAddr,
     /// ClientDatanodeProtocol address (`dfs.datanode.ipc.address`).
@@ -514,6 +517,7 @@ impl DataNodeConfig {
             data_dir,
             storage_type,
             namenode,
+            namenodes: vec![namenode],
             xfer_addr,
             ipc_addr,
             http_addr,

@@ -10,8 +10,9 @@
 //!   `.meta` files, recovery at start-up;
 //! - [`transfer`]: the xfer port: WRITE_BLOCK (the pipelined receive path),
 //!   READ_BLOCK (exact chunk ranges), TRANSFER_BLOCK, BLOCK_CHECKSUM;
-//! - [`namenode_link`]: registration, heartbeats, full block reports,
-//!   NameNode commands; [`ibr`]: the queue of incremental block reports
+//! - [`namenode_link`]: one service actor per NameNode ([`nameservice`]
+//!   says which): registration, heartbeats, full block reports, the active
+//!   NameNode's commands; [`ibr`]: the queue of incremental block reports
 //!   that the write path fills and the link drains;
 //! - `block_recovery`: the primary's side of a block recovery;
 //! - [`ipc`]: ClientDatanodeProtocol (`getReplicaVisibleLength`) and
@@ -36,6 +37,7 @@ pub mod ids;
 pub mod ipc;
 pub mod metrics;
 pub mod namenode_link;
+pub mod nameservice;
 pub mod scanner;
 pub mod storage;
 pub mod transfer;
@@ -56,7 +58,7 @@ use crate::config::DataNodeConfig;
 use crate::ibr::{IbrEntry, IbrQueue};
 use crate::ids::DatanodeUuid;
 use crate::metrics::Metrics;
-use crate::namenode_link::{Endpoints, NameNodeLink};
+use crate::namenode_link::Endpoints;
 use crate::scanner::{BadQueue, BadReplica};
 use crate::storage::{Storage, StorageError, StorageOptions, WriterOptions, WRITER_STOP_WAIT};
 
@@ -217,7 +219,7 @@ impl DataNode {
             xfer = %self.endpoints.xfer,
             ipc = %self.endpoints.ipc,
             http = %self.endpoints.http,
-            namenode = %shared.config.namenode,
+            namenodes = ?shared.config.namenodes,
             "DataNode serving"
         );
         let xfer = tokio::spawn(transfer::serve(self.xfer, shared.clone(), shutdown.clone()));
@@ -247,13 +249,13 @@ impl DataNode {
             web,
             shutdown.clone(),
         ));
-        let link = NameNodeLink::new(
+        let nn = tokio::spawn(namenode_link::run_actors(
             shared.clone(),
             self.endpoints.clone(),
             self.ibr_rx,
             self.bad_rx,
-        );
-        let nn = tokio::spawn(link.run(shutdown.clone()));
+            shutdown.clone(),
+        ));
         let scan = tokio::spawn(scanner::run(shared.clone(), shutdown.clone()));
         shutdown.cancelled().await;
         info!("DataNode shutting down");

@@ -126,7 +126,13 @@ impl Web {
             .iter()
             .map(|r| r.to_bean("DataNode"))
             .collect();
-        let nn = self.shared.config.namenode.to_string();
+        let nns: serde_json::Map<String, serde_json::Value> = self
+            .shared
+            .config
+            .namenodes
+            .iter()
+            .map(|a| (a.to_string(), serde_json::Value::from("")))
+            .collect();
         beans.push(
             Bean::new(
                 "Hadoop:service=DataNode,name=DataNodeInfo",
@@ -145,7 +151,7 @@ impl Web {
             .attr("HttpPort", self.http.port().to_string())
             .attr(
                 "NamenodeAddresses",
-                serde_json::json!({ nn.clone(): "" }).to_string(),
+                serde_json::Value::Object(nns).to_string(),
             )
             .attr(
                 "ReadAmplification",
@@ -233,7 +239,17 @@ async fn status_page(State(web): State<Web>) -> Response {
                 esc(&web.shared.storage.datanode_uuid().to_string())
             ),
         ),
-        ("NameNode", esc(&web.shared.config.namenode.to_string())),
+        (
+            "NameNode",
+            esc(&web
+                .shared
+                .config
+                .namenodes
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")),
+        ),
         ("Data transfer", web.xfer.to_string()),
         ("IPC", web.ipc.to_string()),
         (

@@ -127,6 +127,9 @@ pub struct BlockManager {
     queue: queue::LowRedundancy,
     /// Start-up safe mode's counts, while it lasts.
     tally: Option<SafeTally>,
+    /// This NameNode is not the active one (`commands.rs`): it queues no
+    /// deletions, as it may simply be behind the active.
+    standby: bool,
 }
 
 /// Start-up safe mode's block counts (HDFS's `blockTotal`, `blockSafe`).
@@ -260,6 +263,9 @@ impl BlockManager {
 
     /// Queues the deletion of `datanode`'s replica of `id`.
     fn invalidate_replica(&mut self, datanode: &DatanodeUuid, id: BlockId, gs: GenStamp) {
+        if self.standby {
+            return;
+        }
         if self.blocks.contains_key(&id) {
             let list = self.deleting.entry(id).or_default();
             let now = std::time::Instant::now();

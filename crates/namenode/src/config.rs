@@ -116,6 +116,9 @@ pub struct NameNodeConfig {
     pub read_order: ReadOrderSettings,
     /// The HA state at start-up ([`CAIRN_HA_INITIAL_STATE`]).
     pub ha_initial_state: crate::ha::HaServiceState,
+    /// Whether this NameNode is one of an HA nameservice's (two or more
+    /// in `dfs.ha.namenodes.<ns>`): only then does it take HA transitions.
+    pub ha_enabled: bool,
 }
 
 /// How getBlockLocations orders a block's replicas for a reader
@@ -546,9 +549,11 @@ impl NameNodeConfig {
                 )
             })?,
         };
+        let ha_enabled = conf.is_ha_enabled()?;
         Ok(Self {
             site: std::sync::Arc::new(conf.clone()),
             ha_initial_state,
+            ha_enabled,
             safe_mode,
             list_open_files_max: list_open_files_max as usize,
             log_dir,

@@ -314,6 +314,9 @@ impl DatanodeProtocolService {
                     Instant::now(),
                     now_ms(),
                 );
+                // Only the active commands DataNodes (HDFS's heartbeat
+                // replies from a standby carry none but re-registration).
+                let active = state.lock_blocks()?.set_active(state.ha.is_active());
                 let mut cmds = Vec::new();
                 if !known {
                     cmds.push(pb::DatanodeCommandProto {
@@ -321,7 +324,7 @@ impl DatanodeProtocolService {
                         register_cmd: Some(pb::RegisterCommandProto {}),
                         ..Default::default()
                     });
-                } else {
+                } else if active {
                     if let Some(cmd) = transfer_command(state, &uuid)? {
                         cmds.push(cmd);
                     }
@@ -390,6 +393,7 @@ impl DatanodeProtocolService {
                     .full_reports
                     .lock()
                     .map_err(|_| CallError::io("full report lock poisoned"))?;
+                state.lock_blocks()?.set_active(state.ha.is_active());
                 let started = Instant::now();
                 let mut holds = crate::lockstat::Holds::default();
                 let (mut accepted, mut invalid, mut total) = (0, 0, 0);
@@ -398,6 +402,10 @@ impl DatanodeProtocolService {
                     let sid = storage.storage.storage_uuid.clone();
                     let (ok, bad) = apply_full_report(state, &uuid, &sid, &replicas, &mut holds)?;
                     total += replicas.len();
+                    state
+                        .metrics
+                        .block_report_replicas
+                        .fetch_add(replicas.len() as u64, std::sync::atomic::Ordering::Relaxed);
                     accepted += ok;
                     invalid += bad;
                     state.lock_datanodes()?.note_block_report(
@@ -427,6 +435,7 @@ impl DatanodeProtocolService {
                 let r: pb::BlockReceivedAndDeletedRequestProto = decode(&req)?;
                 let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
                 let mut bm = state.lock_blocks()?;
+                bm.set_active(state.ha.is_active());
                 for storage in &r.blocks {
                     let sid = storage
                         .storage
@@ -439,6 +448,10 @@ impl DatanodeProtocolService {
                         use received_deleted_block_info_proto::BlockStatus as S;
                         match S::try_from(b.status) {
                             Ok(S::Received) => {
+                                state
+                                    .metrics
+                                    .incremental_block_replicas
+                                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                                 bm.replica_reported(&uuid, &sid, id, gs, len, true);
                             }
                             Ok(S::Receiving) => {

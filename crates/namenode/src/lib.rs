@@ -11,6 +11,7 @@ pub mod datanode_service;
 pub mod datanodes;
 pub mod fsck;
 pub mod ha;
+pub mod ha_service;
 pub mod http;
 pub mod image;
 pub mod inotify;
@@ -101,6 +102,7 @@ pub fn new_state(
     journal: Arc<dyn EditLog>,
 ) -> Arc<NameNodeState> {
     let superuser = UserDirectory::current_user();
+    let journal_last = journal.last_txid();
     ns.set_permissions_enabled(config.permissions_enabled);
     ns.set_xattr_limits(config.xattr_limits.clone());
     ns.set_acls_enabled(config.acls_enabled);
@@ -131,8 +133,8 @@ pub fn new_state(
     let started = std::time::Instant::now();
     for file in ns.under_construction_ids() {
         if let Some(uc) = ns.writer_of(file) {
-            leases.add(&uc.client_name, file, started);
-            if uc.truncate_block.is_some() {
+            leases.add(uc.client_name(), file, started);
+            if uc.truncate_block().is_some() {
                 truncates.insert(file, None);
             }
         }
@@ -168,6 +170,7 @@ pub fn new_state(
         rpc_metrics: Arc::new(cairn_rpc::RpcMetrics::default()),
         started_ms: now_ms(),
         ha: crate::ha::HaState::new(config.ha_initial_state),
+        last_written: std::sync::atomic::AtomicU64::new(journal_last.0),
         config,
     })
 }
@@ -283,10 +286,15 @@ pub async fn run(
         max_connections: config.max_connections,
         idle_timeout: config.idle_timeout,
         metrics: Arc::default(),
+        state_id: None,
     };
     let state = new_state(config, version, ns, journal.clone());
+    let ids = state.clone();
     let server_config = ServerConfig {
         metrics: state.rpc_metrics.clone(),
+        // Every response header carries the last written txid (HDFS's
+        // GlobalStateIdContext), for observer-read clients.
+        state_id: Some(cairn_rpc::StateIdSource::new(move || ids.state_id())),
         ..server_config
     };
     match state.read_exclude_list() {
@@ -353,8 +361,9 @@ async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
             _ = shutdown.cancelled() => return,
             _ = tick.tick() => {}
         }
-        // No lease recovery in safe mode (as HDFS): it would change files.
-        if state.in_safe_mode() {
+        // No lease recovery in safe mode (as HDFS): it would change files;
+        // none but on the active, which alone may command DataNodes.
+        if state.in_safe_mode() || !state.ha.is_active() {
             continue;
         }
         let expired = match state.leases.lock() {
@@ -565,7 +574,13 @@ async fn replication_monitor(state: Arc<NameNodeState>, shutdown: CancellationTo
         }
         // In safe mode the picture of replicas is partial: copying or
         // trimming on it would be wrong (HDFS does no redundancy work then).
-        if state.in_safe_mode() {
+        // A NameNode that is not active does none either (it may be
+        // behind); its command queues are cleared on any change of state.
+        let active = match state.blocks.lock() {
+            Ok(mut bm) => bm.set_active(state.ha.is_active()),
+            Err(_) => fatal::stop("block manager lock poisoned (replication monitor)"),
+        };
+        if state.in_safe_mode() || !active {
             continue;
         }
         let live = note_node_changes(&state, &mut seen);
@@ -744,10 +759,13 @@ pub async fn serve_state(
     let datanode = Arc::new(crate::datanode_service::DatanodeProtocolService {
         state: state.clone(),
     });
+    let ha = Arc::new(crate::ha_service::HaServiceProtocolService {
+        state: state.clone(),
+    });
     let namenode = Arc::new(crate::datanode_service::NamenodeProtocolService { state });
     serve(
         listener,
-        vec![client, datanode, namenode],
+        vec![client, datanode, namenode, ha],
         server_config,
         shutdown,
     )

@@ -54,6 +54,11 @@ activity! {
     list_snapshot_ops => "ListSnapshotOps",
     /// Every file operation above, as HDFS's `TotalFileOps`.
     total_file_ops => "TotalFileOps",
+    /// Replicas listed in the full block reports received (known to this
+    /// NameNode or not: a standby counts what it was told).
+    block_report_replicas => "BlockReportReplicas",
+    /// RECEIVED entries in incremental block reports.
+    incremental_block_replicas => "IncrementalBlockReplicas",
 }
 
 impl NameNodeMetrics {

@@ -473,22 +473,32 @@ pub fn recover(
 /// Sectors are written whole or not at all (the atomic unit of a disk).
 const SECTOR_BYTES: usize = 512;
 
+/// The layout a log's torn-tail rule needs: its records' header length,
+/// the largest length a header may claim, and the most one flush writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TailLayout {
+    pub header_len: usize,
+    pub max_record_len: usize,
+    pub max_flush_bytes: usize,
+}
+
 /// A damaged record is a torn tail when a power cut explains it: the
-/// journal writes one batch of at most `MAX_BATCH_BYTES` (or a single
-/// larger record) per fdatasync, only the batch in flight can be torn,
-/// and its sectors reach the disk in any order, each either new or still
-/// the preallocated zeros. So either nothing but zeros follows the
-/// record's claimed end, or a whole sector within the record is zeros
-/// with written data after it (a lost sector, unlike a flipped bit) and
-/// nothing but zeros lies further than one batch from it.
-fn only_tail_left(data: &[u8], pos: usize) -> bool {
+/// log writes one flush of at most `max_flush_bytes` (or a single larger
+/// record) per fdatasync, only the flush in flight can be torn, and its
+/// sectors reach the disk in any order, each either new or still the
+/// preallocated zeros. So either nothing but zeros follows the record's
+/// claimed end, or a whole sector within the record is zeros with written
+/// data after it (a lost sector, unlike a flipped bit) and nothing but
+/// zeros lies further than one flush from it. The edit log and the Raft
+/// log share this rule.
+pub(crate) fn is_torn_tail(data: &[u8], pos: usize, layout: TailLayout) -> bool {
     let claimed = data
         .get(pos..pos + 4)
         .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize)
         .unwrap_or(0);
     let record_end = pos
-        .saturating_add(crate::journal::codec::RECORD_HEADER_LEN)
-        .saturating_add(claimed.min(crate::journal::codec::MAX_RECORD_LEN));
+        .saturating_add(layout.header_len)
+        .saturating_add(claimed.min(layout.max_record_len));
     let zeros_from = |at: usize| {
         data.get(at.min(data.len())..)
             .is_none_or(|rest| rest.iter().all(|b| *b == 0))
@@ -505,8 +515,20 @@ fn only_tail_left(data: &[u8], pos: usize) -> bool {
     let lost_sector = (pos / SECTOR_BYTES..sectors_end)
         .filter_map(|s| data.get(s * SECTOR_BYTES..(s + 1) * SECTOR_BYTES))
         .any(|sector| sector.iter().all(|b| *b == 0));
-    lost_sector
-        && zeros_from(record_end.max(pos.saturating_add(crate::journal::file::MAX_BATCH_BYTES)))
+    lost_sector && zeros_from(record_end.max(pos.saturating_add(layout.max_flush_bytes)))
+}
+
+/// The edit log's torn-tail rule ([`is_torn_tail`]).
+fn only_tail_left(data: &[u8], pos: usize) -> bool {
+    is_torn_tail(
+        data,
+        pos,
+        TailLayout {
+            header_len: crate::journal::codec::RECORD_HEADER_LEN,
+            max_record_len: crate::journal::codec::MAX_RECORD_LEN,
+            max_flush_bytes: crate::journal::file::MAX_BATCH_BYTES,
+        },
+    )
 }
 
 /// Whether the log holds nothing after a segment: every later segment is

@@ -172,7 +172,8 @@ pub async fn emptier(
             _ = tokio::time::sleep(Duration::from_millis(end - now)) => {}
         }
         let now = crate::now_ms();
-        if now < end {
+        // HDFS runs the emptier with the active's services only.
+        if now < end || !state.ha.is_active() {
             continue;
         }
         for root in trash_roots(&state) {

@@ -65,6 +65,13 @@ pub const UNSUPPORTED_ACTION: &str = "org.apache.hadoop.hdfs.protocol.Unsupporte
 pub const STANDBY: &str = "org.apache.hadoop.ipc.StandbyException";
 /// Ask the client to retry later.
 pub const RETRIABLE: &str = "org.apache.hadoop.ipc.RetriableException";
+/// A write sent to an observer: a StandbyException telling observer-read
+/// clients to send it to the active.
+pub const OBSERVER_RETRY_ON_ACTIVE: &str = "org.apache.hadoop.ipc.ObserverRetryOnActiveException";
+/// An HA state transition (or HA itself) is refused (`haadmin` prints it).
+pub const SERVICE_FAILED: &str = "org.apache.hadoop.ha.ServiceFailedException";
+/// `monitorHealth`: the service is not healthy.
+pub const HEALTH_CHECK_FAILED: &str = "org.apache.hadoop.ha.HealthCheckFailedException";
 
 // ---- generic ----
 

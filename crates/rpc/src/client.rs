@@ -54,7 +54,9 @@ impl ClientError {
     }
 }
 
-type Pending = Arc<Mutex<Option<HashMap<i32, oneshot::Sender<Result<Bytes, ClientError>>>>>>;
+/// A reply: the payload and the response header's `stateId`.
+type Reply = Result<(Bytes, Option<i64>), ClientError>;
+type Pending = Arc<Mutex<Option<HashMap<i32, oneshot::Sender<Reply>>>>>;
 
 /// One IPC connection to a server, speaking one protocol as one user.
 pub struct Client {
@@ -137,6 +139,21 @@ impl Client {
     /// [`ClientError::Remote`] for an ERROR reply, other variants when the
     /// connection fails.
     pub async fn call_raw(&self, method: &str, request: &[u8]) -> Result<Bytes, ClientError> {
+        Ok(self.call_raw_with_state(method, request, None).await?.0)
+    }
+
+    /// As [`Client::call_raw`], sending `state_id` in the request header
+    /// (the newest server state this caller has seen, as observer-read
+    /// clients do) and returning the response header's `stateId` too.
+    ///
+    /// # Errors
+    /// As [`Client::call_raw`].
+    pub async fn call_raw_with_state(
+        &self,
+        method: &str,
+        request: &[u8],
+        state_id: Option<i64>,
+    ) -> Result<(Bytes, Option<i64>), ClientError> {
         let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
         let (tx, rx) = oneshot::channel();
         {
@@ -144,7 +161,8 @@ impl Client {
             let map = guard.as_mut().ok_or(ClientError::Closed)?;
             map.insert(call_id, tx);
         }
-        let header = request_header(call_id, &self.client_id, 0);
+        let mut header = request_header(call_id, &self.client_id, 0);
+        header.state_id = state_id;
         let req_header = RequestHeaderProto {
             method_name: method.to_string(),
             declaring_class_protocol_name: self.protocol.clone(),
@@ -205,9 +223,9 @@ async fn read_loop(mut rd: BufReader<tokio::net::tcp::OwnedReadHalf>, pending: P
         let class = header.exception_class_name.clone().unwrap_or_default();
         let message = header.error_msg.clone().unwrap_or_default();
         let result = match RpcStatusProto::try_from(header.status) {
-            Ok(RpcStatusProto::Success) => {
-                frame::take_delimited_raw(&mut body).map_err(|e| ClientError::Decode(e.to_string()))
-            }
+            Ok(RpcStatusProto::Success) => frame::take_delimited_raw(&mut body)
+                .map(|b| (b, header.state_id))
+                .map_err(|e| ClientError::Decode(e.to_string())),
             Ok(RpcStatusProto::Error) => Err(ClientError::Remote { class, message }),
             _ => {
                 return fail_all(&pending, ClientError::Fatal { class, message });

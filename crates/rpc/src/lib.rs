@@ -17,7 +17,9 @@ pub mod error;
 pub mod frame;
 pub mod metrics;
 pub mod server;
+pub mod state_id;
 
 pub use error::CallError;
 pub use metrics::RpcMetrics;
 pub use server::{CallContext, Protocol, ServerConfig};
+pub use state_id::StateIdSource;

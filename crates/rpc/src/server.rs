@@ -58,6 +58,9 @@ pub struct ServerConfig {
     pub idle_timeout: Duration,
     /// Where the server keeps its figures (`/jmx`, `/prom` read them).
     pub metrics: Arc<RpcMetrics>,
+    /// The state id every response header carries (the NameNode's last
+    /// written txid); none: the field is left out.
+    pub state_id: Option<crate::StateIdSource>,
 }
 
 impl Default for ServerConfig {
@@ -68,6 +71,7 @@ impl Default for ServerConfig {
             max_connections: 4096,
             idle_timeout: Duration::from_secs(120),
             metrics: Arc::new(RpcMetrics::default()),
+            state_id: None,
         }
     }
 }
@@ -86,6 +90,9 @@ pub struct CallContext {
     pub call_id: i32,
     pub retry_count: i32,
     pub remote_addr: SocketAddr,
+    /// The request header's `stateId`: the newest state the client has
+    /// seen (observer reads); none when the client sent none.
+    pub state_id: Option<i64>,
 }
 
 /// One RPC protocol (e.g. `org.apache.hadoop.hdfs.protocol.ClientProtocol`):
@@ -671,8 +678,10 @@ impl Connection {
             call_id: header.call_id,
             retry_count: header.retry_count.unwrap_or(-1),
             remote_addr: self.addr,
+            state_id: header.state_id,
         };
         let tx = self.tx.clone();
+        let state_id = self.shared.config.state_id.clone();
         let outstanding = self.outstanding.clone();
         outstanding.fetch_add(1, Ordering::AcqRel);
         let method = request_header.method_name;
@@ -689,14 +698,15 @@ impl Connection {
                 metrics.record_call(&method, started.elapsed(), result.is_err());
             }
             let frame = match result {
-                Ok(payload) => frame::response_frame(
-                    &frame::success_header(
+                Ok(payload) => {
+                    let mut h = frame::success_header(
                         header.call_id,
                         &header.client_id,
                         header.retry_count.unwrap_or(-1),
-                    ),
-                    Some(&payload),
-                ),
+                    );
+                    crate::state_id::stamp(state_id.as_ref(), &mut h);
+                    frame::response_frame(&h, Some(&payload))
+                }
                 Err(err) => {
                     let (class, message, detail) = match err {
                         CallError::NoSuchMethod(m) => (
@@ -714,18 +724,17 @@ impl Connection {
                         }
                     };
                     debug!(%class, %message, "call failed");
-                    frame::response_frame(
-                        &frame::error_header(
-                            header.call_id,
-                            false,
-                            &class,
-                            &message,
-                            detail,
-                            &header.client_id,
-                            header.retry_count.unwrap_or(-1),
-                        ),
-                        None,
-                    )
+                    let mut h = frame::error_header(
+                        header.call_id,
+                        false,
+                        &class,
+                        &message,
+                        detail,
+                        &header.client_id,
+                        header.retry_count.unwrap_or(-1),
+                    );
+                    crate::state_id::stamp(state_id.as_ref(), &mut h);
+                    frame::response_frame(&h, None)
                 }
             };
             drop(permit);

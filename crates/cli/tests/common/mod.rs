@@ -291,6 +291,16 @@ pub struct DataNode {
 impl DataNode {
     /// Starts a DataNode with storage in `dir` reporting to `nn`.
     pub fn start(nn: SocketAddr, dir: &std::path::Path, defines: &[&str]) -> DataNode {
+        Self::spawn(Some(nn), dir, defines)
+    }
+
+    /// Starts a DataNode without `--namenode`: it serves the NameNodes its
+    /// configuration (`defines`) names, e.g. every one of a nameservice.
+    pub fn start_configured(dir: &std::path::Path, defines: &[&str]) -> DataNode {
+        Self::spawn(None, dir, defines)
+    }
+
+    fn spawn(nn: Option<SocketAddr>, dir: &std::path::Path, defines: &[&str]) -> DataNode {
         std::fs::create_dir_all(dir).expect("datanode dir");
         let log = dir.with_extension("log");
         let log_file = std::fs::OpenOptions::new()
@@ -302,12 +312,11 @@ impl DataNode {
         for d in defines {
             cmd.arg("-D").arg(d);
         }
-        cmd.arg("datanode")
-            .arg("--dir")
-            .arg(dir)
-            .arg("--namenode")
-            .arg(nn.to_string())
-            .env("CAIRN_LOG", "debug")
+        cmd.arg("datanode").arg("--dir").arg(dir);
+        if let Some(nn) = nn {
+            cmd.arg("--namenode").arg(nn.to_string());
+        }
+        cmd.env("CAIRN_LOG", "debug")
             .stdout(Stdio::piped())
             .stderr(Stdio::from(log_file));
         let mut child = cmd.spawn().expect("spawn cairn datanode");

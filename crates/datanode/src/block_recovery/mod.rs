@@ -19,6 +19,7 @@
 mod length;
 
 use std::collections::HashSet;
+use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -37,14 +38,21 @@ use crate::Shared;
 use self::length::{choose_length, ReplicaFacts};
 
 /// The block recoveries this DataNode runs as the primary, by block id.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Recoveries {
     running: Arc<Mutex<HashSet<u64>>>,
 }
 
 impl Recoveries {
-    /// Starts one recovery task per block not already being recovered here.
-    pub(crate) fn start(&self, shared: &Arc<Shared>, user: &str, blocks: &[RecoveringBlockProto]) {
+    /// Starts one recovery task per block not already being recovered
+    /// here; each reports its outcome to `namenode` (the active that asked).
+    pub(crate) fn start(
+        &self,
+        shared: &Arc<Shared>,
+        namenode: SocketAddr,
+        user: &str,
+        blocks: &[RecoveringBlockProto],
+    ) {
         for rb in blocks {
             let id = rb.block.b.block_id;
             if !self.claim(id) {
@@ -56,7 +64,7 @@ impl Recoveries {
             let running = self.running.clone();
             let rb = rb.clone();
             tokio::spawn(async move {
-                match recover_block(&shared, &user, &rb).await {
+                match recover_block(&shared, namenode, &user, &rb).await {
                     Ok(len) => info!(
                         block = id,
                         len,
@@ -184,6 +192,7 @@ async fn collect_replicas(
 /// could not be told.
 async fn recover_block(
     shared: &Shared,
+    namenode: SocketAddr,
     user: &str,
     rb: &RecoveringBlockProto,
 ) -> Result<u64, String> {
@@ -260,13 +269,10 @@ async fn recover_block(
         new_targets: targets,
         new_target_storages: storages,
     };
-    let nn = tokio::time::timeout(
-        limit,
-        Client::connect(shared.config.namenode, user, DATANODE_PROTOCOL),
-    )
-    .await
-    .map_err(|_| "connecting to the NameNode timed out".to_string())?
-    .map_err(|e| format!("connecting to the NameNode: {e}"))?;
+    let nn = tokio::time::timeout(limit, Client::connect(namenode, user, DATANODE_PROTOCOL))
+        .await
+        .map_err(|_| "connecting to the NameNode timed out".to_string())?
+        .map_err(|e| format!("connecting to the NameNode: {e}"))?;
     let _: CommitBlockSynchronizationResponseProto =
         call_within(&nn, limit, "commitBlockSynchronization", &req).await?;
     Ok(new_len)

@@ -3,6 +3,11 @@
 //! replicas to other DataNodes, at most [`super::MAX_XMITS`] at once),
 //! RegisterCommand (end the session so it registers again) and
 //! BlockRecoveryCommand (become the primary of a block recovery).
+//!
+//! Only the active NameNode's commands are carried out; from a standby (or
+//! observer, or a NameNode not yet known to be active) only
+//! RegisterCommand is, as HDFS's `processCommandFromStandby`: a standby
+//! may be behind, and its idea of which replicas to delete or copy with it.
 
 use cairn_proto::hadoop::hdfs::block_command_proto::Action;
 use cairn_proto::hadoop::hdfs::datanode_command_proto::Type as CmdType;
@@ -20,6 +25,9 @@ impl NameNodeLink {
     /// # Errors
     /// [`LinkError::Reregister`] for a RegisterCommand.
     pub(super) async fn commands(&self, cmds: &[DatanodeCommandProto]) -> Result<(), LinkError> {
+        if !self.offer.is_active(self.actor) {
+            return self.standby_commands(cmds);
+        }
         for cmd in cmds {
             match CmdType::try_from(cmd.cmd_type) {
                 Ok(CmdType::BlockCommand) => {
@@ -30,10 +38,28 @@ impl NameNodeLink {
                 Ok(CmdType::RegisterCommand) => return Err(LinkError::Reregister),
                 Ok(CmdType::BlockRecoveryCommand) => {
                     if let Some(rc) = &cmd.recovery_cmd {
-                        self.recoveries.start(&self.shared, &self.user, &rc.blocks);
+                        self.recoveries
+                            .start(&self.shared, self.namenode, &self.user, &rc.blocks);
                     }
                 }
                 Ok(other) => debug!(command = ?other, "ignoring NameNode command"),
+                Err(_) => debug!(cmd_type = cmd.cmd_type, "ignoring unknown NameNode command"),
+            }
+        }
+        Ok(())
+    }
+
+    /// A NameNode not taken as active: re-register if asked, ignore the
+    /// rest (logged, as HDFS does).
+    fn standby_commands(&self, cmds: &[DatanodeCommandProto]) -> Result<(), LinkError> {
+        for cmd in cmds {
+            match CmdType::try_from(cmd.cmd_type) {
+                Ok(CmdType::RegisterCommand) => return Err(LinkError::Reregister),
+                Ok(other) => warn!(
+                    namenode = %self.namenode,
+                    command = ?other,
+                    "got a command from a standby NameNode; ignoring it"
+                ),
                 Err(_) => debug!(cmd_type = cmd.cmd_type, "ignoring unknown NameNode command"),
             }
         }

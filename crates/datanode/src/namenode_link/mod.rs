@@ -1,5 +1,16 @@
-//! The DataNode's link to its NameNode over DatanodeProtocol (PROTOCOL.md
-//! §4), in the order a Hadoop 3.4.1 DataNode uses it:
+//! The DataNode's links to its NameNodes over DatanodeProtocol (PROTOCOL.md
+//! §4). As HDFS's `BPOfferService`, a DataNode runs one service actor per
+//! NameNode of its nameservice ([`crate::nameservice`]; a single NameNode
+//! without one); every actor registers, heartbeats and reports to its own
+//! NameNode, and the write path's incremental and bad-block reports are
+//! copied to each. All NameNodes must give the same block pool, namespace
+//! and cluster ids. Commands count only from the NameNode taken as active
+//! (`offer`: the one claiming ACTIVE in heartbeat replies with the highest
+//! transaction id); from any other only RegisterCommand is obeyed, the rest
+//! is logged and ignored, as HDFS's `processCommandFromStandby`.
+//!
+//! Each actor talks to its NameNode in the order a Hadoop 3.4.1 DataNode
+//! uses:
 //!
 //! 1. `versionRequest` → block pool id, namespace id, cluster id, ctime and
 //!    the NameNode's capabilities (0x1: block reports as byte buffers);
@@ -21,9 +32,9 @@
 //! block recovery (`crate::block_recovery`). Caching and key updates are
 //! logged and ignored.
 //!
-//! This file holds the session loop; `register` builds the registration,
-//! `reports` sends heartbeats and the full, incremental and bad-block
-//! reports.
+//! This file holds the actors' start and session loop; `register` builds
+//! the registration, `reports` sends heartbeats and the full, incremental
+//! and bad-block reports, `offer` holds what the actors share.
 //!
 //! A NameNode that is down, refuses a call or does not answer within
 //! `cairn.datanode.namenode.call-timeout` is retried with exponential
@@ -31,6 +42,7 @@
 //! DataNode runs: it never exits because the NameNode is unreachable.
 
 mod commands;
+mod offer;
 mod register;
 mod reports;
 
@@ -44,8 +56,10 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
+use self::offer::Offer;
+
 use crate::block_recovery::Recoveries;
-use crate::ibr::{IbrBacklog, IbrEntry};
+use crate::ibr::{IbrBacklog, IbrEntry, IBR_QUEUE_LEN};
 use crate::ids::BlockPoolId;
 use crate::scanner::BadReplica;
 use crate::Shared;
@@ -95,41 +109,99 @@ struct Session {
     capabilities: u64,
 }
 
-/// The NameNode link task.
+/// One NameNode's service actor (HDFS's `BPServiceActor`).
 pub(crate) struct NameNodeLink {
     shared: Arc<Shared>,
     endpoints: Endpoints,
+    /// This actor's index among the nameservice's NameNodes.
+    actor: usize,
+    /// The NameNode it serves.
+    namenode: SocketAddr,
+    /// What all actors share: the namespace and the active choice.
+    offer: Arc<Offer>,
     ibr_rx: mpsc::Receiver<IbrEntry>,
     pending: IbrBacklog,
     bad_rx: mpsc::Receiver<BadReplica>,
     /// Corrupt replicas not yet reported (kept across reconnections).
     pending_bad: Vec<BadReplica>,
+    /// Copies running for any NameNode (shared by the actors).
     xmits: Arc<Semaphore>,
     user: String,
-    /// Blocks this DataNode is recovering as the primary.
+    /// Blocks this DataNode is recovering as the primary (shared).
     recoveries: Recoveries,
 }
 
-impl NameNodeLink {
-    pub(crate) fn new(
-        shared: Arc<Shared>,
-        endpoints: Endpoints,
-        ibr_rx: mpsc::Receiver<IbrEntry>,
-        bad_rx: mpsc::Receiver<BadReplica>,
-    ) -> Self {
-        NameNodeLink {
-            shared,
-            endpoints,
-            ibr_rx,
-            pending: IbrBacklog::default(),
-            bad_rx,
-            pending_bad: Vec::new(),
-            xmits: Arc::new(Semaphore::new(MAX_XMITS)),
-            user: register::process_user(),
-            recoveries: Recoveries::default(),
+/// Runs one actor per configured NameNode until `shutdown`, copying every
+/// incremental and bad-block report to each.
+///
+/// # Cancel safety
+/// Cancel through `shutdown`.
+pub(crate) async fn run_actors(
+    shared: Arc<Shared>,
+    endpoints: Endpoints,
+    mut ibr_rx: mpsc::Receiver<IbrEntry>,
+    mut bad_rx: mpsc::Receiver<BadReplica>,
+    shutdown: CancellationToken,
+) {
+    let offer = Arc::new(Offer::default());
+    let xmits = Arc::new(Semaphore::new(MAX_XMITS));
+    let recoveries = Recoveries::default();
+    let user = register::process_user();
+    let namenodes = shared.config.namenodes.clone();
+    let actor = |i: usize, nn: SocketAddr, ibr_rx, bad_rx| NameNodeLink {
+        shared: shared.clone(),
+        endpoints: endpoints.clone(),
+        actor: i,
+        namenode: nn,
+        offer: offer.clone(),
+        ibr_rx,
+        pending: IbrBacklog::default(),
+        bad_rx,
+        pending_bad: Vec::new(),
+        xmits: xmits.clone(),
+        user: user.clone(),
+        recoveries: recoveries.clone(),
+    };
+    if let [nn] = namenodes.as_slice() {
+        // One NameNode: no copying of the queues.
+        actor(0, *nn, ibr_rx, bad_rx).run(shutdown).await;
+        return;
+    }
+    let mut ibr_txs = Vec::new();
+    let mut bad_txs = Vec::new();
+    let mut tasks = Vec::new();
+    for (i, nn) in namenodes.iter().enumerate() {
+        let (itx, irx) = mpsc::channel(IBR_QUEUE_LEN);
+        let (btx, brx) = mpsc::channel(crate::scanner::BAD_QUEUE_LEN);
+        ibr_txs.push(itx);
+        bad_txs.push(btx);
+        tasks.push(tokio::spawn(actor(i, *nn, irx, brx).run(shutdown.clone())));
+    }
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => break,
+            Some(e) = ibr_rx.recv() => {
+                for tx in &ibr_txs {
+                    if tx.try_send(e.clone()).is_err() {
+                        // That actor is stuck; its next full report covers it.
+                        debug!("an actor's incremental report queue is full; entry dropped");
+                    }
+                }
+            }
+            Some(b) = bad_rx.recv() => {
+                for tx in &bad_txs {
+                    let _ = tx.try_send(b.clone());
+                }
+            }
+            else => break,
         }
     }
+    for t in tasks {
+        let _ = t.await;
+    }
+}
 
+impl NameNodeLink {
     fn timeout(&self) -> Duration {
         self.shared.config.namenode_call_timeout
     }
@@ -166,13 +238,13 @@ impl NameNodeLink {
                 Ok(session) => {
                     backoff = Duration::from_millis(500);
                     if warned {
-                        info!("NameNode reachable again");
+                        info!(namenode = %self.namenode, "NameNode reachable again");
                         warned = false;
                     }
                     match self.serve(session, &shutdown).await {
                         LinkError::Shutdown => return,
                         LinkError::Reregister => {
-                            info!("NameNode asked for a new registration");
+                            info!(namenode = %self.namenode, "NameNode asked for a new registration");
                             continue;
                         }
                         e => e,
@@ -180,11 +252,15 @@ impl NameNodeLink {
                 }
                 Err(e) => e,
             };
-            if !warned {
-                warn!(namenode = %self.shared.config.namenode, error = %err, "NameNode unreachable; retrying");
+            if let LinkError::Invalid(why) = &err {
+                // Not a network fault (e.g. another namespace): say so each
+                // time, as HDFS's "Initialization failed" does.
+                warn!(namenode = %self.namenode, error = %why, "initialization failed for NameNode; retrying");
+            } else if !warned {
+                warn!(namenode = %self.namenode, error = %err, "NameNode unreachable; retrying");
                 warned = true;
             } else {
-                debug!(error = %err, "NameNode still unreachable");
+                debug!(namenode = %self.namenode, error = %err, "NameNode still unreachable");
             }
             // Keep draining the report queue while we wait.
             let until = Instant::now() + backoff;
@@ -228,6 +304,14 @@ impl NameNodeLink {
                     Ok(r) => r,
                     Err(e) => return e,
                 };
+                let claims_active = resp.ha_status.state
+                    == cairn_proto::hadoop::hdfs::nnha_status_heartbeat_proto::State::Active as i32;
+                self.offer.heartbeat(
+                    self.actor,
+                    &self.namenode.to_string(),
+                    claims_active,
+                    i64::try_from(resp.ha_status.txid).unwrap_or(i64::MAX),
+                );
                 if let Err(e) = self.commands(&resp.cmds).await {
                     return e;
                 }

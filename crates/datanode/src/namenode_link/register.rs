@@ -1,4 +1,4 @@
-//! Registration with the NameNode: `versionRequest`, then
+//! Registration with one NameNode: `versionRequest`, then
 //! `registerDatanode` with the bound addresses, layout and software
 //! version, and the identity of this DataNode's one storage.
 
@@ -14,6 +14,7 @@ use cairn_proto::protocols::DATANODE_PROTOCOL;
 use cairn_rpc::client::Client;
 use tracing::info;
 
+use super::offer::NamespaceIdentity;
 use super::{LinkError, NameNodeLink, Session, DATANODE_LAYOUT_VERSION, SOFTWARE_VERSION};
 use crate::ids::BlockPoolId;
 use crate::metrics::Metrics;
@@ -45,7 +46,7 @@ impl NameNodeLink {
     fn registration(&self, ns: &NamespaceInfoProto) -> DatanodeRegistrationProto {
         let cfg = &self.shared.config;
         let ip = if self.endpoints.xfer.ip().is_unspecified() {
-            local_ip_towards(cfg.namenode).unwrap_or(self.endpoints.xfer.ip())
+            local_ip_towards(self.namenode).unwrap_or(self.endpoints.xfer.ip())
         } else {
             self.endpoints.xfer.ip()
         };
@@ -83,10 +84,9 @@ impl NameNodeLink {
     }
 
     pub(super) async fn register(&self) -> Result<Session, LinkError> {
-        let cfg = &self.shared.config;
         let client = match tokio::time::timeout(
             self.timeout(),
-            Client::connect(cfg.namenode, &self.user, DATANODE_PROTOCOL),
+            Client::connect(self.namenode, &self.user, DATANODE_PROTOCOL),
         )
         .await
         {
@@ -103,6 +103,15 @@ impl NameNodeLink {
             .call(&client, "versionRequest", &VersionRequestProto {})
             .await?;
         let ns = version.info;
+        // Every NameNode of the nameservice must serve the same namespace
+        // (HDFS's `verifyAndSetNamespaceInfo`).
+        self.offer
+            .verify_namespace(&NamespaceIdentity {
+                block_pool_id: ns.block_pool_id.clone(),
+                namespace_id: ns.storage_info.namespace_id,
+                cluster_id: ns.storage_info.cluster_id.clone(),
+            })
+            .map_err(LinkError::Invalid)?;
         let pool = BlockPoolId::new(&ns.block_pool_id).map_err(LinkError::Invalid)?;
         let storage = self.shared.storage.clone();
         let p2 = pool.clone();
@@ -117,7 +126,7 @@ impl NameNodeLink {
             self.call(&client, "registerDatanode", &req).await?;
         Metrics::inc(&self.shared.metrics.registrations);
         info!(
-            namenode = %cfg.namenode,
+            namenode = %self.namenode,
             pool = %pool,
             cluster = %ns.storage_info.cluster_id,
             uuid = %self.shared.storage.datanode_uuid(),

@@ -1,12 +1,40 @@
 //! The commands the block manager queues for DataNodes, sent with their
 //! next heartbeats: copies to make, replicas to delete, block recoveries
-//! to run (a fourth `impl` of [`BlockManager`]).
+//! to run (a fourth `impl` of [`BlockManager`]). Only the active NameNode
+//! queues or sends any: a standby may be behind the active, so a replica
+//! unknown to it is not a replica to delete, and its DataNodes take
+//! commands only from the active anyway.
 
 use super::{BlockManager, Recovery, Transfer};
 use crate::datanodes::DatanodeUuid;
 use crate::namespace::{BlockId, GenStamp, INodeId};
 
 impl BlockManager {
+    /// Follows this NameNode's HA state (`active`); returns it. Any change
+    /// drops every queued command, so a NameNode that becomes active starts
+    /// from a fresh view: nothing it queued before (while standby, or in an
+    /// earlier term as active) reaches a DataNode.
+    pub fn set_active(&mut self, active: bool) -> bool {
+        if self.standby == active {
+            let dropped = self.invalidate.values().map(Vec::len).sum::<usize>()
+                + self.transfers.values().map(Vec::len).sum::<usize>()
+                + self.recoveries.values().map(Vec::len).sum::<usize>();
+            tracing::info!(
+                active,
+                dropped,
+                "HA state changed: DataNode command queues cleared"
+            );
+            self.invalidate.clear();
+            self.transfers.clear();
+            self.recoveries.clear();
+            self.recovering.clear();
+            self.in_flight.clear();
+            self.deleting.clear();
+            self.standby = !active;
+        }
+        active
+    }
+
     /// Queues a recovery for `primary` to run.
     pub fn queue_recovery(&mut self, primary: DatanodeUuid, r: Recovery) {
         if let Some(state) = self.blocks.get(&r.block.id) {

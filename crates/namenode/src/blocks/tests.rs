@@ -128,6 +128,26 @@ fn unknown_and_stale_replicas_are_invalidated() {
 }
 
 #[test]
+fn a_standby_queues_no_deletions_and_a_new_active_starts_fresh() {
+    let mut bm = BlockManager::default();
+    bm.add_block(BlockId(1), GenStamp(1005), INodeId(16386), vec![]);
+    // Active: an unknown replica is queued for deletion.
+    bm.replica_reported(&dn("a"), "s", BlockId(9), GenStamp(1), 1, true);
+    assert!(!bm.set_active(false));
+    // Turning standby dropped it; as standby, unknown (maybe newer than
+    // this NameNode's namespace) and stale replicas are left alone.
+    bm.replica_reported(&dn("a"), "s", BlockId(8), GenStamp(1), 1, true);
+    bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(1004), 1, true);
+    bm.remove_blocks(&[BlockId(1)]);
+    assert_eq!(bm.pending_deletions(), 0);
+    assert!(bm.set_active(true));
+    assert!(bm.take_invalidations(&dn("a"), 10).is_empty());
+    // Active again: deletions are queued as before.
+    bm.replica_reported(&dn("a"), "s", BlockId(7), GenStamp(1), 1, true);
+    assert_eq!(bm.take_invalidations(&dn("a"), 10).len(), 1);
+}
+
+#[test]
 fn full_reports_replace_a_nodes_replicas_and_deletes_queue_invalidations() {
     let mut bm = BlockManager::default();
     for i in 1..=3 {

@@ -34,6 +34,7 @@ impl Walk<'_> {
             call_id: 0,
             retry_count: 0,
             remote_addr: SocketAddr::new(ip, 0),
+            state_id: None,
         }
     }
 

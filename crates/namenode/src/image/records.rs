@@ -137,18 +137,18 @@ impl<'a> Reader<'a> {
                     blocks.push(self.block()?);
                 }
                 let under_construction = if kind == KIND_OPEN_FILE {
-                    let client_name = std::sync::Arc::from(self.str()?);
-                    let client_machine = std::sync::Arc::from(self.str()?);
+                    let client_name = self.str()?;
+                    let client_machine = self.str()?;
                     let truncate_block = match self.u8()? {
                         0 => None,
                         1 => Some(self.block()?),
                         other => return Err(self.err(&format!("bad truncate flag {other}"))),
                     };
-                    Some(UnderConstruction {
+                    Some(UnderConstruction::new(
                         client_name,
                         client_machine,
                         truncate_block,
-                    })
+                    ))
                 } else {
                     None
                 };
@@ -212,9 +212,9 @@ pub(super) fn put_inode(out: &mut Vec<u8>, v: &InodeView<'_>) {
         put_block(out, b);
     }
     if let Some(uc) = f.under_construction {
-        put_str(out, &uc.client_name);
-        put_str(out, &uc.client_machine);
-        match &uc.truncate_block {
+        put_str(out, uc.client_name());
+        put_str(out, uc.client_machine());
+        match &uc.truncate_block() {
             None => out.push(0),
             Some(b) => {
                 out.push(1);

@@ -9,6 +9,7 @@
 
 pub mod codec;
 pub mod file;
+pub mod raft;
 pub mod rolling;
 pub mod snapshot_codec;
 

@@ -178,7 +178,7 @@ impl BulkPart {
                 INodeKind::File(FileNode {
                     block_size: f.block_size,
                     blocks: f.blocks,
-                    under_construction: f.under_construction.map(Box::new),
+                    under_construction: f.under_construction,
                 }),
             ),
         };
@@ -232,7 +232,7 @@ impl Namespace {
                 replication: node.replication,
                 block_size: f.block_size,
                 blocks: &f.blocks,
-                under_construction: f.under_construction.as_deref(),
+                under_construction: f.under_construction.as_ref(),
             }),
         }
     }

@@ -11,7 +11,7 @@ use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
 use super::{
     AclEntry, BlockId, BlockRecord, Children, FileNode, GenStamp, INode, INodeId, INodeKind,
-    Namespace, QuotaCounts, Resolved, StorageType, UnderConstruction, XAttr, XAttrNamespace,
+    Namespace, QuotaCounts, Resolved, StorageType, XAttr, XAttrNamespace,
 };
 
 /// A change to the namespace, as the journal records it. Paths are final
@@ -475,8 +475,7 @@ impl Namespace {
                 self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).mtime_ms = *mtime_ms;
                 let (owner, group) = (self.names.intern(owner), self.names.intern(group));
-                let client = self.client_names.intern(client_name);
-                let machine = self.client_names.intern(client_machine);
+                let writer = self.client_names.intern(client_name, client_machine);
                 self.link(
                     parent,
                     INode {
@@ -492,11 +491,7 @@ impl Namespace {
                         kind: INodeKind::File(FileNode {
                             block_size: *block_size,
                             blocks: Vec::new(),
-                            under_construction: Some(Box::new(UnderConstruction {
-                                client_name: client,
-                                client_machine: machine,
-                                truncate_block: None,
-                            })),
+                            under_construction: Some(writer),
                         }),
                     },
                 );
@@ -592,6 +587,8 @@ impl Namespace {
                     (None, _) => {}
                 }
                 f.under_construction = None;
+                // A closed file keeps room only for the blocks it has.
+                f.blocks.shrink_to_fit();
                 if let Some(old) = copied {
                     if !self.snapshot_holds_block(id, old) {
                         self.note_freed(std::iter::once(old));
@@ -609,6 +606,11 @@ impl Namespace {
                 if let Some(prev) = previous {
                     commit_last(f, prev, path)?;
                 }
+                if f.blocks.is_empty() {
+                    // Most files have one block: room for exactly one (a
+                    // 32-byte chunk), where a first push reserves four.
+                    f.blocks.reserve_exact(1);
+                }
                 f.blocks.push(*block);
                 self.last_block_id = self.last_block_id.max(block.id.0);
                 self.last_gs = self.last_gs.max(block.gs);
@@ -620,17 +622,12 @@ impl Namespace {
             } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
-                let client = self.client_names.intern(client_name);
-                let machine = self.client_names.intern(client_machine);
+                let writer = self.client_names.intern(client_name, client_machine);
                 let f = file_mut(self.node_mut(id), path)?;
                 if f.under_construction.is_some() {
                     return Err(ApplyError(format!("{path} is already open")));
                 }
-                f.under_construction = Some(Box::new(UnderConstruction {
-                    client_name: client,
-                    client_machine: machine,
-                    truncate_block: None,
-                }));
+                f.under_construction = Some(writer);
             }
             Edit::AbandonBlock { path, block } => {
                 let (id, _) = self.resolve_existing(path)?;

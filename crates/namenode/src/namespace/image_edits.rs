@@ -58,11 +58,11 @@ impl Namespace {
                             block_size: f.block_size,
                             client_name: uc
                                 .as_ref()
-                                .map(|u| u.client_name.to_string())
+                                .map(|u| u.client_name().to_string())
                                 .unwrap_or_default(),
                             client_machine: uc
                                 .as_ref()
-                                .map(|u| u.client_machine.to_string())
+                                .map(|u| u.client_machine().to_string())
                                 .unwrap_or_default(),
                             overwrite: false,
                         });
@@ -73,7 +73,9 @@ impl Namespace {
                                 block: *b,
                             });
                         }
-                        let truncating = uc.as_ref().and_then(|u| u.truncate_block);
+                        let truncating = uc
+                            .as_ref()
+                            .and_then(super::UnderConstruction::truncate_block);
                         if uc.is_none() || truncating.is_some() {
                             create.push(Edit::CloseFile {
                                 path: path.clone(),
@@ -90,8 +92,8 @@ impl Namespace {
                             create.push(Edit::Truncate {
                                 path: path.clone(),
                                 new_length: kept + tb.num_bytes,
-                                client_name: u.client_name.to_string(),
-                                client_machine: u.client_machine.to_string(),
+                                client_name: u.client_name().to_string(),
+                                client_machine: u.client_machine().to_string(),
                                 mtime_ms: node.mtime_ms,
                                 truncate_block: Some(tb),
                             });

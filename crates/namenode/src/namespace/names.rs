@@ -3,8 +3,14 @@
 //! 4-byte [`NameId`] instead of two heap strings of its own. Names are
 //! never removed: the table grows only with the distinct names ever used.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::hash_map::RandomState;
+use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::Arc;
+
+use hashbrown::HashTable;
+
+use super::tree::{UnderConstruction, Writer};
 
 /// An interned user or group name: an index into a [`NameTable`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -56,32 +62,42 @@ impl NameTable {
     }
 }
 
-/// The client names and machines of open files. Every file one client
-/// holds open shares one copy of each string. Unlike [`NameTable`], entries
+/// The writers (client name and machine) of open files. Every file one
+/// client holds open shares one [`Writer`]. Unlike [`NameTable`], entries
 /// go away: each client has a name of its own, so a table that only grew
-/// would leak. Strings no file refers to any more are dropped whenever the
+/// would leak. Writers no file refers to any more are dropped whenever the
 /// table has doubled since the last sweep, which keeps it at most twice the
 /// live size at an amortized O(1) cost per insert.
 #[derive(Debug, Clone, Default)]
 pub struct ClientNames {
-    set: HashSet<Arc<str>>,
+    set: HashTable<Arc<Writer>>,
+    hasher: RandomState,
     sweep_at: usize,
 }
 
 impl ClientNames {
-    /// The shared copy of `name`, adding it on first use.
-    pub fn intern(&mut self, name: &str) -> Arc<str> {
-        if let Some(shared) = self.set.get(name) {
-            return Arc::clone(shared);
+    /// The shared writer `name` on `machine`, added on first use.
+    pub fn intern(&mut self, name: &str, machine: &str) -> UnderConstruction {
+        let hash = self.hasher.hash_one((name, machine));
+        let same = |w: &Arc<Writer>| &*w.client_name == name && &*w.client_machine == machine;
+        if let Some(shared) = self.set.find(hash, same) {
+            return UnderConstruction::shared(Arc::clone(shared));
         }
         if self.set.len() >= self.sweep_at {
             // A count of one is the table's own reference: no file uses it.
-            self.set.retain(|s| Arc::strong_count(s) > 1);
+            self.set.retain(|w| Arc::strong_count(w) > 1);
             self.sweep_at = (self.set.len() * 2).max(64);
         }
-        let shared: Arc<str> = Arc::from(name);
-        self.set.insert(Arc::clone(&shared));
-        shared
+        let shared = Arc::new(Writer {
+            client_name: name.into(),
+            client_machine: machine.into(),
+            truncate_block: None,
+        });
+        let hasher = &self.hasher;
+        self.set.insert_unique(hash, Arc::clone(&shared), |w| {
+            hasher.hash_one((&*w.client_name, &*w.client_machine))
+        });
+        UnderConstruction::shared(shared)
     }
 }
 
@@ -105,15 +121,21 @@ mod tests {
     #[test]
     fn client_names_are_shared_and_unused_ones_swept() {
         let mut t = ClientNames::default();
-        let a = t.intern("DFSClient_1");
-        let b = t.intern("DFSClient_1");
-        assert!(Arc::ptr_eq(&a, &b));
+        let a = t.intern("DFSClient_1", "10.0.0.1");
+        let b = t.intern("DFSClient_1", "10.0.0.1");
+        assert!(Arc::ptr_eq(&a.0, &b.0));
+        assert!(!Arc::ptr_eq(&a.0, &t.intern("DFSClient_1", "10.0.0.2").0));
+        assert_eq!(
+            (a.client_name(), a.client_machine()),
+            ("DFSClient_1", "10.0.0.1")
+        );
         drop((a, b));
         // Enough distinct names to pass a sweep: the dropped one goes, the
         // held ones stay shared.
-        let held: Vec<Arc<str>> = (0..200).map(|i| t.intern(&format!("c{i}"))).collect();
-        assert!(!t.set.contains("DFSClient_1"));
+        let held: Vec<UnderConstruction> =
+            (0..200).map(|i| t.intern(&format!("c{i}"), "m")).collect();
+        assert!(t.set.iter().all(|w| &*w.client_name != "DFSClient_1"));
         assert!(t.set.len() <= 2 * held.len());
-        assert!(Arc::ptr_eq(&t.intern("c7"), &held[7]));
+        assert!(Arc::ptr_eq(&t.intern("c7", "m").0, &held[7].0));
     }
 }

@@ -158,8 +158,8 @@ impl Namespace {
         Some(OpenFile {
             id,
             path: self.path_of(id)?,
-            client_name: uc.client_name.to_string(),
-            client_machine: uc.client_machine.to_string(),
+            client_name: uc.client_name().to_string(),
+            client_machine: uc.client_machine().to_string(),
         })
     }
 

@@ -198,13 +198,8 @@ pub(super) fn file_quota_bytes(f: &FileNode) -> u64 {
 
 /// Marks a copy of a file as open for writing, to count it as such.
 pub(super) fn mark_open(f: &mut FileNode) {
-    f.under_construction.get_or_insert_with(|| {
-        Box::new(UnderConstruction {
-            client_name: std::sync::Arc::from(""),
-            client_machine: std::sync::Arc::from(""),
-            truncate_block: None,
-        })
-    });
+    f.under_construction
+        .get_or_insert_with(|| UnderConstruction::new("", "", None));
 }
 
 impl Namespace {

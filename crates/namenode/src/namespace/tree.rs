@@ -34,18 +34,66 @@ impl std::fmt::Display for INodeId {
     }
 }
 
-/// A file that is open for writing, and by whom.
+/// A file that is open for writing, and by whom: one pointer per open file.
+/// Files a client holds open share one [`Writer`] (interned by
+/// [`super::names::ClientNames`]), so an open file costs no allocation of
+/// its own; a file whose truncate waits for its block recovery has a
+/// writer of its own, which carries that block.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnderConstruction {
-    /// Shared by the client's open files (see [`super::names::ClientNames`]).
-    pub client_name: Arc<str>,
-    pub client_machine: Arc<str>,
+pub struct UnderConstruction(pub(super) Arc<Writer>);
+
+/// The writer of open files: client name and machine, and the truncate
+/// block of the one file it is about, if any (see
+/// [`UnderConstruction::truncate_block`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Writer {
+    pub(super) client_name: Box<str>,
+    pub(super) client_machine: Box<str>,
+    pub(super) truncate_block: Option<BlockRecord>,
+}
+
+impl UnderConstruction {
+    /// An open file written by `writer` (shared with its other files).
+    pub(super) fn shared(writer: Arc<Writer>) -> Self {
+        UnderConstruction(writer)
+    }
+
+    /// An open file with a writer of its own (an image's open file, a
+    /// truncate waiting for its block recovery).
+    pub fn new(
+        client_name: &str,
+        client_machine: &str,
+        truncate_block: Option<BlockRecord>,
+    ) -> Self {
+        UnderConstruction(Arc::new(Writer {
+            client_name: client_name.into(),
+            client_machine: client_machine.into(),
+            truncate_block,
+        }))
+    }
+
+    pub fn client_name(&self) -> &str {
+        &self.0.client_name
+    }
+
+    pub fn client_machine(&self) -> &str {
+        &self.0.client_machine
+    }
+
     /// While a truncate inside a block waits for its block recovery: the
     /// last block as the recovery must leave it (its id, the recovery's
     /// generation stamp, the new length). The file's own record of that
     /// block keeps its old stamp and length until the DataNodes commit, so
     /// the file's length is the old one until then, as in HDFS.
-    pub truncate_block: Option<BlockRecord>,
+    pub fn truncate_block(&self) -> Option<BlockRecord> {
+        self.0.truncate_block
+    }
+
+    /// The truncate block, to restamp it. Copies a shared writer first
+    /// (a truncating file's writer is its own, so this does not copy).
+    pub(super) fn truncate_block_mut(&mut self) -> Option<&mut BlockRecord> {
+        Arc::make_mut(&mut self.0).truncate_block.as_mut()
+    }
 }
 
 /// A block id (shared with the DataNode). HDFS hands out positive ids from
@@ -76,9 +124,9 @@ pub struct BlockRecord {
 pub struct FileNode {
     pub block_size: u64,
     pub blocks: Vec<BlockRecord>,
-    /// Boxed: few files are open at a time, and a closed file should not
-    /// carry the room for a writer's names.
-    pub under_construction: Option<Box<UnderConstruction>>,
+    /// One pointer: a closed file carries nothing more, and the files a
+    /// client holds open share their writer.
+    pub under_construction: Option<UnderConstruction>,
 }
 
 impl FileNode {

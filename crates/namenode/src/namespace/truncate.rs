@@ -78,7 +78,7 @@ pub(super) fn lease_conflict(
     machine: &str,
     uc: &UnderConstruction,
 ) -> FsError {
-    if *uc.client_name == *client {
+    if uc.client_name() == client {
         return FsError::AlreadyBeingCreated(failed(
             op,
             path,
@@ -87,8 +87,8 @@ pub(super) fn lease_conflict(
             &format!("{client} is already the current lease holder."),
         ));
     }
-    let owner = format!("{} on {}", uc.client_name, uc.client_machine);
-    if uc.truncate_block.is_some() {
+    let owner = format!("{} on {}", uc.client_name(), uc.client_machine());
+    if uc.truncate_block().is_some() {
         return FsError::RecoveryInProgress(failed(
             op,
             path,
@@ -185,7 +185,7 @@ impl Namespace {
             recovery: None,
         };
         if let Some(uc) = &f.under_construction {
-            if let Some(tb) = uc.truncate_block {
+            if let Some(tb) = uc.truncate_block() {
                 let kept: u64 = f.blocks.iter().rev().skip(1).map(|b| b.num_bytes).sum();
                 if new_length == kept + tb.num_bytes {
                     return Ok((unchanged(false), None));
@@ -269,7 +269,8 @@ impl Namespace {
     /// The truncate block of a file whose truncate waits for its block
     /// recovery.
     pub fn truncate_block_of(&self, id: INodeId) -> Option<BlockRecord> {
-        self.writer_of(id).and_then(|uc| uc.truncate_block)
+        self.writer_of(id)
+            .and_then(UnderConstruction::truncate_block)
     }
 
     /// For a file whose copy-on-truncate into block `new` is being
@@ -298,8 +299,6 @@ impl Namespace {
                     return Err(ApplyError(format!("truncate of {path}, which is open")));
                 }
                 self.record_blocks_before_cut(id);
-                let client = self.client_names.intern(client_name);
-                let machine = self.client_names.intern(client_machine);
                 let node = self.node_mut(id);
                 node.mtime_ms = *mtime_ms;
                 let f = file_mut(node, path)?;
@@ -316,11 +315,11 @@ impl Namespace {
                             l.num_bytes.checked_sub(tb.num_bytes) == end.checked_sub(*new_length)
                         }) =>
                     {
-                        f.under_construction = Some(Box::new(UnderConstruction {
-                            client_name: client,
-                            client_machine: machine,
-                            truncate_block: Some(*tb),
-                        }));
+                        f.under_construction = Some(UnderConstruction::new(
+                            client_name,
+                            client_machine,
+                            Some(*tb),
+                        ));
                         self.last_gs = self.last_gs.max(tb.gs);
                         self.last_block_id = self.last_block_id.max(tb.id.0);
                     }
@@ -337,7 +336,7 @@ impl Namespace {
                 let tb = f
                     .under_construction
                     .as_mut()
-                    .and_then(|uc| uc.truncate_block.as_mut())
+                    .and_then(UnderConstruction::truncate_block_mut)
                     .ok_or_else(|| ApplyError(format!("{path} is not being truncated")))?;
                 tb.gs = *gs;
                 self.last_gs = self.last_gs.max(*gs);

@@ -186,7 +186,10 @@ fn truncate_inside_a_block_waits_for_its_block_recovery() {
     let st = stat(&ns, "/f");
     assert!(st.under_construction);
     assert_eq!(st.length, 2048);
-    assert_eq!(ns.writer_of(st.id).map(|u| &*u.client_name), Some("c"));
+    assert_eq!(
+        ns.writer_of(st.id).map(UnderConstruction::client_name),
+        Some("c")
+    );
     assert_eq!(ns.truncate_block_of(st.id), Some(rec.target));
     // While the recovery runs.
     let (again, e) = truncate(&mut ns, &root(), "/f", 1100, "other").expect("same again");

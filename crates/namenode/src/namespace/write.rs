@@ -59,10 +59,10 @@ impl Namespace {
     ) -> Result<(INodeId, String), FsError> {
         let (id, path) = self.resolve_file(src, file_id)?;
         match self.writer_of(id) {
-            Some(uc) if *uc.client_name == *client_name => Ok((id, path)),
+            Some(uc) if uc.client_name() == client_name => Ok((id, path)),
             Some(uc) => Err(FsError::LeaseExpired(format!(
                 "Client (={client_name}) is not the lease owner (={}) of {path}",
-                uc.client_name
+                uc.client_name()
             ))),
             None => Err(FsError::LeaseExpired(format!(
                 "No lease on {path} (inode {id}): File is not open for writing. Holder {client_name} does not have any open files."
@@ -568,6 +568,6 @@ impl Namespace {
         self.inodes
             .get(&id)
             .and_then(INode::file)
-            .and_then(|f| f.under_construction.as_deref())
+            .and_then(|f| f.under_construction.as_ref())
     }
 }

@@ -14,11 +14,13 @@
 //! `open_files` (`listOpenFiles`, encryption-zone queries), `xattrs` and
 //! `acls`, `storage_policy`, `quota` (extended attributes, ACLs, storage
 //! policies, setQuota and quota usage); `convert` builds
-//! the protobuf answers.
+//! the protobuf answers; `ha_gate` refuses what a standby or observer does
+//! not serve.
 
 mod acls;
 mod admin;
 mod convert;
+mod ha_gate;
 mod image;
 mod inotify;
 mod listing;
@@ -34,6 +36,7 @@ mod xattrs;
 
 pub(crate) use admin::require_superuser;
 pub use convert::{block_record, to_call_error};
+pub use ha_gate::{standby_refusal, Category, OBSERVER_CATCH_UP};
 pub use image::LastImage;
 pub use truncate_concat::TRUNCATE_RECOVERY_RETRY;
 
@@ -111,6 +114,12 @@ pub struct NameNodeState {
     pub started_ms: u64,
     /// Active, standby or observer (a lone NameNode: always active).
     pub ha: crate::ha::HaState,
+    /// The last txid written to the edit log: the state id every RPC
+    /// response carries and observers catch up to. An atomic, not the
+    /// journal's own figure, because it is read on every response; set by
+    /// whatever writes or applies edits (`mutate`; a log follower should
+    /// call [`NameNodeState::advance_state_id`]).
+    pub last_written: std::sync::atomic::AtomicU64,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
@@ -217,6 +226,14 @@ impl NameNodeState {
         what: &str,
         f: impl FnOnce(&mut Namespace) -> Result<(T, Vec<Edit>), FsError>,
     ) -> Result<T, CallError> {
+        // Only the active writes edits (HDFS: a standby's edit log is not
+        // open for writing): this also stops background work and
+        // DataNode-triggered changes (commitBlockSynchronization) on a
+        // standby, not only client calls.
+        let ha = self.ha.get();
+        if ha != crate::ha::HaServiceState::Active {
+            return Err(standby_refusal(Category::Write, ha));
+        }
         self.check_not_safe_mode(what)?;
         let (value, txid): (T, Option<TxId>) = {
             let mut ns = self
@@ -230,7 +247,10 @@ impl NameNodeState {
                 // The change is applied in memory; a log that will not take
                 // its edits would leave memory ahead of the disk.
                 match self.journal.append(&edits) {
-                    Ok(txid) => Some(txid),
+                    Ok(txid) => {
+                        self.advance_state_id(txid);
+                        Some(txid)
+                    }
                     Err(e) => cairn_common::fatal::stop(&format!(
                         "the edit log refused edits already applied in memory ({what}): {e}"
                     )),
@@ -379,6 +399,9 @@ impl Protocol for ClientProtocolService {
         request: Bytes,
     ) -> BoxFuture<'static, CallResult> {
         let state = self.state.clone();
-        Box::pin(async move { state.dispatch(ctx, &method, request).await })
+        Box::pin(async move {
+            state.check_ha(&ctx, &method).await?;
+            state.dispatch(ctx, &method, request).await
+        })
     }
 }

@@ -565,8 +565,8 @@ impl NameNodeState {
                 // recovery is already under way).
                 Ok(st.and_then(|st| {
                     ns.writer_of(st.id)
-                        .filter(|uc| uc.truncate_block.is_none())
-                        .map(|uc| (st.id, uc.client_name.clone()))
+                        .filter(|uc| uc.truncate_block().is_none())
+                        .map(|uc| (st.id, uc.client_name().to_string()))
                 }))
             })
             .ok()

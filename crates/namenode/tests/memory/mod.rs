@@ -150,9 +150,10 @@ pub fn nnthroughput_open(files: u64, clients: u64) -> (Namespace, LeaseTable) {
     (ns, leases)
 }
 
-/// `dirs` x `per_dir` files of one block each, and a block manager that
-/// has three finalized replicas of every block ([`block_map`]).
-pub fn with_blocks(dirs: u64, per_dir: u64) -> (Namespace, BlockManager) {
+/// `dirs` x `per_dir` files of one block each; [`block_map`] builds the
+/// block manager that goes with them (three finalized replicas of every
+/// block).
+pub fn files_of_one_block(dirs: u64, per_dir: u64) -> Namespace {
     let mut ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
     let mut id = FIRST_ID;
     let mut block_id = FIRST_BLOCK;
@@ -171,7 +172,7 @@ pub fn with_blocks(dirs: u64, per_dir: u64) -> (Namespace, BlockManager) {
             block_id += 1;
         }
     }
-    (ns, block_map(dirs * per_dir))
+    ns
 }
 
 /// A block manager that knows `blocks` blocks (one per file) and three

@@ -179,6 +179,7 @@ pub(super) fn in_process_target(a: &NnArgs) -> anyhow::Result<(Target, InProcess
         call_id: 0,
         retry_count: 0,
         remote_addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+        state_id: None,
     };
     let client: Arc<dyn Protocol> = Arc::new(ClientProtocolService {
         state: state.clone(),

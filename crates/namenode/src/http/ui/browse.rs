@@ -39,6 +39,7 @@ async fn read_call<Q: Message, R: Message + Default>(
         call_id: 0,
         retry_count: 0,
         remote_addr: peer,
+        state_id: None,
     };
     let answer = state
         .clone()

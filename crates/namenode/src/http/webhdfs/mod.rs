@@ -131,6 +131,7 @@ impl WebRequest {
             call_id: 0,
             retry_count: 0,
             remote_addr: self.peer,
+            state_id: None,
         }
     }
 
@@ -160,6 +161,9 @@ async fn call<Q: Message, R: Message + Default>(
     method: &str,
     msg: &Q,
 ) -> Result<R, WebError> {
+    // A standby refuses WebHDFS as it refuses RPC (HDFS: StandbyException,
+    // 403).
+    state.check_ha_category(method).map_err(from_call_error)?;
     let bytes = state
         .clone()
         .dispatch(req.context(), method, Bytes::from(msg.encode_to_vec()))

@@ -39,8 +39,8 @@ import org.apache.hadoop.util.Tool;
  *
  * Script lines are the arguments of {@code hdfs dfsadmin} ({@code -report},
  * {@code -safemode enter}, ...), parsed as {@link ShellScript} parses its
- * scripts; a line starting {@code fs}, {@code lsSnapshottableDir} or
- * {@code snapshotDiff} runs that tool instead (FsShell, and hadoop-hdfs's
+ * scripts; a line starting {@code fs}, {@code lsSnapshottableDir},
+ * {@code snapshotDiff}, {@code fsck} or {@code haadmin} runs that tool instead (FsShell, and hadoop-hdfs's
  * {@code tools.snapshot.LsSnapshottableDir} and {@code SnapshotDiff}, as
  * {@code hdfs dfs}, {@code hdfs lsSnapshottableDir} and {@code hdfs
  * snapshotDiff} do). {@code %write PATH TEXT} and {@code %append PATH TEXT}
@@ -81,7 +81,8 @@ public final class DfsAdmin {
       "fs", "org.apache.hadoop.fs.FsShell",
       "lsSnapshottableDir", "org.apache.hadoop.hdfs.tools.snapshot.LsSnapshottableDir",
       "snapshotDiff", "org.apache.hadoop.hdfs.tools.snapshot.SnapshotDiff",
-      "fsck", "org.apache.hadoop.hdfs.tools.DFSck");
+      "fsck", "org.apache.hadoop.hdfs.tools.DFSck",
+      "haadmin", "org.apache.hadoop.hdfs.tools.DFSHAAdmin");
 
   public static void main(String[] argv) {
     int rc;

@@ -1,0 +1,188 @@
+//! `org.apache.hadoop.ha.HAServiceProtocol` on the NameNode's RPC port, as
+//! HDFS serves it for `hdfs haadmin` and failover controllers:
+//! `monitorHealth`, `getServiceStatus` and the manual transitions
+//! (`transitionToActive` / `ToStandby` / `ToObserver`).
+//!
+//! As in HDFS, transitions need the superuser and a NameNode that is part
+//! of an HA nameservice (two NameNodes or more in `dfs.ha.namenodes.<ns>`);
+//! a lone NameNode answers `ServiceFailedException: HA for namenode is not
+//! enabled`. The allowed moves are HDFS's: standby to active or observer,
+//! observer to standby (not to active), active to standby; asking for the state
+//! a NameNode is already in does nothing. A transition only changes what
+//! this NameNode answers (it does not share edits with the others: that is
+//! the Raft journal's work).
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use cairn_proto::exceptions as ex;
+use cairn_proto::hadoop::common as pb;
+use cairn_rpc::{CallContext, CallError, Protocol};
+use futures::future::BoxFuture;
+use prost::Message;
+use tracing::info;
+
+use crate::ha::HaServiceState;
+use crate::service::NameNodeState;
+
+type CallResult = Result<Bytes, CallError>;
+
+fn encode<M: Message>(m: &M) -> CallResult {
+    Ok(Bytes::from(m.encode_to_vec()))
+}
+
+fn decode<M: Message + Default>(b: &Bytes) -> Result<M, CallError> {
+    M::decode(b.clone()).map_err(|e| CallError::BadRequest(e.to_string()))
+}
+
+fn service_failed(message: impl Into<String>) -> CallError {
+    CallError::remote(ex::SERVICE_FAILED, message)
+}
+
+/// The `HAServiceProtocol` endpoint.
+pub struct HaServiceProtocolService {
+    pub state: Arc<NameNodeState>,
+}
+
+impl Protocol for HaServiceProtocolService {
+    fn name(&self) -> &str {
+        cairn_proto::protocols::HA_SERVICE_PROTOCOL
+    }
+
+    fn call(
+        self: Arc<Self>,
+        ctx: CallContext,
+        method: String,
+        request: Bytes,
+    ) -> BoxFuture<'static, CallResult> {
+        Box::pin(async move {
+            let state = &self.state;
+            match method.as_str() {
+                "monitorHealth" => monitor_health(state),
+                "getServiceStatus" => service_status(state),
+                "transitionToActive" => {
+                    let _: pb::TransitionToActiveRequestProto = decode(&request)?;
+                    transition(state, &ctx, HaServiceState::Active)?;
+                    encode(&pb::TransitionToActiveResponseProto {})
+                }
+                "transitionToStandby" => {
+                    let _: pb::TransitionToStandbyRequestProto = decode(&request)?;
+                    transition(state, &ctx, HaServiceState::Standby)?;
+                    encode(&pb::TransitionToStandbyResponseProto {})
+                }
+                "transitionToObserver" => {
+                    let _: pb::TransitionToObserverRequestProto = decode(&request)?;
+                    transition(state, &ctx, HaServiceState::Observer)?;
+                    encode(&pb::TransitionToObserverResponseProto {})
+                }
+                other => Err(CallError::NoSuchMethod(other.to_string())),
+            }
+        })
+    }
+}
+
+/// Healthy while the edit log takes changes (HDFS: while its name
+/// directories have resources).
+fn monitor_health(state: &NameNodeState) -> CallResult {
+    if let Some(why) = state.journal.failure() {
+        return Err(CallError::remote(
+            ex::HEALTH_CHECK_FAILED,
+            format!("The NameNode has no resources available: {why}"),
+        ));
+    }
+    encode(&pb::MonitorHealthResponseProto {})
+}
+
+fn require_ha(state: &NameNodeState) -> Result<(), CallError> {
+    if state.config.ha_enabled {
+        Ok(())
+    } else {
+        Err(service_failed("HA for namenode is not enabled"))
+    }
+}
+
+fn service_status(state: &NameNodeState) -> CallResult {
+    require_ha(state)?;
+    let now = state.ha.get();
+    let (ready, reason) = match now {
+        HaServiceState::Active => (true, None),
+        HaServiceState::Standby if state.in_safe_mode() => (
+            false,
+            Some(format!(
+                "The NameNode is in safemode. {}",
+                state.startup_safe_mode.tip(std::time::Instant::now())
+            )),
+        ),
+        HaServiceState::Standby => (true, None),
+        HaServiceState::Observer => (false, Some(format!("State is {}", now.name()))),
+    };
+    encode(&pb::GetServiceStatusResponseProto {
+        state: now.to_proto() as i32,
+        ready_to_become_active: Some(ready),
+        not_ready_reason: reason,
+    })
+}
+
+/// Whether HDFS's HA states allow moving from `from` to `to` (same state
+/// excepted: that is a no-op). Observer to active is refused before this
+/// is asked, with its own message.
+fn allowed(from: HaServiceState, to: HaServiceState) -> bool {
+    use HaServiceState::{Active, Observer, Standby};
+    matches!(
+        (from, to),
+        (Standby, Active) | (Standby, Observer) | (Observer, Standby) | (Active, Standby)
+    )
+}
+
+/// `transitionTo<State>`, in the order HDFS's `NameNode` checks: the
+/// superuser, HA enabled, observer-to-active, then the state machine.
+fn transition(
+    state: &NameNodeState,
+    ctx: &CallContext,
+    to: HaServiceState,
+) -> Result<(), CallError> {
+    let operation = match to {
+        HaServiceState::Active => "transitionToActive",
+        HaServiceState::Standby => "transitionToStandby",
+        HaServiceState::Observer => "transitionToObserver",
+    };
+    let caller = state.users.caller_shared(Arc::clone(&ctx.user));
+    crate::service::require_superuser(&caller, operation)?;
+    require_ha(state)?;
+    let from = state.ha.get();
+    if from == HaServiceState::Observer && to == HaServiceState::Active {
+        return Err(service_failed(
+            "Cannot transition from 'observer' to 'active'",
+        ));
+    }
+    if from == to {
+        return Ok(());
+    }
+    if !allowed(from, to) {
+        return Err(service_failed(format!(
+            "Transition from state {} to {} is not allowed.",
+            from.name(),
+            to.name()
+        )));
+    }
+    state.ha.set(to);
+    // The block manager drops its command queues on any change at once,
+    // rather than at the next heartbeat or monitor tick.
+    state.lock_blocks()?.set_active(state.ha.is_active());
+    info!(user = %ctx.user, from = from.name(), to = to.name(), "HA state transition");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transitions_follow_hdfs() {
+        use HaServiceState::{Active, Observer, Standby};
+        assert!(allowed(Standby, Active));
+        assert!(allowed(Active, Standby));
+        assert!(!allowed(Active, Observer));
+        assert!(allowed(Observer, Standby));
+    }
+}

@@ -1,0 +1,289 @@
+//! [`RaftEditLog`]: the [`EditLog`] of a Raft member. On the leader,
+//! `append` (under the namespace write lock, so txids follow apply order)
+//! encodes the edits with today's codec and queues them; one proposer
+//! task turns everything queued (up to [`MAX_BATCH_BYTES`]) into ONE Raft
+//! entry, with at most [`MAX_IN_FLIGHT`] entries proposed and not yet
+//! committed: while those commit, the next batch fills (group commit, as
+//! the file journal's double buffering). `wait_durable(txid)` resolves
+//! when the entry holding `txid` is committed, i.e. on a majority's disks.
+//!
+//! Anywhere but on a leader that has applied every entry of the terms
+//! before its own, `append` refuses (the future StandbyException). A
+//! leader that loses its term while it holds applied but uncommitted
+//! edits fails for good (RFC 0001: the NameNode must stop and come back
+//! as a follower); one with nothing uncommitted just stops accepting.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use openraft::ServerState;
+use tokio::sync::{mpsc, watch, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinHandle;
+use tracing::{error, info};
+
+use super::state_machine::Progress;
+use super::{EditBatch, Raft};
+use crate::journal::codec::encode_record;
+use crate::journal::file::MAX_BATCH_BYTES;
+use crate::journal::{EditLog, JournalError, TxId};
+use crate::namespace::Edit;
+
+/// Entries proposed and not yet committed, at most.
+pub const MAX_IN_FLIGHT: usize = 2;
+
+struct Proposal {
+    records: Vec<u8>,
+    last_txid: u64,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Durable {
+    txid: u64,
+    failed: Option<String>,
+}
+
+/// The replicated edit log of one member.
+pub struct RaftEditLog {
+    progress: Arc<Progress>,
+    ready: Arc<AtomicBool>,
+    proposals: mpsc::UnboundedSender<Proposal>,
+    durable: watch::Receiver<Durable>,
+    durable_tx: Arc<watch::Sender<Durable>>,
+    tasks: Vec<JoinHandle<()>>,
+}
+
+fn fail(durable: &watch::Sender<Durable>, why: String) {
+    durable.send_modify(|d| {
+        if d.failed.is_none() {
+            error!(reason = %why, "Raft edit log failed; the NameNode stops accepting changes");
+            d.failed = Some(why);
+        }
+    });
+}
+
+impl RaftEditLog {
+    /// The edit log of the member running `raft`, whose namespace holds
+    /// every edit up to `progress.applied_txid`.
+    pub fn new(raft: Raft, progress: Arc<Progress>) -> Self {
+        let start = progress.applied_txid.load(Ordering::Acquire);
+        let (durable_tx, durable) = watch::channel(Durable {
+            txid: start,
+            failed: None,
+        });
+        let durable_tx = Arc::new(durable_tx);
+        let ready = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (inflight_tx, inflight_rx) = mpsc::unbounded_channel();
+        let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+        let tasks = vec![
+            tokio::spawn(propose(
+                raft.clone(),
+                rx,
+                inflight_tx,
+                permits,
+                durable_tx.clone(),
+            )),
+            tokio::spawn(complete(inflight_rx, durable_tx.clone())),
+            tokio::spawn(watch_leadership(
+                raft,
+                progress.clone(),
+                ready.clone(),
+                durable_tx.clone(),
+            )),
+        ];
+        Self {
+            progress,
+            ready,
+            proposals: tx,
+            durable,
+            durable_tx,
+            tasks,
+        }
+    }
+
+    /// Whether this member is the leader and may take edits.
+    pub fn is_active(&self) -> bool {
+        self.ready.load(Ordering::Acquire) && self.durable.borrow().failed.is_none()
+    }
+
+    /// The last txid committed and applied here (the state id).
+    pub fn committed_txid(&self) -> u64 {
+        *self.progress.committed_txid.borrow()
+    }
+}
+
+impl Drop for RaftEditLog {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+        fail(&self.durable_tx, "edit log closed".into());
+    }
+}
+
+/// Batches queued edits into one entry each and proposes them in order.
+async fn propose(
+    raft: Raft,
+    mut rx: mpsc::UnboundedReceiver<Proposal>,
+    inflight: mpsc::UnboundedSender<(OwnedSemaphorePermit, u64, ResponseRx)>,
+    permits: Arc<Semaphore>,
+    durable: Arc<watch::Sender<Durable>>,
+) {
+    loop {
+        let Ok(permit) = permits.clone().acquire_owned().await else {
+            return;
+        };
+        let Some(first) = rx.recv().await else {
+            return;
+        };
+        let (mut records, mut last) = (first.records, first.last_txid);
+        while records.len() < MAX_BATCH_BYTES {
+            match rx.try_recv() {
+                Ok(p) => {
+                    records.extend_from_slice(&p.records);
+                    last = p.last_txid;
+                }
+                Err(_) => break,
+            }
+        }
+        match raft.client_write_ff(EditBatch { records }).await {
+            Ok(response) => {
+                if inflight.send((permit, last, response)).is_err() {
+                    return;
+                }
+            }
+            Err(e) => {
+                fail(&durable, format!("raft stopped: {e}"));
+                return;
+            }
+        }
+    }
+}
+
+type ResponseRx = <openraft::impls::OneshotResponder<super::TypeConfig> as openraft::raft::responder::Responder<super::TypeConfig>>::Receiver;
+
+/// Publishes each entry's commit, in proposal order.
+async fn complete(
+    mut rx: mpsc::UnboundedReceiver<(OwnedSemaphorePermit, u64, ResponseRx)>,
+    durable: Arc<watch::Sender<Durable>>,
+) {
+    while let Some((permit, last, response)) = rx.recv().await {
+        match response.await {
+            Ok(Ok(_)) => durable.send_modify(|d| d.txid = d.txid.max(last)),
+            Ok(Err(e)) => fail(
+                &durable,
+                format!("edits up to txid {last} not committed: {e}"),
+            ),
+            Err(_) => fail(
+                &durable,
+                format!("raft stopped before txid {last} committed"),
+            ),
+        }
+        drop(permit);
+    }
+}
+
+/// Follows the Raft metrics: the member takes edits once it leads and has
+/// applied every entry that was in its log when it took the lead (those
+/// of earlier terms commit with its first entry), so its namespace and
+/// txids continue the committed ones.
+async fn watch_leadership(
+    raft: Raft,
+    progress: Arc<Progress>,
+    ready: Arc<AtomicBool>,
+    durable: Arc<watch::Sender<Durable>>,
+) {
+    let mut metrics = raft.metrics();
+    let mut led: Option<(u64, u64)> = None;
+    loop {
+        {
+            let m = metrics.borrow_and_update();
+            if m.state == ServerState::Leader && m.current_leader == Some(m.id) {
+                if led.is_none_or(|(term, _)| term != m.current_term) {
+                    led = Some((m.current_term, m.last_log_index.unwrap_or(0)));
+                }
+                let caught_up = led
+                    .is_some_and(|(_, last)| m.last_applied.map(|a| a.index).unwrap_or(0) >= last);
+                if caught_up && !ready.swap(true, Ordering::AcqRel) {
+                    info!(term = m.current_term, "active for term {}", m.current_term);
+                }
+            } else if let Some((term, _)) = led.take() {
+                ready.store(false, Ordering::Release);
+                let applied = progress.applied_txid.load(Ordering::Acquire);
+                let committed = *progress.committed_txid.borrow();
+                if applied > committed {
+                    progress.diverged.store(true, Ordering::Release);
+                    fail(
+                        &durable,
+                        format!(
+                            "lost the lead of term {term} with txids {}..={applied} uncommitted",
+                            committed + 1
+                        ),
+                    );
+                } else {
+                    info!(term, "no longer active; nothing uncommitted");
+                }
+            }
+        }
+        if metrics.changed().await.is_err() {
+            ready.store(false, Ordering::Release);
+            return;
+        }
+    }
+}
+
+impl EditLog for RaftEditLog {
+    fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError> {
+        if let Some(why) = &self.durable.borrow().failed {
+            return Err(JournalError(why.clone()));
+        }
+        if !self.ready.load(Ordering::Acquire) {
+            return Err(JournalError(
+                "not the active NameNode (Raft follower)".into(),
+            ));
+        }
+        let mut txid = self.progress.applied_txid.load(Ordering::Acquire);
+        let mut records = Vec::new();
+        for e in edits {
+            txid += 1;
+            encode_record(&mut records, txid, e);
+        }
+        self.progress.applied_txid.store(txid, Ordering::Release);
+        self.proposals
+            .send(Proposal {
+                records,
+                last_txid: txid,
+            })
+            .map_err(|_| JournalError("raft proposer stopped".into()))?;
+        Ok(TxId(txid))
+    }
+
+    fn wait_durable(&self, txid: TxId) -> BoxFuture<'static, Result<(), JournalError>> {
+        let mut rx = self.durable.clone();
+        Box::pin(async move {
+            loop {
+                {
+                    let d = rx.borrow_and_update();
+                    if d.txid >= txid.0 {
+                        return Ok(());
+                    }
+                    if let Some(f) = &d.failed {
+                        return Err(JournalError(f.clone()));
+                    }
+                }
+                if rx.changed().await.is_err() {
+                    return Err(JournalError("edit log closed".into()));
+                }
+            }
+        })
+    }
+
+    fn last_txid(&self) -> TxId {
+        TxId(self.progress.applied_txid.load(Ordering::Acquire))
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.durable.borrow().failed.clone()
+    }
+}

@@ -1,0 +1,477 @@
+//! One member's Raft log on disk, with the file journal's disciplines:
+//! records `[len u32][crc32c u32][term u64][leader node u64][index u64]
+//! [kind u8][payload]` (big-endian; the checksum covers everything after
+//! itself), space preallocated ahead of the writes, one positional write
+//! and one fdatasync per flush of at most [`MAX_BATCH_BYTES`] (or one
+//! larger record), a torn tail cut at start-up and any other damage
+//! refused with the file and offset. Zero length reads as end-of-log, so
+//! the preallocated zeros end it.
+//!
+//! The vote, the committed log id and the purge point live in a small JSON
+//! file replaced atomically (temp, fsync, rename, directory fsync).
+//!
+//! Entries are also kept in memory (the reader serves replication from
+//! there); the writing and syncing happen on a thread of their own
+//! ([`super::flusher`]). Not done yet: segment files (purging forgets
+//! entries but keeps their bytes) and `-recover`.
+
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::io;
+use std::ops::RangeBounds;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use cairn_common::disk::Disk;
+use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
+use openraft::{EntryPayload, LeaderId, StorageIOError};
+use serde::{Deserialize, Serialize};
+use tracing::warn;
+
+use super::flusher::{write_zeros, Failed, Flusher, Job};
+use super::{EditBatch, Entry, LogId, StorageError, TypeConfig, Vote};
+use crate::journal::file::MAX_BATCH_BYTES;
+
+/// The log file in a member's Raft directory.
+pub const LOG_FILE: &str = "raft-log";
+/// The vote / committed / purged file.
+pub const META_FILE: &str = "raft-meta.json";
+/// Bytes before the kind byte.
+pub(super) const HEADER_LEN: usize = 32;
+/// Largest record accepted when reading; bigger means damage.
+const MAX_RECORD_LEN: usize = 64 * 1024 * 1024;
+/// The committed log id is only a hint (a lower one is safe: the leader
+/// tells the truth again), so it is written at most this often.
+const COMMITTED_EVERY: Duration = Duration::from_secs(1);
+
+const KIND_BLANK: u8 = 0;
+const KIND_NORMAL: u8 = 1;
+const KIND_MEMBERSHIP: u8 = 2;
+
+/// Settings of the Raft log file.
+#[derive(Debug, Clone)]
+pub struct LogStoreConfig {
+    /// Preallocation step (fallocate, zeros where unsupported).
+    pub step_bytes: u64,
+    /// fdatasync each flush (off only for benchmarks).
+    pub sync: bool,
+}
+
+impl Default for LogStoreConfig {
+    fn default() -> Self {
+        Self {
+            step_bytes: 1024 * 1024,
+            sync: true,
+        }
+    }
+}
+
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
+struct Meta {
+    vote: Option<Vote>,
+    committed: Option<LogId>,
+    purged: Option<LogId>,
+}
+
+struct Inner {
+    disk: Arc<dyn Disk>,
+    dir: PathBuf,
+    entries: BTreeMap<u64, Entry>,
+    /// Where each entry's record starts, to cut a conflicting suffix.
+    offsets: BTreeMap<u64, u64>,
+    /// Where the next record goes (records queued to the writer
+    /// included).
+    offset: u64,
+    meta: Meta,
+    committed_written: Option<Instant>,
+    /// A write failed: nothing more is accepted (the member must restart).
+    failed: Failed,
+    flusher: Flusher,
+}
+
+/// The Raft log of one member ([`RaftLogStorage`]).
+#[derive(Clone)]
+pub struct RaftLogStore {
+    inner: Arc<Mutex<Inner>>,
+}
+
+fn lock(inner: &Mutex<Inner>) -> Result<MutexGuard<'_, Inner>, StorageError> {
+    inner
+        .lock()
+        .map_err(|_| StorageIOError::read_logs(&io::Error::other("raft log lock poisoned")).into())
+}
+
+/// Appends the record of `entry` to `out`.
+fn encode_entry(out: &mut Vec<u8>, entry: &Entry) -> io::Result<()> {
+    let start = out.len();
+    out.extend_from_slice(&[0u8; 8]);
+    out.extend_from_slice(&entry.log_id.leader_id.term.to_be_bytes());
+    out.extend_from_slice(&entry.log_id.leader_id.node_id.to_be_bytes());
+    out.extend_from_slice(&entry.log_id.index.to_be_bytes());
+    match &entry.payload {
+        EntryPayload::Blank => out.push(KIND_BLANK),
+        EntryPayload::Normal(batch) => {
+            out.push(KIND_NORMAL);
+            out.extend_from_slice(&batch.records);
+        }
+        EntryPayload::Membership(m) => {
+            out.push(KIND_MEMBERSHIP);
+            serde_json::to_writer(&mut *out, m).map_err(io::Error::other)?;
+        }
+    }
+    let len = out.len() - start - HEADER_LEN;
+    if len > MAX_RECORD_LEN {
+        out.truncate(start);
+        return Err(io::Error::other(format!(
+            "raft entry of {len} bytes exceeds {MAX_RECORD_LEN}"
+        )));
+    }
+    let crc = crc32c::crc32c(&out[start + 8..]);
+    out[start..start + 4].copy_from_slice(&(len as u32).to_be_bytes());
+    out[start + 4..start + 8].copy_from_slice(&crc.to_be_bytes());
+    Ok(())
+}
+
+enum Decoded {
+    Record(Entry, usize),
+    End,
+    Damaged(String),
+}
+
+fn be_u64(b: &[u8], at: usize) -> u64 {
+    let mut x = [0u8; 8];
+    x.copy_from_slice(&b[at..at + 8]);
+    u64::from_be_bytes(x)
+}
+
+fn decode_entry(buf: &[u8]) -> Decoded {
+    if buf.len() < 4 {
+        return if buf.iter().all(|b| *b == 0) {
+            Decoded::End
+        } else {
+            Decoded::Damaged("truncated record header".into())
+        };
+    }
+    let len = u32::from_be_bytes([buf[0], buf[1], buf[2], buf[3]]) as usize;
+    if len == 0 {
+        return Decoded::End;
+    }
+    if !(1..=MAX_RECORD_LEN).contains(&len) {
+        return Decoded::Damaged(format!("record length {len} out of range"));
+    }
+    let total = HEADER_LEN + len;
+    if buf.len() < total {
+        return Decoded::Damaged("truncated record".into());
+    }
+    let crc = u32::from_be_bytes([buf[4], buf[5], buf[6], buf[7]]);
+    let actual = crc32c::crc32c(&buf[8..total]);
+    if crc != actual {
+        return Decoded::Damaged(format!(
+            "checksum mismatch (stored {crc:#010x}, computed {actual:#010x})"
+        ));
+    }
+    let log_id = LogId::new(
+        LeaderId::new(be_u64(buf, 8), be_u64(buf, 16)),
+        be_u64(buf, 24),
+    );
+    let body = &buf[HEADER_LEN + 1..total];
+    let payload = match buf[HEADER_LEN] {
+        KIND_BLANK => EntryPayload::Blank,
+        KIND_NORMAL => EntryPayload::Normal(EditBatch {
+            records: body.to_vec(),
+        }),
+        KIND_MEMBERSHIP => match serde_json::from_slice(body) {
+            Ok(m) => EntryPayload::Membership(m),
+            Err(e) => return Decoded::Damaged(format!("undecodable membership: {e}")),
+        },
+        k => return Decoded::Damaged(format!("unknown entry kind {k}")),
+    };
+    Decoded::Record(Entry { log_id, payload }, total)
+}
+
+/// A damaged record at `pos` is a torn tail when a power cut explains it
+/// (the journal's rule, storage.rs): only the flush in flight (at most
+/// [`MAX_BATCH_BYTES`] or one record) can be torn, so either nothing but
+/// zeros follows the record's claimed end, or a whole sector within it is
+/// still zeros (a lost sector, unlike a flipped bit) and nothing but zeros
+/// lies further than one flush from it.
+fn torn_tail(data: &[u8], pos: usize) -> bool {
+    crate::storage::is_torn_tail(
+        data,
+        pos,
+        crate::storage::TailLayout {
+            header_len: HEADER_LEN,
+            max_record_len: MAX_RECORD_LEN,
+            max_flush_bytes: MAX_BATCH_BYTES,
+        },
+    )
+}
+
+fn io_err(path: &Path, e: impl std::fmt::Display) -> io::Error {
+    io::Error::other(format!("{}: {e}", path.display()))
+}
+
+impl RaftLogStore {
+    /// Opens (or creates) the Raft log in `dir`: reads the meta file and
+    /// every record, cuts a torn tail, refuses other damage.
+    ///
+    /// # Errors
+    /// I/O errors, a damaged meta file, or a damaged record that is not a
+    /// torn tail (with file and offset).
+    pub fn open(disk: Arc<dyn Disk>, dir: &Path, config: LogStoreConfig) -> io::Result<Self> {
+        disk.create_dir_all(dir)?;
+        let meta_path = dir.join(META_FILE);
+        let meta: Meta = if disk.exists(&meta_path) {
+            let bytes = disk.read(&meta_path)?;
+            serde_json::from_slice(&bytes).map_err(|e| io_err(&meta_path, e))?
+        } else {
+            Meta::default()
+        };
+        let path = dir.join(LOG_FILE);
+        let (file, data) = if disk.exists(&path) {
+            (disk.open_write(&path)?, disk.read(&path)?)
+        } else {
+            let f = disk.create(&path)?;
+            disk.sync_dir(dir)?;
+            (f, Vec::new())
+        };
+        let mut entries = BTreeMap::new();
+        let mut offsets = BTreeMap::new();
+        let mut pos = 0usize;
+        let mut last: Option<u64> = None;
+        let purged = meta.purged.map(|p| p.index);
+        loop {
+            match decode_entry(&data[pos..]) {
+                Decoded::End => break,
+                Decoded::Record(entry, size) => {
+                    let index = entry.log_id.index;
+                    // After a snapshot install the log may jump past the
+                    // purge point; anywhere else indexes follow each other.
+                    let follows = last.is_none_or(|l| index == l + 1)
+                        || purged.is_some_and(|p| index == p + 1);
+                    if !follows {
+                        return Err(io_err(
+                            &path,
+                            format!("record at offset {pos} has index {index} after {last:?}"),
+                        ));
+                    }
+                    last = Some(index);
+                    if purged.is_none_or(|p| index > p) {
+                        offsets.insert(index, pos as u64);
+                        entries.insert(index, entry);
+                    }
+                    pos += size;
+                }
+                Decoded::Damaged(why) => {
+                    if !torn_tail(&data, pos) {
+                        return Err(io_err(
+                            &path,
+                            format!("damaged record at offset {pos}: {why}"),
+                        ));
+                    }
+                    warn!(file = %path.display(), offset = pos, reason = %why,
+                        "cutting the torn tail of the Raft log");
+                    write_zeros(file.as_ref(), pos as u64, (data.len() - pos) as u64)?;
+                    break;
+                }
+            }
+        }
+        let failed = Failed::default();
+        let flusher = Flusher::start(
+            file,
+            dir.to_path_buf(),
+            data.len() as u64,
+            config.step_bytes.max(4096),
+            config.sync,
+            failed.clone(),
+        )?;
+        Ok(Self {
+            inner: Arc::new(Mutex::new(Inner {
+                disk,
+                dir: dir.to_path_buf(),
+                entries,
+                offsets,
+                offset: pos as u64,
+                meta,
+                committed_written: None,
+                failed,
+                flusher,
+            })),
+        })
+    }
+}
+
+impl Inner {
+    fn check(&self) -> io::Result<()> {
+        match self.failed.lock().ok().and_then(|f| f.clone()) {
+            Some(why) => Err(io::Error::other(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// Replaces the meta file atomically.
+    fn write_meta(&mut self) -> io::Result<()> {
+        let bytes = serde_json::to_vec(&self.meta).map_err(io::Error::other)?;
+        let tmp = self.dir.join(format!("{META_FILE}.tmp"));
+        let f = self.disk.create(&tmp)?;
+        f.write_all_at(&bytes, 0)?;
+        f.sync_all()?;
+        drop(f);
+        self.disk.rename(&tmp, &self.dir.join(META_FILE))?;
+        self.disk.sync_dir(&self.dir)
+    }
+
+    fn fail(&mut self, e: &io::Error) -> StorageError {
+        let why = format!("raft log {}: {e}", self.dir.display());
+        tracing::error!(reason = %why, "Raft log failed; this member stops accepting entries");
+        if let Ok(mut f) = self.failed.lock() {
+            f.get_or_insert(why);
+        }
+        StorageIOError::write_logs(e).into()
+    }
+
+    fn read_range<RB: RangeBounds<u64>>(&self, range: RB) -> Vec<Entry> {
+        self.entries.range(range).map(|(_, e)| e.clone()).collect()
+    }
+}
+
+impl RaftLogReader<TypeConfig> for RaftLogStore {
+    async fn try_get_log_entries<RB: RangeBounds<u64> + Clone + Debug + Send>(
+        &mut self,
+        range: RB,
+    ) -> Result<Vec<Entry>, StorageError> {
+        Ok(lock(&self.inner)?.read_range(range))
+    }
+}
+
+impl RaftLogStorage<TypeConfig> for RaftLogStore {
+    type LogReader = Self;
+
+    async fn get_log_state(&mut self) -> Result<LogState<TypeConfig>, StorageError> {
+        let inner = lock(&self.inner)?;
+        let last = inner.entries.values().next_back().map(|e| e.log_id);
+        Ok(LogState {
+            last_purged_log_id: inner.meta.purged,
+            last_log_id: last.or(inner.meta.purged),
+        })
+    }
+
+    async fn get_log_reader(&mut self) -> Self::LogReader {
+        self.clone()
+    }
+
+    async fn save_vote(&mut self, vote: &Vote) -> Result<(), StorageError> {
+        let mut inner = lock(&self.inner)?;
+        inner.meta.vote = Some(*vote);
+        inner
+            .write_meta()
+            .map_err(|e| StorageIOError::write_vote(&e).into())
+    }
+
+    async fn read_vote(&mut self) -> Result<Option<Vote>, StorageError> {
+        Ok(lock(&self.inner)?.meta.vote)
+    }
+
+    async fn save_committed(&mut self, committed: Option<LogId>) -> Result<(), StorageError> {
+        let mut inner = lock(&self.inner)?;
+        inner.meta.committed = committed;
+        if inner
+            .committed_written
+            .is_none_or(|t| t.elapsed() >= COMMITTED_EVERY)
+        {
+            inner.committed_written = Some(Instant::now());
+            inner
+                .write_meta()
+                .map_err(|e| StorageError::from(StorageIOError::write(&e)))?;
+        }
+        Ok(())
+    }
+
+    async fn read_committed(&mut self) -> Result<Option<LogId>, StorageError> {
+        Ok(lock(&self.inner)?.meta.committed)
+    }
+
+    async fn append<I>(
+        &mut self,
+        entries: I,
+        callback: LogFlushed<TypeConfig>,
+    ) -> Result<(), StorageError>
+    where
+        I: IntoIterator<Item = Entry> + Send,
+        I::IntoIter: Send,
+    {
+        let mut inner = lock(&self.inner)?;
+        let mut buf = Vec::new();
+        let mut starts = Vec::new();
+        let entries: Vec<Entry> = entries.into_iter().collect();
+        let offset = inner.offset;
+        let encoded = inner.check().and_then(|()| {
+            for e in &entries {
+                starts.push(offset + buf.len() as u64);
+                encode_entry(&mut buf, e)?;
+            }
+            Ok(())
+        });
+        if let Err(e) = encoded {
+            let err = inner.fail(&e);
+            callback.log_io_completed(Err(e));
+            return Err(err);
+        }
+        // Readable at once (openraft may replicate them before they are
+        // synced here); the writer thread reports the flush.
+        inner.offset += buf.len() as u64;
+        for (e, start) in entries.into_iter().zip(starts) {
+            inner.offsets.insert(e.log_id.index, start);
+            inner.entries.insert(e.log_id.index, e);
+        }
+        let job = Job::Write {
+            offset,
+            buf,
+            done: callback,
+        };
+        inner.flusher.send(job).map_err(|e| inner.fail(&e))
+    }
+
+    async fn truncate(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        let mut inner = lock(&self.inner)?;
+        let Some(&cut) = inner.offsets.range(log_id.index..).next().map(|(_, o)| o) else {
+            return Ok(());
+        };
+        // Zero the cut records so start-up never reads them back after
+        // the shorter log that replaces them.
+        let len = inner.offset - cut;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let zeroed = inner
+            .flusher
+            .send(Job::Zero {
+                from: cut,
+                len,
+                done: tx,
+            })
+            .and_then(|()| {
+                rx.recv()
+                    .unwrap_or_else(|_| Err(io::Error::other("raft log writer stopped")))
+            });
+        if let Err(e) = zeroed {
+            return Err(inner.fail(&e));
+        }
+        inner.offset = cut;
+        inner.entries.split_off(&log_id.index);
+        inner.offsets.split_off(&log_id.index);
+        Ok(())
+    }
+
+    async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        let mut inner = lock(&self.inner)?;
+        inner.meta.purged = Some(log_id);
+        inner
+            .write_meta()
+            .map_err(|e| StorageError::from(StorageIOError::write_logs(&e)))?;
+        let keep = inner.entries.split_off(&(log_id.index + 1));
+        inner.entries = keep;
+        let keep = inner.offsets.split_off(&(log_id.index + 1));
+        inner.offsets = keep;
+        Ok(())
+    }
+}

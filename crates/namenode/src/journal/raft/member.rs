@@ -1,0 +1,132 @@
+//! One NameNode as a member of the Raft group: its namespace, Raft log
+//! directory, state machine, edit log and the listener other members
+//! reach it on. Not wired into `cairn namenode` yet (RFC 0001 step 1).
+
+use std::collections::BTreeMap;
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use cairn_common::disk::Disk;
+use openraft::{BasicNode, Config, SnapshotPolicy};
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+use super::edit_log::RaftEditLog;
+use super::log_store::{LogStoreConfig, RaftLogStore};
+use super::network::{serve, NetworkFactory};
+use super::state_machine::{ImageOwner, NamespaceStateMachine, Progress};
+use super::{NodeId, Raft};
+use crate::namespace::Namespace;
+
+/// Timing of elections and heartbeats.
+#[derive(Debug, Clone)]
+pub struct MemberTiming {
+    pub heartbeat: Duration,
+    pub election_min: Duration,
+    pub election_max: Duration,
+}
+
+impl Default for MemberTiming {
+    fn default() -> Self {
+        Self {
+            heartbeat: Duration::from_millis(150),
+            election_min: Duration::from_millis(600),
+            election_max: Duration::from_millis(1200),
+        }
+    }
+}
+
+/// What a member is, apart from its namespace and listener.
+#[derive(Clone)]
+pub struct MemberSpec {
+    pub id: NodeId,
+    pub disk: Arc<dyn Disk>,
+    /// The member's Raft directory (log and meta file).
+    pub dir: PathBuf,
+    pub owner: ImageOwner,
+    pub timing: MemberTiming,
+}
+
+/// A running member.
+pub struct RaftMember {
+    pub id: NodeId,
+    pub raft: Raft,
+    pub namespace: Arc<RwLock<Namespace>>,
+    pub edit_log: Arc<RaftEditLog>,
+    server: JoinHandle<()>,
+}
+
+impl RaftMember {
+    /// Starts member `spec.id` with its Raft log in `spec.dir`, serving the other
+    /// members on `listener`, over `namespace` (holding the edits up to
+    /// `txid`). A member whose log already has entries re-applies the
+    /// committed ones and rejoins the group it was part of.
+    ///
+    /// # Errors
+    /// A damaged Raft log or meta file, or a Raft configuration error.
+    pub async fn start(
+        spec: MemberSpec,
+        listener: TcpListener,
+        namespace: Namespace,
+        txid: u64,
+    ) -> io::Result<Self> {
+        let MemberSpec {
+            id,
+            disk,
+            dir,
+            owner,
+            timing,
+        } = spec;
+        let config = Config {
+            cluster_name: "cairn".into(),
+            heartbeat_interval: timing.heartbeat.as_millis() as u64,
+            election_timeout_min: timing.election_min.as_millis() as u64,
+            election_timeout_max: timing.election_max.as_millis() as u64,
+            // Snapshots (checkpoints) are not built from a leader's
+            // namespace yet; keeping the whole log lets a restarted or
+            // lagging member catch up from entries alone.
+            snapshot_policy: SnapshotPolicy::Never,
+            max_in_snapshot_log_to_keep: u64::MAX,
+            ..Default::default()
+        }
+        .validate()
+        .map_err(io::Error::other)?;
+        let store = RaftLogStore::open(disk, &dir, LogStoreConfig::default())?;
+        let namespace = Arc::new(RwLock::new(namespace));
+        let progress = Progress::new(txid);
+        let sm = NamespaceStateMachine::new(id, namespace.clone(), progress.clone(), owner);
+        let raft = Raft::new(id, Arc::new(config), NetworkFactory, store, sm)
+            .await
+            .map_err(io::Error::other)?;
+        let server = serve(listener, raft.clone());
+        let edit_log = Arc::new(RaftEditLog::new(raft.clone(), progress));
+        Ok(Self {
+            id,
+            raft,
+            namespace,
+            edit_log,
+            server,
+        })
+    }
+
+    /// Forms a new group of `members` (id → Raft address); done once, on
+    /// one member, when the nameservice is formatted.
+    ///
+    /// # Errors
+    /// When the member is already part of a group, or Raft stopped.
+    pub async fn initialize(&self, members: &BTreeMap<NodeId, String>) -> io::Result<()> {
+        let nodes: BTreeMap<NodeId, BasicNode> = members
+            .iter()
+            .map(|(id, addr)| (*id, BasicNode::new(addr)))
+            .collect();
+        self.raft.initialize(nodes).await.map_err(io::Error::other)
+    }
+
+    /// Stops the member: Raft, its listener, the edit log's tasks.
+    pub async fn shutdown(self) {
+        self.server.abort();
+        let _ = self.raft.shutdown().await;
+    }
+}

@@ -1,0 +1,320 @@
+//! The Raft state machine of a NameNode: its namespace. A committed entry
+//! holds edit records with consecutive txids; each edit whose txid is past
+//! what the namespace already holds is applied under the namespace write
+//! lock, in order. The leader applied its own edits before logging them
+//! (handlers apply, log, unlock, wait), so on the leader applying a
+//! committed entry only advances the applied log id; the same rule (skip
+//! txids already applied) covers both.
+//!
+//! [`Progress`] is what the state machine shares with the edit log: the
+//! last txid applied to the namespace and the last committed one (the
+//! future state id of observer reads).
+//!
+//! Snapshots are images ([`crate::image::encode`]) of the namespace, kept
+//! in memory only. Building one is refused while the namespace holds edits
+//! past the last applied entry (a leader with edits in flight): the
+//! checkpoint from the previous image plus the log (RFC 0001) is not built
+//! yet, and the member runs with snapshots off so none is asked for.
+
+use std::io::Cursor;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, RwLock};
+
+use openraft::storage::{RaftSnapshotBuilder, RaftStateMachine, Snapshot};
+use openraft::{EntryPayload, SnapshotMeta, StorageIOError, StoredMembership};
+use tokio::sync::watch;
+
+use super::{EditBatch, Entry, LogId, NodeId, StorageError, TypeConfig};
+use crate::journal::codec::{decode_record, Decoded};
+use crate::namespace::{Limits, Namespace};
+
+type Membership = StoredMembership<NodeId, openraft::BasicNode>;
+
+/// Txids shared by the state machine and the edit log of one member.
+#[derive(Debug)]
+pub struct Progress {
+    /// The last txid applied to the namespace (on the leader: appended).
+    pub applied_txid: AtomicU64,
+    /// The last txid of a committed entry the state machine applied.
+    pub committed_txid: watch::Sender<u64>,
+    /// Set when this member lost the lead with edits applied that were
+    /// never committed: its namespace holds a state the group may never
+    /// have, so nothing more is applied to it (RFC 0001: the NameNode
+    /// restarts from its log).
+    pub diverged: std::sync::atomic::AtomicBool,
+}
+
+impl Progress {
+    /// Starts at `txid` (what the namespace was loaded with).
+    pub fn new(txid: u64) -> Arc<Self> {
+        Arc::new(Self {
+            applied_txid: AtomicU64::new(txid),
+            committed_txid: watch::Sender::new(txid),
+            diverged: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+}
+
+/// Who owns the namespace's superuser and limits (to load images).
+#[derive(Debug, Clone)]
+pub struct ImageOwner {
+    pub superuser: String,
+    pub supergroup: String,
+    pub limits: Limits,
+}
+
+#[derive(Clone)]
+struct StoredSnapshot {
+    meta: SnapshotMeta<NodeId, openraft::BasicNode>,
+    data: Vec<u8>,
+}
+
+/// Applied state, shared with the snapshot builder.
+#[derive(Clone)]
+struct Applied {
+    last: Option<LogId>,
+    membership: Membership,
+    /// The txid of the namespace at `last` (the last edit of the entries
+    /// applied so far).
+    txid: u64,
+}
+
+/// A member's namespace as an openraft [`RaftStateMachine`].
+pub struct NamespaceStateMachine {
+    id: NodeId,
+    ns: Arc<RwLock<Namespace>>,
+    progress: Arc<Progress>,
+    owner: ImageOwner,
+    applied: Arc<RwLock<Applied>>,
+    snapshot: Arc<RwLock<Option<StoredSnapshot>>>,
+}
+
+fn sm_error(e: impl std::fmt::Display) -> StorageError {
+    StorageIOError::write_state_machine(&std::io::Error::other(e.to_string())).into()
+}
+
+impl NamespaceStateMachine {
+    /// The state machine of member `id` over `ns`, whose edits up to `progress.applied_txid`
+    /// are already in it.
+    pub fn new(
+        id: NodeId,
+        ns: Arc<RwLock<Namespace>>,
+        progress: Arc<Progress>,
+        owner: ImageOwner,
+    ) -> Self {
+        let txid = progress.applied_txid.load(Ordering::Acquire);
+        Self {
+            id,
+            ns,
+            progress,
+            owner,
+            applied: Arc::new(RwLock::new(Applied {
+                last: None,
+                membership: Membership::default(),
+                txid,
+            })),
+            snapshot: Arc::new(RwLock::new(None)),
+        }
+    }
+
+    /// Applies the edits of `batch` the namespace does not hold yet;
+    /// returns the batch's last txid.
+    fn apply_batch(&self, log_id: LogId, batch: &EditBatch) -> Result<u64, StorageError> {
+        let mut ns = self
+            .ns
+            .write()
+            .map_err(|_| sm_error("namespace lock poisoned"))?;
+        if self.progress.diverged.load(Ordering::Acquire) {
+            return Err(sm_error(format!(
+                "entry {log_id}: the namespace holds edits that were never committed; \
+                 restart this member from its log"
+            )));
+        }
+        // Only this member's own entries can hold edits its namespace
+        // already has (it applied them before proposing them).
+        let own = log_id.leader_id.node_id == self.id;
+        let mut pos = 0;
+        let mut last = self.progress.applied_txid.load(Ordering::Acquire);
+        let mut batch_last = last;
+        while pos < batch.records.len() {
+            let (txid, edit, size) = match decode_record(&batch.records[pos..]) {
+                Decoded::Record { txid, edit, size } => (txid, edit, size),
+                other => {
+                    return Err(sm_error(format!(
+                        "entry {log_id}: bad edit record at byte {pos}: {other:?}"
+                    )))
+                }
+            };
+            pos += size;
+            batch_last = txid;
+            if txid <= last {
+                if own {
+                    continue;
+                }
+                self.progress.diverged.store(true, Ordering::Release);
+                return Err(sm_error(format!(
+                    "entry {log_id} of another leader holds txid {txid}, which this \
+                     namespace already has from an uncommitted edit; restart this member"
+                )));
+            }
+            if txid != last + 1 {
+                return Err(sm_error(format!(
+                    "entry {log_id}: txid {txid} does not follow {last}"
+                )));
+            }
+            ns.apply(&edit)
+                .map_err(|e| sm_error(format!("entry {log_id}: txid {txid}: {e:?}")))?;
+            last = txid;
+            self.progress.applied_txid.store(last, Ordering::Release);
+        }
+        Ok(batch_last)
+    }
+}
+
+impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
+    type SnapshotBuilder = SnapshotBuilder;
+
+    async fn applied_state(&mut self) -> Result<(Option<LogId>, Membership), StorageError> {
+        let a = self.applied.read().map_err(|_| sm_error("poisoned"))?;
+        Ok((a.last, a.membership.clone()))
+    }
+
+    async fn apply<I>(&mut self, entries: I) -> Result<Vec<()>, StorageError>
+    where
+        I: IntoIterator<Item = Entry> + Send,
+        I::IntoIter: Send,
+    {
+        let mut replies = Vec::new();
+        for entry in entries {
+            let mut txid = None;
+            let mut membership = None;
+            match &entry.payload {
+                EntryPayload::Blank => {}
+                EntryPayload::Normal(batch) => txid = Some(self.apply_batch(entry.log_id, batch)?),
+                EntryPayload::Membership(m) => {
+                    membership = Some(Membership::new(Some(entry.log_id), m.clone()))
+                }
+            }
+            {
+                let mut a = self.applied.write().map_err(|_| sm_error("poisoned"))?;
+                a.last = Some(entry.log_id);
+                if let Some(m) = membership {
+                    a.membership = m;
+                }
+                if let Some(t) = txid {
+                    a.txid = a.txid.max(t);
+                }
+            }
+            if let Some(t) = txid {
+                self.progress.committed_txid.send_if_modified(|c| {
+                    let newer = t > *c;
+                    *c = (*c).max(t);
+                    newer
+                });
+            }
+            replies.push(());
+        }
+        Ok(replies)
+    }
+
+    async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        SnapshotBuilder {
+            ns: self.ns.clone(),
+            progress: self.progress.clone(),
+            applied: self.applied.clone(),
+            snapshot: self.snapshot.clone(),
+        }
+    }
+
+    async fn begin_receiving_snapshot(&mut self) -> Result<Box<Cursor<Vec<u8>>>, StorageError> {
+        Ok(Box::new(Cursor::new(Vec::new())))
+    }
+
+    async fn install_snapshot(
+        &mut self,
+        meta: &SnapshotMeta<NodeId, openraft::BasicNode>,
+        snapshot: Box<Cursor<Vec<u8>>>,
+    ) -> Result<(), StorageError> {
+        let data = snapshot.into_inner();
+        let o = &self.owner;
+        let (loaded, txid) =
+            crate::image::decode(&data, &o.superuser, &o.supergroup, o.limits.clone())
+                .map_err(|e| sm_error(format!("snapshot {}: {e}", meta.snapshot_id)))?;
+        {
+            let mut ns = self.ns.write().map_err(|_| sm_error("poisoned"))?;
+            *ns = loaded;
+            self.progress.applied_txid.store(txid, Ordering::Release);
+        }
+        *self.applied.write().map_err(|_| sm_error("poisoned"))? = Applied {
+            last: meta.last_log_id,
+            membership: meta.last_membership.clone(),
+            txid,
+        };
+        self.progress.committed_txid.send_replace(txid);
+        *self.snapshot.write().map_err(|_| sm_error("poisoned"))? = Some(StoredSnapshot {
+            meta: meta.clone(),
+            data,
+        });
+        Ok(())
+    }
+
+    async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
+        let s = self.snapshot.read().map_err(|_| sm_error("poisoned"))?;
+        Ok(s.as_ref().map(|s| Snapshot {
+            meta: s.meta.clone(),
+            snapshot: Box::new(Cursor::new(s.data.clone())),
+        }))
+    }
+}
+
+/// Builds an image of the namespace at the last applied entry.
+pub struct SnapshotBuilder {
+    ns: Arc<RwLock<Namespace>>,
+    progress: Arc<Progress>,
+    applied: Arc<RwLock<Applied>>,
+    snapshot: Arc<RwLock<Option<StoredSnapshot>>>,
+}
+
+impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
+    async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError> {
+        let (applied, data) = {
+            // The namespace lock first, as the state machine takes it:
+            // with it held nothing is applied, so both agree.
+            let ns = self.ns.read().map_err(|_| sm_error("poisoned"))?;
+            let applied = self
+                .applied
+                .read()
+                .map_err(|_| sm_error("poisoned"))?
+                .clone();
+            let in_ns = self.progress.applied_txid.load(Ordering::Acquire);
+            if in_ns != applied.txid {
+                return Err(
+                    StorageIOError::read_state_machine(&std::io::Error::other(format!(
+                        "the namespace holds txid {in_ns}, past the last applied entry's {}: \
+                     snapshots of a leader with edits in flight need the checkpoint builder",
+                        applied.txid
+                    )))
+                    .into(),
+                );
+            }
+            (applied.clone(), crate::image::encode(&ns, applied.txid))
+        };
+        let id = match applied.last {
+            Some(l) => format!("{}-{}-{}", l.leader_id.term, l.index, applied.txid),
+            None => format!("0-0-{}", applied.txid),
+        };
+        let meta = SnapshotMeta {
+            last_log_id: applied.last,
+            last_membership: applied.membership,
+            snapshot_id: id,
+        };
+        *self.snapshot.write().map_err(|_| sm_error("poisoned"))? = Some(StoredSnapshot {
+            meta: meta.clone(),
+            data: data.clone(),
+        });
+        Ok(Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(data)),
+        })
+    }
+}

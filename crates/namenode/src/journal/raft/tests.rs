@@ -1,0 +1,212 @@
+//! The log store and state machine against openraft's own storage test
+//! suite, and the log file's start-up rules (torn tail, damage, reopen).
+
+use std::sync::{Arc, RwLock};
+
+use cairn_common::disk::{Disk, RealDisk};
+use openraft::storage::{RaftLogReader, RaftLogStorage};
+use openraft::testing::{StoreBuilder, Suite};
+use openraft::{EntryPayload, LeaderId};
+
+use super::log_store::{LogStoreConfig, RaftLogStore, LOG_FILE};
+use super::state_machine::{ImageOwner, NamespaceStateMachine, Progress};
+use super::{EditBatch, Entry, LogId, StorageError, TypeConfig, Vote};
+use crate::namespace::{Limits, Namespace};
+
+fn owner() -> ImageOwner {
+    ImageOwner {
+        superuser: "hdfs".into(),
+        supergroup: "supergroup".into(),
+        limits: Limits::default(),
+    }
+}
+
+fn disk() -> Arc<dyn Disk> {
+    Arc::new(RealDisk)
+}
+
+struct Builder;
+
+impl StoreBuilder<TypeConfig, RaftLogStore, NamespaceStateMachine, tempfile::TempDir> for Builder {
+    async fn build(
+        &self,
+    ) -> Result<(tempfile::TempDir, RaftLogStore, NamespaceStateMachine), StorageError> {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default())
+            .expect("open raft log");
+        let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
+        let sm =
+            NamespaceStateMachine::new(1, Arc::new(RwLock::new(ns)), Progress::new(0), owner());
+        Ok((dir, store, sm))
+    }
+}
+
+#[test]
+fn openraft_storage_suite() {
+    Suite::test_all(Builder).expect("openraft storage suite");
+}
+
+fn entry(term: u64, index: u64, payload: &[u8]) -> Entry {
+    Entry {
+        log_id: LogId::new(LeaderId::new(term, 1), index),
+        payload: EntryPayload::Normal(EditBatch {
+            records: payload.to_vec(),
+        }),
+    }
+}
+
+/// Appends through openraft's blocking helper (it waits for the flush).
+async fn append(store: &mut RaftLogStore, entries: Vec<Entry>) {
+    use openraft::storage::RaftLogStorageExt;
+    store.blocking_append(entries).await.expect("append");
+}
+
+async fn indexes(store: &mut RaftLogStore) -> Vec<u64> {
+    store
+        .try_get_log_entries(0..)
+        .await
+        .expect("read")
+        .iter()
+        .map(|e| e.log_id.index)
+        .collect()
+}
+
+#[tokio::test]
+async fn reopen_keeps_entries_and_vote_and_cuts_a_torn_tail() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let mut s =
+            RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open");
+        append(
+            &mut s,
+            (1..=5).map(|i| entry(1, i, &[i as u8; 100])).collect(),
+        )
+        .await;
+        s.save_vote(&Vote::new(3, 2)).await.expect("vote");
+        // A conflicting suffix is cut and replaced.
+        s.truncate(LogId::new(LeaderId::new(1, 1), 4))
+            .await
+            .expect("truncate");
+        append(&mut s, vec![entry(2, 4, b"new")]).await;
+    }
+    let mut s = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("reopen");
+    assert_eq!(indexes(&mut s).await, vec![1, 2, 3, 4]);
+    assert_eq!(s.read_vote().await.expect("vote"), Some(Vote::new(3, 2)));
+    let got = s.try_get_log_entries(4..5).await.expect("read");
+    assert_eq!(got[0].log_id.leader_id.term, 2);
+    drop(s);
+
+    // Tear the last record: a half-written tail followed by zeros.
+    let path = dir.path().join(LOG_FILE);
+    let mut data = std::fs::read(&path).expect("read log");
+    let end = data.iter().rposition(|b| *b != 0).expect("data") + 1;
+    for b in &mut data[end - 3..end] {
+        *b = 0;
+    }
+    std::fs::write(&path, &data).expect("write");
+    let mut s = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("torn");
+    assert_eq!(indexes(&mut s).await, vec![1, 2, 3]);
+    // The next append goes where the torn record was.
+    append(&mut s, vec![entry(2, 4, b"again")]).await;
+    drop(s);
+    let mut s = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("again");
+    assert_eq!(indexes(&mut s).await, vec![1, 2, 3, 4]);
+}
+
+#[tokio::test]
+async fn damage_before_the_tail_is_refused_with_its_offset() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let mut s =
+            RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open");
+        append(&mut s, (1..=3).map(|i| entry(1, i, &[7u8; 64])).collect()).await;
+    }
+    let path = dir.path().join(LOG_FILE);
+    let mut data = std::fs::read(&path).expect("read log");
+    // Flip one payload byte of the first record (32-byte header, kind).
+    data[40] ^= 0xff;
+    std::fs::write(&path, &data).expect("write");
+    let err = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default())
+        .err()
+        .expect("damage refused");
+    let msg = err.to_string();
+    assert!(msg.contains("offset 0") && msg.contains(LOG_FILE), "{msg}");
+}
+
+/// One edit record (mkdir `path`) with `txid`, as the leader encodes it.
+fn mkdir_record(path: &str, txid: u64) -> Vec<u8> {
+    let mut ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
+    let edits = ns
+        .mkdirs(
+            &crate::namespace::permission::Caller::superuser("hdfs"),
+            path,
+            0o755,
+            false,
+            2,
+        )
+        .expect("mkdirs");
+    let mut out = Vec::new();
+    crate::journal::codec::encode_record(&mut out, txid, &edits[0]);
+    out
+}
+
+fn normal(node: u64, index: u64, records: Vec<u8>) -> Entry {
+    Entry {
+        log_id: LogId::new(LeaderId::new(1, node), index),
+        payload: EntryPayload::Normal(EditBatch { records }),
+    }
+}
+
+#[tokio::test]
+async fn state_machine_applies_others_skips_its_own_and_refuses_divergence() {
+    use openraft::storage::RaftStateMachine;
+    use std::sync::atomic::Ordering;
+    let ns = Arc::new(RwLock::new(Namespace::new(
+        "hdfs",
+        "supergroup",
+        1,
+        Limits::default(),
+    )));
+    let progress = Progress::new(0);
+    let mut sm = NamespaceStateMachine::new(1, ns.clone(), progress.clone(), owner());
+    let exists = |p: &str| {
+        ns.read()
+            .expect("lock")
+            .get_file_info(&crate::namespace::permission::Caller::superuser("hdfs"), p)
+            .expect("stat")
+            .is_some()
+    };
+    // A follower applies another leader's entry.
+    sm.apply([normal(2, 1, mkdir_record("/a", 1))])
+        .await
+        .expect("apply");
+    assert!(exists("/a"));
+    assert_eq!(progress.applied_txid.load(Ordering::Acquire), 1);
+    assert_eq!(*progress.committed_txid.borrow(), 1);
+
+    // As leader, it applied /b (txid 2) before proposing it: its own
+    // committed entry only advances the state.
+    ns.write()
+        .expect("lock")
+        .mkdirs(
+            &crate::namespace::permission::Caller::superuser("hdfs"),
+            "/b",
+            0o755,
+            false,
+            2,
+        )
+        .expect("mkdir");
+    progress.applied_txid.store(2, Ordering::Release);
+    sm.apply([normal(1, 2, mkdir_record("/b", 2))])
+        .await
+        .expect("own entry");
+    assert_eq!(*progress.committed_txid.borrow(), 2);
+
+    // It applied /c (txid 3) and lost the lead before it committed; the
+    // new leader's txid 3 is something else: refused, for good.
+    progress.applied_txid.store(3, Ordering::Release);
+    let err = sm.apply([normal(3, 3, mkdir_record("/d", 3))]).await;
+    assert!(err.is_err());
+    assert!(progress.diverged.load(Ordering::Acquire));
+    assert!(!exists("/d"));
+}
