@@ -119,6 +119,9 @@ pub struct NameNodeConfig {
     /// Whether this NameNode is one of an HA nameservice's (two or more
     /// in `dfs.ha.namenodes.<ns>`): only then does it take HA transitions.
     pub ha_enabled: bool,
+    /// This NameNode's Raft group, when its nameservice names Raft
+    /// addresses: the edit log is then replicated ([`crate::ha_raft`]).
+    pub raft: Option<crate::ha_raft::settings::RaftSettings>,
 }
 
 /// How getBlockLocations orders a block's replicas for a reader
@@ -554,6 +557,7 @@ impl NameNodeConfig {
             site: std::sync::Arc::new(conf.clone()),
             ha_initial_state,
             ha_enabled,
+            raft: crate::ha_raft::settings::RaftSettings::from_conf(conf)?,
             safe_mode,
             list_open_files_max: list_open_files_max as usize,
             log_dir,

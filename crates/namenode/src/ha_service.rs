@@ -150,6 +150,20 @@ fn transition(
     crate::service::require_superuser(&caller, operation)?;
     require_ha(state)?;
     let from = state.ha.get();
+    // In a Raft group the active is the leader: a transition by hand may
+    // only switch a follower between standby and observer.
+    if state.config.raft.is_some()
+        && (to == HaServiceState::Active || from == HaServiceState::Active)
+    {
+        if from == to {
+            return Ok(());
+        }
+        return Err(service_failed(format!(
+            "{operation} refused: this NameNode's state follows its Raft group's leader \
+             election (it is {} now); stop the active NameNode to move the lead",
+            from.name()
+        )));
+    }
     if from == HaServiceState::Observer && to == HaServiceState::Active {
         return Err(service_failed(
             "Cannot transition from 'observer' to 'active'",

@@ -11,6 +11,7 @@ pub mod datanode_service;
 pub mod datanodes;
 pub mod fsck;
 pub mod ha;
+pub mod ha_raft;
 pub mod ha_service;
 pub mod http;
 pub mod image;
@@ -98,11 +99,28 @@ pub struct Listeners {
 pub fn new_state(
     config: NameNodeConfig,
     version: storage::VersionInfo,
-    mut ns: Namespace,
+    ns: Namespace,
     journal: Arc<dyn EditLog>,
+) -> Arc<NameNodeState> {
+    new_state_shared(config, version, Arc::new(RwLock::new(ns)), journal, |_| {})
+}
+
+/// As [`new_state`], over a namespace someone else holds too (a Raft
+/// member's state machine). `built` runs with the new state while the
+/// namespace is still write-locked, so nothing is applied between the scan
+/// of its blocks and leases here and whatever `built` sets up.
+pub fn new_state_shared(
+    config: NameNodeConfig,
+    version: storage::VersionInfo,
+    shared: Arc<RwLock<Namespace>>,
+    journal: Arc<dyn EditLog>,
+    built: impl FnOnce(&Arc<NameNodeState>),
 ) -> Arc<NameNodeState> {
     let superuser = UserDirectory::current_user();
     let journal_last = journal.last_txid();
+    let Ok(mut ns) = shared.write() else {
+        fatal::stop("namespace lock poisoned (start-up)");
+    };
     ns.set_permissions_enabled(config.permissions_enabled);
     ns.set_xattr_limits(config.xattr_limits.clone());
     ns.set_acls_enabled(config.acls_enabled);
@@ -146,7 +164,7 @@ pub fn new_state(
         txid: journal.last_txid().0,
         at: std::time::Instant::now(),
     };
-    Arc::new(NameNodeState {
+    let state = Arc::new(NameNodeState {
         checkpoints: Mutex::new(image),
         blocks: Mutex::new(blocks),
         datanodes: Mutex::new(crate::datanodes::DatanodeManager::new(config.dead_after)),
@@ -154,7 +172,7 @@ pub fn new_state(
         cluster_id: version.cluster_id,
         namespace_id: version.namespace_id,
         placement_seed: std::sync::atomic::AtomicU64::new(nonce | 1),
-        namespace: RwLock::new(ns),
+        namespace: shared.clone(),
         leases: Mutex::new(leases),
         truncates: Mutex::new(truncates),
         full_reports: Mutex::new(()),
@@ -172,7 +190,10 @@ pub fn new_state(
         ha: crate::ha::HaState::new(config.ha_initial_state),
         last_written: std::sync::atomic::AtomicU64::new(journal_last.0),
         config,
-    })
+    });
+    built(&state);
+    drop(ns);
+    state
 }
 
 /// A NameNode whose namespace lives only in memory (tests, in-process
@@ -273,29 +294,46 @@ pub async fn run(
     listeners: Listeners,
     shutdown: CancellationToken,
 ) -> Result<(), NameNodeError> {
+    if config.raft.is_some() {
+        return ha_raft::run(config, listeners, shutdown).await;
+    }
+    let superuser = UserDirectory::current_user();
+    let (version, ns, last_txid, journal) = open_metadata(Arc::new(RealDisk), &config, &superuser)?;
+    let journal = Arc::new(journal);
+    let state = new_state(config, version, ns, journal.clone());
+    let result = serve_namenode(state, listeners, Some(journal.clone()), last_txid, shutdown).await;
+    journal.close();
+    result
+}
+
+/// Serves a built NameNode on `listeners` until `shutdown`: RPC, HTTP and
+/// the background monitors (with the checkpointer when the edit log is
+/// the file journal, `checkpoints`).
+///
+/// # Errors
+/// When the RPC server fails.
+pub(crate) async fn serve_namenode(
+    state: Arc<NameNodeState>,
+    listeners: Listeners,
+    checkpoints: Option<Arc<journal::rolling::RollingEditLog>>,
+    last_txid: u64,
+    shutdown: CancellationToken,
+) -> Result<(), NameNodeError> {
     let Listeners {
         rpc: listener,
         http,
     } = listeners;
-    let superuser = UserDirectory::current_user();
-    let (version, ns, last_txid, journal) = open_metadata(Arc::new(RealDisk), &config, &superuser)?;
-    let journal = Arc::new(journal);
+    let config = &state.config;
+    let ids = state.clone();
     let server_config = ServerConfig {
         max_frame_bytes: config.max_frame_bytes,
         handler_count: config.handler_count,
         max_connections: config.max_connections,
         idle_timeout: config.idle_timeout,
-        metrics: Arc::default(),
-        state_id: None,
-    };
-    let state = new_state(config, version, ns, journal.clone());
-    let ids = state.clone();
-    let server_config = ServerConfig {
         metrics: state.rpc_metrics.clone(),
         // Every response header carries the last written txid (HDFS's
         // GlobalStateIdContext), for observer-read clients.
         state_id: Some(cairn_rpc::StateIdSource::new(move || ids.state_id())),
-        ..server_config
     };
     match state.read_exclude_list() {
         Ok(list) => {
@@ -324,11 +362,8 @@ pub async fn run(
     let safe_mode = tokio::spawn(safe_mode_monitor(state.clone(), shutdown.clone()));
     let monitor = tokio::spawn(replication_monitor(state.clone(), shutdown.clone()));
     let lease_monitor = tokio::spawn(lease_monitor(state.clone(), shutdown.clone()));
-    let checkpointer = tokio::spawn(checkpointer(
-        state.clone(),
-        journal.clone(),
-        shutdown.clone(),
-    ));
+    let checkpointer = checkpoints
+        .map(|journal| tokio::spawn(checkpointer(state.clone(), journal, shutdown.clone())));
     let emptier = tokio::spawn(trash::emptier(
         state.clone(),
         state.config.trash,
@@ -345,9 +380,10 @@ pub async fn run(
     emptier.abort();
     monitor.abort();
     safe_mode.abort();
-    checkpointer.abort();
+    if let Some(c) = checkpointer {
+        c.abort();
+    }
     lease_monitor.abort();
-    journal.close();
     result.map_err(NameNodeError::Io)
 }
 

@@ -31,6 +31,7 @@ fn spec(id: u64, root: &std::path::Path) -> MemberSpec {
             limits: Limits::default(),
         },
         timing: MemberTiming::default(),
+        hook: Default::default(),
     }
 }
 

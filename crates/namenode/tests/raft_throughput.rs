@@ -102,6 +102,7 @@ async fn three_members(root: &std::path::Path) -> BTreeMap<u64, RaftMember> {
                 limits: Limits::default(),
             },
             timing: MemberTiming::default(),
+            hook: Default::default(),
         };
         let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
         let m = RaftMember::start(spec, l, ns, 0).await.expect("start");

@@ -71,7 +71,7 @@ pub(crate) fn now_ms() -> u64 {
 
 /// State shared by every handler of the NameNode.
 pub struct NameNodeState {
-    pub namespace: RwLock<Namespace>,
+    pub namespace: Arc<RwLock<Namespace>>,
     pub leases: Mutex<LeaseTable>,
     pub journal: Arc<dyn EditLog>,
     pub users: UserDirectory,

@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 use super::edit_log::RaftEditLog;
 use super::log_store::{LogStoreConfig, RaftLogStore};
 use super::network::{serve, NetworkFactory};
-use super::state_machine::{ImageOwner, NamespaceStateMachine, Progress};
+use super::state_machine::{AppliedHook, ImageOwner, NamespaceStateMachine, Progress};
 use super::{NodeId, Raft};
 use crate::namespace::Namespace;
 
@@ -47,6 +47,8 @@ pub struct MemberSpec {
     pub dir: PathBuf,
     pub owner: ImageOwner,
     pub timing: MemberTiming,
+    /// What follows the edits this member applies from the log.
+    pub hook: AppliedHook,
 }
 
 /// A running member.
@@ -72,12 +74,27 @@ impl RaftMember {
         namespace: Namespace,
         txid: u64,
     ) -> io::Result<Self> {
+        Self::start_shared(spec, listener, Arc::new(RwLock::new(namespace)), txid).await
+    }
+
+    /// As [`RaftMember::start`], over a namespace shared with the
+    /// NameNode's RPC services.
+    ///
+    /// # Errors
+    /// As [`RaftMember::start`].
+    pub async fn start_shared(
+        spec: MemberSpec,
+        listener: TcpListener,
+        namespace: Arc<RwLock<Namespace>>,
+        txid: u64,
+    ) -> io::Result<Self> {
         let MemberSpec {
             id,
             disk,
             dir,
             owner,
             timing,
+            hook,
         } = spec;
         let config = Config {
             cluster_name: "cairn".into(),
@@ -94,9 +111,8 @@ impl RaftMember {
         .validate()
         .map_err(io::Error::other)?;
         let store = RaftLogStore::open(disk, &dir, LogStoreConfig::default())?;
-        let namespace = Arc::new(RwLock::new(namespace));
         let progress = Progress::new(txid);
-        let sm = NamespaceStateMachine::new(id, namespace.clone(), progress.clone(), owner);
+        let sm = NamespaceStateMachine::new(id, namespace.clone(), progress.clone(), owner, hook);
         let raft = Raft::new(id, Arc::new(config), NetworkFactory, store, sm)
             .await
             .map_err(io::Error::other)?;
@@ -109,6 +125,19 @@ impl RaftMember {
             edit_log,
             server,
         })
+    }
+
+    /// Whether this member's log has never been part of a group (no vote,
+    /// no entry): a new nameservice, to be initialized.
+    ///
+    /// # Errors
+    /// When Raft stopped.
+    pub async fn is_fresh(&self) -> io::Result<bool> {
+        self.raft
+            .is_initialized()
+            .await
+            .map(|initialized| !initialized)
+            .map_err(io::Error::other)
     }
 
     /// Forms a new group of `members` (id → Raft address); done once, on

@@ -55,6 +55,17 @@ impl Progress {
     }
 }
 
+/// What else follows the edits a member applies from the log (the
+/// NameNode's block map and state id on a follower): called under the
+/// namespace write lock, right after each edit is applied.
+pub trait AppliedEdits: Send + Sync {
+    fn applied(&self, ns: &Namespace, txid: u64, edit: &crate::namespace::Edit);
+}
+
+/// Where the [`AppliedEdits`] of a member is set once the NameNode around
+/// it exists (the state machine is built first).
+pub type AppliedHook = Arc<std::sync::OnceLock<Arc<dyn AppliedEdits>>>;
+
 /// Who owns the namespace's superuser and limits (to load images).
 #[derive(Debug, Clone)]
 pub struct ImageOwner {
@@ -84,6 +95,10 @@ pub struct NamespaceStateMachine {
     id: NodeId,
     ns: Arc<RwLock<Namespace>>,
     progress: Arc<Progress>,
+    /// The txid the namespace was loaded with: entries up to it are in
+    /// the image already, whoever proposed them.
+    loaded_txid: u64,
+    hook: AppliedHook,
     owner: ImageOwner,
     applied: Arc<RwLock<Applied>>,
     snapshot: Arc<RwLock<Option<StoredSnapshot>>>,
@@ -101,12 +116,15 @@ impl NamespaceStateMachine {
         ns: Arc<RwLock<Namespace>>,
         progress: Arc<Progress>,
         owner: ImageOwner,
+        hook: AppliedHook,
     ) -> Self {
         let txid = progress.applied_txid.load(Ordering::Acquire);
         Self {
             id,
             ns,
             progress,
+            loaded_txid: txid,
+            hook,
             owner,
             applied: Arc::new(RwLock::new(Applied {
                 last: None,
@@ -147,6 +165,9 @@ impl NamespaceStateMachine {
             };
             pos += size;
             batch_last = txid;
+            if txid <= self.loaded_txid {
+                continue;
+            }
             if txid <= last {
                 if own {
                     continue;
@@ -166,6 +187,9 @@ impl NamespaceStateMachine {
                 .map_err(|e| sm_error(format!("entry {log_id}: txid {txid}: {e:?}")))?;
             last = txid;
             self.progress.applied_txid.store(last, Ordering::Release);
+            if let Some(hook) = self.hook.get() {
+                hook.applied(&ns, txid, &edit);
+            }
         }
         Ok(batch_last)
     }

@@ -9,7 +9,7 @@ use openraft::testing::{StoreBuilder, Suite};
 use openraft::{EntryPayload, LeaderId};
 
 use super::log_store::{LogStoreConfig, RaftLogStore, LOG_FILE};
-use super::state_machine::{ImageOwner, NamespaceStateMachine, Progress};
+use super::state_machine::{AppliedHook, ImageOwner, NamespaceStateMachine, Progress};
 use super::{EditBatch, Entry, LogId, StorageError, TypeConfig, Vote};
 use crate::namespace::{Limits, Namespace};
 
@@ -35,8 +35,13 @@ impl StoreBuilder<TypeConfig, RaftLogStore, NamespaceStateMachine, tempfile::Tem
         let store = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default())
             .expect("open raft log");
         let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
-        let sm =
-            NamespaceStateMachine::new(1, Arc::new(RwLock::new(ns)), Progress::new(0), owner());
+        let sm = NamespaceStateMachine::new(
+            1,
+            Arc::new(RwLock::new(ns)),
+            Progress::new(0),
+            owner(),
+            AppliedHook::default(),
+        );
         Ok((dir, store, sm))
     }
 }
@@ -168,7 +173,13 @@ async fn state_machine_applies_others_skips_its_own_and_refuses_divergence() {
         Limits::default(),
     )));
     let progress = Progress::new(0);
-    let mut sm = NamespaceStateMachine::new(1, ns.clone(), progress.clone(), owner());
+    let mut sm = NamespaceStateMachine::new(
+        1,
+        ns.clone(),
+        progress.clone(),
+        owner(),
+        AppliedHook::default(),
+    );
     let exists = |p: &str| {
         ns.read()
             .expect("lock")

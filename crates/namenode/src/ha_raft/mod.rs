@@ -1,0 +1,121 @@
+//! A NameNode whose edit log is replicated by Raft (issue 15; RFC 0001):
+//! the NameNodes of a nameservice form one openraft group
+//! ([`crate::journal::raft`]); the leader is the active NameNode and
+//! applies mutations, answered once a majority has their edits on disk;
+//! the others apply the committed edits to their own namespace and serve
+//! as standbys (or observers). [`run`] puts one member together around the
+//! namespace loaded from its name directory, and [`follower`] keeps the
+//! rest of the NameNode (block map, state id, leases, HA state) in step
+//! with the log and with leadership.
+//!
+//! The Raft log lives in `<first name dir>/raft`. On its first start a
+//! member whose log is empty forms the group from the configured members
+//! (every member does, with the same membership, which openraft allows).
+//! Not yet: snapshots and purging (a restarted member applies its whole
+//! log again on top of its image), checkpoints, `-recover` of the Raft
+//! log, membership changes.
+
+pub mod follower;
+pub mod settings;
+
+use std::sync::{Arc, RwLock};
+
+use cairn_common::disk::{Disk, RealDisk};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tracing::info;
+
+use crate::config::NameNodeConfig;
+use crate::ha::HaServiceState;
+use crate::journal::raft::member::{MemberSpec, RaftMember};
+use crate::journal::raft::state_machine::{AppliedEdits, AppliedHook, ImageOwner};
+use crate::users::UserDirectory;
+use crate::{serve_namenode, storage, Listeners, NameNodeError};
+
+/// Runs this NameNode as a member of its Raft group until `shutdown`.
+///
+/// # Errors
+/// When the name directory is not formatted or damaged, the Raft log is
+/// damaged, the Raft address cannot be bound, or the RPC server fails.
+pub async fn run(
+    config: NameNodeConfig,
+    listeners: Listeners,
+    shutdown: CancellationToken,
+) -> Result<(), NameNodeError> {
+    let Some(settings) = config.raft.clone() else {
+        return Err(NameNodeError::Io(std::io::Error::other(
+            "no Raft group configured",
+        )));
+    };
+    let superuser = UserDirectory::current_user();
+    let disk: Arc<dyn Disk> = Arc::new(RealDisk);
+    let (version, ns, last_txid) = storage::load(
+        disk.as_ref(),
+        &config.name_dirs,
+        &superuser,
+        &config.superuser_group,
+        config.limits.clone(),
+    )?;
+    let Some(first_dir) = config.name_dirs.first() else {
+        return Err(storage::StorageError::NotFormatted(String::new()).into());
+    };
+    let raft_listener = TcpListener::bind(settings.own_address())
+        .await
+        .map_err(|e| {
+            std::io::Error::new(
+                e.kind(),
+                format!("binding the Raft address {}: {e}", settings.own_address()),
+            )
+        })?;
+    let hook = AppliedHook::default();
+    let spec = MemberSpec {
+        id: settings.id,
+        disk,
+        dir: first_dir.join("raft"),
+        owner: ImageOwner {
+            superuser: superuser.clone(),
+            supergroup: config.superuser_group.clone(),
+            limits: config.limits.clone(),
+        },
+        timing: settings.timing.clone(),
+        hook: hook.clone(),
+    };
+    let shared = Arc::new(RwLock::new(ns));
+    let member = RaftMember::start_shared(spec, raft_listener, shared.clone(), last_txid).await?;
+    if member.is_fresh().await? {
+        info!(members = ?settings.members, "forming the Raft group of nameservice {}", settings.nameservice);
+        // Every new member does this with the same membership; a member
+        // that heard from another first is initialized already.
+        if let Err(e) = member.initialize(&settings.members).await {
+            info!(error = %e, "Raft group not formed here (another member did)");
+        }
+    }
+    // Not active until Raft says so; observers stay observers.
+    let follower_state = match config.ha_initial_state {
+        HaServiceState::Observer => HaServiceState::Observer,
+        _ => HaServiceState::Standby,
+    };
+    let edit_log = member.edit_log.clone();
+    let state = crate::new_state_shared(config, version, shared, edit_log.clone(), |state| {
+        state.ha.set(follower_state);
+        let as_hook: Arc<dyn AppliedEdits> = state.clone();
+        let _ = hook.set(as_hook);
+    });
+    info!(
+        member = %settings.name,
+        raft_id = settings.id,
+        raft_address = settings.own_address(),
+        "NameNode is a member of the Raft group of nameservice {}",
+        settings.nameservice
+    );
+    let leadership = tokio::spawn(follower::follow_leadership(
+        state.clone(),
+        edit_log,
+        follower_state,
+        shutdown.clone(),
+    ));
+    let result = serve_namenode(state, listeners, None, last_txid, shutdown).await;
+    leadership.abort();
+    member.shutdown().await;
+    result
+}
