@@ -12,7 +12,7 @@ from .render_common import (MIB, SETUP_CAIRN, SETUP_HDFS, SETUP_JAVA, SETUP_NATI
                             plot, ratio)
 
 NN_OPS = ["create", "mkdirs", "open", "fileStatus", "rename", "delete"]
-MODES = ["main", "hdfs959", "checksum", "scale"]
+MODES = ["main", "hdfs959", "checksum", "scale", "ha"]
 
 
 def load(json_dir):
@@ -30,8 +30,8 @@ def render_all(json_dir, out, tables_out):
     """Writes every page that json_dir has data for; returns the paths written."""
     data = load(json_dir)
     written = []
-    if "main" in data or "scale" in data:
-        md = main_page(data.get("main") and Run(data["main"]), data.get("scale"), out, tables_out)
+    if "main" in data or "scale" in data or "ha" in data:
+        md = main_page(data.get("main") and Run(data["main"]), data.get("scale"), out, tables_out, data.get("ha"))
         with open(out, "w") as fh:
             fh.write("\n".join(md))
         written.append(out)
@@ -53,13 +53,21 @@ def scale_section(scale):
     return ["", mod.render_scale(scale).rstrip("\n"), ""]
 
 
-def main_page(r, scale, out, tables_out):
+def ha_section(ha):
+    """The section of the ha mode (render_ha.py)."""
+    if ha is None:
+        return []
+    from .render_ha import render_ha
+    return ["", render_ha(ha).rstrip("\n"), ""]
+
+
+def main_page(r, scale, out, tables_out, ha=None):
     if r is None:
         return ["# Benchmarks: Cairn and Apache HDFS 3.4.1 on the same machine", "",
                 "The main measurements are not in this run's data (`bench/compare --mode main` writes them)."] + \
-            scale_section(scale)
+            scale_section(scale) + ha_section(ha)
     limits = r.data.get("limits", {}).get("results", {})
-    md = head(r, limits) + namenode(r, limits) + scale_section(scale) + data_path(r, limits)
+    md = head(r, limits) + namenode(r, limits) + scale_section(scale) + ha_section(ha) + data_path(r, limits)
     rel = os.path.relpath(tables_out, os.path.dirname(out))
     md += ["", "## DataNode tables (HDFS-959, HDDS-10465)", "",
            "The HDFS-959 per-item table (write and read throughput with every DataNode write-path optimisation on, each "

@@ -102,6 +102,15 @@ enum Command {
         /// Seconds before a DataNode that exited is started again (0: never).
         #[arg(long, default_value_t = 30)]
         datanode_restart_delay: u64,
+        /// Three NameNodes in one HA nameservice (a Raft group) instead of
+        /// one; the client configuration goes to DIR/conf. With --ha,
+        /// --rpc-address names the first NameNode's port (the others take
+        /// the next two; port 0: free ports).
+        #[arg(long)]
+        ha: bool,
+        /// The nameservice's name with --ha (clients use hdfs://NAME).
+        #[arg(long, default_value = "cairn", value_name = "NAME")]
+        nameservice: String,
     },
     /// Benchmarks: dfsio, limits, journal (add --json for one JSON object).
     Bench {
@@ -381,12 +390,16 @@ fn main() -> ExitCode {
             dir,
             rpc_address,
             datanode_restart_delay,
+            ha,
+            nameservice,
         } => match up::run(up::UpArgs {
             dir: dir.clone(),
             datanodes: *datanodes,
             rpc_address: rpc_address.clone(),
             datanode_restart_delay: *datanode_restart_delay,
             passthrough,
+            ha: *ha,
+            nameservice: nameservice.clone(),
         }) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -251,24 +251,36 @@ fn renders_the_pages_from_a_quick_runs_json() {
     assert!(first == snapshot(&docs), "a second rendering differs");
 }
 
-/// The scale section's renderer (bench/cairnbench/render_scale.py) on its
-/// own made-up measurements: bench/cairnbench/test_render_scale.py.
-#[test]
-fn renders_the_scale_section() {
+/// Runs one of bench/cairnbench's unittest modules (a section renderer on
+/// its own made-up measurements).
+fn python_unittest(module: &str) {
     let Some(py) = common::python::python_venv("t62_bench_render") else {
         return;
     };
+    let what = format!("python -m unittest {module}");
     let out = common::output_within(
         Command::new(&py)
-            .args(["-m", "unittest", "-v", "cairnbench.test_render_scale"])
+            .args(["-m", "unittest", "-v", module])
             .current_dir(root().join("bench")),
         Duration::from_secs(120),
-        "python -m unittest cairnbench.test_render_scale",
+        &what,
     );
     assert!(
         out.status.success(),
-        "render_scale tests failed:\n{}{}",
+        "{what} failed:\n{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The scale section's renderer: bench/cairnbench/test_render_scale.py.
+#[test]
+fn renders_the_scale_section() {
+    python_unittest("cairnbench.test_render_scale");
+}
+
+/// The ha section's renderer: bench/cairnbench/test_render_ha.py.
+#[test]
+fn renders_the_ha_section() {
+    python_unittest("cairnbench.test_render_ha");
 }
