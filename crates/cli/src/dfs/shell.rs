@@ -41,6 +41,9 @@ struct Filesystem {
     /// As written in `fs.defaultFS` or the path, used in messages.
     authority: String,
     client: Client,
+    /// The `host:port` of each NameNode of an HA nameservice (the
+    /// authority is its name); empty for a single NameNode.
+    nameservice: Vec<String>,
 }
 
 /// Which of a command's file systems a path is on.
@@ -263,6 +266,21 @@ impl Shell {
         {
             return Ok(FsId(i));
         }
+        // A nameservice (`hdfs://ns1`): hdfs-native fails over among its
+        // NameNodes from the same configuration.
+        let members = if authority.contains(':') {
+            Vec::new()
+        } else {
+            self.conf
+                .ha_namenodes(&authority)
+                .map_err(|e| e.to_string())?
+        };
+        if !members.is_empty() {
+            return self.add_nameservice(
+                authority,
+                members.iter().map(|m| m.rpc_address.to_string()).collect(),
+            );
+        }
         let address = parse_hdfs_uri(keys::FS_DEFAULT_FS, &authority).map_err(|e| match e {
             ConfigError::InvalidValue { reason, .. } => format!("hdfs://{authority}: {reason}"),
             other => other.to_string(),
@@ -292,7 +310,30 @@ impl Shell {
             .with_config(config)
             .build()
             .map_err(|e| format!("cannot use hdfs://{authority}: {e}"))?;
-        self.filesystems.push(Filesystem { authority, client });
+        self.filesystems.push(Filesystem {
+            authority,
+            client,
+            nameservice: Vec::new(),
+        });
+        Ok(FsId(self.filesystems.len() - 1))
+    }
+
+    fn add_nameservice(&mut self, name: String, namenodes: Vec<String>) -> Result<FsId, String> {
+        let config: HashMap<String, String> = self
+            .conf
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let client = ClientBuilder::new()
+            .with_url(format!("hdfs://{name}"))
+            .with_config(config)
+            .build()
+            .map_err(|e| format!("cannot use hdfs://{name}: {e}"))?;
+        self.filesystems.push(Filesystem {
+            authority: name,
+            client,
+            nameservice: namenodes,
+        });
         Ok(FsId(self.filesystems.len() - 1))
     }
 
@@ -441,6 +482,13 @@ impl Shell {
     ///
     /// An unknown file system or an unresolvable host.
     pub(crate) async fn resolve(&self, fs: FsId) -> Result<(String, SocketAddr), String> {
+        if let Some(f) = self
+            .filesystems
+            .get(fs.0)
+            .filter(|f| !f.nameservice.is_empty())
+        {
+            return self.active_of(&f.authority, &f.nameservice).await;
+        }
         let address = self
             .address(fs)
             .ok_or_else(|| "unknown file system".to_owned())?;
@@ -450,6 +498,45 @@ impl Shell {
             .and_then(|mut a| a.next())
             .ok_or_else(|| format!("cannot resolve {address}"))?;
         Ok((address, addr))
+    }
+
+    /// The NameNode of nameservice `name` that says it is active
+    /// (`getHAServiceState`), among `namenodes`.
+    async fn active_of(
+        &self,
+        name: &str,
+        namenodes: &[String],
+    ) -> Result<(String, SocketAddr), String> {
+        use cairn_proto::hadoop::common::HaServiceStateProto;
+        use cairn_proto::hadoop::hdfs as pb;
+        for address in namenodes {
+            let Some(addr) = tokio::net::lookup_host(address.as_str())
+                .await
+                .ok()
+                .and_then(|mut a| a.next())
+            else {
+                continue;
+            };
+            let Ok(client) = cairn_rpc::client::Client::connect(
+                addr,
+                &self.user(),
+                cairn_proto::protocols::CLIENT_PROTOCOL,
+            )
+            .await
+            else {
+                continue;
+            };
+            let state: Result<pb::HaServiceStateResponseProto, _> = client
+                .call("getHAServiceState", &pb::HaServiceStateRequestProto {})
+                .await;
+            if state.is_ok_and(|s| s.state == HaServiceStateProto::Active as i32) {
+                return Ok((address.clone(), addr));
+            }
+        }
+        Err(format!(
+            "no active NameNode in nameservice {name} ({})",
+            namenodes.join(", ")
+        ))
     }
 
     /// The status of `item` if it is an existing file; otherwise reports
