@@ -111,6 +111,10 @@ enum Command {
         /// The nameservice's name with --ha (clients use hdfs://NAME).
         #[arg(long, default_value = "cairn", value_name = "NAME")]
         nameservice: String,
+        /// With --ha: seconds before a NameNode that exited is started
+        /// again (the other two elect an active meanwhile).
+        #[arg(long, default_value_t = 2)]
+        namenode_restart_delay: u64,
     },
     /// Benchmarks: dfsio, limits, journal (add --json for one JSON object).
     Bench {
@@ -392,6 +396,7 @@ fn main() -> ExitCode {
             datanode_restart_delay,
             ha,
             nameservice,
+            namenode_restart_delay,
         } => match up::run(up::UpArgs {
             dir: dir.clone(),
             datanodes: *datanodes,
@@ -400,6 +405,7 @@ fn main() -> ExitCode {
             passthrough,
             ha: *ha,
             nameservice: nameservice.clone(),
+            namenode_restart_delay: *namenode_restart_delay,
         }) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

@@ -37,8 +37,6 @@ const NAMENODE_ID: &str = "dfs.ha.namenode.id";
 /// The failover proxy provider HDFS clients use for the nameservice.
 const FAILOVER_PROVIDER: &str =
     "org.apache.hadoop.hdfs.server.namenode.ha.ConfiguredFailoverProxyProvider";
-/// How soon a NameNode that exited is started again.
-const NAMENODE_RESTART_DELAY: Duration = Duration::from_secs(2);
 
 /// One NameNode's addresses.
 struct Member {
@@ -290,7 +288,9 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
                     m.http.clone(),
                 ],
                 lines: 2,
-                restart: Some(NAMENODE_RESTART_DELAY),
+                // Never 0 (which would leave it down): the nameservice
+                // needs its members back.
+                restart: Some(Duration::from_secs(args.namenode_restart_delay.max(1))),
             };
             starting.push(procs::start(&spec, &log_dir)?);
         }

@@ -36,6 +36,8 @@ pub struct UpArgs {
     pub ha: bool,
     /// The nameservice's name with `ha`.
     pub nameservice: String,
+    /// With `ha`: seconds before a NameNode that exited is started again.
+    pub namenode_restart_delay: u64,
 }
 
 /// The DataNode `i` (from 1) of a cluster in `dir`.
