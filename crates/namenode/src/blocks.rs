@@ -28,6 +28,7 @@
 
 mod commands;
 mod nodes;
+mod pending;
 mod queue;
 mod replication;
 pub use replication::{ChooseCopyTargets, CopyRequest};
@@ -130,6 +131,8 @@ pub struct BlockManager {
     /// This NameNode is not the active one (`commands.rs`): it queues no
     /// deletions, as it may simply be behind the active.
     standby: bool,
+    /// A standby's reports of blocks it has not applied yet (`pending.rs`).
+    pending: pending::PendingReports,
 }
 
 /// Start-up safe mode's block counts (HDFS's `blockTotal`, `blockSafe`).
@@ -370,6 +373,7 @@ impl BlockManager {
             state.file = file;
         }
         self.touched(id);
+        self.play_pending(id);
     }
 
     /// The id of every block in the map.
@@ -435,12 +439,15 @@ impl BlockManager {
         num_bytes: u64,
         finalized: bool,
     ) -> ReportOutcome {
-        let storage = self.nodes.storage(storage);
-        let node = self.nodes.index(datanode);
         let Some(slot) = self.blocks.slot_of(id) else {
+            if self.standby && self.keep_pending(datanode, storage, id, gs, num_bytes, finalized) {
+                return ReportOutcome::Accepted;
+            }
             self.invalidate_replica(datanode, id, gs);
             return ReportOutcome::Invalidate;
         };
+        let storage = self.nodes.storage(storage);
+        let node = self.nodes.index(datanode);
         let Some(state) = self.blocks.at_mut(slot) else {
             return ReportOutcome::Invalidate;
         };

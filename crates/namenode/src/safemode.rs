@@ -168,6 +168,17 @@ impl StartupSafeMode {
         }
     }
 
+    /// Ends the extension early: the thresholds are met and only the
+    /// extension's wait is left. True when safe mode ended.
+    pub fn skip_extension(&self) -> bool {
+        let mut s = self.lock();
+        if matches!(s.status, Status::Extension { .. }) {
+            s.status = Status::Off;
+            return true;
+        }
+        false
+    }
+
     /// Leaves at once (`-safemode leave` / `forceExit`).
     pub fn leave(&self) {
         self.lock().status = Status::Off;

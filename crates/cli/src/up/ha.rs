@@ -291,6 +291,10 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
                 // Never 0 (which would leave it down): the nameservice
                 // needs its members back.
                 restart: Some(Duration::from_secs(args.namenode_restart_delay.max(1))),
+                // Always after the base delay, as systemd's Restart=always:
+                // the nameservice needs its members back, and a member
+                // killed soon after a restart is not crash-looping.
+                stable_after: Duration::ZERO,
             };
             starting.push(procs::start(&spec, &log_dir)?);
         }

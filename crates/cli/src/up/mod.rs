@@ -59,6 +59,7 @@ fn datanode_spec(args: &UpArgs, i: usize, passthrough: &[String], namenode: Opti
         args: dn_args,
         lines: 1,
         restart: Some(Duration::from_secs(args.datanode_restart_delay)),
+        stable_after: Duration::from_secs(120),
     }
 }
 
@@ -146,6 +147,7 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
             lines: 2,
             // The only NameNode: the cluster stops with it.
             restart: None,
+            stable_after: Duration::ZERO,
         };
         let (nn, lines) = spawn(&nn_spec, &log_dir)?;
         procs.push(nn);

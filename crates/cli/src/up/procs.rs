@@ -15,9 +15,6 @@ use anyhow::{bail, Context};
 const STOP_DEADLINE: Duration = Duration::from_secs(15);
 /// How long a child gets to report that it is ready.
 const START_DEADLINE: Duration = Duration::from_secs(60);
-/// A process that runs this long after a restart has recovered: its next
-/// exit waits the base delay again, not a doubled one.
-const STABLE_AFTER: Duration = Duration::from_secs(120);
 /// The longest wait before starting a process that keeps exiting.
 const MAX_RESTART_DELAY: Duration = Duration::from_secs(600);
 
@@ -36,6 +33,9 @@ pub struct Spec {
     /// again after `d` (doubling while it keeps exiting); `Some(ZERO)`
     /// leaves it down.
     pub restart: Option<Duration>,
+    /// A process that ran this long after a restart has recovered: its
+    /// next exit waits the base delay again, not a doubled one.
+    pub stable_after: Duration,
 }
 
 pub struct Proc {
@@ -187,7 +187,7 @@ pub fn supervise(procs: &mut [Proc], log_dir: &Path) -> anyhow::Result<()> {
                     p.spec.name
                 );
             };
-            if started[i].elapsed() >= STABLE_AFTER {
+            if started[i].elapsed() >= p.spec.stable_after {
                 delay[i] = first_delay;
             }
             if first_delay.is_zero() {

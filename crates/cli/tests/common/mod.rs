@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+pub mod ha;
 pub mod netns;
 pub mod python;
 pub mod transcript;

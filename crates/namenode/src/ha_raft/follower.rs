@@ -101,6 +101,12 @@ pub fn take_over(state: &NameNodeState) {
         Ok(mut l) => *l = leases,
         Err(_) => fatal::stop("lease table lock poisoned (taking over as active)"),
     }
+    // The extension gives DataNodes that start late time to report; a
+    // member that takes over has heard them all along. A NameNode below
+    // its thresholds stays in safe mode, as in HDFS.
+    if state.startup_safe_mode.skip_extension() {
+        info!("STATE* Safe mode is OFF: taking over as active with its thresholds met");
+    }
 }
 
 /// Turns the NameNode active when its member leads (and may take edits),

@@ -38,7 +38,7 @@ use crate::{serve_namenode, storage, Listeners, NameNodeError};
 /// When the name directory is not formatted or damaged, the Raft log is
 /// damaged, the Raft address cannot be bound, or the RPC server fails.
 pub async fn run(
-    config: NameNodeConfig,
+    mut config: NameNodeConfig,
     listeners: Listeners,
     shutdown: CancellationToken,
 ) -> Result<(), NameNodeError> {
@@ -95,9 +95,20 @@ pub async fn run(
         HaServiceState::Observer => HaServiceState::Observer,
         _ => HaServiceState::Standby,
     };
+    // Start-up safe mode ends when the block threshold is met, without
+    // the extension: a member restarted while the others serve may be
+    // elected within seconds, and the DataNodes, which report to every
+    // member all along, are not starting late.
+    config.safe_mode.extension = std::time::Duration::ZERO;
     let edit_log = member.edit_log.clone();
     let state = crate::new_state_shared(config, version, shared, edit_log.clone(), |state| {
         state.ha.set(follower_state);
+        match state.blocks.lock() {
+            Ok(mut bm) => {
+                bm.set_active(false);
+            }
+            Err(_) => cairn_common::fatal::stop("block manager lock poisoned (start-up)"),
+        }
         let as_hook: Arc<dyn AppliedEdits> = state.clone();
         let _ = hook.set(as_hook);
     });

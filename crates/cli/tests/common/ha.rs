@@ -1,0 +1,351 @@
+//! `cairn up --ha` for tests: a nameservice of three NameNodes on Raft
+//! and three DataNodes, its client configuration, the active NameNode, and
+//! SIGKILLs of NameNodes found by their RPC port.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use cairn_proto::hadoop::hdfs as pb;
+use cairn_proto::protocols::CLIENT_PROTOCOL;
+use cairn_rpc::client::Client;
+use hdfs_native::WriteOptions;
+
+use super::current_user;
+
+/// A `cairn up --ha` cluster, stopped (SIGTERM) on drop.
+pub struct HaUp {
+    pub child: Child,
+    pub dir: tempfile::TempDir,
+    /// The client configuration it wrote.
+    pub conf: Vec<(String, String)>,
+    /// NameNode id → RPC address.
+    pub namenodes: Vec<(String, String)>,
+}
+
+impl Drop for HaUp {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            // What the NameNodes said last, for the failure's report.
+            for nn in ["nn1", "nn2", "nn3"] {
+                let log = self
+                    .dir
+                    .path()
+                    .join("logs")
+                    .join(format!("namenode-{nn}.log"));
+                let text = std::fs::read_to_string(&log).unwrap_or_default();
+                let lines: Vec<&str> = text
+                    .lines()
+                    .filter(|l| !l.contains("DEBUG") && !l.contains("block report processed"))
+                    .collect();
+                eprintln!("--- last lines of namenode-{nn}.log:");
+                for l in &lines[lines.len().saturating_sub(25)..] {
+                    eprintln!("{}", l.chars().take(300).collect::<String>());
+                }
+            }
+        }
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_secs(30) {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `<name>`/`<value>` pairs of a Hadoop configuration file.
+pub fn site_properties(path: &Path) -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(path).expect("read site file");
+    let field = |p: &str, tag: &str| -> String {
+        let open = format!("<{tag}>");
+        let close = format!("</{tag}>");
+        let start = p.find(&open).expect("tag") + open.len();
+        let end = p[start..].find(&close).expect("closing tag") + start;
+        p[start..end].to_string()
+    };
+    text.split("<property>")
+        .skip(1)
+        .map(|p| (field(p, "name"), field(p, "value")))
+        .collect()
+}
+
+pub fn up_ha(restart_delay_s: u32) -> HaUp {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args([
+            "-D",
+            "dfs.heartbeat.interval=1",
+            "-D",
+            "dfs.replication=3",
+            "up",
+            "--ha",
+            // Down long enough for the other two to elect an active (an
+            // election takes 2-3 s with the default timeouts).
+            "--namenode-restart-delay",
+            &restart_delay_s.to_string(),
+            "--datanodes",
+            "3",
+            "--rpc-address",
+            "127.0.0.1:0",
+            "--dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("cairn up --ha");
+    let out = child.stdout.take().expect("stdout");
+    let mut lines = BufReader::new(out).lines();
+    loop {
+        let line = lines.next().expect("cairn up exited early").expect("read");
+        if line.starts_with("Cairn is up: hdfs://cairn") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    let conf_dir = dir.path().join("conf");
+    let mut conf = site_properties(&conf_dir.join("core-site.xml"));
+    conf.extend(site_properties(&conf_dir.join("hdfs-site.xml")));
+    let namenodes = ["nn1", "nn2", "nn3"]
+        .iter()
+        .map(|nn| {
+            let key = format!("dfs.namenode.rpc-address.cairn.{nn}");
+            let addr = conf
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.clone())
+                .expect("rpc address in hdfs-site.xml");
+            (nn.to_string(), addr)
+        })
+        .collect();
+    HaUp {
+        child,
+        dir,
+        conf,
+        namenodes,
+    }
+}
+
+impl HaUp {
+    pub fn conf_dir(&self) -> PathBuf {
+        self.dir.path().join("conf")
+    }
+
+    /// `cairn --conf <dir>/conf admin -getServiceState <nn>`, or the error.
+    pub fn state_of(&self, nn: &str) -> String {
+        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .arg("--conf")
+            .arg(self.conf_dir())
+            .args(["admin", "-getServiceState", nn])
+            .output()
+            .expect("cairn admin");
+        if out.status.success() {
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        } else {
+            format!("error: {}", String::from_utf8_lossy(&out.stderr).trim())
+        }
+    }
+
+    /// The NameNode that says it is active, waiting up to `limit`.
+    pub fn active(&self, limit: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            for (nn, _) in &self.namenodes {
+                if self.state_of(nn) == "active" {
+                    return nn.clone();
+                }
+            }
+            assert!(
+                start.elapsed() < limit,
+                "no active NameNode within {limit:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
+    pub fn addr(&self, nn: &str) -> &str {
+        &self
+            .namenodes
+            .iter()
+            .find(|(n, _)| n == nn)
+            .expect("namenode")
+            .1
+    }
+
+    pub fn client(&self) -> hdfs_native::Client {
+        hdfs_native::ClientBuilder::new()
+            .with_url("hdfs://cairn")
+            .with_config(self.conf.iter().cloned().collect::<HashMap<_, _>>())
+            .build()
+            .expect("hdfs-native client")
+    }
+
+    /// The Java kit's `DfsAdmin` running `script` on `hdfs://cairn` with
+    /// the written configuration.
+    pub fn java(&self, script: &str) -> String {
+        let file = self.dir.path().join("java-script.txt");
+        std::fs::write(&file, script).expect("write script");
+        let mut args = vec![
+            "--main".to_string(),
+            "DfsAdmin".into(),
+            "--fs".into(),
+            "hdfs://cairn".into(),
+            "--script".into(),
+            file.to_string_lossy().into_owned(),
+            "--raw".into(),
+        ];
+        for (k, v) in &self.conf {
+            args.push("-D".into());
+            args.push(format!("{k}={v}"));
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        super::run_java_kit(&refs)
+    }
+}
+
+/// The pid of the process listening on TCP `port` (the NameNode).
+pub fn pid_listening_on(port: u16) -> Option<i32> {
+    let mut inodes = Vec::new();
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else {
+            continue;
+        };
+        for line in text.lines().skip(1) {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let local_port = f
+                .get(1)
+                .and_then(|a| a.rsplit(':').next())
+                .and_then(|p| u16::from_str_radix(p, 16).ok());
+            if f.get(3) == Some(&"0A") && local_port == Some(port) {
+                inodes.push(format!("socket:[{}]", f.get(9)?));
+            }
+        }
+    }
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
+            continue;
+        };
+        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
+            continue;
+        };
+        for fd in fds.flatten() {
+            if let Ok(link) = std::fs::read_link(fd.path()) {
+                if inodes.iter().any(|i| link.to_string_lossy() == *i) {
+                    return Some(pid);
+                }
+            }
+        }
+    }
+    None
+}
+
+pub fn kill(up: &HaUp, nn: &str) {
+    let port: u16 = up
+        .addr(nn)
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .expect("port");
+    let pid = pid_listening_on(port).expect("the NameNode's pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("SIGKILL");
+}
+
+pub async fn write(c: &hdfs_native::Client, path: &str, data: &Bytes) {
+    let mut w = c
+        .create(path, WriteOptions::default())
+        .await
+        .expect("create");
+    w.write_bytes(data.clone()).await.expect("write");
+    w.close().await.expect("close");
+}
+
+pub async fn read(c: &hdfs_native::Client, path: &str) -> Bytes {
+    let r = c.read(path).await.expect("open");
+    r.read_range(0, r.file_length()).await.expect("read")
+}
+
+/// The state id (last written txid) of the active NameNode at `addr`,
+/// from its `msync` reply.
+pub async fn state_id_of(addr: &str) -> i64 {
+    use prost::Message;
+    let c = Client::connect(
+        addr.parse().expect("address"),
+        &current_user(),
+        CLIENT_PROTOCOL,
+    )
+    .await
+    .expect("connect");
+    let (_, state) = c
+        .call_raw_with_state("msync", &pb::MsyncRequestProto {}.encode_to_vec(), Some(0))
+        .await
+        .expect("msync");
+    state.expect("a state id in the reply")
+}
+
+/// Whether `path` exists, asked of observer `addr` directly as an
+/// observer-read client that has seen `state_id` (the observer answers once
+/// it has applied that much of the log).
+pub async fn exists_on_observer(addr: &str, path: &str, state_id: i64) -> bool {
+    use prost::Message;
+    let c = Client::connect(
+        addr.parse().expect("address"),
+        &current_user(),
+        CLIENT_PROTOCOL,
+    )
+    .await
+    .expect("connect");
+    let request = pb::GetFileInfoRequestProto { src: path.into() }.encode_to_vec();
+    let start = Instant::now();
+    loop {
+        match c
+            .call_raw_with_state("getFileInfo", &request, Some(state_id))
+            .await
+        {
+            Ok((body, _)) => {
+                let r = pb::GetFileInfoResponseProto::decode(body).expect("decode getFileInfo");
+                return r.fs.is_some();
+            }
+            // Not caught up within the observer's wait: ask again.
+            Err(e) if e.class() == Some("org.apache.hadoop.ipc.RetriableException") => {
+                assert!(
+                    start.elapsed() < Duration::from_secs(60),
+                    "{addr} never caught up: {e}"
+                );
+            }
+            Err(e) => panic!("getFileInfo {path} on {addr}: {e}"),
+        }
+    }
+}
+
+/// Terms some NameNode logged "active for term T" in, with how many did.
+pub fn active_terms(dir: &Path) -> HashMap<u64, usize> {
+    let mut terms = HashMap::new();
+    for nn in ["nn1", "nn2", "nn3"] {
+        let log = std::fs::read_to_string(dir.join("logs").join(format!("namenode-{nn}.log")))
+            .unwrap_or_default();
+        let mut mine = std::collections::HashSet::new();
+        for line in log.lines() {
+            if let Some(rest) = line.split("active for term ").nth(1) {
+                if let Some(t) = rest.split_whitespace().next().and_then(|t| t.parse().ok()) {
+                    mine.insert(t);
+                }
+            }
+        }
+        for t in mine {
+            *terms.entry(t).or_insert(0) += 1;
+        }
+    }
+    terms
+}

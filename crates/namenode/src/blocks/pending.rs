@@ -1,0 +1,138 @@
+//! Reports a standby cannot place yet (HDFS's `PendingDataNodeMessages`):
+//! DataNodes report to every NameNode of a nameservice, and a standby may
+//! hear of a replica before it has applied the edit that adds its block.
+//! Dropping such a report would leave the block without that location on
+//! this NameNode until the DataNode's next full report, hours later, and a
+//! standby that takes over would answer reads of a fresh file with no
+//! replicas. So while standby a report of an unknown block is kept, and
+//! played again when the block arrives from the log
+//! ([`BlockManager::ensure_block`]); whatever is still waiting when the
+//! NameNode turns active is played then, as an active would have: replicas
+//! of blocks it does not know are deleted.
+
+use std::collections::HashMap;
+
+use super::{BlockId, BlockManager, DatanodeUuid, GenStamp};
+
+/// Reports kept at most: beyond this a standby drops them (the DataNodes'
+/// next full reports bring the locations back).
+const MAX_PENDING: usize = 1_000_000;
+
+/// One reported replica, kept for later.
+#[derive(Debug, Clone)]
+struct Report {
+    datanode: DatanodeUuid,
+    storage: String,
+    gs: GenStamp,
+    num_bytes: u64,
+    finalized: bool,
+}
+
+/// The reports waiting for their blocks, by block.
+#[derive(Debug, Default)]
+pub(super) struct PendingReports {
+    by_block: HashMap<BlockId, Vec<Report>>,
+    count: usize,
+}
+
+impl BlockManager {
+    /// Keeps a standby's report of the unknown block `id`; false when
+    /// too many are kept already.
+    pub(super) fn keep_pending(
+        &mut self,
+        datanode: &DatanodeUuid,
+        storage: &str,
+        id: BlockId,
+        gs: GenStamp,
+        num_bytes: u64,
+        finalized: bool,
+    ) -> bool {
+        if self.pending.count >= MAX_PENDING {
+            return false;
+        }
+        let reports = self.pending.by_block.entry(id).or_default();
+        // A newer report of the same replica replaces the older one.
+        let before = reports.len();
+        reports.retain(|r| r.datanode != *datanode);
+        self.pending.count -= before - reports.len();
+        self.pending.count += 1;
+        reports.push(Report {
+            datanode: datanode.clone(),
+            storage: storage.to_string(),
+            gs,
+            num_bytes,
+            finalized,
+        });
+        true
+    }
+
+    /// Plays the reports kept for block `id`, now known.
+    pub(super) fn play_pending(&mut self, id: BlockId) {
+        let Some(reports) = self.pending.by_block.remove(&id) else {
+            return;
+        };
+        self.pending.count -= reports.len();
+        for r in reports {
+            self.replica_reported(&r.datanode, &r.storage, id, r.gs, r.num_bytes, r.finalized);
+        }
+    }
+
+    /// Plays every report still kept (the NameNode turned active: those
+    /// whose block is still unknown are invalidated).
+    pub fn play_all_pending(&mut self) {
+        let ids: Vec<BlockId> = self.pending.by_block.keys().copied().collect();
+        for id in ids {
+            self.play_pending(id);
+        }
+    }
+
+    /// How many reports wait for their block.
+    pub fn pending_reports(&self) -> usize {
+        self.pending.count
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::namespace::INodeId;
+
+    fn dn(name: &str) -> DatanodeUuid {
+        DatanodeUuid(name.to_string())
+    }
+
+    #[test]
+    fn a_standby_keeps_reports_of_blocks_it_has_not_applied() {
+        let mut bm = BlockManager::default();
+        bm.set_active(false);
+        // Reported before the edit that adds the block is applied.
+        assert_eq!(
+            bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(7), 5, true),
+            super::super::ReportOutcome::Accepted
+        );
+        bm.replica_reported(&dn("b"), "s", BlockId(1), GenStamp(7), 5, true);
+        bm.replica_reported(&dn("a"), "s", BlockId(2), GenStamp(7), 5, true);
+        assert_eq!(bm.pending_reports(), 3);
+        // The edit arrives: both replicas are located at once.
+        bm.ensure_block(BlockId(1), GenStamp(7), INodeId(10));
+        assert_eq!(bm.locations(BlockId(1)).len(), 2);
+        assert_eq!(bm.pending_reports(), 1);
+        // Turning active: the block the log never brought is deleted.
+        bm.set_active(true);
+        bm.play_all_pending();
+        assert_eq!(bm.pending_reports(), 0);
+        let deletions = bm.take_invalidations(&dn("a"), usize::MAX);
+        assert_eq!(deletions, vec![(BlockId(2), GenStamp(7))]);
+    }
+
+    #[test]
+    fn an_active_deletes_replicas_of_unknown_blocks_at_once() {
+        let mut bm = BlockManager::default();
+        bm.replica_reported(&dn("a"), "s", BlockId(3), GenStamp(1), 5, true);
+        assert_eq!(bm.pending_reports(), 0);
+        assert_eq!(
+            bm.take_invalidations(&dn("a"), usize::MAX),
+            vec![(BlockId(3), GenStamp(1))]
+        );
+    }
+}
