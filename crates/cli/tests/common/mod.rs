@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod ha;
+pub mod ha_load;
 pub mod netns;
 pub mod python;
 pub mod transcript;
