@@ -83,3 +83,76 @@ fn drive(calls: &mut FuturesUnordered<Call>, cx: &mut Context<'_>) -> Poll<()> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+    use tokio::sync::oneshot;
+
+    /// A call that waits is finished by the driver once it is woken, and one
+    /// that does not wait finishes inside `run`: no wake-up is lost between
+    /// the first poll and the set taking over.
+    #[tokio::test]
+    async fn kept_calls_finish_when_woken() {
+        let set = CallSet::default();
+        let done = Arc::new(AtomicUsize::new(0));
+        let d = done.clone();
+        set.run(async move {
+            d.fetch_add(1, Ordering::SeqCst);
+        })
+        .await;
+        assert_eq!(done.load(Ordering::SeqCst), 1, "a ready call runs at once");
+
+        let (tx, rx) = oneshot::channel::<()>();
+        let d = done.clone();
+        set.run(async move {
+            let _ = rx.await;
+            d.fetch_add(1, Ordering::SeqCst);
+        })
+        .await;
+        assert_eq!(done.load(Ordering::SeqCst), 1, "a waiting call is kept");
+        // Woken from another thread, as the edit log's sync thread does.
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            let _ = tx.send(());
+        });
+        let finished = tokio::time::timeout(Duration::from_secs(10), async {
+            tokio::select! {
+                () = set.drive_forever() => unreachable!("the driver never ends"),
+                () = async {
+                    while done.load(Ordering::SeqCst) < 2 {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                } => {}
+            }
+        })
+        .await;
+        assert!(finished.is_ok(), "the kept call was never finished");
+    }
+
+    /// `drain` waits for every kept call, and only for those.
+    #[tokio::test]
+    async fn drain_waits_for_kept_calls() {
+        let set = CallSet::default();
+        let done = Arc::new(AtomicUsize::new(0));
+        for i in 0..3u64 {
+            let d = done.clone();
+            set.run(async move {
+                tokio::time::sleep(Duration::from_millis(20 * (i + 1))).await;
+                d.fetch_add(1, Ordering::SeqCst);
+            })
+            .await;
+        }
+        assert_eq!(done.load(Ordering::SeqCst), 0);
+        tokio::time::timeout(Duration::from_secs(10), set.drain())
+            .await
+            .expect("drain finished");
+        assert_eq!(done.load(Ordering::SeqCst), 3);
+        // An empty set drains at once.
+        tokio::time::timeout(Duration::from_secs(1), set.drain())
+            .await
+            .expect("empty drain finished");
+    }
+}
