@@ -15,6 +15,7 @@
 pub mod client;
 pub mod error;
 pub mod frame;
+mod inflight;
 pub mod metrics;
 pub mod server;
 pub mod state_id;

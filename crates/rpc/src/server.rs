@@ -1,6 +1,6 @@
 //! The Hadoop IPC server: one task per connection reads frames, a bounded
-//! pool of handler permits runs calls (on the reader task when a call
-//! finishes without waiting, on a task of its own when it has to wait), and
+//! pool of handler permits runs calls (on the reader task; those that have
+//! to wait are kept in the connection's [`CallSet`], driven on that task), and
 //! a writer task per connection sends each response as soon as its call
 //! completes (out of order when calls finish out of order, as Hadoop does).
 //!
@@ -35,6 +35,7 @@ use tracing::{debug, info, warn, Instrument};
 
 use crate::error::CallError;
 use crate::frame::{self, FrameError};
+use crate::inflight::CallSet;
 use crate::metrics::{Raised, RpcMetrics};
 
 /// How many finished responses may wait for one connection's writer.
@@ -196,7 +197,9 @@ async fn handle_connection(
     let (rd, wr) = stream.into_split();
     let (tx, rx) = mpsc::channel::<Bytes>(RESPONSE_QUEUE_LEN);
     let writer = tokio::spawn(write_loop(wr, rx, metrics.clone()));
+    let calls = CallSet::default();
     let mut conn = Connection {
+        calls: calls.clone(),
         reader: BufReader::with_capacity(64 * 1024, rd),
         tx,
         addr,
@@ -214,8 +217,13 @@ async fn handle_connection(
             }
         },
         _ = shutdown.cancelled() => debug!("server shutting down"),
+        () = calls.drive_forever() => {}
     }
     drop(conn);
+    // Calls already running are answered (a mutation already applied is
+    // answered once durable), as when they had tasks of their own.
+    calls.drain().await;
+    drop(calls);
     // The writer ends once every in-flight handler has sent its response
     // (each holds a sender) and the queue is drained.
     let _ = writer.await;
@@ -248,6 +256,7 @@ async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Bytes>, metrics: 
 }
 
 struct Connection {
+    calls: CallSet,
     reader: BufReader<OwnedReadHalf>,
     tx: mpsc::Sender<Bytes>,
     addr: SocketAddr,
@@ -742,27 +751,8 @@ impl Connection {
             outstanding.fetch_sub(1, Ordering::AcqRel);
         }
         .instrument(span);
-        run_inline_or_spawn(call);
+        self.calls.run(call).await;
         Ok(())
-    }
-}
-
-/// Polls a call once on the connection's reader task and spawns it only if
-/// it has to wait (for the journal, a lock held across an await, a full
-/// response queue). Most reads finish in that first poll: answering them
-/// here saves spawning a task, whose wake-up of an idle worker thread (a
-/// futex and a context switch, only for that worker to find nothing it may
-/// steal) was a large part of a cheap call's CPU. The cost is that the
-/// next frame of this connection is read after the call instead of
-/// beside it.
-fn run_inline_or_spawn(call: impl std::future::Future<Output = ()> + Send + 'static) {
-    let mut call = Box::pin(call);
-    // A future registers the waker of every poll, so the one of the
-    // spawned task replaces this no-op one before anything can be missed:
-    // a new task is always polled once.
-    let mut cx = std::task::Context::from_waker(futures::task::noop_waker_ref());
-    if std::future::Future::poll(call.as_mut(), &mut cx).is_pending() {
-        tokio::spawn(call);
     }
 }
 

@@ -88,13 +88,16 @@ impl NameNodeState {
             }
         };
         // HDFS's safe-mode message: "Cannot <what> on <src>".
-        self.mutate(&format!("{what} on {src}"), |ns| {
-            let edit = match change {
-                Some(change) => ns.change_acl(caller, &src, change, &spec)?,
-                None => ns.remove_acl(caller, &src)?,
-            };
-            Ok(((), vec![edit]))
-        })
+        self.mutate(
+            || format!("{what} on {src}"),
+            |ns| {
+                let edit = match change {
+                    Some(change) => ns.change_acl(caller, &src, change, &spec)?,
+                    None => ns.remove_acl(caller, &src)?,
+                };
+                Ok(((), vec![edit]))
+            },
+        )
         .await?;
         // Every response of these five is an empty message.
         encode(&pb::SetAclResponseProto {})

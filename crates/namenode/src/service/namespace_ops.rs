@@ -129,10 +129,13 @@ impl NameNodeState {
             unmasked: r.unmasked.map(|p| (p.perm & 0o7777) as u16),
         };
         let now = now_ms();
-        self.mutate(&format!("create directory {}", r.src), |ns| {
-            ns.mkdirs(caller, &r.src, modes, r.create_parent, now)
-                .map(|e| ((), e))
-        })
+        self.mutate(
+            || format!("create directory {}", r.src),
+            |ns| {
+                ns.mkdirs(caller, &r.src, modes, r.create_parent, now)
+                    .map(|e| ((), e))
+            },
+        )
         .await?;
         encode(&pb::MkdirsResponseProto { result: true })
     }
@@ -145,12 +148,15 @@ impl NameNodeState {
     ) -> CallResult {
         let now = now_ms();
         let removed = self
-            .mutate(&format!("delete {}", r.src), |ns| {
-                Ok(match ns.delete(caller, &r.src, r.recursive, now)? {
-                    Some((edit, removed)) => (Some(removed), vec![edit]),
-                    None => (None, Vec::new()),
-                })
-            })
+            .mutate(
+                || format!("delete {}", r.src),
+                |ns| {
+                    Ok(match ns.delete(caller, &r.src, r.recursive, now)? {
+                        Some((edit, removed)) => (Some(removed), vec![edit]),
+                        None => (None, Vec::new()),
+                    })
+                },
+            )
             .await?;
         if let Some(removed) = &removed {
             self.forget_removed(removed);
@@ -169,12 +175,15 @@ impl NameNodeState {
         now: u64,
     ) -> Result<bool, CallError> {
         let removed = self
-            .mutate(&format!("delete {src}"), |ns| {
-                Ok(match ns.delete(caller, src, true, now)? {
-                    Some((edit, removed)) => (Some(removed), vec![edit]),
-                    None => (None, Vec::new()),
-                })
-            })
+            .mutate(
+                || format!("delete {src}"),
+                |ns| {
+                    Ok(match ns.delete(caller, src, true, now)? {
+                        Some((edit, removed)) => (Some(removed), vec![edit]),
+                        None => (None, Vec::new()),
+                    })
+                },
+            )
             .await?;
         if let Some(removed) = &removed {
             self.forget_removed(removed);
@@ -192,10 +201,13 @@ impl NameNodeState {
         now: u64,
     ) -> Result<(), CallError> {
         let removed = self
-            .mutate(&format!("rename {src}"), |ns| {
-                let (edit, removed) = ns.rename2(caller, src, dst, false, now)?;
-                Ok((removed, vec![edit]))
-            })
+            .mutate(
+                || format!("rename {src}"),
+                |ns| {
+                    let (edit, removed) = ns.rename2(caller, src, dst, false, now)?;
+                    Ok((removed, vec![edit]))
+                },
+            )
             .await?;
         self.forget_removed(&removed);
         Ok(())
@@ -209,10 +221,13 @@ impl NameNodeState {
     ) -> CallResult {
         let now = now_ms();
         let ok = self
-            .mutate(&format!("rename {}", r.src), |ns| {
-                let (ok, edit) = ns.rename(caller, &r.src, &r.dst, now)?;
-                Ok((ok, edit.into_iter().collect()))
-            })
+            .mutate(
+                || format!("rename {}", r.src),
+                |ns| {
+                    let (ok, edit) = ns.rename(caller, &r.src, &r.dst, now)?;
+                    Ok((ok, edit.into_iter().collect()))
+                },
+            )
             .await?;
         encode(&pb::RenameResponseProto { result: ok })
     }
@@ -225,10 +240,14 @@ impl NameNodeState {
     ) -> CallResult {
         let now = now_ms();
         let removed = self
-            .mutate(&format!("rename {}", r.src), |ns| {
-                let (edit, removed) = ns.rename2(caller, &r.src, &r.dst, r.overwrite_dest, now)?;
-                Ok((removed, vec![edit]))
-            })
+            .mutate(
+                || format!("rename {}", r.src),
+                |ns| {
+                    let (edit, removed) =
+                        ns.rename2(caller, &r.src, &r.dst, r.overwrite_dest, now)?;
+                    Ok((removed, vec![edit]))
+                },
+            )
             .await?;
         self.forget_removed(&removed);
         encode(&pb::Rename2ResponseProto {})
@@ -241,9 +260,10 @@ impl NameNodeState {
         r: pb::SetPermissionRequestProto,
     ) -> CallResult {
         let perm = (r.permission.perm & 0o7777) as u16;
-        self.mutate(&format!("set permission for {}", r.src), |ns| {
-            Ok(((), vec![ns.set_permission(caller, &r.src, perm)?]))
-        })
+        self.mutate(
+            || format!("set permission for {}", r.src),
+            |ns| Ok(((), vec![ns.set_permission(caller, &r.src, perm)?])),
+        )
         .await?;
         encode(&pb::SetPermissionResponseProto {})
     }
@@ -256,9 +276,10 @@ impl NameNodeState {
     ) -> CallResult {
         let user = r.username.as_deref().filter(|s| !s.is_empty());
         let group = r.groupname.as_deref().filter(|s| !s.is_empty());
-        self.mutate(&format!("set owner for {}", r.src), |ns| {
-            Ok(((), vec![ns.set_owner(caller, &r.src, user, group)?]))
-        })
+        self.mutate(
+            || format!("set owner for {}", r.src),
+            |ns| Ok(((), vec![ns.set_owner(caller, &r.src, user, group)?])),
+        )
         .await?;
         encode(&pb::SetOwnerResponseProto {})
     }
@@ -271,9 +292,10 @@ impl NameNodeState {
     ) -> CallResult {
         let mtime = (r.mtime != UNCHANGED_TIME).then_some(r.mtime);
         let atime = (r.atime != UNCHANGED_TIME).then_some(r.atime);
-        self.mutate(&format!("set times {}", r.src), |ns| {
-            Ok(((), vec![ns.set_times(caller, &r.src, mtime, atime)?]))
-        })
+        self.mutate(
+            || format!("set times {}", r.src),
+            |ns| Ok(((), vec![ns.set_times(caller, &r.src, mtime, atime)?])),
+        )
         .await?;
         encode(&pb::SetTimesResponseProto {})
     }
@@ -286,10 +308,13 @@ impl NameNodeState {
     ) -> CallResult {
         let repl = u16::try_from(r.replication).unwrap_or(u16::MAX);
         let ok = self
-            .mutate(&format!("set replication for {}", r.src), |ns| {
-                let e = ns.set_replication(caller, &r.src, repl)?;
-                Ok((e.is_some(), e.into_iter().collect()))
-            })
+            .mutate(
+                || format!("set replication for {}", r.src),
+                |ns| {
+                    let e = ns.set_replication(caller, &r.src, repl)?;
+                    Ok((e.is_some(), e.into_iter().collect()))
+                },
+            )
             .await?;
         if ok {
             if let Ok((file, _)) = self.read(|ns| ns.resolve_file(&r.src, 0)) {

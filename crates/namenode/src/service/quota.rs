@@ -59,10 +59,13 @@ impl NameNodeState {
         let (ns, ss) = (java(r.namespace_quota), java(r.storagespace_quota));
         // HDFS checks the superuser before safe mode.
         self.read(|n| n.check_set_quota_caller(caller, ns, ss))?;
-        self.mutate(&format!("set quota on {}", r.path), |n| {
-            let edit = n.set_quota(caller, &r.path, ns, ss, storage_type)?;
-            Ok(((), edit.into_iter().collect()))
-        })
+        self.mutate(
+            || format!("set quota on {}", r.path),
+            |n| {
+                let edit = n.set_quota(caller, &r.path, ns, ss, storage_type)?;
+                Ok(((), edit.into_iter().collect()))
+            },
+        )
         .await?;
         encode(&pb::SetQuotaResponseProto {})
     }

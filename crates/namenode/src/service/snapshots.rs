@@ -30,9 +30,10 @@ impl NameNodeState {
     ) -> CallResult {
         require_superuser(caller, "allowSnapshot")?;
         let what = format!("allow snapshot for {}", r.snapshot_root);
-        self.mutate(&what, |ns| {
-            Ok(((), vec![ns.allow_snapshot(caller, &r.snapshot_root)?]))
-        })
+        self.mutate(
+            || what.clone(),
+            |ns| Ok(((), vec![ns.allow_snapshot(caller, &r.snapshot_root)?])),
+        )
         .await?;
         encode(&pb::AllowSnapshotResponseProto {})
     }
@@ -45,10 +46,13 @@ impl NameNodeState {
     ) -> CallResult {
         require_superuser(caller, "disallowSnapshot")?;
         let what = format!("disallow snapshot for {}", r.snapshot_root);
-        self.mutate(&what, |ns| {
-            let edit = ns.disallow_snapshot(caller, &r.snapshot_root)?;
-            Ok(((), edit.into_iter().collect()))
-        })
+        self.mutate(
+            || what.clone(),
+            |ns| {
+                let edit = ns.disallow_snapshot(caller, &r.snapshot_root)?;
+                Ok(((), edit.into_iter().collect()))
+            },
+        )
         .await?;
         encode(&pb::DisallowSnapshotResponseProto {})
     }
@@ -62,11 +66,18 @@ impl NameNodeState {
         let now = now_ms();
         let what = format!("create snapshot for {}", r.snapshot_root);
         let path = self
-            .mutate(&what, |ns| {
-                let (path, edit) =
-                    ns.create_snapshot(caller, &r.snapshot_root, r.snapshot_name.as_deref(), now)?;
-                Ok((path, vec![edit]))
-            })
+            .mutate(
+                || what.clone(),
+                |ns| {
+                    let (path, edit) = ns.create_snapshot(
+                        caller,
+                        &r.snapshot_root,
+                        r.snapshot_name.as_deref(),
+                        now,
+                    )?;
+                    Ok((path, vec![edit]))
+                },
+            )
             .await?;
         encode(&pb::CreateSnapshotResponseProto {
             snapshot_path: path,
@@ -82,10 +93,14 @@ impl NameNodeState {
         let now = now_ms();
         let what = format!("delete snapshot for {}", r.snapshot_root);
         let freed = self
-            .mutate(&what, |ns| {
-                let edit = ns.delete_snapshot(caller, &r.snapshot_root, &r.snapshot_name, now)?;
-                Ok((ns.take_freed_blocks(), vec![edit]))
-            })
+            .mutate(
+                || what.clone(),
+                |ns| {
+                    let edit =
+                        ns.delete_snapshot(caller, &r.snapshot_root, &r.snapshot_name, now)?;
+                    Ok((ns.take_freed_blocks(), vec![edit]))
+                },
+            )
             .await?;
         if !freed.is_empty() {
             self.lock_blocks()?.remove_blocks(&freed);
@@ -101,16 +116,19 @@ impl NameNodeState {
     ) -> CallResult {
         let now = now_ms();
         let what = format!("rename snapshot for {}", r.snapshot_root);
-        self.mutate(&what, |ns| {
-            let edit = ns.rename_snapshot(
-                caller,
-                &r.snapshot_root,
-                &r.snapshot_old_name,
-                &r.snapshot_new_name,
-                now,
-            )?;
-            Ok(((), edit.into_iter().collect()))
-        })
+        self.mutate(
+            || what.clone(),
+            |ns| {
+                let edit = ns.rename_snapshot(
+                    caller,
+                    &r.snapshot_root,
+                    &r.snapshot_old_name,
+                    &r.snapshot_new_name,
+                    now,
+                )?;
+                Ok(((), edit.into_iter().collect()))
+            },
+        )
         .await?;
         encode(&pb::RenameSnapshotResponseProto {})
     }

@@ -57,12 +57,15 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::SetStoragePolicyRequestProto,
     ) -> CallResult {
-        self.mutate(&format!("set storage policy for {}", r.src), |ns| {
-            Ok((
-                (),
-                vec![ns.set_storage_policy(caller, &r.src, &r.policy_name)?],
-            ))
-        })
+        self.mutate(
+            || format!("set storage policy for {}", r.src),
+            |ns| {
+                Ok((
+                    (),
+                    vec![ns.set_storage_policy(caller, &r.src, &r.policy_name)?],
+                ))
+            },
+        )
         .await?;
         encode(&pb::SetStoragePolicyResponseProto {})
     }
@@ -73,9 +76,10 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::UnsetStoragePolicyRequestProto,
     ) -> CallResult {
-        self.mutate(&format!("unset storage policy for {}", r.src), |ns| {
-            Ok(((), vec![ns.unset_storage_policy(caller, &r.src)?]))
-        })
+        self.mutate(
+            || format!("unset storage policy for {}", r.src),
+            |ns| Ok(((), vec![ns.unset_storage_policy(caller, &r.src)?])),
+        )
         .await?;
         encode(&pb::UnsetStoragePolicyResponseProto {})
     }

@@ -48,11 +48,14 @@ impl NameNodeState {
         let machine = ctx.remote_addr.ip().to_string();
         let now = now_ms();
         let t = self
-            .mutate(&format!("truncate for {}", r.src), |ns| {
-                let (t, edit) =
-                    ns.truncate(caller, &r.src, new_length, &r.client_name, &machine, now)?;
-                Ok((t, edit.into_iter().collect()))
-            })
+            .mutate(
+                || format!("truncate for {}", r.src),
+                |ns| {
+                    let (t, edit) =
+                        ns.truncate(caller, &r.src, new_length, &r.client_name, &machine, now)?;
+                    Ok((t, edit.into_iter().collect()))
+                },
+            )
             .await
             .map_err(|e| {
                 self.after_lease_conflict(e, &r.src, "TRUNCATE_FILE", &r.client_name, &machine)
@@ -82,16 +85,19 @@ impl NameNodeState {
         let now = now_ms();
         let state = self.clone();
         let c = self
-            .mutate(&format!("concat {}", r.trg), |ns| {
-                let (c, edit) = ns.concat(caller, &r.trg, &r.srcs, now)?;
-                // The blocks follow the target (its replication from now on).
-                state
-                    .blocks
-                    .lock()
-                    .map_err(|_| FsError::Io("block manager lock poisoned".into()))?
-                    .set_file(&c.moved, c.target);
-                Ok((c, vec![edit]))
-            })
+            .mutate(
+                || format!("concat {}", r.trg),
+                |ns| {
+                    let (c, edit) = ns.concat(caller, &r.trg, &r.srcs, now)?;
+                    // The blocks follow the target (its replication from now on).
+                    state
+                        .blocks
+                        .lock()
+                        .map_err(|_| FsError::Io("block manager lock poisoned".into()))?
+                        .set_file(&c.moved, c.target);
+                    Ok((c, vec![edit]))
+                },
+            )
             .await?;
         self.forget_leases(&c.removed);
         tracing::info!(target = %r.trg, sources = r.srcs.len(), blocks = c.moved.len(), "concat");

@@ -39,21 +39,24 @@ impl NameNodeState {
         let now = now_ms();
         let client = r.client_name.clone();
         let (st, removed) = self
-            .mutate(&format!("create file{}", r.src), |ns| {
-                let (st, edits, removed) = ns.create(
-                    caller,
-                    &r.src,
-                    modes,
-                    &client,
-                    &machine,
-                    overwrite,
-                    r.create_parent,
-                    repl,
-                    r.block_size,
-                    now,
-                )?;
-                Ok(((st, removed), edits))
-            })
+            .mutate(
+                || format!("create file{}", r.src),
+                |ns| {
+                    let (st, edits, removed) = ns.create(
+                        caller,
+                        &r.src,
+                        modes,
+                        &client,
+                        &machine,
+                        overwrite,
+                        r.create_parent,
+                        repl,
+                        r.block_size,
+                        now,
+                    )?;
+                    Ok(((st, removed), edits))
+                },
+            )
             .await
             .map_err(|e| self.after_lease_conflict(e, &r.src, "CREATE_FILE", &client, &machine))?;
         self.forget_removed(&removed);
@@ -73,18 +76,21 @@ impl NameNodeState {
         let min = self.min_replication();
         let state = self.clone();
         let (done, id) = self
-            .mutate(&format!("complete file {}", r.src), |ns| {
-                let (id, _) = ns.resolve_file(&r.src, file_id)?;
-                let bm = state
-                    .blocks
-                    .lock()
-                    .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
-                let (done, edit) =
-                    ns.complete(&r.src, file_id, &r.client_name, last, now, &|b| {
-                        bm.is_complete(b, min)
-                    })?;
-                Ok(((done, id), edit.into_iter().collect()))
-            })
+            .mutate(
+                || format!("complete file {}", r.src),
+                |ns| {
+                    let (id, _) = ns.resolve_file(&r.src, file_id)?;
+                    let bm = state
+                        .blocks
+                        .lock()
+                        .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+                    let (done, edit) =
+                        ns.complete(&r.src, file_id, &r.client_name, last, now, &|b| {
+                            bm.is_complete(b, min)
+                        })?;
+                    Ok(((done, id), edit.into_iter().collect()))
+                },
+            )
             .await?;
         if done {
             if let Ok(mut leases) = self.leases.lock() {
@@ -132,14 +138,17 @@ impl NameNodeState {
     pub(super) async fn fsync(self: &Arc<Self>, r: pb::FsyncRequestProto) -> CallResult {
         let len = r.last_block_length.filter(|l| *l > 0).map(|l| l as u64);
         let file_id = r.file_id.unwrap_or(0);
-        self.mutate(&format!("fsync {}", r.src), |ns| {
-            Ok((
-                (),
-                ns.fsync(&r.src, file_id, &r.client, len)?
-                    .into_iter()
-                    .collect(),
-            ))
-        })
+        self.mutate(
+            || format!("fsync {}", r.src),
+            |ns| {
+                Ok((
+                    (),
+                    ns.fsync(&r.src, file_id, &r.client, len)?
+                        .into_iter()
+                        .collect(),
+                ))
+            },
+        )
         .await?;
         encode(&pb::FsyncResponseProto {})
     }
@@ -152,10 +161,13 @@ impl NameNodeState {
         let file_id = r.file_id.unwrap_or(0);
         let block = BlockId(r.b.block_id);
         let abandoned = self
-            .mutate(&format!("abandon block of {}", r.src), |ns| {
-                let e = ns.abandon_block(&r.src, file_id, &r.holder, block)?;
-                Ok((e.is_some(), e.into_iter().collect()))
-            })
+            .mutate(
+                || format!("abandon block of {}", r.src),
+                |ns| {
+                    let e = ns.abandon_block(&r.src, file_id, &r.holder, block)?;
+                    Ok((e.is_some(), e.into_iter().collect()))
+                },
+            )
             .await?;
         if abandoned {
             self.lock_blocks()?.remove_blocks(&[block]);
@@ -174,11 +186,14 @@ impl NameNodeState {
         let new_block = r.flag.unwrap_or(0) & 0x20 != 0;
         let machine = ctx.remote_addr.ip().to_string();
         let (st, partial) = self
-            .mutate(&format!("append to {}", r.src), |ns| {
-                let (st, partial, edit) =
-                    ns.append(caller, &r.src, &r.client_name, &machine, new_block)?;
-                Ok(((st, partial), vec![edit]))
-            })
+            .mutate(
+                || format!("append to {}", r.src),
+                |ns| {
+                    let (st, partial, edit) =
+                        ns.append(caller, &r.src, &r.client_name, &machine, new_block)?;
+                    Ok(((st, partial), vec![edit]))
+                },
+            )
             .await
             .map_err(|e| {
                 self.after_lease_conflict(e, &r.src, "APPEND_FILE", &r.client_name, &machine)
@@ -218,10 +233,13 @@ impl NameNodeState {
             .file_of(id)
             .ok_or_else(|| CallError::io(format!("Unknown block {id}")))?;
         let updated = self
-            .mutate(&format!("update block {id}"), |ns| {
-                let (b, edit) = ns.bump_generation_stamp(file, &r.client_name, id)?;
-                Ok((b, vec![edit]))
-            })
+            .mutate(
+                || format!("update block {id}"),
+                |ns| {
+                    let (b, edit) = ns.bump_generation_stamp(file, &r.client_name, id)?;
+                    Ok((b, vec![edit]))
+                },
+            )
             .await?;
         let dns = self.lock_datanodes()?;
         let mut lb = self.located_block(&updated, 0, &[], &dns, None);
@@ -240,9 +258,10 @@ impl NameNodeState {
             .lock_blocks()?
             .file_of(new.id)
             .ok_or_else(|| CallError::io(format!("Unknown block {}", new.id)))?;
-        self.mutate(&format!("update pipeline of {}", new.id), |ns| {
-            Ok(((), vec![ns.update_pipeline(file, &r.client_name, new)?]))
-        })
+        self.mutate(
+            || format!("update pipeline of {}", new.id),
+            |ns| Ok(((), vec![ns.update_pipeline(file, &r.client_name, new)?])),
+        )
         .await?;
         let nodes = r
             .new_nodes
@@ -350,7 +369,7 @@ impl NameNodeState {
         let writer_ip = Some(ctx.remote_addr.ip());
         let state = self.clone();
         let (alloc, targets) = self
-            .mutate(&format!("add block to {}", r.src), |ns| {
+            .mutate(|| format!("add block to {}", r.src), |ns| {
                 let mut bm = state
                     .blocks
                     .lock()
@@ -436,26 +455,29 @@ impl NameNodeState {
         let now = now_ms();
         let state = self.clone();
         let queued = self
-            .mutate("recover a lease", |ns| {
-                let Some(last) = ns.blocks_of(file).last().copied() else {
-                    return Ok((None, ns.close_abandoned(file, now)?));
-                };
-                let truncating = ns.truncate_block_of(file).is_some();
-                let holders = state
-                    .live_holders(last.id)
-                    .map_err(|e| FsError::Io(e.to_string()))?;
-                if holders.is_empty() {
-                    if truncating {
-                        return Ok((None, Vec::new()));
+            .mutate(
+                || "recover a lease".to_string(),
+                |ns| {
+                    let Some(last) = ns.blocks_of(file).last().copied() else {
+                        return Ok((None, ns.close_abandoned(file, now)?));
+                    };
+                    let truncating = ns.truncate_block_of(file).is_some();
+                    let holders = state
+                        .live_holders(last.id)
+                        .map_err(|e| FsError::Io(e.to_string()))?;
+                    if holders.is_empty() {
+                        if truncating {
+                            return Ok((None, Vec::new()));
+                        }
+                        return Ok((None, ns.close_abandoned(file, now)?));
                     }
-                    return Ok((None, ns.close_abandoned(file, now)?));
-                }
-                let Some((old, new, edit)) = ns.begin_block_recovery(file)? else {
-                    return Ok((None, ns.close_abandoned(file, now)?));
-                };
-                let truncate = truncating.then_some(new);
-                Ok((Some((old, new.gs, truncate, holders)), vec![edit]))
-            })
+                    let Some((old, new, edit)) = ns.begin_block_recovery(file)? else {
+                        return Ok((None, ns.close_abandoned(file, now)?));
+                    };
+                    let truncate = truncating.then_some(new);
+                    Ok((Some((old, new.gs, truncate, holders)), vec![edit]))
+                },
+            )
             .await?;
         if let Ok(mut leases) = self.leases.lock() {
             leases.remove_file_any(file);
@@ -485,22 +507,25 @@ impl NameNodeState {
         })?;
         let now = now_ms();
         let (copy_into, freed) = self
-            .mutate("commit block synchronization", |ns| {
-                // A copy-on-truncate: the replicas are of the new block.
-                let copy_into = ns
-                    .truncate_block_of(file)
-                    .map(|tb| tb.id)
-                    .filter(|tb| *tb != id && !r.delete_block);
-                let edits = ns.commit_block_synchronization(
-                    file,
-                    id,
-                    new_gs,
-                    r.new_length,
-                    r.delete_block,
-                    now,
-                )?;
-                Ok(((copy_into, ns.take_freed_blocks()), edits))
-            })
+            .mutate(
+                || "commit block synchronization".to_string(),
+                |ns| {
+                    // A copy-on-truncate: the replicas are of the new block.
+                    let copy_into = ns
+                        .truncate_block_of(file)
+                        .map(|tb| tb.id)
+                        .filter(|tb| *tb != id && !r.delete_block);
+                    let edits = ns.commit_block_synchronization(
+                        file,
+                        id,
+                        new_gs,
+                        r.new_length,
+                        r.delete_block,
+                        now,
+                    )?;
+                    Ok(((copy_into, ns.take_freed_blocks()), edits))
+                },
+            )
             .await?;
         if let Ok(mut t) = self.truncates.lock() {
             t.remove(&file);

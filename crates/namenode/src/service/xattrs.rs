@@ -45,9 +45,10 @@ impl NameNodeState {
     ) -> CallResult {
         let xattr = required(r.x_attr.as_ref())?;
         let flags = XAttrSetFlags::from_bits(r.flag.unwrap_or(0));
-        self.mutate(&format!("set xattr on {}", r.src), |ns| {
-            Ok(((), vec![ns.set_xattr(caller, &r.src, xattr, flags)?]))
-        })
+        self.mutate(
+            || format!("set xattr on {}", r.src),
+            |ns| Ok(((), vec![ns.set_xattr(caller, &r.src, xattr, flags)?])),
+        )
         .await?;
         encode(&pb::SetXAttrResponseProto {})
     }
@@ -80,9 +81,10 @@ impl NameNodeState {
         r: pb::RemoveXAttrRequestProto,
     ) -> CallResult {
         let xattr = required(r.x_attr.as_ref())?;
-        self.mutate(&format!("remove xattr from {}", r.src), |ns| {
-            Ok(((), vec![ns.remove_xattr(caller, &r.src, &xattr)?]))
-        })
+        self.mutate(
+            || format!("remove xattr from {}", r.src),
+            |ns| Ok(((), vec![ns.remove_xattr(caller, &r.src, &xattr)?])),
+        )
         .await?;
         encode(&pb::RemoveXAttrResponseProto {})
     }
