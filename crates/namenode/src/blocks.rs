@@ -16,6 +16,8 @@
 //! Memory: block states sit in a slab with their replicas inline
 //! (`table.rs`), replicas name DataNodes and storages by 4-byte indexes,
 //! and each DataNode's list of blocks is a vector of slots (`nodes.rs`).
+//! What only some blocks need (start-up safe mode's committed length, the
+//! pipeline a block was handed out with) sits in side tables by block id.
 //!
 //! Nothing here costs O(all blocks) on a DataNode's behalf: a per-DataNode
 //! index of the blocks it holds makes a full report and a node's removal
@@ -128,6 +130,15 @@ pub struct BlockManager {
     queue: queue::LowRedundancy,
     /// Start-up safe mode's counts, while it lasts.
     tally: Option<SafeTally>,
+    /// Start-up safe mode: the committed length of each block that counts
+    /// towards its threshold (complete when the NameNode started), while
+    /// the count lasts. A side table, so that the slab's states do not
+    /// carry it for the rest of the NameNode's life.
+    safe_lens: HashMap<BlockId, u64>,
+    /// The pipeline (DataNode indexes) each block was handed out with, for
+    /// blocks allocated or re-stamped by this NameNode with one; blocks
+    /// loaded from the image have none, so the slab does not carry it.
+    pipelines: HashMap<BlockId, Box<[u32]>>,
     /// This NameNode is not the active one (`commands.rs`): it queues no
     /// deletions, as it may simply be behind the active.
     standby: bool,
@@ -185,7 +196,7 @@ impl BlockManager {
         if let Some(state) = self.blocks.at_mut(slot) {
             state.gs = gs;
             state.file = file;
-            state.expected = expected;
+            self.set_pipeline(id, expected);
         }
         self.touched(id);
     }
@@ -197,13 +208,12 @@ impl BlockManager {
         let Some(tally) = self.tally.as_mut() else {
             return;
         };
+        let Some(&len) = self.safe_lens.get(&id) else {
+            return;
+        };
         let Some(state) = self.blocks.get_mut(&id) else {
             return;
         };
-        if !state.safe_tracked {
-            return;
-        }
-        let len = state.safe_len;
         let good = state
             .replicas
             .iter()
@@ -244,9 +254,8 @@ impl BlockManager {
             let Some(state) = self.blocks.get_mut(&b.id) else {
                 continue;
             };
-            state.safe_len = b.num_bytes;
-            state.safe_tracked = true;
             state.counted_safe = false;
+            self.safe_lens.insert(b.id, b.num_bytes);
             if let Some(t) = self.tally.as_mut() {
                 t.total += 1;
             }
@@ -262,6 +271,21 @@ impl BlockManager {
     /// Start-up safe mode is over: stop counting.
     pub fn end_safe_tally(&mut self) {
         self.tally = None;
+        self.safe_lens = HashMap::new();
+    }
+
+    /// Records the pipeline `id` was handed out with (none: forgets it).
+    fn set_pipeline(&mut self, id: BlockId, expected: Box<[u32]>) {
+        if expected.is_empty() {
+            self.pipelines.remove(&id);
+        } else {
+            self.pipelines.insert(id, expected);
+        }
+    }
+
+    /// The pipeline `id` was handed out with (empty if none).
+    fn pipeline(&self, id: BlockId) -> &[u32] {
+        self.pipelines.get(&id).map_or(&[], |e| e)
     }
 
     /// Queues the deletion of `datanode`'s replica of `id`.
@@ -345,7 +369,7 @@ impl BlockManager {
         if let Some(state) = self.blocks.get_mut(&id) {
             state.gs = gs;
             if let Some(e) = expected {
-                state.expected = e;
+                self.set_pipeline(id, e);
             }
         }
         self.touched(id);
@@ -422,7 +446,9 @@ impl BlockManager {
             self.changed.remove(id);
             self.deleting.remove(id);
             self.in_flight.remove(id);
-            if let (Some(t), true) = (self.tally.as_mut(), state.safe_tracked) {
+            self.pipelines.remove(id);
+            let tracked = self.safe_lens.remove(id).is_some();
+            if let (Some(t), true) = (self.tally.as_mut(), tracked) {
                 t.total -= 1;
                 t.safe -= u64::from(state.counted_safe);
             }
@@ -702,8 +728,8 @@ impl BlockManager {
             return Vec::new();
         };
         if state.replicas.is_empty() {
-            return state
-                .expected
+            return self
+                .pipeline(id)
                 .iter()
                 .map(|d| (self.nodes.uuid(*d).clone(), None))
                 .collect();
@@ -753,7 +779,7 @@ impl BlockManager {
             .iter()
             .map(|r| self.nodes.uuid(r.node).clone())
             .collect();
-        for e in state.expected.iter().map(|e| self.nodes.uuid(*e)) {
+        for e in self.pipeline(id).iter().map(|e| self.nodes.uuid(*e)) {
             if !out.contains(e) {
                 out.push(e.clone());
             }

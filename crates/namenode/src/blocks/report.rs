@@ -154,7 +154,10 @@ impl BlockManager {
             (
                 s.gs,
                 s.replicas.iter().map(|r| self.info(r)).collect(),
-                s.expected.iter().map(|e| self.nodes.uuid(*e)).collect(),
+                self.pipeline(id)
+                    .iter()
+                    .map(|e| self.nodes.uuid(*e))
+                    .collect(),
             )
         })
     }
@@ -180,7 +183,9 @@ impl BlockManager {
         let mut files: Vec<INodeId> = self
             .blocks
             .values()
-            .filter(|s| s.replicas.iter().any(|r| r.node == node) || s.expected.contains(&node))
+            .filter(|s| {
+                s.replicas.iter().any(|r| r.node == node) || self.pipeline(s.id).contains(&node)
+            })
             .map(|s| s.file)
             .collect();
         files.sort();

@@ -55,17 +55,11 @@ pub(super) struct BlockState {
     pub id: BlockId,
     pub file: INodeId,
     pub gs: GenStamp,
-    /// Start-up safe mode: the committed length when the block counts
-    /// towards its threshold (complete when the NameNode started; read
-    /// only while `safe_tracked`).
-    pub safe_len: u64,
     pub replicas: Replicas,
-    /// The pipeline the block was handed out with (DataNode indexes),
-    /// until replicas report.
-    pub expected: Box<[u32]>,
-    /// Whether `safe_len` applies.
-    pub safe_tracked: bool,
-    /// Whether it is counted safe now.
+    /// Whether start-up safe mode counts it safe now. Its committed
+    /// length and the pipeline it was handed out with live in side tables
+    /// of the block manager (only blocks in start-up safe mode or handed
+    /// out by this NameNode have them).
     pub counted_safe: bool,
 }
 
@@ -75,10 +69,7 @@ impl BlockState {
             id,
             file,
             gs,
-            safe_len: 0,
             replicas: Replicas::new(),
-            expected: Box::default(),
-            safe_tracked: false,
             counted_safe: false,
         }
     }
@@ -227,9 +218,10 @@ mod tests {
     #[test]
     fn three_replicas_fit_inline_in_a_compact_state() {
         assert_eq!(std::mem::size_of::<Replica>(), 32);
-        // id, file, stamp, safe length (32), three replicas inline and the
-        // vector's length (104), the pipeline (16), two flags.
-        assert!(std::mem::size_of::<Option<BlockState>>() <= 160);
+        // id, file, stamp (24), three replicas inline and the vector's
+        // length (104), a flag; the safe-mode length and the pipeline are
+        // in side tables.
+        assert!(std::mem::size_of::<Option<BlockState>>() <= 136);
     }
 
     #[test]

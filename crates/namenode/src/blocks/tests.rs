@@ -403,12 +403,13 @@ fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
                 .or_default()
                 .insert(id);
         }
+        let safe_len = bm.safe_lens.get(&id).copied();
         let good = s
             .replicas
             .iter()
-            .filter(|r| r.is_good(s.gs) && r.num_bytes == s.safe_len)
+            .filter(|r| r.is_good(s.gs) && Some(r.num_bytes) == safe_len)
             .count();
-        safe += u64::from(s.safe_tracked && good >= min);
+        safe += u64::from(safe_len.is_some() && good >= min);
         let want = (view.replication_of)(s.file).unwrap_or(0);
         let uuid = |r: &&super::Replica| bm.nodes.uuid(r.node);
         let live = s
@@ -434,7 +435,11 @@ fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
         })
         .collect();
     assert_eq!(index, on_node, "per-node index");
-    let total = bm.blocks.values().filter(|s| s.safe_tracked).count() as u64;
+    let total = bm
+        .blocks
+        .values()
+        .filter(|s| bm.safe_lens.contains_key(&s.id))
+        .count() as u64;
     assert_eq!(bm.safe_tally(), Some((total, safe)), "safe-mode tally");
 }
 
