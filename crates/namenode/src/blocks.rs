@@ -379,32 +379,6 @@ impl BlockManager {
         self.blocks.contains_key(&id)
     }
 
-    /// Makes the map hold block `id` of `file` at stamp `gs`, keeping the
-    /// replicas already reported: a follower applying the log, or a new
-    /// active settling its map with the namespace. Nothing changes (and
-    /// nothing is judged again) when the map already says so.
-    pub fn ensure_block(&mut self, id: BlockId, gs: GenStamp, file: INodeId) {
-        if let Some(state) = self.blocks.get(&id) {
-            if state.gs == gs && state.file == file {
-                return;
-            }
-        }
-        let slot = self
-            .blocks
-            .slot_or_insert(id, || BlockState::new(id, gs, file));
-        if let Some(state) = self.blocks.at_mut(slot) {
-            state.gs = gs;
-            state.file = file;
-        }
-        self.touched(id);
-        self.play_pending(id);
-    }
-
-    /// The id of every block in the map.
-    pub fn block_ids(&self) -> Vec<BlockId> {
-        self.blocks.values().map(|s| s.id).collect()
-    }
-
     pub fn file_of(&self, id: BlockId) -> Option<INodeId> {
         self.blocks.get(&id).map(|b| b.file)
     }

@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::{BlockId, BlockManager, DatanodeUuid, GenStamp};
+use super::{BlockId, BlockManager, BlockState, DatanodeUuid, GenStamp, INodeId};
 
 /// Reports kept at most: beyond this a standby drops them (the DataNodes'
 /// next full reports bring the locations back).
@@ -36,6 +36,32 @@ pub(super) struct PendingReports {
 }
 
 impl BlockManager {
+    /// Makes the map hold block `id` of `file` at stamp `gs`, keeping the
+    /// replicas already reported: a follower applying the log, or a new
+    /// active settling its map with the namespace. Nothing changes (and
+    /// nothing is judged again) when the map already says so.
+    pub fn ensure_block(&mut self, id: BlockId, gs: GenStamp, file: INodeId) {
+        if let Some(state) = self.blocks.get(&id) {
+            if state.gs == gs && state.file == file {
+                return;
+            }
+        }
+        let slot = self
+            .blocks
+            .slot_or_insert(id, || BlockState::new(id, gs, file));
+        if let Some(state) = self.blocks.at_mut(slot) {
+            state.gs = gs;
+            state.file = file;
+        }
+        self.touched(id);
+        self.play_pending(id);
+    }
+
+    /// The id of every block in the map.
+    pub fn block_ids(&self) -> Vec<BlockId> {
+        self.blocks.values().map(|s| s.id).collect()
+    }
+
     /// Keeps a standby's report of the unknown block `id`; false when
     /// too many are kept already.
     pub(super) fn keep_pending(

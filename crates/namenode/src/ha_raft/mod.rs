@@ -82,7 +82,17 @@ pub async fn run(
     };
     let shared = Arc::new(RwLock::new(ns));
     let member = RaftMember::start_shared(spec, raft_listener, shared.clone(), last_txid).await?;
-    if member.is_fresh().await? {
+    let fresh = member.is_fresh().await?;
+    if !fresh {
+        // A member that comes back must not stand for election before it
+        // has heard the group: without pre-vote (openraft 0.9) its higher
+        // term would depose a healthy leader. It may stand once it has
+        // seen a leader, or after a while alone (the whole group
+        // restarting).
+        member.raft.runtime_config().elect(false);
+        tokio::spawn(allow_elections(member.raft.clone(), settings.id));
+    }
+    if fresh {
         info!(members = ?settings.members, "forming the Raft group of nameservice {}", settings.nameservice);
         // Every new member does this with the same membership; a member
         // that heard from another first is initialized already.
@@ -129,4 +139,30 @@ pub async fn run(
     leadership.abort();
     member.shutdown().await;
     result
+}
+
+/// How long a returning member stays out of elections when it hears no
+/// leader.
+const QUIET_START: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Lets `raft` stand for election once it has seen another member lead,
+/// or after [`QUIET_START`].
+async fn allow_elections(raft: crate::journal::raft::Raft, me: crate::journal::raft::NodeId) {
+    let mut metrics = raft.metrics();
+    let _ = tokio::time::timeout(QUIET_START, async {
+        loop {
+            if metrics
+                .borrow_and_update()
+                .current_leader
+                .is_some_and(|l| l != me)
+            {
+                return;
+            }
+            if metrics.changed().await.is_err() {
+                return;
+            }
+        }
+    })
+    .await;
+    raft.runtime_config().elect(true);
 }
