@@ -33,6 +33,7 @@ class RenderHaTest(unittest.TestCase):
         self.assertIn("20,000 operations per run", md)
         self.assertIn("median of 3 runs", md)
         self.assertIn("`cairn bench nn --op mkdirs --threads 64: rc 1: refused`", md)
+        self.assertIn("spent 2.3× one NameNode's CPU per operation", md)
         # rows nobody measured are left out
         self.assertNotIn("| mkdirs |", md)
 
