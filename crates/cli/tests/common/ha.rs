@@ -171,6 +171,26 @@ impl HaUp {
         }
     }
 
+    /// How many `method` calls NameNode `nn` has served (its
+    /// `RpcDetailedActivity` in `/jmx`, e.g. `GetListing`).
+    pub fn rpc_calls(&self, nn: &str, method: &str) -> u64 {
+        let key = format!("dfs.namenode.http-address.cairn.{nn}");
+        let http = self
+            .conf
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.clone())
+            .expect("http address in hdfs-site.xml");
+        let port = self.addr(nn).rsplit(':').next().expect("port");
+        let q = format!("/jmx?qry=Hadoop:service=NameNode,name=RpcDetailedActivityForPort{port}");
+        let (code, _, body) = super::http_request(http.parse().expect("address"), "GET", &q, b"");
+        assert_eq!(code, 200, "{q} on {nn}");
+        let v: serde_json::Value = serde_json::from_slice(&body).expect("jmx json");
+        v["beans"][0][format!("{method}NumOps")]
+            .as_u64()
+            .unwrap_or(0)
+    }
+
     pub fn addr(&self, nn: &str) -> &str {
         &self
             .namenodes
@@ -188,9 +208,23 @@ impl HaUp {
             .expect("hdfs-native client")
     }
 
+    /// As [`HaUp::java`], with some keys of the configuration replaced.
+    pub fn java_with(&self, overrides: &[(&str, &str)], script: &str) -> String {
+        let mut conf = self.conf.clone();
+        for (k, v) in overrides {
+            conf.retain(|(key, _)| key != k);
+            conf.push((k.to_string(), v.to_string()));
+        }
+        self.java_conf(&conf, script)
+    }
+
     /// The Java kit's `DfsAdmin` running `script` on `hdfs://cairn` with
     /// the written configuration.
     pub fn java(&self, script: &str) -> String {
+        self.java_conf(&self.conf, script)
+    }
+
+    fn java_conf(&self, conf: &[(String, String)], script: &str) -> String {
         let file = self.dir.path().join("java-script.txt");
         std::fs::write(&file, script).expect("write script");
         let mut args = vec![
@@ -202,7 +236,7 @@ impl HaUp {
             file.to_string_lossy().into_owned(),
             "--raw".into(),
         ];
-        for (k, v) in &self.conf {
+        for (k, v) in conf {
             args.push("-D".into());
             args.push(format!("{k}={v}"));
         }
