@@ -12,6 +12,7 @@ pub mod http;
 pub mod ids;
 pub mod keys;
 pub mod metrics;
+pub mod procfs;
 pub mod storage_type;
 pub mod web;
 pub mod webhdfs;

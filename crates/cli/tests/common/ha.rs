@@ -225,62 +225,11 @@ impl HaUp {
     }
 
     fn java_conf(&self, conf: &[(String, String)], script: &str) -> String {
-        let file = self.dir.path().join("java-script.txt");
-        std::fs::write(&file, script).expect("write script");
-        let mut args = vec![
-            "--main".to_string(),
-            "DfsAdmin".into(),
-            "--fs".into(),
-            "hdfs://cairn".into(),
-            "--script".into(),
-            file.to_string_lossy().into_owned(),
-            "--raw".into(),
-        ];
-        for (k, v) in conf {
-            args.push("-D".into());
-            args.push(format!("{k}={v}"));
-        }
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        super::run_java_kit(&refs)
+        super::run_java_script("hdfs://cairn", conf, self.dir.path(), script)
     }
 }
 
-/// The pid of the process listening on TCP `port` (the NameNode).
-pub fn pid_listening_on(port: u16) -> Option<i32> {
-    let mut inodes = Vec::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else {
-            continue;
-        };
-        for line in text.lines().skip(1) {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let local_port = f
-                .get(1)
-                .and_then(|a| a.rsplit(':').next())
-                .and_then(|p| u16::from_str_radix(p, 16).ok());
-            if f.get(3) == Some(&"0A") && local_port == Some(port) {
-                inodes.push(format!("socket:[{}]", f.get(9)?));
-            }
-        }
-    }
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(fds) = std::fs::read_dir(entry.path().join("fd")) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            if let Ok(link) = std::fs::read_link(fd.path()) {
-                if inodes.iter().any(|i| link.to_string_lossy() == *i) {
-                    return Some(pid);
-                }
-            }
-        }
-    }
-    None
-}
-
+/// SIGKILL to NameNode `nn`, found by the port it serves RPC on.
 pub fn kill(up: &HaUp, nn: &str) {
     let port: u16 = up
         .addr(nn)
@@ -288,9 +237,9 @@ pub fn kill(up: &HaUp, nn: &str) {
         .next()
         .and_then(|p| p.parse().ok())
         .expect("port");
-    let pid = pid_listening_on(port).expect("the NameNode's pid");
+    let pid = cairn_common::procfs::listener_pid(port).expect("the NameNode's pid");
     nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
+        nix::unistd::Pid::from_raw(pid as i32),
         nix::sys::signal::Signal::SIGKILL,
     )
     .expect("SIGKILL");
@@ -310,17 +259,22 @@ pub async fn read(c: &hdfs_native::Client, path: &str) -> Bytes {
     r.read_range(0, r.file_length()).await.expect("read")
 }
 
-/// The state id (last written txid) of the active NameNode at `addr`,
-/// from its `msync` reply.
-pub async fn state_id_of(addr: &str) -> i64 {
-    use prost::Message;
-    let c = Client::connect(
+/// A ClientProtocol connection to the NameNode at `addr`.
+async fn connect(addr: &str) -> Client {
+    Client::connect(
         addr.parse().expect("address"),
         &current_user(),
         CLIENT_PROTOCOL,
     )
     .await
-    .expect("connect");
+    .expect("connect")
+}
+
+/// The state id (last written txid) of the active NameNode at `addr`,
+/// from its `msync` reply.
+pub async fn state_id_of(addr: &str) -> i64 {
+    use prost::Message;
+    let c = connect(addr).await;
     let (_, state) = c
         .call_raw_with_state("msync", &pb::MsyncRequestProto {}.encode_to_vec(), Some(0))
         .await
@@ -333,13 +287,7 @@ pub async fn state_id_of(addr: &str) -> i64 {
 /// it has applied that much of the log).
 pub async fn exists_on_observer(addr: &str, path: &str, state_id: i64) -> bool {
     use prost::Message;
-    let c = Client::connect(
-        addr.parse().expect("address"),
-        &current_user(),
-        CLIENT_PROTOCOL,
-    )
-    .await
-    .expect("connect");
+    let c = connect(addr).await;
     let request = pb::GetFileInfoRequestProto { src: path.into() }.encode_to_vec();
     let start = Instant::now();
     loop {

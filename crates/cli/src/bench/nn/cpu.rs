@@ -1,10 +1,7 @@
 //! A process's CPU time (utime + stime from `/proc/<pid>/stat`, all its
-//! threads, in clock ticks: 10 ms on Linux), and finding the NameNode's
-//! process from its RPC port: the LISTEN socket's inode in
-//! `/proc/net/tcp` / `/proc/net/tcp6`, then the process holding an fd that
-//! links to `socket:[inode]` under `/proc/*/fd`. That lookup sees only this
-//! network namespace and the processes this user may inspect (its own, or
-//! all as root); `--nn-pid` names the process where it cannot.
+//! threads, in clock ticks: 10 ms on Linux). The NameNode's process is
+//! found from its RPC port by `cairn_common::procfs::listener_pid`;
+//! `--nn-pid` names the process where that cannot see it.
 
 use std::time::Duration;
 
@@ -41,75 +38,9 @@ pub(super) fn cpu_time(pid: u32) -> anyhow::Result<Duration> {
     ))
 }
 
-/// Inodes of the sockets listening on TCP `port` (IPv4 and IPv6).
-fn listening_inodes(port: u16) -> Vec<u64> {
-    let mut inodes = Vec::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else {
-            continue;
-        };
-        // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
-        for line in text.lines().skip(1) {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            let (Some(local), Some(state), Some(inode)) = (f.get(1), f.get(3), f.get(9)) else {
-                continue;
-            };
-            let local_port = local
-                .rsplit_once(':')
-                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok());
-            // State 0A is TCP_LISTEN.
-            if local_port == Some(port) && *state == "0A" {
-                if let Ok(i) = inode.parse::<u64>() {
-                    if i != 0 {
-                        inodes.push(i);
-                    }
-                }
-            }
-        }
-    }
-    inodes
-}
-
-/// The process listening on TCP `port` of this host, if this user can see it.
-pub(super) fn listener_pid(port: u16) -> Option<u32> {
-    let wanted: Vec<String> = listening_inodes(port)
-        .into_iter()
-        .map(|i| format!("socket:[{i}]"))
-        .collect();
-    if wanted.is_empty() {
-        return None;
-    }
-    let procs = std::fs::read_dir("/proc").ok()?;
-    for p in procs.flatten() {
-        let Some(pid) = p.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
-            continue;
-        };
-        let Ok(fds) = std::fs::read_dir(p.path().join("fd")) else {
-            continue;
-        };
-        for fd in fds.flatten() {
-            if let Ok(target) = std::fs::read_link(fd.path()) {
-                if wanted.iter().any(|w| target.as_os_str() == w.as_str()) {
-                    return Some(pid);
-                }
-            }
-        }
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn finds_the_process_listening_on_a_port() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        assert_eq!(listener_pid(port), Some(std::process::id()));
-        drop(listener);
-        assert_eq!(listener_pid(port), None);
-    }
 
     #[test]
     fn reads_this_process_cpu_time() {

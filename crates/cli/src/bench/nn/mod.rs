@@ -583,7 +583,7 @@ fn remote_nn_pid(a: &NnArgs, t: &Target) -> (Option<u32>, &'static str) {
         .address
         .rsplit_once(':')
         .and_then(|(_, p)| p.parse::<u16>().ok());
-    match port.and_then(cpu::listener_pid) {
+    match port.and_then(cairn_common::procfs::listener_pid) {
         Some(pid) => (Some(pid), "the local process listening on the port"),
         None => (None, "not found (not local, or not ours: pass --nn-pid)"),
     }
