@@ -20,6 +20,7 @@ import time
 
 from .clients import cairn_nn, java_nnbench
 from .runner import stop_process_group
+from .scale_procs import cpu_seconds
 
 OPS = ["create", "mkdirs", "delete"]
 THREADS = [16, 64]
@@ -30,12 +31,10 @@ class HaCluster:
     """`cairn up --ha`: the URL of the nameservice, each NameNode's pid and RPC address."""
 
 
-def cpu_ticks(pid):
-    """utime + stime of a process, in clock ticks, or None when it is gone."""
+def cpu_or_none(pid):
+    """utime + stime of a process in seconds, or None when it is gone."""
     try:
-        with open("/proc/%d/stat" % pid) as fh:
-            fields = fh.read().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])
+        return cpu_seconds(pid)
     except (OSError, IndexError, ValueError):
         return None
 
@@ -83,15 +82,15 @@ def active(b, c, timeout=60):
 
 
 def one_run(b, system, client, url, pids, op, t, files):
-    before = [cpu_ticks(p) for p in pids]
+    before = [cpu_or_none(p) for p in pids]
     if client == "NNThroughputBenchmark":
         ops = java_nnbench(b, url, op, t, files)
     else:
         ops = (cairn_nn(b, ["--fs", url], op, t, files) or {}).get("ops_per_sec")
-    after = [cpu_ticks(p) for p in pids]
+    after = [cpu_or_none(p) for p in pids]
     b.add(("ha", system, client, op, t), ops)
     if ops is not None and None not in before and None not in after:
-        secs = sum(a - x for a, x in zip(after, before)) / os.sysconf("SC_CLK_TCK")
+        secs = sum(a - x for a, x in zip(after, before))
         b.add(("hacpu", system, client, op, t), secs * 1e6 / files)
 
 

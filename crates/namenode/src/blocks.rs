@@ -190,15 +190,21 @@ impl BlockManager {
         expected: Vec<DatanodeUuid>,
     ) {
         let expected: Box<[u32]> = expected.iter().map(|d| self.nodes.index(d)).collect();
+        self.place(id, gs, file);
+        self.set_pipeline(id, expected);
+        self.touched(id);
+    }
+
+    /// Makes the map hold block `id` of `file` at stamp `gs`, keeping the
+    /// replicas it has.
+    fn place(&mut self, id: BlockId, gs: GenStamp, file: INodeId) {
         let slot = self
             .blocks
             .slot_or_insert(id, || BlockState::new(id, gs, file));
         if let Some(state) = self.blocks.at_mut(slot) {
             state.gs = gs;
             state.file = file;
-            self.set_pipeline(id, expected);
         }
-        self.touched(id);
     }
 
     /// Something about `id` changed (replicas, stamp, file): the monitor

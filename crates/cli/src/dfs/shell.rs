@@ -288,14 +288,17 @@ impl Shell {
         self.add_filesystem(authority, &address)
     }
 
-    fn add_filesystem(&mut self, authority: String, address: &HostPort) -> Result<FsId, String> {
-        // Every key we have, so that the client sees `-D` overrides and
-        // `--conf` files the same way the shell does.
-        let mut config: HashMap<String, String> = self
-            .conf
+    /// Every key we have, so that a client sees `-D` overrides and `--conf`
+    /// files the same way the shell does.
+    fn client_config(&self) -> HashMap<String, String> {
+        self.conf
             .iter()
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect();
+            .collect()
+    }
+
+    fn add_filesystem(&mut self, authority: String, address: &HostPort) -> Result<FsId, String> {
+        let mut config = self.client_config();
         // hdfs-native retries an unreachable NameNode as an HA failover:
         // 15 attempts with back-off up to 15 s, three minutes in all. A shell
         // should give up about when Hadoop's does for a single NameNode (10
@@ -319,14 +322,9 @@ impl Shell {
     }
 
     fn add_nameservice(&mut self, name: String, namenodes: Vec<String>) -> Result<FsId, String> {
-        let config: HashMap<String, String> = self
-            .conf
-            .iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect();
         let client = ClientBuilder::new()
             .with_url(format!("hdfs://{name}"))
-            .with_config(config)
+            .with_config(self.client_config())
             .build()
             .map_err(|e| format!("cannot use hdfs://{name}: {e}"))?;
         self.filesystems.push(Filesystem {

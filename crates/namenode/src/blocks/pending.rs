@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use super::{BlockId, BlockManager, BlockState, DatanodeUuid, GenStamp, INodeId};
+use super::{BlockId, BlockManager, DatanodeUuid, GenStamp, INodeId};
 
 /// Reports kept at most: beyond this a standby drops them (the DataNodes'
 /// next full reports bring the locations back).
@@ -46,13 +46,7 @@ impl BlockManager {
                 return;
             }
         }
-        let slot = self
-            .blocks
-            .slot_or_insert(id, || BlockState::new(id, gs, file));
-        if let Some(state) = self.blocks.at_mut(slot) {
-            state.gs = gs;
-            state.file = file;
-        }
+        self.place(id, gs, file);
         self.touched(id);
         self.play_pending(id);
     }
