@@ -119,23 +119,7 @@ fn start_pair() -> (NameNode, NameNode) {
 }
 
 fn java_dfsadmin(conf: &[(String, String)], work: &Path, script: &str) -> String {
-    let file = work.join("ha-script.txt");
-    std::fs::write(&file, script).expect("write script");
-    let mut args = vec![
-        "--main".to_string(),
-        "DfsAdmin".into(),
-        "--fs".into(),
-        "hdfs://ns1".into(),
-        "--script".into(),
-        file.to_string_lossy().into_owned(),
-        "--raw".into(),
-    ];
-    for (k, v) in conf {
-        args.push("-D".into());
-        args.push(format!("{k}={v}"));
-    }
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    common::run_java_kit(&refs)
+    common::run_java_script("hdfs://ns1", conf, work, script)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

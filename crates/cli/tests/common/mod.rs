@@ -13,7 +13,7 @@ pub mod transcript;
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -738,6 +738,29 @@ pub fn output_within(cmd: &mut Command, limit: Duration, what: &str) -> std::pro
         stdout,
         stderr,
     }
+}
+
+/// The Java kit's `DfsAdmin` (FsShell and DFSAdmin commands in one JVM)
+/// running `script`, written into `work`, on file system `fs` with `conf`
+/// as `-D` keys; its raw transcript.
+pub fn run_java_script(fs: &str, conf: &[(String, String)], work: &Path, script: &str) -> String {
+    let file = work.join("java-script.txt");
+    std::fs::write(&file, script).expect("write script");
+    let mut args = vec![
+        "--main".to_string(),
+        "DfsAdmin".into(),
+        "--fs".into(),
+        fs.into(),
+        "--script".into(),
+        file.to_string_lossy().into_owned(),
+        "--raw".into(),
+    ];
+    for (k, v) in conf {
+        args.push("-D".into());
+        args.push(format!("{k}={v}"));
+    }
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    run_java_kit(&refs)
 }
 
 /// Runs the Java kit (`tests/java/run.sh ARGS`, 15 minutes at most) and
