@@ -107,31 +107,6 @@ async fn clients_write_and_read_through_sigkills_of_the_active() {
     assert!(c2.get_file_info("/java/after").await.is_ok());
     assert!(c2.get_file_info("/java/before").await.is_ok());
 
-    // Observer reads: with ObserverReadProxyProvider (msync on the active,
-    // its state id in every request), listings are served by an observer
-    // (counted there), and the writer reads its own write at once.
-    let observer = up
-        .namenodes
-        .iter()
-        .map(|(nn, _)| nn.clone())
-        .find(|nn| up.state_of(nn) == "observer")
-        .expect("a member was made observer above");
-    let listings = up.rpc_calls(&observer, "GetListing");
-    let java = up.java_with(
-        &[(
-            "dfs.client.failover.proxy.provider.cairn",
-            "org.apache.hadoop.hdfs.server.namenode.ha.ObserverReadProxyProvider",
-        )],
-        "fs -mkdir /ryw\nfs -ls -d /ryw\nfs -ls /round0\n",
-    );
-    assert!(java.contains("$ fs -mkdir /ryw\nexit=0"), "{java}");
-    assert!(java.contains("/ryw\n"), "read-your-writes: {java}");
-    assert!(java.contains("/round0/f1"), "{java}");
-    assert!(
-        up.rpc_calls(&observer, "GetListing") > listings,
-        "the listings were served by observer {observer}"
-    );
-
     let terms = active_terms(up.dir.path());
     assert!(terms.len() >= 3, "three terms had an active: {terms:?}");
     for (t, n) in &terms {
