@@ -107,6 +107,49 @@ async fn clients_write_and_read_through_sigkills_of_the_active() {
     assert!(c2.get_file_info("/java/after").await.is_ok());
     assert!(c2.get_file_info("/java/before").await.is_ok());
 
+    // Observer reads: with ObserverReadProxyProvider (msync on the active,
+    // its state id in every request) listings and file infos are served by
+    // the observers, counted there (Hadoop 3.4 picks among them in random
+    // order, `dfs.client.failover.random.order`), never by the active; the
+    // writer reads its own write at once.
+    let active = up.active(Duration::from_secs(10));
+    let observers: Vec<String> = up
+        .namenodes
+        .iter()
+        .map(|(nn, _)| nn.clone())
+        .filter(|nn| up.state_of(nn) == "observer")
+        .collect();
+    assert!(!observers.is_empty(), "a member was made observer above");
+    let served =
+        |method: &str, at: &[String]| -> u64 { at.iter().map(|nn| up.rpc_calls(nn, method)).sum() };
+    let listings = served("GetListing", &observers);
+    let infos = served("GetFileInfo", &observers);
+    let active_listings = up.rpc_calls(&active, "GetListing");
+    let java = up.java_with(
+        &[(
+            "dfs.client.failover.proxy.provider.cairn",
+            "org.apache.hadoop.hdfs.server.namenode.ha.ObserverReadProxyProvider",
+        )],
+        "fs -mkdir /ryw\nfs -ls -d /ryw\nfs -ls /round0\nfs -ls /round1\n",
+    );
+    assert!(java.contains("$ fs -mkdir /ryw\nexit=0"), "{java}");
+    assert!(java.contains("/ryw\n"), "read-your-writes: {java}");
+    assert!(java.contains("/round0/f1"), "{java}");
+    assert!(java.contains("/round1/f1"), "{java}");
+    assert!(
+        served("GetListing", &observers) >= listings + 2,
+        "the two listings were served by the observers {observers:?}"
+    );
+    assert!(
+        served("GetFileInfo", &observers) >= infos + 3,
+        "the file infos were served by the observers {observers:?}"
+    );
+    assert_eq!(
+        up.rpc_calls(&active, "GetListing"),
+        active_listings,
+        "no listing went to the active {active}"
+    );
+
     let terms = active_terms(up.dir.path());
     assert!(terms.len() >= 3, "three terms had an active: {terms:?}");
     for (t, n) in &terms {

@@ -9,14 +9,16 @@
 //! Raft term. An operation that failed may or may not have happened (its
 //! reply was lost with the NameNode): its paths are left out of the check.
 //! Failover time (SIGKILL to the first successful operation of any client)
-//! is printed per round with its distribution.
+//! is printed per round with its distribution. The members snapshot their
+//! namespace every 50 Raft entries, so restarts start from snapshots and a
+//! member left behind may be sent the leader's.
 
 mod common;
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::ha::{active_terms, kill, up_ha, HaUp};
+use common::ha::{active_terms, kill, log_lines, up_ha_with, HaUp};
 use common::ha_load::{client_loop, report_failovers, verify, Progress};
 
 const CLIENTS: usize = 4;
@@ -51,7 +53,15 @@ async fn acknowledged_operations_survive_sigkills_of_the_active_exactly_once() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(ROUNDS);
-    let up = up_ha(3);
+    // Snapshots (checkpoints) every 50 Raft entries, 10 kept behind: the
+    // killed members restart from theirs and may need the leader's.
+    let up = up_ha_with(
+        3,
+        &[
+            "cairn.namenode.raft.snapshot.entries=50",
+            "cairn.namenode.raft.snapshot.keep-entries=10",
+        ],
+    );
     let progress = Progress::new();
     let tasks: Vec<_> = (0..CLIENTS)
         .map(|id| tokio::spawn(client_loop(up.client(), id, progress.clone())))
@@ -95,4 +105,11 @@ async fn acknowledged_operations_survive_sigkills_of_the_active_exactly_once() {
     assert!(terms.len() > rounds, "a new term per round: {terms:?}");
 
     report_failovers(&failovers, "SIGKILL");
+    let written = log_lines(up.dir.path(), "Raft snapshot (checkpoint) written");
+    let installed = log_lines(up.dir.path(), "Raft snapshot from the leader installed");
+    eprintln!("snapshots written {written:?}, installed from the leader {installed:?}");
+    assert!(
+        written.iter().all(|(_, n)| *n > 0),
+        "every member wrote snapshots: {written:?}"
+    );
 }

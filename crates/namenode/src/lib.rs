@@ -108,6 +108,19 @@ pub fn new_state(
     new_state_shared(config, version, Arc::new(RwLock::new(ns)), journal, |_| {})
 }
 
+/// Sets the namespace's switches from the NameNode's configuration (an
+/// image or snapshot does not carry them).
+pub(crate) fn configure_namespace(config: &NameNodeConfig, ns: &mut Namespace) {
+    ns.set_permissions_enabled(config.permissions_enabled);
+    ns.set_xattr_limits(config.xattr_limits.clone());
+    ns.set_acls_enabled(config.acls_enabled);
+    ns.set_storage_policy_switches(config.storage_policy_switches);
+    ns.set_type_quotas_enabled(config.type_quotas_enabled);
+    ns.set_allow_owner_set_quota(config.allow_owner_set_quota);
+    ns.set_posix_acl_inheritance(config.posix_acl_inheritance);
+    ns.set_snapshot_limits(config.snapshot_limits.clone());
+}
+
 /// As [`new_state`], over a namespace someone else holds too (a Raft
 /// member's state machine). `built` runs with the new state while the
 /// namespace is still write-locked, so nothing is applied between the scan
@@ -124,14 +137,7 @@ pub fn new_state_shared(
     let Ok(mut ns) = shared.write() else {
         fatal::stop("namespace lock poisoned (start-up)");
     };
-    ns.set_permissions_enabled(config.permissions_enabled);
-    ns.set_xattr_limits(config.xattr_limits.clone());
-    ns.set_acls_enabled(config.acls_enabled);
-    ns.set_storage_policy_switches(config.storage_policy_switches);
-    ns.set_type_quotas_enabled(config.type_quotas_enabled);
-    ns.set_allow_owner_set_quota(config.allow_owner_set_quota);
-    ns.set_posix_acl_inheritance(config.posix_acl_inheritance);
-    ns.set_snapshot_limits(config.snapshot_limits.clone());
+    configure_namespace(&config, &mut ns);
     // Replica locations are soft state: every block is known, none located
     // until DataNodes report.
     let mut blocks = crate::blocks::BlockManager::default();

@@ -4,42 +4,58 @@
 //! followers; the leader is stopped, another is elected and takes more
 //! mutations; the stopped member restarts from its directory and catches
 //! up on everything; then the whole group restarts from its directories
-//! with nothing lost.
+//! with nothing lost. With snapshots every 20 entries, every member writes
+//! them and purges its log; a member left behind is sent the leader's;
+//! a group restart starts from them.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cairn_common::disk::RealDisk;
-use cairn_namenode::journal::raft::member::{MemberSpec, MemberTiming, RaftMember};
-use cairn_namenode::journal::raft::state_machine::ImageOwner;
+use cairn_namenode::journal::raft::member::RaftMember;
+use cairn_namenode::journal::raft::snapshot::SnapshotSettings;
 use cairn_namenode::journal::EditLog;
 use cairn_namenode::namespace::permission::Caller;
-use cairn_namenode::namespace::{Limits, Namespace};
 use tokio::net::TcpListener;
+
+mod common;
+
+use common::{group, start_with};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-fn spec(id: u64, root: &std::path::Path) -> MemberSpec {
-    MemberSpec {
-        id,
-        disk: Arc::new(RealDisk),
-        dir: root.join(format!("nn{id}")),
-        owner: ImageOwner {
-            superuser: "hdfs".into(),
-            supergroup: "supergroup".into(),
-            limits: Limits::default(),
-        },
-        timing: MemberTiming::default(),
-        hook: Default::default(),
-    }
+async fn start(id: u64, root: &std::path::Path, listener: TcpListener) -> RaftMember {
+    start_with(id, root, listener, SnapshotSettings::default()).await
 }
 
-async fn start(id: u64, root: &std::path::Path, listener: TcpListener) -> RaftMember {
-    let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
-    RaftMember::start(spec(id, root), listener, ns, 0)
-        .await
-        .expect("start member")
+/// Snapshots every 20 entries, 5 kept behind each.
+const OFTEN: SnapshotSettings = SnapshotSettings {
+    every_entries: 20,
+    keep_entries: 5,
+};
+
+async fn start_often(id: u64, root: &std::path::Path, listener: TcpListener) -> RaftMember {
+    start_with(id, root, listener, OFTEN).await
+}
+
+/// Waits until `m` has a snapshot and has purged its log up to `index`.
+async fn wait_purged(m: &RaftMember, index: u64) {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        let (snapshot, purged) = {
+            let metrics = m.raft.metrics();
+            let x = metrics.borrow();
+            (x.snapshot, x.purged)
+        };
+        if snapshot.is_some() && purged.is_some_and(|p| p.index >= index) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "member {}: snapshot {snapshot:?}, purged {purged:?}, want ≥ {index}",
+            m.id
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// The member that is active (leader, caught up), waiting for one.
@@ -82,30 +98,53 @@ async fn wait_for(m: &RaftMember, paths: &[String]) {
         let missing: Vec<_> = paths.iter().filter(|p| !has(m, p)).collect();
         assert!(
             Instant::now() < deadline,
-            "member {} still misses {} paths, e.g. {:?}",
+            "member {} still misses {} paths, e.g. {:?}; its Raft: {:?}",
             m.id,
             missing.len(),
-            missing.first()
+            missing.first(),
+            m.raft.metrics().borrow().clone()
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
 
+/// mkdir `path` on whichever member is active; waits until every member
+/// has all of `paths` (and it).
+async fn mkdir_everywhere(
+    members: &BTreeMap<u64, RaftMember>,
+    path: &str,
+    paths: &mut Vec<String>,
+) {
+    let now = active(members).await;
+    mkdir(&members[&now], path).await;
+    paths.push(path.into());
+    for m in members.values() {
+        wait_for(m, paths).await;
+    }
+}
+
+/// Stops every member and starts them again from their directories.
+async fn restart_all(
+    members: BTreeMap<u64, RaftMember>,
+    addrs: &BTreeMap<u64, String>,
+    root: &std::path::Path,
+    snapshots: SnapshotSettings,
+) -> BTreeMap<u64, RaftMember> {
+    for (_, m) in members {
+        m.shutdown().await;
+    }
+    let mut members = BTreeMap::new();
+    for (id, addr) in addrs {
+        let l = TcpListener::bind(addr).await.expect("rebind");
+        members.insert(*id, start_with(*id, root, l, snapshots).await);
+    }
+    members
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn three_members_replicate_fail_over_and_catch_up() {
     let root = tempfile::tempdir().expect("tempdir");
-    let mut listeners = BTreeMap::new();
-    let mut addrs = BTreeMap::new();
-    for id in 1..=3u64 {
-        let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        addrs.insert(id, l.local_addr().expect("addr").to_string());
-        listeners.insert(id, l);
-    }
-    let mut members = BTreeMap::new();
-    for (id, l) in listeners {
-        members.insert(id, start(id, root.path(), l).await);
-    }
-    members[&1].initialize(&addrs).await.expect("initialize");
+    let (mut members, addrs) = group(root.path(), SnapshotSettings::default()).await;
 
     // Garbage on the Raft port closes that connection, nothing more.
     for garbage in [
@@ -175,28 +214,73 @@ async fn three_members_replicate_fail_over_and_catch_up() {
     members.insert(leader, back);
 
     // And mutations go on, reaching all three.
-    let now = active(&members).await;
-    mkdir(&members[&now], "/round3").await;
-    paths.push("/round3".into());
-    for m in members.values() {
-        wait_for(m, &paths).await;
-    }
+    mkdir_everywhere(&members, "/round3", &mut paths).await;
 
     // The whole group stops and starts again from its directories: every
     // acknowledged mutation is still there, on every member.
-    for (_, m) in std::mem::take(&mut members) {
+    let members = restart_all(members, &addrs, root.path(), SnapshotSettings::default()).await;
+    mkdir_everywhere(&members, "/round4", &mut paths).await;
+    for (_, m) in members {
         m.shutdown().await;
     }
-    for (id, addr) in &addrs {
-        let l = TcpListener::bind(addr).await.expect("rebind");
-        members.insert(*id, start(*id, root.path(), l).await);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn snapshots_purge_the_log_and_catch_up_a_member_left_behind() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let (mut members, addrs) = group(root.path(), OFTEN).await;
+
+    // One mkdir at a time: one entry each, three snapshots' worth.
+    let leader = active(&members).await;
+    let mut paths: Vec<String> = Vec::new();
+    for i in 0..60 {
+        let p = format!("/a/d{i}");
+        mkdir(&members[&leader], &p).await;
+        paths.push(p);
     }
-    let now = active(&members).await;
-    mkdir(&members[&now], "/round4").await;
-    paths.push("/round4".into());
     for m in members.values() {
         wait_for(m, &paths).await;
+        // Every member built its own snapshot and purged the log behind.
+        wait_purged(m, 20).await;
+        assert!(root.path().join(format!("nn{}/snapshot", m.id)).exists());
     }
+
+    // A follower stops; the group goes on past what its log holds.
+    let victim = members
+        .keys()
+        .find(|id| **id != leader)
+        .copied()
+        .expect("follower");
+    let stopped = members.remove(&victim).expect("victim");
+    let its_last = stopped.raft.metrics().borrow().last_log_index.unwrap_or(0);
+    stopped.shutdown().await;
+    for i in 0..60 {
+        let p = format!("/b/d{i}");
+        mkdir(&members[&leader], &p).await;
+        paths.push(p);
+    }
+    wait_purged(&members[&leader], its_last + 1).await;
+
+    // It restarts: from its own snapshot, then the leader's snapshot
+    // (its log no longer has what the member misses), then entries.
+    let l = TcpListener::bind(&addrs[&victim]).await.expect("rebind");
+    let back = start_often(victim, root.path(), l).await;
+    assert!(back.loaded_txid >= 20, "started from its snapshot");
+    wait_for(&back, &paths).await;
+    let installed = back.raft.metrics().borrow().snapshot;
+    assert!(
+        installed.is_some_and(|s| s.index > its_last),
+        "it was sent the leader's snapshot: {installed:?}"
+    );
+    members.insert(victim, back);
+    mkdir_everywhere(&members, "/c", &mut paths).await;
+
+    // The whole group restarts from snapshots and short logs.
+    let members = restart_all(members, &addrs, root.path(), OFTEN).await;
+    for (id, m) in &members {
+        assert!(m.loaded_txid >= 100, "member {id} loaded {}", m.loaded_txid);
+    }
+    mkdir_everywhere(&members, "/d", &mut paths).await;
     for (_, m) in members {
         m.shutdown().await;
     }

@@ -7,19 +7,18 @@
 //! `RAFT_BENCH_CLIENTS` (16) concurrent writers, `RAFT_BENCH_SECS` (3) per
 //! round. Prints ops/s and the process's CPU seconds per round.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
 use cairn_common::disk::RealDisk;
 use cairn_namenode::journal::file::{FileEditLog, JournalConfig};
-use cairn_namenode::journal::raft::member::{MemberSpec, MemberTiming, RaftMember};
-use cairn_namenode::journal::raft::state_machine::ImageOwner;
+use cairn_namenode::journal::raft::snapshot::SnapshotSettings;
 use cairn_namenode::journal::EditLog;
 use cairn_namenode::namespace::permission::Caller;
 use cairn_namenode::namespace::{Limits, Namespace};
-use tokio::net::TcpListener;
+
+mod common;
 
 fn env(name: &str, default: u64) -> u64 {
     std::env::var(name)
@@ -82,43 +81,13 @@ async fn load(
     )
 }
 
-async fn three_members(root: &std::path::Path) -> BTreeMap<u64, RaftMember> {
-    let mut listeners = BTreeMap::new();
-    let mut addrs = BTreeMap::new();
-    for id in 1..=3u64 {
-        let l = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        addrs.insert(id, l.local_addr().expect("addr").to_string());
-        listeners.insert(id, l);
-    }
-    let mut members = BTreeMap::new();
-    for (id, l) in listeners {
-        let spec = MemberSpec {
-            id,
-            disk: Arc::new(RealDisk),
-            dir: root.join(format!("nn{id}")),
-            owner: ImageOwner {
-                superuser: "hdfs".into(),
-                supergroup: "supergroup".into(),
-                limits: Limits::default(),
-            },
-            timing: MemberTiming::default(),
-            hook: Default::default(),
-        };
-        let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
-        let m = RaftMember::start(spec, l, ns, 0).await.expect("start");
-        members.insert(id, m);
-    }
-    members[&1].initialize(&addrs).await.expect("initialize");
-    members
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 #[ignore = "measurement, run by hand (see the module doc)"]
 async fn durable_mkdirs_three_members_vs_one_file_journal() {
     let clients = env("RAFT_BENCH_CLIENTS", 16);
     let secs = env("RAFT_BENCH_SECS", 3);
     let root = tempfile::tempdir().expect("tempdir");
-    let members = three_members(root.path()).await;
+    let (members, _) = common::group(root.path(), SnapshotSettings::default()).await;
     let deadline = Instant::now() + Duration::from_secs(30);
     let leader = loop {
         if let Some(m) = members.values().find(|m| m.edit_log.is_active()) {

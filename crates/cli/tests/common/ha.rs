@@ -78,8 +78,14 @@ pub fn site_properties(path: &Path) -> Vec<(String, String)> {
 }
 
 pub fn up_ha(restart_delay_s: u32) -> HaUp {
+    up_ha_with(restart_delay_s, &[])
+}
+
+/// As [`up_ha`], with more `-D KEY=VALUE` settings for every process.
+pub fn up_ha_with(restart_delay_s: u32, settings: &[&str]) -> HaUp {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(settings.iter().flat_map(|s| ["-D", s]))
         .args([
             "-D",
             "dfs.heartbeat.interval=1",
@@ -309,6 +315,21 @@ pub async fn exists_on_observer(addr: &str, path: &str, state_id: i64) -> bool {
             Err(e) => panic!("getFileInfo {path} on {addr}: {e}"),
         }
     }
+}
+
+/// How many lines of each NameNode's log contain `what`.
+pub fn log_lines(dir: &Path, what: &str) -> Vec<(String, usize)> {
+    ["nn1", "nn2", "nn3"]
+        .iter()
+        .map(|nn| {
+            let log = std::fs::read_to_string(dir.join("logs").join(format!("namenode-{nn}.log")))
+                .unwrap_or_default();
+            (
+                nn.to_string(),
+                log.lines().filter(|l| l.contains(what)).count(),
+            )
+        })
+        .collect()
 }
 
 /// Terms some NameNode logged "active for term T" in, with how many did.

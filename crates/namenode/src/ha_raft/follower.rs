@@ -60,6 +60,12 @@ impl AppliedEdits for NameNodeState {
             bm.ensure_block(b.id, b.gs, file);
         }
     }
+
+    fn replaced(&self, ns: &mut Namespace, txid: u64) {
+        crate::configure_namespace(&self.config, ns);
+        self.advance_state_id(TxId(txid));
+        settle_block_map(self, ns, "installing a Raft snapshot");
+    }
 }
 
 /// Settles what the NameNode keeps beside its namespace before it turns
@@ -68,28 +74,7 @@ pub fn take_over(state: &NameNodeState) {
     let Ok(ns) = state.namespace.read() else {
         fatal::stop("namespace lock poisoned (taking over as active)");
     };
-    let in_namespace = ns.all_blocks();
-    let known: HashSet<_> = in_namespace.iter().map(|(_, b)| b.id).collect();
-    {
-        let Ok(mut bm) = state.blocks.lock() else {
-            fatal::stop("block manager lock poisoned (taking over as active)");
-        };
-        for (file, b) in &in_namespace {
-            bm.ensure_block(b.id, b.gs, *file);
-        }
-        let gone: Vec<_> = bm
-            .block_ids()
-            .into_iter()
-            .filter(|id| !known.contains(id))
-            .collect();
-        if !gone.is_empty() {
-            info!(
-                blocks = gone.len(),
-                "forgetting blocks deleted while following"
-            );
-            bm.remove_blocks(&gone);
-        }
-    }
+    settle_block_map(state, &ns, "taking over as active");
     let mut leases = LeaseTable::default();
     let now = Instant::now();
     for file in ns.under_construction_ids() {
@@ -106,6 +91,32 @@ pub fn take_over(state: &NameNodeState) {
     // its thresholds stays in safe mode, as in HDFS.
     if state.startup_safe_mode.skip_extension() {
         info!("STATE* Safe mode is OFF: taking over as active with its thresholds met");
+    }
+}
+
+/// Makes the block map hold exactly the namespace's blocks: missing ones
+/// are added, blocks the namespace no longer has are forgotten (their
+/// replicas queued for deletion when active).
+fn settle_block_map(state: &NameNodeState, ns: &Namespace, doing: &str) {
+    let in_namespace = ns.all_blocks();
+    let known: HashSet<_> = in_namespace.iter().map(|(_, b)| b.id).collect();
+    let Ok(mut bm) = state.blocks.lock() else {
+        fatal::stop(&format!("block manager lock poisoned ({doing})"));
+    };
+    for (file, b) in &in_namespace {
+        bm.ensure_block(b.id, b.gs, *file);
+    }
+    let gone: Vec<_> = bm
+        .block_ids()
+        .into_iter()
+        .filter(|id| !known.contains(id))
+        .collect();
+    if !gone.is_empty() {
+        info!(
+            blocks = gone.len(),
+            "forgetting blocks the namespace no longer has ({doing})"
+        );
+        bm.remove_blocks(&gone);
     }
 }
 

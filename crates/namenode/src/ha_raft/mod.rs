@@ -11,8 +11,10 @@
 //! The Raft log lives in `<first name dir>/raft`. On its first start a
 //! member whose log is empty forms the group from the configured members
 //! (every member does, with the same membership, which openraft allows).
-//! Not yet: snapshots and purging (a restarted member applies its whole
-//! log again on top of its image), checkpoints, `-recover` of the Raft
+//! Every `cairn.namenode.raft.snapshot.entries` entries a member writes a
+//! snapshot (its checkpoint, in the Raft directory) and purges the log
+//! behind it; a restart starts from the snapshot. Not yet: segment files
+//! (the log file is compacted only at start-up), `-recover` of the Raft
 //! log, membership changes.
 
 pub mod follower;
@@ -70,7 +72,7 @@ pub async fn run(
     let hook = AppliedHook::default();
     let spec = MemberSpec {
         id: settings.id,
-        disk,
+        disk: disk.clone(),
         dir: first_dir.join("raft"),
         owner: ImageOwner {
             superuser: superuser.clone(),
@@ -79,9 +81,12 @@ pub async fn run(
         },
         timing: settings.timing.clone(),
         hook: hook.clone(),
+        base: base_image(&config, disk.clone(), &superuser),
+        snapshots: settings.snapshots,
     };
     let shared = Arc::new(RwLock::new(ns));
     let member = RaftMember::start_shared(spec, raft_listener, shared.clone(), last_txid).await?;
+    let last_txid = member.loaded_txid;
     let fresh = member.is_fresh().await?;
     if !fresh {
         // A member that comes back must not stand for election before it
@@ -139,6 +144,24 @@ pub async fn run(
     leadership.abort();
     member.shutdown().await;
     result
+}
+
+/// Loads the name directories' image again: the base of a member's
+/// first snapshot.
+fn base_image(
+    config: &NameNodeConfig,
+    disk: Arc<dyn Disk>,
+    superuser: &str,
+) -> crate::journal::raft::snapshot::BaseImage {
+    let dirs = config.name_dirs.clone();
+    let superuser = superuser.to_string();
+    let group = config.superuser_group.clone();
+    let limits = config.limits.clone();
+    Arc::new(move || {
+        let (_, ns, txid) = storage::load(disk.as_ref(), &dirs, &superuser, &group, limits.clone())
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok((ns, txid))
+    })
 }
 
 /// How long a returning member stays out of elections when it hears no

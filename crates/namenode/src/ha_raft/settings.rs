@@ -11,6 +11,7 @@ use std::time::Duration;
 use cairn_common::config::{ConfigError, Configuration, TimeUnit};
 
 use crate::journal::raft::member::MemberTiming;
+use crate::journal::raft::snapshot::SnapshotSettings;
 use crate::journal::raft::NodeId;
 
 /// Prefix of `cairn.namenode.raft-address.<ns>.<nn>`: where member `<nn>`
@@ -23,6 +24,10 @@ pub const CAIRN_RAFT_HEARTBEAT: &str = "cairn.namenode.raft.heartbeat-interval";
 /// Lowest election timeout, milliseconds (default 600; the highest is
 /// twice it).
 pub const CAIRN_RAFT_ELECTION_TIMEOUT: &str = "cairn.namenode.raft.election-timeout";
+/// Raft log entries between snapshots (checkpoints); 0 turns them off.
+pub const CAIRN_RAFT_SNAPSHOT_ENTRIES: &str = "cairn.namenode.raft.snapshot.entries";
+/// Raft log entries kept behind the newest snapshot.
+pub const CAIRN_RAFT_SNAPSHOT_KEEP: &str = "cairn.namenode.raft.snapshot.keep-entries";
 
 /// This NameNode's place in its Raft group.
 #[derive(Debug, Clone)]
@@ -36,6 +41,7 @@ pub struct RaftSettings {
     /// Every member's Raft address by node id, this one's included.
     pub members: BTreeMap<NodeId, String>,
     pub timing: MemberTiming,
+    pub snapshots: SnapshotSettings,
 }
 
 impl RaftSettings {
@@ -97,6 +103,11 @@ impl RaftSettings {
             TimeUnit::Milliseconds,
             Duration::from_millis(600),
         )?;
+        let defaults = SnapshotSettings::default();
+        let snapshots = SnapshotSettings {
+            every_entries: conf.get_u64(CAIRN_RAFT_SNAPSHOT_ENTRIES, defaults.every_entries)?,
+            keep_entries: conf.get_u64(CAIRN_RAFT_SNAPSHOT_KEEP, defaults.keep_entries)?,
+        };
         Ok(Some(Self {
             nameservice: ns,
             name: me,
@@ -107,6 +118,7 @@ impl RaftSettings {
                 election_min: election,
                 election_max: election * 2,
             },
+            snapshots,
         }))
     }
 

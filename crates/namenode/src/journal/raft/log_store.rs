@@ -13,7 +13,8 @@
 //! Entries are also kept in memory (the reader serves replication from
 //! there); the writing and syncing happen on a thread of their own
 //! ([`super::flusher`]). Not done yet: segment files (purging forgets
-//! entries but keeps their bytes) and `-recover`.
+//! entries but keeps their bytes until a start-up compacts the file) and
+//! `-recover`.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -44,6 +45,10 @@ const MAX_RECORD_LEN: usize = 64 * 1024 * 1024;
 /// The committed log id is only a hint (a lower one is safe: the leader
 /// tells the truth again), so it is written at most this often.
 const COMMITTED_EVERY: Duration = Duration::from_secs(1);
+
+/// Purged bytes at the head of the log file that make a start-up
+/// rewrite it without them.
+const COMPACT_AT: u64 = 4 * 1024 * 1024;
 
 const KIND_BLANK: u8 = 0;
 const KIND_NORMAL: u8 = 1;
@@ -208,6 +213,33 @@ fn torn_tail(data: &[u8], pos: usize) -> bool {
     )
 }
 
+/// Replaces the meta file in `dir` atomically (temp, fsync, rename,
+/// directory fsync).
+fn write_meta_file(disk: &dyn Disk, dir: &Path, meta: &Meta) -> io::Result<()> {
+    let bytes = serde_json::to_vec(meta).map_err(io::Error::other)?;
+    let tmp = dir.join(format!("{META_FILE}.tmp"));
+    let f = disk.create(&tmp)?;
+    f.write_all_at(&bytes, 0)?;
+    f.sync_all()?;
+    drop(f);
+    disk.rename(&tmp, &dir.join(META_FILE))?;
+    disk.sync_dir(dir)
+}
+
+/// Replaces the log file in `dir` by `records` (the ones kept after a
+/// purge): temp file, fsync, rename, directory fsync.
+fn compact(disk: &dyn Disk, dir: &Path, records: &[u8]) -> io::Result<()> {
+    let tmp = dir.join(format!("{LOG_FILE}.tmp"));
+    let f = disk.create(&tmp)?;
+    f.write_all_at(records, 0)?;
+    f.sync_all()?;
+    drop(f);
+    disk.rename(&tmp, &dir.join(LOG_FILE))?;
+    disk.sync_dir(dir)?;
+    tracing::info!(dir = %dir.display(), kept_bytes = records.len(), "Raft log file compacted after purging");
+    Ok(())
+}
+
 fn io_err(path: &Path, e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("{}: {e}", path.display()))
 }
@@ -220,9 +252,26 @@ impl RaftLogStore {
     /// I/O errors, a damaged meta file, or a damaged record that is not a
     /// torn tail (with file and offset).
     pub fn open(disk: Arc<dyn Disk>, dir: &Path, config: LogStoreConfig) -> io::Result<Self> {
+        Self::open_after(disk, dir, config, None)
+    }
+
+    /// As [`RaftLogStore::open`] for a member whose newest snapshot ends
+    /// at `snapshot`: records may then jump past the purge point to the
+    /// entry after the snapshot (a snapshot installed from the leader
+    /// before openraft purged what it replaced; a crash can fall in
+    /// between), and the records before the jump count as purged.
+    ///
+    /// # Errors
+    /// As [`RaftLogStore::open`].
+    pub fn open_after(
+        disk: Arc<dyn Disk>,
+        dir: &Path,
+        config: LogStoreConfig,
+        snapshot: Option<LogId>,
+    ) -> io::Result<Self> {
         disk.create_dir_all(dir)?;
         let meta_path = dir.join(META_FILE);
-        let meta: Meta = if disk.exists(&meta_path) {
+        let mut meta: Meta = if disk.exists(&meta_path) {
             let bytes = disk.read(&meta_path)?;
             serde_json::from_slice(&bytes).map_err(|e| io_err(&meta_path, e))?
         } else {
@@ -240,7 +289,8 @@ impl RaftLogStore {
         let mut offsets = BTreeMap::new();
         let mut pos = 0usize;
         let mut last: Option<u64> = None;
-        let purged = meta.purged.map(|p| p.index);
+        let mut purged = meta.purged.map(|p| p.index);
+        let mut meta_changed = false;
         loop {
             match decode_entry(&data[pos..]) {
                 Decoded::End => break,
@@ -248,8 +298,24 @@ impl RaftLogStore {
                     let index = entry.log_id.index;
                     // After a snapshot install the log may jump past the
                     // purge point; anywhere else indexes follow each other.
-                    let follows = last.is_none_or(|l| index == l + 1)
+                    let mut follows = last.is_none_or(|l| index == l + 1)
                         || purged.is_some_and(|p| index == p + 1);
+                    if let Some(s) = snapshot.filter(|s| {
+                        !follows
+                            && last
+                                .is_some_and(|l| index > l && s.index >= l && s.index + 1 >= index)
+                    }) {
+                        warn!(file = %path.display(), offset = pos, index, snapshot = %s,
+                            "the Raft log jumps past a snapshot installed before its purge was recorded");
+                        entries.clear();
+                        offsets.clear();
+                        if meta.purged.is_none_or(|p| p.index < s.index) {
+                            meta.purged = Some(s);
+                            purged = Some(s.index);
+                            meta_changed = true;
+                        }
+                        follows = true;
+                    }
                     if !follows {
                         return Err(io_err(
                             &path,
@@ -277,6 +343,17 @@ impl RaftLogStore {
                 }
             }
         }
+        // Purged records stay in the file until a start-up finds enough
+        // of them to rewrite it without.
+        if meta_changed {
+            write_meta_file(disk.as_ref(), dir, &meta)?;
+        }
+        let first_kept = offsets.values().next().copied().unwrap_or(pos as u64);
+        if meta.purged.is_some() && first_kept >= COMPACT_AT {
+            drop(file);
+            compact(disk.as_ref(), dir, &data[first_kept as usize..pos])?;
+            return Self::open_after(disk, dir, config, snapshot);
+        }
         let failed = Failed::default();
         let flusher = Flusher::start(
             file,
@@ -302,6 +379,16 @@ impl RaftLogStore {
     }
 }
 
+impl RaftLogStore {
+    /// The entries in `range` held now (purged ones are gone).
+    ///
+    /// # Errors
+    /// A poisoned lock.
+    pub fn entries<RB: RangeBounds<u64>>(&self, range: RB) -> Result<Vec<Entry>, StorageError> {
+        Ok(lock(&self.inner)?.read_range(range))
+    }
+}
+
 impl Inner {
     fn check(&self) -> io::Result<()> {
         match self.failed.lock().ok().and_then(|f| f.clone()) {
@@ -312,14 +399,7 @@ impl Inner {
 
     /// Replaces the meta file atomically.
     fn write_meta(&mut self) -> io::Result<()> {
-        let bytes = serde_json::to_vec(&self.meta).map_err(io::Error::other)?;
-        let tmp = self.dir.join(format!("{META_FILE}.tmp"));
-        let f = self.disk.create(&tmp)?;
-        f.write_all_at(&bytes, 0)?;
-        f.sync_all()?;
-        drop(f);
-        self.disk.rename(&tmp, &self.dir.join(META_FILE))?;
-        self.disk.sync_dir(&self.dir)
+        write_meta_file(self.disk.as_ref(), &self.dir, &self.meta)
     }
 
     fn fail(&mut self, e: &io::Error) -> StorageError {

@@ -1,6 +1,6 @@
 //! One NameNode as a member of the Raft group: its namespace, Raft log
-//! directory, state machine, edit log and the listener other members
-//! reach it on. Not wired into `cairn namenode` yet (RFC 0001 step 1).
+//! directory (log, vote, snapshot), state machine, edit log and the
+//! listener other members reach it on.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -16,6 +16,7 @@ use tokio::task::JoinHandle;
 use super::edit_log::RaftEditLog;
 use super::log_store::{LogStoreConfig, RaftLogStore};
 use super::network::{serve, NetworkFactory};
+use super::snapshot::{self, BaseImage, SnapshotSettings, SnapshotStore};
 use super::state_machine::{AppliedHook, ImageOwner, NamespaceStateMachine, Progress};
 use super::{NodeId, Raft};
 use crate::namespace::Namespace;
@@ -49,6 +50,10 @@ pub struct MemberSpec {
     pub timing: MemberTiming,
     /// What follows the edits this member applies from the log.
     pub hook: AppliedHook,
+    /// The image the namespace was formatted with (the base of the first
+    /// snapshot).
+    pub base: BaseImage,
+    pub snapshots: SnapshotSettings,
 }
 
 /// A running member.
@@ -57,17 +62,22 @@ pub struct RaftMember {
     pub raft: Raft,
     pub namespace: Arc<RwLock<Namespace>>,
     pub edit_log: Arc<RaftEditLog>,
+    /// The txid the namespace holds at start: its image's, or its
+    /// snapshot's when that is newer.
+    pub loaded_txid: u64,
     server: JoinHandle<()>,
 }
 
 impl RaftMember {
     /// Starts member `spec.id` with its Raft log in `spec.dir`, serving the other
     /// members on `listener`, over `namespace` (holding the edits up to
-    /// `txid`). A member whose log already has entries re-applies the
-    /// committed ones and rejoins the group it was part of.
+    /// `txid`). A member with a snapshot starts from it when it is newer;
+    /// one whose log has entries re-applies the committed ones after it
+    /// and rejoins the group it was part of.
     ///
     /// # Errors
-    /// A damaged Raft log or meta file, or a Raft configuration error.
+    /// A damaged Raft log, meta or snapshot file, a snapshot older than
+    /// the image, or a Raft configuration error.
     pub async fn start(
         spec: MemberSpec,
         listener: TcpListener,
@@ -95,24 +105,70 @@ impl RaftMember {
             owner,
             timing,
             hook,
+            base,
+            snapshots,
         } = spec;
+        let policy = match snapshots.every_entries {
+            0 => SnapshotPolicy::Never,
+            n => SnapshotPolicy::LogsSinceLast(n),
+        };
         let config = Config {
             cluster_name: "cairn".into(),
             heartbeat_interval: timing.heartbeat.as_millis() as u64,
             election_timeout_min: timing.election_min.as_millis() as u64,
             election_timeout_max: timing.election_max.as_millis() as u64,
-            // Snapshots (checkpoints) are not built from a leader's
-            // namespace yet; keeping the whole log lets a restarted or
-            // lagging member catch up from entries alone.
-            snapshot_policy: SnapshotPolicy::Never,
-            max_in_snapshot_log_to_keep: u64::MAX,
+            snapshot_policy: policy,
+            max_in_snapshot_log_to_keep: match snapshots.every_entries {
+                0 => u64::MAX,
+                _ => snapshots.keep_entries,
+            },
             ..Default::default()
         }
         .validate()
         .map_err(io::Error::other)?;
-        let store = RaftLogStore::open(disk, &dir, LogStoreConfig::default())?;
+        disk.create_dir_all(&dir)?;
+        let on_disk = snapshot::read_file(disk.as_ref(), &dir)?;
+        let store = RaftLogStore::open_after(
+            disk.clone(),
+            &dir,
+            LogStoreConfig::default(),
+            on_disk.as_ref().and_then(|(m, _)| m.last_log_id),
+        )?;
+        let snapshot_store = SnapshotStore {
+            disk,
+            dir: dir.clone(),
+            log: store.clone(),
+            base,
+            owner,
+        };
+        let mut txid = txid;
+        let snapshot = match on_disk {
+            Some((meta, image)) => {
+                let (ns, snap_txid) = snapshot_store.decode(&image)?;
+                if snap_txid < txid {
+                    return Err(io::Error::other(format!(
+                        "the Raft snapshot in {} is at txid {snap_txid}, behind the image's {txid}",
+                        dir.display()
+                    )));
+                }
+                *namespace
+                    .write()
+                    .map_err(|_| io::Error::other("namespace lock poisoned"))? = ns;
+                txid = snap_txid;
+                tracing::info!(snapshot = %meta.snapshot_id, txid, "namespace loaded from the Raft snapshot");
+                Some(meta)
+            }
+            None => None,
+        };
         let progress = Progress::new(txid);
-        let sm = NamespaceStateMachine::new(id, namespace.clone(), progress.clone(), owner, hook);
+        let sm = NamespaceStateMachine::new(
+            id,
+            namespace.clone(),
+            progress.clone(),
+            hook,
+            snapshot_store,
+            snapshot,
+        );
         let raft = Raft::new(id, Arc::new(config), NetworkFactory, store, sm)
             .await
             .map_err(io::Error::other)?;
@@ -123,6 +179,7 @@ impl RaftMember {
             raft,
             namespace,
             edit_log,
+            loaded_txid: txid,
             server,
         })
     }

@@ -84,11 +84,18 @@ async fn read_frame<T: DeserializeOwned>(stream: &mut TcpStream) -> io::Result<T
     })
 }
 
-/// Serves the Raft messages of `raft` on `listener` until aborted.
+/// Serves the Raft messages of `raft` on `listener` until aborted; the
+/// connections' tasks end with it (a member shut down in a process that
+/// goes on must not answer for a stopped Raft).
 pub fn serve(listener: TcpListener, raft: Raft) -> JoinHandle<()> {
     tokio::spawn(async move {
+        let mut connections = tokio::task::JoinSet::new();
         loop {
-            let (stream, peer) = match listener.accept().await {
+            let accepted = tokio::select! {
+                a = listener.accept() => a,
+                Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            };
+            let (stream, peer) = match accepted {
                 Ok(c) => c,
                 Err(e) => {
                     warn!(error = %e, "raft listener accept failed");
@@ -97,7 +104,7 @@ pub fn serve(listener: TcpListener, raft: Raft) -> JoinHandle<()> {
                 }
             };
             let raft = raft.clone();
-            tokio::spawn(async move {
+            connections.spawn(async move {
                 if let Err(e) = serve_connection(stream, raft).await {
                     debug!(%peer, error = %e, "raft connection closed");
                 }

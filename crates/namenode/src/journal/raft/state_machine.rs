@@ -10,11 +10,10 @@
 //! last txid applied to the namespace and the last committed one (the
 //! future state id of observer reads).
 //!
-//! Snapshots are images ([`crate::image::encode`]) of the namespace, kept
-//! in memory only. Building one is refused while the namespace holds edits
-//! past the last applied entry (a leader with edits in flight): the
-//! checkpoint from the previous image plus the log (RFC 0001) is not built
-//! yet, and the member runs with snapshots off so none is asked for.
+//! Snapshots are checkpoint images built from the previous one and the
+//! log ([`super::snapshot`]), kept on disk; installing one from the
+//! leader replaces the namespace and tells the NameNode around it
+//! ([`AppliedEdits::replaced`]).
 
 use std::io::Cursor;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,6 +23,7 @@ use openraft::storage::{RaftSnapshotBuilder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, SnapshotMeta, StorageIOError, StoredMembership};
 use tokio::sync::watch;
 
+use super::snapshot::{CurrentMeta, Meta, SnapshotStore};
 use super::{EditBatch, Entry, LogId, NodeId, StorageError, TypeConfig};
 use crate::journal::codec::{decode_record, Decoded};
 use crate::namespace::{Limits, Namespace};
@@ -60,6 +60,9 @@ impl Progress {
 /// namespace write lock, right after each edit is applied.
 pub trait AppliedEdits: Send + Sync {
     fn applied(&self, ns: &Namespace, txid: u64, edit: &crate::namespace::Edit);
+    /// The namespace was replaced by a snapshot at `txid` from the leader
+    /// (called under the namespace write lock, before anything reads it).
+    fn replaced(&self, ns: &mut Namespace, txid: u64);
 }
 
 /// Where the [`AppliedEdits`] of a member is set once the NameNode around
@@ -72,12 +75,6 @@ pub struct ImageOwner {
     pub superuser: String,
     pub supergroup: String,
     pub limits: Limits,
-}
-
-#[derive(Clone)]
-struct StoredSnapshot {
-    meta: SnapshotMeta<NodeId, openraft::BasicNode>,
-    data: Vec<u8>,
 }
 
 /// Applied state, shared with the snapshot builder.
@@ -99,9 +96,10 @@ pub struct NamespaceStateMachine {
     /// the image already, whoever proposed them.
     loaded_txid: u64,
     hook: AppliedHook,
-    owner: ImageOwner,
     applied: Arc<RwLock<Applied>>,
-    snapshot: Arc<RwLock<Option<StoredSnapshot>>>,
+    snapshots: SnapshotStore,
+    /// The snapshot on disk.
+    current: CurrentMeta,
 }
 
 fn sm_error(e: impl std::fmt::Display) -> StorageError {
@@ -109,29 +107,35 @@ fn sm_error(e: impl std::fmt::Display) -> StorageError {
 }
 
 impl NamespaceStateMachine {
-    /// The state machine of member `id` over `ns`, whose edits up to `progress.applied_txid`
-    /// are already in it.
+    /// The state machine of member `id` over `ns`, whose edits up to
+    /// `progress.applied_txid` are already in it; `snapshot` is the
+    /// snapshot on disk the namespace was loaded from, if any.
     pub fn new(
         id: NodeId,
         ns: Arc<RwLock<Namespace>>,
         progress: Arc<Progress>,
-        owner: ImageOwner,
         hook: AppliedHook,
+        snapshots: SnapshotStore,
+        snapshot: Option<Meta>,
     ) -> Self {
         let txid = progress.applied_txid.load(Ordering::Acquire);
+        let (last, membership) = match &snapshot {
+            Some(m) => (m.last_log_id, m.last_membership.clone()),
+            None => (None, Membership::default()),
+        };
         Self {
             id,
             ns,
             progress,
             loaded_txid: txid,
             hook,
-            owner,
             applied: Arc::new(RwLock::new(Applied {
-                last: None,
-                membership: Membership::default(),
+                last,
+                membership,
                 txid,
             })),
-            snapshot: Arc::new(RwLock::new(None)),
+            snapshots,
+            current: Arc::new(RwLock::new(snapshot)),
         }
     }
 
@@ -242,11 +246,12 @@ impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
     }
 
     async fn get_snapshot_builder(&mut self) -> Self::SnapshotBuilder {
+        // Called between applies: `applied` is where the snapshot will be.
+        let target = self.applied.read().map(|a| a.clone()).ok();
         SnapshotBuilder {
-            ns: self.ns.clone(),
-            progress: self.progress.clone(),
-            applied: self.applied.clone(),
-            snapshot: self.snapshot.clone(),
+            store: self.snapshots.clone(),
+            target,
+            current: self.current.clone(),
         }
     }
 
@@ -256,18 +261,29 @@ impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
 
     async fn install_snapshot(
         &mut self,
-        meta: &SnapshotMeta<NodeId, openraft::BasicNode>,
+        meta: &Meta,
         snapshot: Box<Cursor<Vec<u8>>>,
     ) -> Result<(), StorageError> {
-        let data = snapshot.into_inner();
-        let o = &self.owner;
-        let (loaded, txid) =
-            crate::image::decode(&data, &o.superuser, &o.supergroup, o.limits.clone())
-                .map_err(|e| sm_error(format!("snapshot {}: {e}", meta.snapshot_id)))?;
+        let image = snapshot.into_inner();
+        let store = self.snapshots.clone();
+        let m = meta.clone();
+        // Decode and persist first: once this returns, openraft purges
+        // the log the snapshot replaces.
+        let (loaded, txid) = tokio::task::spawn_blocking(move || {
+            let loaded = store.decode(&image)?;
+            store.write(&m, &image)?;
+            Ok::<_, std::io::Error>(loaded)
+        })
+        .await
+        .map_err(sm_error)?
+        .map_err(|e| sm_error(format!("snapshot {}: {e}", meta.snapshot_id)))?;
         {
             let mut ns = self.ns.write().map_err(|_| sm_error("poisoned"))?;
             *ns = loaded;
             self.progress.applied_txid.store(txid, Ordering::Release);
+            if let Some(hook) = self.hook.get() {
+                hook.replaced(&mut ns, txid);
+            }
         }
         *self.applied.write().map_err(|_| sm_error("poisoned"))? = Applied {
             last: meta.last_log_id,
@@ -275,70 +291,69 @@ impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
             txid,
         };
         self.progress.committed_txid.send_replace(txid);
-        *self.snapshot.write().map_err(|_| sm_error("poisoned"))? = Some(StoredSnapshot {
-            meta: meta.clone(),
-            data,
-        });
+        *self.current.write().map_err(|_| sm_error("poisoned"))? = Some(meta.clone());
+        tracing::info!(snapshot = %meta.snapshot_id, txid, "Raft snapshot from the leader installed");
         Ok(())
     }
 
     async fn get_current_snapshot(&mut self) -> Result<Option<Snapshot<TypeConfig>>, StorageError> {
-        let s = self.snapshot.read().map_err(|_| sm_error("poisoned"))?;
-        Ok(s.as_ref().map(|s| Snapshot {
-            meta: s.meta.clone(),
-            snapshot: Box::new(Cursor::new(s.data.clone())),
+        let store = self.snapshots.clone();
+        let found = tokio::task::spawn_blocking(move || store.read())
+            .await
+            .map_err(sm_error)?
+            .map_err(|e| StorageError::from(StorageIOError::read_snapshot(None, &e)))?;
+        Ok(found.map(|(meta, image)| Snapshot {
+            meta,
+            snapshot: Box::new(Cursor::new(image)),
         }))
     }
 }
 
-/// Builds an image of the namespace at the last applied entry.
+/// Builds the snapshot at the state machine's last applied entry (when it
+/// was handed out), from the previous snapshot and the log.
 pub struct SnapshotBuilder {
-    ns: Arc<RwLock<Namespace>>,
-    progress: Arc<Progress>,
-    applied: Arc<RwLock<Applied>>,
-    snapshot: Arc<RwLock<Option<StoredSnapshot>>>,
+    store: SnapshotStore,
+    target: Option<Applied>,
+    current: CurrentMeta,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
     async fn build_snapshot(&mut self) -> Result<Snapshot<TypeConfig>, StorageError> {
-        let (applied, data) = {
-            // The namespace lock first, as the state machine takes it:
-            // with it held nothing is applied, so both agree.
-            let ns = self.ns.read().map_err(|_| sm_error("poisoned"))?;
-            let applied = self
-                .applied
-                .read()
-                .map_err(|_| sm_error("poisoned"))?
-                .clone();
-            let in_ns = self.progress.applied_txid.load(Ordering::Acquire);
-            if in_ns != applied.txid {
-                return Err(
-                    StorageIOError::read_state_machine(&std::io::Error::other(format!(
-                        "the namespace holds txid {in_ns}, past the last applied entry's {}: \
-                     snapshots of a leader with edits in flight need the checkpoint builder",
-                        applied.txid
-                    )))
-                    .into(),
-                );
-            }
-            (applied.clone(), crate::image::encode(&ns, applied.txid))
+        let Some(applied) = self.target.clone() else {
+            return Err(sm_error("poisoned"));
         };
         let id = match applied.last {
             Some(l) => format!("{}-{}-{}", l.leader_id.term, l.index, applied.txid),
             None => format!("0-0-{}", applied.txid),
         };
-        let meta = SnapshotMeta {
+        let target = SnapshotMeta {
             last_log_id: applied.last,
             last_membership: applied.membership,
             snapshot_id: id,
         };
-        *self.snapshot.write().map_err(|_| sm_error("poisoned"))? = Some(StoredSnapshot {
-            meta: meta.clone(),
-            data: data.clone(),
-        });
+        let store = self.store.clone();
+        let started = std::time::Instant::now();
+        let (meta, image) = tokio::task::spawn_blocking(move || store.build(target, applied.txid))
+            .await
+            .map_err(sm_error)??;
+        tracing::info!(
+            snapshot = %meta.snapshot_id,
+            bytes = image.len(),
+            took_ms = started.elapsed().as_millis() as u64,
+            "Raft snapshot (checkpoint) written"
+        );
+        {
+            let mut current = self.current.write().map_err(|_| sm_error("poisoned"))?;
+            if current
+                .as_ref()
+                .is_none_or(|c| c.last_log_id <= meta.last_log_id)
+            {
+                *current = Some(meta.clone());
+            }
+        }
         Ok(Snapshot {
             meta,
-            snapshot: Box::new(Cursor::new(data)),
+            snapshot: Box::new(Cursor::new(image)),
         })
     }
 }

@@ -9,6 +9,7 @@ use openraft::testing::{StoreBuilder, Suite};
 use openraft::{EntryPayload, LeaderId};
 
 use super::log_store::{LogStoreConfig, RaftLogStore, LOG_FILE};
+use super::snapshot::{empty_base, SnapshotStore};
 use super::state_machine::{AppliedHook, ImageOwner, NamespaceStateMachine, Progress};
 use super::{EditBatch, Entry, LogId, StorageError, TypeConfig, Vote};
 use crate::namespace::{Limits, Namespace};
@@ -35,12 +36,20 @@ impl StoreBuilder<TypeConfig, RaftLogStore, NamespaceStateMachine, tempfile::Tem
         let store = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default())
             .expect("open raft log");
         let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
+        let snapshots = SnapshotStore {
+            disk: disk(),
+            dir: dir.path().to_path_buf(),
+            log: store.clone(),
+            base: empty_base(&owner()),
+            owner: owner(),
+        };
         let sm = NamespaceStateMachine::new(
             1,
             Arc::new(RwLock::new(ns)),
             Progress::new(0),
-            owner(),
             AppliedHook::default(),
+            snapshots,
+            None,
         );
         Ok((dir, store, sm))
     }
@@ -173,12 +182,21 @@ async fn state_machine_applies_others_skips_its_own_and_refuses_divergence() {
         Limits::default(),
     )));
     let progress = Progress::new(0);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let snapshots = SnapshotStore {
+        disk: disk(),
+        dir: dir.path().to_path_buf(),
+        log: RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open"),
+        base: empty_base(&owner()),
+        owner: owner(),
+    };
     let mut sm = NamespaceStateMachine::new(
         1,
         ns.clone(),
         progress.clone(),
-        owner(),
         AppliedHook::default(),
+        snapshots,
+        None,
     );
     let exists = |p: &str| {
         ns.read()
@@ -220,4 +238,106 @@ async fn state_machine_applies_others_skips_its_own_and_refuses_divergence() {
     assert!(err.is_err());
     assert!(progress.diverged.load(Ordering::Acquire));
     assert!(!exists("/d"));
+}
+
+#[test]
+fn snapshot_file_round_trips_and_refuses_damage() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open");
+    let store = SnapshotStore {
+        disk: disk(),
+        dir: dir.path().to_path_buf(),
+        log,
+        base: empty_base(&owner()),
+        owner: owner(),
+    };
+    assert!(store.read().expect("read").is_none());
+    let meta = openraft::SnapshotMeta {
+        last_log_id: Some(LogId::new(LeaderId::new(2, 1), 7)),
+        last_membership: openraft::StoredMembership::default(),
+        snapshot_id: "2-7-40".into(),
+    };
+    let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
+    let image = crate::image::encode(&ns, 40);
+    store.write(&meta, &image).expect("write");
+    let (m, i) = store.read().expect("read").expect("a snapshot");
+    assert_eq!(m, meta);
+    assert_eq!(i, image);
+    assert_eq!(store.decode(&i).expect("decode").1, 40);
+
+    let path = dir.path().join(super::snapshot::SNAPSHOT_FILE);
+    let mut data = std::fs::read(&path).expect("read file");
+    let mid = data.len() / 2;
+    data[mid] ^= 0x40;
+    std::fs::write(&path, &data).expect("write file");
+    let e = store.read().expect_err("damage is refused");
+    assert!(e.to_string().contains("checksum mismatch"), "{e}");
+}
+
+#[tokio::test]
+async fn a_start_rewrites_the_log_file_without_purged_records() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join(LOG_FILE);
+    {
+        let mut s =
+            RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open");
+        // 60 entries of 100 KiB: 6 MB, most of it purged below.
+        append(
+            &mut s,
+            (1..=60)
+                .map(|i| entry(1, i, &vec![i as u8; 100 * 1024]))
+                .collect(),
+        )
+        .await;
+        s.purge(LogId::new(LeaderId::new(1, 1), 50))
+            .await
+            .expect("purge");
+        assert_eq!(indexes(&mut s).await, (51..=60).collect::<Vec<_>>());
+    }
+    let before = std::fs::metadata(&path).expect("stat").len();
+    let mut s = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("reopen");
+    let after = std::fs::metadata(&path).expect("stat").len();
+    assert!(after < before / 2, "{before} bytes -> {after}");
+    assert_eq!(indexes(&mut s).await, (51..=60).collect::<Vec<_>>());
+    let got = s.try_get_log_entries(55..56).await.expect("read");
+    let EntryPayload::Normal(b) = &got[0].payload else {
+        panic!("not a normal entry");
+    };
+    assert_eq!(b.records, vec![55u8; 100 * 1024]);
+    // Appends go on after the rewritten records, and survive a reopen.
+    append(&mut s, vec![entry(1, 61, b"next")]).await;
+    drop(s);
+    let mut s = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("reopen");
+    assert_eq!(indexes(&mut s).await, (51..=61).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn a_jump_past_an_installed_snapshot_reads_as_purged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    {
+        let mut s =
+            RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open");
+        append(&mut s, (1..=5).map(|i| entry(1, i, b"old")).collect()).await;
+        // A snapshot up to 9 was installed; entries after it arrived
+        // before openraft recorded the purge (a crash in between).
+        append(&mut s, (10..=12).map(|i| entry(2, i, b"new")).collect()).await;
+    }
+    let e = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default())
+        .err()
+        .expect("a jump without a snapshot is damage");
+    assert!(e.to_string().contains("has index 10 after Some(5)"), "{e}");
+    // A snapshot that does not reach the jump explains nothing.
+    let short = Some(LogId::new(LeaderId::new(1, 1), 7));
+    assert!(
+        RaftLogStore::open_after(disk(), dir.path(), LogStoreConfig::default(), short).is_err()
+    );
+    let snap = LogId::new(LeaderId::new(2, 1), 9);
+    for _ in 0..2 {
+        let mut s =
+            RaftLogStore::open_after(disk(), dir.path(), LogStoreConfig::default(), Some(snap))
+                .expect("open after the snapshot");
+        assert_eq!(indexes(&mut s).await, vec![10, 11, 12]);
+        let state = s.get_log_state().await.expect("state");
+        assert_eq!(state.last_purged_log_id, Some(snap));
+    }
 }
