@@ -208,6 +208,18 @@ async fn run_namenode(
                 _ => cairn_namenode::storage::RecoveryChoice::Quit,
             }
         };
+        if config.raft.is_some() {
+            let done = cairn_namenode::ha_raft::recover_log(&config, &mut ask)?;
+            match done.saved_in {
+                Some(saved) => println!(
+                    "Recovered the Raft log up to entry {}; this NameNode gets the rest from its group when it starts; the damaged log is kept in {}",
+                    done.last_kept.map_or("none".to_string(), |i| i.to_string()),
+                    saved.display()
+                ),
+                None => println!("The Raft log needs no recovery"),
+            }
+            return Ok(());
+        }
         let last = cairn_namenode::storage::recover(
             &cairn_common::disk::RealDisk,
             &config.name_dirs,

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use cairn_common::disk::RealDisk;
 use cairn_namenode::journal::raft::member::RaftMember;
 use cairn_namenode::journal::raft::snapshot::SnapshotSettings;
 use cairn_namenode::journal::EditLog;
@@ -281,6 +282,60 @@ async fn snapshots_purge_the_log_and_catch_up_a_member_left_behind() {
         assert!(m.loaded_txid >= 100, "member {id} loaded {}", m.loaded_txid);
     }
     mkdir_everywhere(&members, "/d", &mut paths).await;
+    for (_, m) in members {
+        m.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_leader_recovered_from_a_damaged_log_follows_and_catches_up() {
+    use cairn_namenode::journal::raft::recovery;
+    use cairn_namenode::namespace::{Limits, Namespace};
+    use cairn_namenode::storage::RecoveryChoice;
+    let root = tempfile::tempdir().expect("tempdir");
+    let (members, addrs) = group(root.path(), SnapshotSettings::default()).await;
+    let leader = active(&members).await;
+    let mut paths: Vec<String> = Vec::new();
+    for i in 0..30 {
+        mkdir_everywhere(&members, &format!("/r/d{i}"), &mut paths).await;
+    }
+    // The whole group stops, the leader's log damaged in the middle: a
+    // normal start refuses it.
+    for (_, m) in members {
+        m.shutdown().await;
+    }
+    let dir = root.path().join(format!("nn{leader}"));
+    let log = dir.join("raft-log");
+    let mut data = std::fs::read(&log).expect("read log");
+    let end = data.iter().rposition(|b| *b != 0).expect("records") + 1;
+    data[end / 2] ^= 0xff;
+    std::fs::write(&log, &data).expect("write log");
+    let l = TcpListener::bind(&addrs[&leader]).await.expect("rebind");
+    let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
+    let spec = common::spec_with(leader, root.path(), SnapshotSettings::default());
+    assert!(
+        RaftMember::start(spec, l, ns, 0).await.is_err(),
+        "a damaged log is refused"
+    );
+
+    // Recovered, it keeps what precedes the damage; back with the others
+    // it must not lead its old term again with a shorter log (it would
+    // overwrite entries the others hold): it follows and catches up.
+    let done =
+        recovery::recover(&RealDisk, &dir, &mut |_: &str| RecoveryChoice::Stop).expect("recover");
+    let kept = done.last_kept.expect("entries before the damage");
+    assert!(done.saved_in.is_some());
+    let mut members = BTreeMap::new();
+    for (id, addr) in &addrs {
+        let l = TcpListener::bind(addr).await.expect("rebind");
+        let m = start_with(*id, root.path(), l, SnapshotSettings::default()).await;
+        if *id == leader {
+            let last = m.raft.metrics().borrow().last_log_index.unwrap_or(0);
+            assert!(last <= kept, "it starts with {last}, kept {kept}");
+        }
+        members.insert(*id, m);
+    }
+    mkdir_everywhere(&members, "/t", &mut paths).await;
     for (_, m) in members {
         m.shutdown().await;
     }

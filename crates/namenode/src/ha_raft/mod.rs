@@ -13,9 +13,9 @@
 //! (every member does, with the same membership, which openraft allows).
 //! Every `cairn.namenode.raft.snapshot.entries` entries a member writes a
 //! snapshot (its checkpoint, in the Raft directory) and purges the log
-//! behind it; a restart starts from the snapshot. Not yet: segment files
-//! (the log file is compacted only at start-up), `-recover` of the Raft
-//! log, membership changes.
+//! behind it; a restart starts from the snapshot. `-recover` cuts a damaged
+//! Raft log ([`recover_log`]). Not yet: segment files (the log file is
+//! compacted only at start-up), membership changes.
 
 pub mod follower;
 pub mod settings;
@@ -144,6 +144,25 @@ pub async fn run(
     leadership.abort();
     member.shutdown().await;
     result
+}
+
+/// `cairn namenode -recover` on a member: recovers its Raft log
+/// ([`crate::journal::raft::recovery`]), asking `decide` at damage.
+///
+/// # Errors
+/// No metadata directory, I/O errors, or the operator quitting.
+pub fn recover_log(
+    config: &NameNodeConfig,
+    decide: &mut dyn FnMut(&str) -> crate::storage::RecoveryChoice,
+) -> Result<crate::journal::raft::recovery::Recovered, NameNodeError> {
+    let Some(first_dir) = config.name_dirs.first() else {
+        return Err(storage::StorageError::NotFormatted(String::new()).into());
+    };
+    Ok(crate::journal::raft::recovery::recover(
+        &RealDisk,
+        &first_dir.join("raft"),
+        decide,
+    )?)
 }
 
 /// Loads the name directories' image again: the base of a member's

@@ -18,7 +18,7 @@ fn owner() -> ImageOwner {
     }
 }
 
-fn spec_with(id: u64, root: &std::path::Path, snapshots: SnapshotSettings) -> MemberSpec {
+pub fn spec_with(id: u64, root: &std::path::Path, snapshots: SnapshotSettings) -> MemberSpec {
     MemberSpec {
         id,
         disk: Arc::new(RealDisk),

@@ -73,10 +73,10 @@ impl Default for LogStoreConfig {
 }
 
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
-struct Meta {
-    vote: Option<Vote>,
-    committed: Option<LogId>,
-    purged: Option<LogId>,
+pub(super) struct Meta {
+    pub(super) vote: Option<Vote>,
+    pub(super) committed: Option<LogId>,
+    pub(super) purged: Option<LogId>,
 }
 
 struct Inner {
@@ -138,7 +138,7 @@ fn encode_entry(out: &mut Vec<u8>, entry: &Entry) -> io::Result<()> {
     Ok(())
 }
 
-enum Decoded {
+pub(super) enum Decoded {
     Record(Entry, usize),
     End,
     Damaged(String),
@@ -150,7 +150,7 @@ fn be_u64(b: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(x)
 }
 
-fn decode_entry(buf: &[u8]) -> Decoded {
+pub(super) fn decode_entry(buf: &[u8]) -> Decoded {
     if buf.len() < 4 {
         return if buf.iter().all(|b| *b == 0) {
             Decoded::End
@@ -201,7 +201,7 @@ fn decode_entry(buf: &[u8]) -> Decoded {
 /// zeros follows the record's claimed end, or a whole sector within it is
 /// still zeros (a lost sector, unlike a flipped bit) and nothing but zeros
 /// lies further than one flush from it.
-fn torn_tail(data: &[u8], pos: usize) -> bool {
+pub(super) fn torn_tail(data: &[u8], pos: usize) -> bool {
     crate::storage::is_torn_tail(
         data,
         pos,
@@ -215,7 +215,7 @@ fn torn_tail(data: &[u8], pos: usize) -> bool {
 
 /// Replaces the meta file in `dir` atomically (temp, fsync, rename,
 /// directory fsync).
-fn write_meta_file(disk: &dyn Disk, dir: &Path, meta: &Meta) -> io::Result<()> {
+pub(super) fn write_meta_file(disk: &dyn Disk, dir: &Path, meta: &Meta) -> io::Result<()> {
     let bytes = serde_json::to_vec(meta).map_err(io::Error::other)?;
     let tmp = dir.join(format!("{META_FILE}.tmp"));
     let f = disk.create(&tmp)?;

@@ -23,6 +23,7 @@ mod flusher;
 pub mod log_store;
 pub mod member;
 pub mod network;
+pub mod recovery;
 pub mod snapshot;
 pub mod state_machine;
 #[cfg(test)]

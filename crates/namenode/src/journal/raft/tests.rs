@@ -8,7 +8,7 @@ use openraft::storage::{RaftLogReader, RaftLogStorage};
 use openraft::testing::{StoreBuilder, Suite};
 use openraft::{EntryPayload, LeaderId};
 
-use super::log_store::{LogStoreConfig, RaftLogStore, LOG_FILE};
+use super::log_store::{LogStoreConfig, RaftLogStore, HEADER_LEN, LOG_FILE};
 use super::snapshot::{empty_base, SnapshotStore};
 use super::state_machine::{AppliedHook, ImageOwner, NamespaceStateMachine, Progress};
 use super::{EditBatch, Entry, LogId, StorageError, TypeConfig, Vote};
@@ -340,4 +340,67 @@ async fn a_jump_past_an_installed_snapshot_reads_as_purged() {
         let state = s.get_log_state().await.expect("state");
         assert_eq!(state.last_purged_log_id, Some(snap));
     }
+}
+
+#[tokio::test]
+async fn recovery_cuts_the_log_at_damage_and_keeps_the_old_one() {
+    use super::recovery::recover;
+    use crate::storage::RecoveryChoice;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let record = HEADER_LEN + 1 + 64;
+    {
+        let mut s =
+            RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open");
+        append(&mut s, (1..=5).map(|i| entry(1, i, &[7u8; 64])).collect()).await;
+        s.save_committed(Some(LogId::new(LeaderId::new(1, 1), 5)))
+            .await
+            .expect("committed");
+        let mut led = Vote::new(1, 1);
+        led.commit();
+        s.save_vote(&led).await.expect("vote");
+    }
+    let path = dir.path().join(LOG_FILE);
+    let mut data = std::fs::read(&path).expect("read log");
+    // Damage the third record's payload.
+    data[2 * record + 40] ^= 0xff;
+    std::fs::write(&path, &data).expect("write");
+    assert!(RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).is_err());
+
+    // Quitting changes nothing.
+    let mut asked = Vec::new();
+    let e = recover(disk().as_ref(), dir.path(), &mut |q: &str| {
+        asked.push(q.to_string());
+        RecoveryChoice::Quit
+    })
+    .expect_err("quit");
+    assert!(e.to_string().contains("given up"), "{e}");
+    assert!(
+        asked[0].contains(&format!("offset {}", 2 * record)),
+        "{asked:?}"
+    );
+    assert_eq!(std::fs::read(&path).expect("read"), data);
+
+    let done = recover(disk().as_ref(), dir.path(), &mut |_: &str| {
+        RecoveryChoice::Stop
+    })
+    .expect("recover");
+    assert_eq!(done.last_kept, Some(2));
+    let saved = done.saved_in.expect("old log kept");
+    assert_eq!(std::fs::read(saved.join(LOG_FILE)).expect("saved"), data);
+    let mut s = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open");
+    assert_eq!(indexes(&mut s).await, vec![1, 2]);
+    assert_eq!(
+        s.read_committed()
+            .await
+            .expect("committed")
+            .map(|c| c.index),
+        Some(2),
+        "the committed hint is lowered to what is left"
+    );
+    let vote = s.read_vote().await.expect("vote").expect("a vote");
+    assert_eq!(vote.leader_id().term, 1, "the term is kept");
+    assert!(
+        !vote.is_committed(),
+        "but it does not lead again on its own"
+    );
 }
