@@ -11,6 +11,7 @@
 //! `-transitionTo...`, `-failover`, `-checkHealth`) in `admin/ha.rs`.
 
 mod ha;
+mod members;
 mod quota;
 mod storage_policy;
 
@@ -42,7 +43,7 @@ fn state_name(s: Option<i32>) -> &'static str {
 }
 
 /// Runs `cairn admin ARGS`; returns the exit code.
-const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>... | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to> | -listPolicies | -setStoragePolicy -path <path> -policy <policy> | -getStoragePolicy -path <path> | -unsetStoragePolicy -path <path> | -getServiceState <serviceId> | -checkHealth <serviceId> | -transitionToActive <serviceId> | -transitionToStandby <serviceId> | -transitionToObserver <serviceId> | -failover [--forceactive] <serviceId> <serviceId>";
+const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>... | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to> | -listPolicies | -setStoragePolicy -path <path> -policy <policy> | -getStoragePolicy -path <path> | -unsetStoragePolicy -path <path> | -getServiceState <serviceId> | -checkHealth <serviceId> | -transitionToActive <serviceId> | -transitionToStandby <serviceId> | -transitionToObserver <serviceId> | -failover [--forceactive] <serviceId> <serviceId> | -addNameNode <nnId> | -removeNameNode <nnId>";
 
 /// `-safemode ACTION`, as `hdfs dfsadmin -safemode`: prints "Safe mode is
 /// ON|OFF"; `wait` polls until it is off.
@@ -101,6 +102,7 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
     while let Some(a) = it.next() {
         match a.as_str() {
             h if ha::is_command(h) => return ha::run(&conf, h, it.collect()).await,
+            m if members::is_command(m) => return members::run(&conf, m, it.collect()).await,
             q if quota::is_quota_command(q) || storage_policy::is_command(q) => {
                 rest_args = it.by_ref().collect();
                 cmd = Some(a);

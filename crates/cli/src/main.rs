@@ -5,6 +5,7 @@
 mod admin;
 mod admin_snapshot;
 mod bench;
+mod bootstrap;
 mod dfs;
 mod fsck;
 mod logging;
@@ -55,6 +56,12 @@ enum Command {
         /// `-recover` is accepted too).
         #[arg(long)]
         recover: bool,
+        /// A new member of a Raft nameservice: format the directories
+        /// with the namespace identity another NameNode of the nameservice
+        /// reports and exit; its first start waits for `cairn admin
+        /// -addNameNode` (Hadoop's `-bootstrapStandby` is accepted too).
+        #[arg(long)]
+        bootstrap_standby: bool,
         /// Address to serve RPC on (default: dfs.namenode.rpc-address,
         /// else fs.defaultFS, else 127.0.0.1:8020). Port 0 picks a free port.
         #[arg(long, value_name = "HOST:PORT")]
@@ -172,6 +179,14 @@ fn shutdown_on_signals(token: CancellationToken) {
     });
 }
 
+/// Directories as `a,b,c`.
+fn dir_list(dirs: &[PathBuf]) -> String {
+    dirs.iter()
+        .map(|d| d.display().to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 async fn run_namenode(
     mut conf: Configuration,
     dir: Option<String>,
@@ -235,12 +250,7 @@ async fn run_namenode(
         let info = cairn_namenode::format(&config, force)?;
         println!(
             "Formatted {} (cluster {}, block pool {})",
-            config
-                .name_dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(","),
+            dir_list(&config.name_dirs),
             info.cluster_id,
             info.block_pool_id
         );
@@ -378,6 +388,7 @@ fn main() -> ExitCode {
         "-format" if is_namenode => "--format".to_string(),
         "-force" if is_namenode => "--force".to_string(),
         "-recover" if is_namenode => "--recover".to_string(),
+        "-bootstrapStandby" if is_namenode => "--bootstrap-standby".to_string(),
         _ => a,
     });
     let cli = Cli::parse_from(args);
@@ -505,11 +516,15 @@ fn main() -> ExitCode {
             format,
             force,
             recover,
+            bootstrap_standby,
             rpc_address,
             http_address,
         } => {
             init_tracing();
             let result = load_conf(&cli).and_then(|conf| {
+                if *bootstrap_standby {
+                    return runtime.block_on(bootstrap::run(conf, dir.clone(), *force));
+                }
                 runtime.block_on(run_namenode(
                     conf,
                     dir.clone(),

@@ -14,8 +14,10 @@
 //! Every `cairn.namenode.raft.snapshot.entries` entries a member writes a
 //! snapshot (its checkpoint, in the Raft directory) and purges the log
 //! behind it; a restart starts from the snapshot. `-recover` cuts a damaged
-//! Raft log ([`recover_log`]). Not yet: segment files (the log file is
-//! compacted only at start-up), membership changes.
+//! Raft log ([`recover_log`]). A member formatted by
+//! [`bootstrap_standby`] waits to be added (`cairn admin -addNameNode`,
+//! [`crate::journal::raft::membership`]). Not yet: segment files (the log
+//! file is compacted only at start-up).
 
 pub mod follower;
 pub mod settings;
@@ -97,13 +99,24 @@ pub async fn run(
         member.raft.runtime_config().elect(false);
         tokio::spawn(allow_elections(member.raft.clone(), settings.id));
     }
-    if fresh {
+    let joining_marker = first_dir.join("raft").join(JOINING);
+    let joining = disk.exists(&joining_marker);
+    if fresh && joining {
+        info!(
+            "joining the Raft group of nameservice {}: waiting to be added (cairn admin -addNameNode {})",
+            settings.nameservice, settings.name
+        );
+    } else if fresh {
         info!(members = ?settings.members, "forming the Raft group of nameservice {}", settings.nameservice);
         // Every new member does this with the same membership; a member
         // that heard from another first is initialized already.
         if let Err(e) = member.initialize(&settings.members).await {
             info!(error = %e, "Raft group not formed here (another member did)");
         }
+    }
+    if !fresh && joining {
+        // Part of the group now: a later start is an ordinary one.
+        disk.remove_file(&joining_marker)?;
     }
     // Not active until Raft says so; observers stay observers.
     let follower_state = match config.ha_initial_state {
@@ -144,6 +157,41 @@ pub async fn run(
     leadership.abort();
     member.shutdown().await;
     result
+}
+
+/// Marks a member formatted by `-bootstrapStandby`: its first start waits
+/// to be added to the group instead of forming one.
+pub const JOINING: &str = "JOINING";
+
+/// Formats the metadata directories of a new member of an existing Raft
+/// nameservice with `info` (the namespace identity the group's active
+/// reports) and an empty namespace, and marks it as joining: it gets the
+/// namespace from the group's snapshot and log once added.
+///
+/// # Errors
+/// I/O errors, or directories formatted already (unless `force`).
+pub fn bootstrap_standby(
+    config: &NameNodeConfig,
+    info: &storage::VersionInfo,
+    force: bool,
+) -> Result<(), NameNodeError> {
+    let Some(first_dir) = config.name_dirs.first() else {
+        return Err(storage::StorageError::NotFormatted(String::new()).into());
+    };
+    let superuser = UserDirectory::current_user();
+    let ns = crate::namespace::Namespace::new(
+        &superuser,
+        &config.superuser_group,
+        info.created_ms,
+        config.limits.clone(),
+    );
+    storage::format(&RealDisk, &config.name_dirs, info, &ns, force)?;
+    let raft = first_dir.join("raft");
+    RealDisk.create_dir_all(&raft)?;
+    let f = RealDisk.create(&raft.join(JOINING))?;
+    f.sync_all()?;
+    RealDisk.sync_dir(&raft)?;
+    Ok(())
 }
 
 /// `cairn namenode -recover` on a member: recovers its Raft log

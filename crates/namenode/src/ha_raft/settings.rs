@@ -44,6 +44,16 @@ pub struct RaftSettings {
     pub snapshots: SnapshotSettings,
 }
 
+/// One member of a Raft nameservice, as configured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    /// Its id in `dfs.ha.namenodes.<ns>`.
+    pub name: String,
+    /// Its Raft node id (position in that list, from 1).
+    pub id: NodeId,
+    pub raft_address: String,
+}
+
 impl RaftSettings {
     /// The settings, or `None` when the configuration names no Raft
     /// addresses for its nameservice.
@@ -55,28 +65,14 @@ impl RaftSettings {
         let Some(ns) = conf.nameservice()? else {
             return Ok(None);
         };
-        let names = conf.ha_namenodes(&ns)?;
-        let mut members = BTreeMap::new();
-        let mut missing = Vec::new();
-        for (i, nn) in names.iter().enumerate() {
-            let key = format!("{CAIRN_RAFT_ADDRESS_PREFIX}.{ns}.{}", nn.id);
-            match conf.get_str(&key)?.map(str::trim).filter(|v| !v.is_empty()) {
-                Some(addr) => {
-                    members.insert(i as NodeId + 1, addr.to_string());
-                }
-                None => missing.push(key),
-            }
-        }
-        if members.is_empty() {
+        let Some(listed) = Self::members_of(conf)? else {
             return Ok(None);
-        }
-        if let Some(key) = missing.first() {
-            return Err(conf.invalid_value(
-                key,
-                "",
-                "every NameNode of a Raft nameservice needs a Raft address",
-            ));
-        }
+        };
+        let names = conf.ha_namenodes(&ns)?;
+        let members: BTreeMap<NodeId, String> = listed
+            .iter()
+            .map(|m| (m.id, m.raft_address.clone()))
+            .collect();
         let me = conf
             .get_str(DFS_HA_NAMENODE_ID)?
             .map(str::trim)
@@ -120,6 +116,43 @@ impl RaftSettings {
             },
             snapshots,
         }))
+    }
+
+    /// The members of the configured Raft nameservice: name, node id
+    /// (position in `dfs.ha.namenodes.<ns>`, from 1) and Raft address;
+    /// `None` when it names no Raft addresses.
+    ///
+    /// # Errors
+    /// When some members have a Raft address and others not.
+    pub fn members_of(conf: &Configuration) -> Result<Option<Vec<Member>>, ConfigError> {
+        let Some(ns) = conf.nameservice()? else {
+            return Ok(None);
+        };
+        let names = conf.ha_namenodes(&ns)?;
+        let mut members = Vec::new();
+        let mut missing = Vec::new();
+        for (i, nn) in names.iter().enumerate() {
+            let key = format!("{CAIRN_RAFT_ADDRESS_PREFIX}.{ns}.{}", nn.id);
+            match conf.get_str(&key)?.map(str::trim).filter(|v| !v.is_empty()) {
+                Some(addr) => members.push(Member {
+                    name: nn.id.clone(),
+                    id: i as NodeId + 1,
+                    raft_address: addr.to_string(),
+                }),
+                None => missing.push(key),
+            }
+        }
+        if members.is_empty() {
+            return Ok(None);
+        }
+        if let Some(key) = missing.first() {
+            return Err(conf.invalid_value(
+                key,
+                "",
+                "every NameNode of a Raft nameservice needs a Raft address",
+            ));
+        }
+        Ok(Some(members))
     }
 
     /// This member's own Raft address.

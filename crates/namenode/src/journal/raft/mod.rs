@@ -22,6 +22,7 @@ pub mod edit_log;
 mod flusher;
 pub mod log_store;
 pub mod member;
+pub mod membership;
 pub mod network;
 pub mod recovery;
 pub mod snapshot;

@@ -34,12 +34,13 @@ use super::{NodeId, Raft, TypeConfig};
 /// or one snapshot chunk, fits well below it).
 pub const MAX_FRAME: usize = 64 * 1024 * 1024;
 
-/// A request from one member to another.
+/// A request from one member to another (or from `cairn admin`).
 #[derive(Serialize, Deserialize)]
 enum Request {
     Append(AppendEntriesRequest<TypeConfig>),
     Vote(VoteRequest<NodeId>),
     Snapshot(InstallSnapshotRequest<TypeConfig>),
+    Members(super::membership::MemberChange),
 }
 
 /// The answer to a [`Request`], of the same kind.
@@ -48,6 +49,8 @@ enum Reply {
     Append(Result<AppendEntriesResponse<NodeId>, RaftError<NodeId>>),
     Vote(Result<VoteResponse<NodeId>, RaftError<NodeId>>),
     Snapshot(Result<InstallSnapshotResponse<NodeId>, RaftError<NodeId, InstallSnapshotError>>),
+    /// What the change did, or why not.
+    Members(Result<String, String>),
 }
 
 async fn write_frame<T: Serialize>(stream: &mut TcpStream, msg: &T) -> io::Result<()> {
@@ -125,9 +128,38 @@ async fn serve_connection(mut stream: TcpStream, raft: Raft) -> io::Result<()> {
             Request::Append(r) => Reply::Append(raft.append_entries(r).await),
             Request::Vote(r) => Reply::Vote(raft.vote(r).await),
             Request::Snapshot(r) => Reply::Snapshot(raft.install_snapshot(r).await),
+            Request::Members(c) => Reply::Members(super::membership::apply(&raft, c).await),
         };
         write_frame(&mut stream, &reply).await?;
     }
+}
+
+/// Asks the member at `addr` to make membership change `change` (only
+/// the leader does); waits up to `limit`.
+///
+/// # Errors
+/// When the member cannot be reached or answers something else; the
+/// inner error is the member's refusal.
+pub async fn ask_members(
+    addr: &str,
+    change: super::membership::MemberChange,
+    limit: Duration,
+) -> io::Result<Result<String, String>> {
+    let exchange = async {
+        let addr: SocketAddr = addr
+            .parse()
+            .map_err(|e| io::Error::other(format!("raft address {addr}: {e}")))?;
+        let mut stream = TcpStream::connect(addr).await?;
+        stream.set_nodelay(true)?;
+        write_frame(&mut stream, &Request::Members(change)).await?;
+        match read_frame(&mut stream).await? {
+            Reply::Members(r) => Ok(r),
+            _ => Err(io::Error::other("raft reply of the wrong kind")),
+        }
+    };
+    tokio::time::timeout(limit, exchange)
+        .await
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "membership change timed out"))?
 }
 
 /// Makes a [`Connection`] per target member, from its `BasicNode` address.
