@@ -150,6 +150,18 @@ async fn clients_write_and_read_through_sigkills_of_the_active() {
         "no listing went to the active {active}"
     );
 
+    // Operators' view: /jmx says each NameNode's HA state as haadmin does.
+    for (nn, _) in &up.namenodes {
+        let status = up.jmx_bean(nn, "NameNodeStatus");
+        assert_eq!(status["State"], up.state_of(nn), "{nn}: {status}");
+        assert!(
+            nn != &active || status["LastHATransitionTime"].as_u64() > Some(0),
+            "{nn} became active at some time: {status}"
+        );
+        let fs = up.jmx_bean(nn, "FSNamesystem");
+        assert_eq!(fs["tag.HAState"], up.state_of(nn), "{nn}: {fs}");
+    }
+
     let terms = active_terms(up.dir.path());
     assert!(terms.len() >= 3, "three terms had an active: {terms:?}");
     for (t, n) in &terms {

@@ -5,7 +5,7 @@
 //! time (Raft leadership, `haadmin`-style transitions), so it is an atomic
 //! read on every call rather than a setting.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 
 use cairn_proto::hadoop::common::HaServiceStateProto;
 use cairn_proto::hadoop::hdfs as pb;
@@ -78,12 +78,15 @@ impl HaServiceState {
 #[derive(Debug)]
 pub struct HaState {
     state: AtomicU8,
+    /// When the state last changed (ms since the epoch; 0: never).
+    changed_ms: AtomicU64,
 }
 
 impl HaState {
     pub fn new(initial: HaServiceState) -> Self {
         Self {
             state: AtomicU8::new(initial.to_u8()),
+            changed_ms: AtomicU64::new(0),
         }
     }
 
@@ -92,7 +95,19 @@ impl HaState {
     }
 
     pub fn set(&self, state: HaServiceState) {
-        self.state.store(state.to_u8(), Ordering::Release);
+        let before = self.state.swap(state.to_u8(), Ordering::AcqRel);
+        if before != state.to_u8() {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as u64);
+            self.changed_ms.store(now, Ordering::Release);
+        }
+    }
+
+    /// When the state last changed (ms since the epoch), 0 if never: the
+    /// `LastHATransitionTime` of HDFS's `NameNodeStatus`.
+    pub fn last_transition_ms(&self) -> u64 {
+        self.changed_ms.load(Ordering::Acquire)
     }
 
     pub fn is_active(&self) -> bool {

@@ -93,7 +93,7 @@ fn namenode_passthrough(log_dir: &std::path::Path, user: &[String]) -> Vec<Strin
 /// Runs `cairn namenode --format` with `extra` arguments, printing what
 /// it says.
 fn format_namenode(passthrough: &[String], extra: &[String]) -> anyhow::Result<()> {
-    let out = Command::new(std::env::current_exe()?)
+    let out = Command::new(procs::cairn_exe()?)
         .args(passthrough)
         .args(["namenode", "--format"])
         .args(extra)
@@ -114,6 +114,7 @@ fn format_namenode(passthrough: &[String], extra: &[String]) -> anyhow::Result<(
 /// # Errors
 /// When a process cannot be started.
 pub fn run(args: UpArgs) -> anyhow::Result<()> {
+    procs::cairn_exe()?;
     if args.ha {
         return ha::run(args);
     }

@@ -50,9 +50,23 @@ pub struct Starting {
     first_lines: Receiver<String>,
 }
 
+static EXE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+
+/// The cairn binary the children run: where this process was started
+/// from, looked up once at start (Linux names a replaced binary
+/// "... (deleted)" later on; a binary upgraded in place is what restarts
+/// run).
+pub fn cairn_exe() -> anyhow::Result<PathBuf> {
+    if let Some(p) = EXE.get() {
+        return Ok(p.clone());
+    }
+    let p = std::env::current_exe().context("locating the cairn binary")?;
+    Ok(EXE.get_or_init(|| p).clone())
+}
+
 /// Starts `spec` with its stderr appended to `<log_dir>/<name>.log`.
 pub fn start(spec: &Spec, log_dir: &Path) -> anyhow::Result<Starting> {
-    let exe = std::env::current_exe().context("locating the cairn binary")?;
+    let exe = cairn_exe()?;
     let log_path = log_dir.join(format!("{}.log", spec.name));
     let log = std::fs::OpenOptions::new()
         .create(true)

@@ -177,9 +177,8 @@ impl HaUp {
         }
     }
 
-    /// How many `method` calls NameNode `nn` has served (its
-    /// `RpcDetailedActivity` in `/jmx`, e.g. `GetListing`).
-    pub fn rpc_calls(&self, nn: &str, method: &str) -> u64 {
+    /// A bean of NameNode `nn`'s `/jmx` (`Hadoop:service=NameNode,name=<name>`).
+    pub fn jmx_bean(&self, nn: &str, name: &str) -> serde_json::Value {
         let key = format!("dfs.namenode.http-address.cairn.{nn}");
         let http = self
             .conf
@@ -187,12 +186,18 @@ impl HaUp {
             .find(|(k, _)| *k == key)
             .map(|(_, v)| v.clone())
             .expect("http address in hdfs-site.xml");
-        let port = self.addr(nn).rsplit(':').next().expect("port");
-        let q = format!("/jmx?qry=Hadoop:service=NameNode,name=RpcDetailedActivityForPort{port}");
+        let q = format!("/jmx?qry=Hadoop:service=NameNode,name={name}");
         let (code, _, body) = super::http_request(http.parse().expect("address"), "GET", &q, b"");
         assert_eq!(code, 200, "{q} on {nn}");
         let v: serde_json::Value = serde_json::from_slice(&body).expect("jmx json");
-        v["beans"][0][format!("{method}NumOps")]
+        v["beans"][0].clone()
+    }
+
+    /// How many `method` calls NameNode `nn` has served (its
+    /// `RpcDetailedActivity` in `/jmx`, e.g. `GetListing`).
+    pub fn rpc_calls(&self, nn: &str, method: &str) -> u64 {
+        let port = self.addr(nn).rsplit(':').next().expect("port");
+        self.jmx_bean(nn, &format!("RpcDetailedActivityForPort{port}"))[format!("{method}NumOps")]
             .as_u64()
             .unwrap_or(0)
     }

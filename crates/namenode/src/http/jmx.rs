@@ -54,7 +54,7 @@ fn live_dead(s: &ClusterStatus) -> (u64, u64, u64, u64) {
 
 fn fs_namesystem(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Record {
     let mut r = Record::new("FSNamesystem", "FSNamesystem", "dfs", host)
-        .tag("HAState", "active")
+        .tag("HAState", state.ha.get().name())
         .tag("TotalSyncTimes", "");
     let rd = &s.redundancy;
     r.gauge("MissingBlocks", rd.missing);
@@ -297,14 +297,14 @@ fn name_node_status(state: &NameNodeState) -> Bean {
         "Hadoop:service=NameNode,name=NameNodeStatus",
         "org.apache.hadoop.hdfs.server.namenode.NameNode",
     )
-    .attr("State", "active")
+    .attr("State", state.ha.get().name())
     .attr("NNRole", "NameNode")
     .attr(
         "HostAndPort",
         format!("{}:{}", hostname(), state.rpc_metrics.port()),
     )
     .attr("SecurityEnabled", false)
-    .attr("LastHATransitionTime", 0u64)
+    .attr("LastHATransitionTime", state.ha.last_transition_ms())
 }
 
 /// Every bean of the NameNode.
