@@ -158,9 +158,12 @@ async fn a_fourth_namenode_joins_from_a_snapshot_and_leaves() {
         c.mkdirs(&p, 0o755, true).await.expect("mkdirs");
         paths.push(p);
     }
+    let active = up.active(Duration::from_secs(10));
+    let raft = up.jmx_bean(&active, "RaftMember");
+    assert_eq!(raft["Role"], "Leader", "{raft}");
+    assert_eq!(raft["Voters"], serde_json::json!([1, 2, 3, 4]), "{raft}");
     let out = cairn(conf4, &["admin", "-transitionToObserver", "nn4"]);
     assert!(out.status.success(), "{out:?}");
-    let active = up.active(Duration::from_secs(10));
     let seen = state_id_of(up.addr(&active)).await;
     for p in &paths {
         assert!(exists_on_observer(&nn4_rpc, p, seen).await, "{p} on nn4");
@@ -181,6 +184,20 @@ async fn a_fourth_namenode_joins_from_a_snapshot_and_leaves() {
     c.mkdirs("/m/after-removal", 0o755, true)
         .await
         .expect("mkdirs after the removal");
+    let active = up.active(Duration::from_secs(10));
+    let raft = up.jmx_bean(&active, "RaftMember");
+    assert_eq!(raft["Voters"], serde_json::json!([1, 2, 3]), "{raft}");
+    for (nn, _) in &up.namenodes {
+        let b = up.jmx_bean(nn, "RaftMember");
+        assert_eq!(
+            b["Leader"], raft["MemberId"],
+            "{nn} follows the leader: {b}"
+        );
+        assert!(
+            b["PurgedIndex"].as_u64() > Some(0),
+            "{nn} purged its log: {b}"
+        );
+    }
     // Removing it twice is refused.
     let out = cairn(conf4, &["admin", "-removeNameNode", "nn4"]);
     assert!(!out.status.success(), "{out:?}");

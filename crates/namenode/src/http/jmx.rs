@@ -307,11 +307,34 @@ fn name_node_status(state: &NameNodeState) -> Bean {
     .attr("LastHATransitionTime", state.ha.last_transition_ms())
 }
 
+/// Cairn's own bean for a NameNode of a Raft nameservice: where this
+/// member stands in its group (absent on a single NameNode).
+fn raft_member(r: &crate::journal::ReplicationStatus) -> Bean {
+    let index = |i: Option<u64>| i.map_or(serde_json::Value::Null, Into::into);
+    Bean::new(
+        "Hadoop:service=NameNode,name=RaftMember",
+        "io.cairn.namenode.RaftMember",
+    )
+    .attr("MemberId", r.member)
+    .attr("Role", r.role.clone())
+    .attr("Term", r.term)
+    .attr("Leader", index(r.leader))
+    .attr("LastLogIndex", index(r.last_log_index))
+    .attr("LastAppliedIndex", index(r.last_applied_index))
+    .attr("SnapshotIndex", index(r.snapshot_index))
+    .attr("PurgedIndex", index(r.purged_index))
+    .attr("Voters", r.voters.clone())
+    .attr("Learners", r.learners.clone())
+}
+
 /// Every bean of the NameNode.
 pub fn beans(state: &NameNodeState) -> Result<Vec<Bean>, cairn_rpc::CallError> {
     let s = status::read(state)?;
     let host = hostname();
     let mut beans = vec![name_node_info(state, &s), name_node_status(state)];
+    if let Some(r) = state.journal.replication() {
+        beans.push(raft_member(&r));
+    }
     for r in records(state, &s, &host) {
         let mut b = r.to_bean("NameNode");
         if r.bean == "FSNamesystemState" {

@@ -50,6 +50,12 @@ pub trait EditLog: Send + Sync + 'static {
         None
     }
 
+    /// Where this member stands in its replication group, for a log that
+    /// is replicated (`/jmx`).
+    fn replication(&self) -> Option<ReplicationStatus> {
+        None
+    }
+
     /// Finalizes the segment being written and opens the next one
     /// (`rollEdits`, `saveNamespace`); must be called while no edit can be
     /// appended (under the namespace lock). Returns the last txid of the
@@ -61,6 +67,23 @@ pub trait EditLog: Send + Sync + 'static {
     fn roll_segment(&self) -> Result<Option<u64>, JournalError> {
         Ok(None)
     }
+}
+
+/// A replicated log member's view of its group (openraft's metrics).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ReplicationStatus {
+    /// This member's Raft node id.
+    pub member: u64,
+    /// Leader, Follower, Candidate or Learner.
+    pub role: String,
+    pub term: u64,
+    pub leader: Option<u64>,
+    pub last_log_index: Option<u64>,
+    pub last_applied_index: Option<u64>,
+    pub snapshot_index: Option<u64>,
+    pub purged_index: Option<u64>,
+    pub voters: Vec<u64>,
+    pub learners: Vec<u64>,
 }
 
 /// Keeps only the transaction count: everything is "durable" at once.

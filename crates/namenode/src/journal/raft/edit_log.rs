@@ -51,6 +51,8 @@ pub struct RaftEditLog {
     durable: watch::Receiver<Durable>,
     durable_tx: Arc<watch::Sender<Durable>>,
     tasks: Vec<JoinHandle<()>>,
+    /// For the member's status (`/jmx`).
+    raft: Raft,
 }
 
 fn fail(durable: &watch::Sender<Durable>, why: String) {
@@ -86,7 +88,7 @@ impl RaftEditLog {
             )),
             tokio::spawn(complete(inflight_rx, durable_tx.clone())),
             tokio::spawn(watch_leadership(
-                raft,
+                raft.clone(),
                 progress.clone(),
                 ready.clone(),
                 durable_tx.clone(),
@@ -99,6 +101,7 @@ impl RaftEditLog {
             durable,
             durable_tx,
             tasks,
+            raft,
         }
     }
 
@@ -285,5 +288,23 @@ impl EditLog for RaftEditLog {
 
     fn failure(&self) -> Option<String> {
         self.durable.borrow().failed.clone()
+    }
+
+    fn replication(&self) -> Option<crate::journal::ReplicationStatus> {
+        let m = self.raft.metrics();
+        let m = m.borrow();
+        let membership = m.membership_config.membership();
+        Some(crate::journal::ReplicationStatus {
+            member: m.id,
+            role: format!("{:?}", m.state),
+            term: m.current_term,
+            leader: m.current_leader,
+            last_log_index: m.last_log_index,
+            last_applied_index: m.last_applied.map(|l| l.index),
+            snapshot_index: m.snapshot.map(|l| l.index),
+            purged_index: m.purged.map(|l| l.index),
+            voters: membership.voter_ids().collect(),
+            learners: membership.learner_ids().collect(),
+        })
     }
 }
