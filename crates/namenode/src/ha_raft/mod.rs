@@ -60,9 +60,7 @@ pub async fn run(
         &config.superuser_group,
         config.limits.clone(),
     )?;
-    let Some(first_dir) = config.name_dirs.first() else {
-        return Err(storage::StorageError::NotFormatted(String::new()).into());
-    };
+    let raft_dir = raft_dir(&config)?;
     let raft_listener = TcpListener::bind(settings.own_address())
         .await
         .map_err(|e| {
@@ -75,7 +73,7 @@ pub async fn run(
     let spec = MemberSpec {
         id: settings.id,
         disk: disk.clone(),
-        dir: first_dir.join("raft"),
+        dir: raft_dir.clone(),
         owner: ImageOwner {
             superuser: superuser.clone(),
             supergroup: config.superuser_group.clone(),
@@ -99,7 +97,7 @@ pub async fn run(
         member.raft.runtime_config().elect(false);
         tokio::spawn(allow_elections(member.raft.clone(), settings.id));
     }
-    let joining_marker = first_dir.join("raft").join(JOINING);
+    let joining_marker = raft_dir.join(JOINING);
     let joining = disk.exists(&joining_marker);
     if fresh && joining {
         info!(
@@ -175,9 +173,7 @@ pub fn bootstrap_standby(
     info: &storage::VersionInfo,
     force: bool,
 ) -> Result<(), NameNodeError> {
-    let Some(first_dir) = config.name_dirs.first() else {
-        return Err(storage::StorageError::NotFormatted(String::new()).into());
-    };
+    let raft = raft_dir(config)?;
     let superuser = UserDirectory::current_user();
     let ns = crate::namespace::Namespace::new(
         &superuser,
@@ -186,11 +182,8 @@ pub fn bootstrap_standby(
         config.limits.clone(),
     );
     storage::format(&RealDisk, &config.name_dirs, info, &ns, force)?;
-    let raft = first_dir.join("raft");
     RealDisk.create_dir_all(&raft)?;
-    let f = RealDisk.create(&raft.join(JOINING))?;
-    f.sync_all()?;
-    RealDisk.sync_dir(&raft)?;
+    cairn_common::durable::write_atomic(&raft.join(JOINING), b"")?;
     Ok(())
 }
 
@@ -203,14 +196,19 @@ pub fn recover_log(
     config: &NameNodeConfig,
     decide: &mut dyn FnMut(&str) -> crate::storage::RecoveryChoice,
 ) -> Result<crate::journal::raft::recovery::Recovered, NameNodeError> {
-    let Some(first_dir) = config.name_dirs.first() else {
-        return Err(storage::StorageError::NotFormatted(String::new()).into());
-    };
     Ok(crate::journal::raft::recovery::recover(
         &RealDisk,
-        &first_dir.join("raft"),
+        &raft_dir(config)?,
         decide,
     )?)
+}
+
+/// A member's Raft directory: `raft` in its first metadata directory.
+fn raft_dir(config: &NameNodeConfig) -> Result<std::path::PathBuf, NameNodeError> {
+    match config.name_dirs.first() {
+        Some(d) => Ok(d.join("raft")),
+        None => Err(storage::StorageError::NotFormatted(String::new()).into()),
+    }
 }
 
 /// Loads the name directories' image again: the base of a member's

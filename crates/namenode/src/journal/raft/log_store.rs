@@ -25,6 +25,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use cairn_common::disk::Disk;
+use cairn_common::durable::write_atomic_on;
 use openraft::storage::{LogFlushed, LogState, RaftLogReader, RaftLogStorage};
 use openraft::{EntryPayload, LeaderId, StorageIOError};
 use serde::{Deserialize, Serialize};
@@ -138,7 +139,7 @@ fn encode_entry(out: &mut Vec<u8>, entry: &Entry) -> io::Result<()> {
     Ok(())
 }
 
-pub(super) enum Decoded {
+enum Decoded {
     Record(Entry, usize),
     End,
     Damaged(String),
@@ -150,7 +151,7 @@ fn be_u64(b: &[u8], at: usize) -> u64 {
     u64::from_be_bytes(x)
 }
 
-pub(super) fn decode_entry(buf: &[u8]) -> Decoded {
+fn decode_entry(buf: &[u8]) -> Decoded {
     if buf.len() < 4 {
         return if buf.iter().all(|b| *b == 0) {
             Decoded::End
@@ -201,7 +202,7 @@ pub(super) fn decode_entry(buf: &[u8]) -> Decoded {
 /// zeros follows the record's claimed end, or a whole sector within it is
 /// still zeros (a lost sector, unlike a flipped bit) and nothing but zeros
 /// lies further than one flush from it.
-pub(super) fn torn_tail(data: &[u8], pos: usize) -> bool {
+fn torn_tail(data: &[u8], pos: usize) -> bool {
     crate::storage::is_torn_tail(
         data,
         pos,
@@ -213,35 +214,122 @@ pub(super) fn torn_tail(data: &[u8], pos: usize) -> bool {
     )
 }
 
-/// Replaces the meta file in `dir` atomically (temp, fsync, rename,
-/// directory fsync).
+/// The meta file in `dir` (defaults when there is none).
+pub(super) fn read_meta_file(disk: &dyn Disk, dir: &Path) -> io::Result<Meta> {
+    let path = dir.join(META_FILE);
+    if !disk.exists(&path) {
+        return Ok(Meta::default());
+    }
+    serde_json::from_slice(&disk.read(&path)?).map_err(|e| io_err(&path, e))
+}
+
+/// Replaces the meta file in `dir` atomically.
 pub(super) fn write_meta_file(disk: &dyn Disk, dir: &Path, meta: &Meta) -> io::Result<()> {
     let bytes = serde_json::to_vec(meta).map_err(io::Error::other)?;
-    let tmp = dir.join(format!("{META_FILE}.tmp"));
-    let f = disk.create(&tmp)?;
-    f.write_all_at(&bytes, 0)?;
-    f.sync_all()?;
-    drop(f);
-    disk.rename(&tmp, &dir.join(META_FILE))?;
-    disk.sync_dir(dir)
+    write_atomic_on(disk, &dir.join(META_FILE), &bytes)
 }
 
 /// Replaces the log file in `dir` by `records` (the ones kept after a
-/// purge): temp file, fsync, rename, directory fsync.
+/// purge), atomically.
 fn compact(disk: &dyn Disk, dir: &Path, records: &[u8]) -> io::Result<()> {
-    let tmp = dir.join(format!("{LOG_FILE}.tmp"));
-    let f = disk.create(&tmp)?;
-    f.write_all_at(records, 0)?;
-    f.sync_all()?;
-    drop(f);
-    disk.rename(&tmp, &dir.join(LOG_FILE))?;
-    disk.sync_dir(dir)?;
+    write_atomic_on(disk, &dir.join(LOG_FILE), records)?;
     tracing::info!(dir = %dir.display(), kept_bytes = records.len(), "Raft log file compacted after purging");
     Ok(())
 }
 
 fn io_err(path: &Path, e: impl std::fmt::Display) -> io::Error {
     io::Error::other(format!("{}: {e}", path.display()))
+}
+
+/// Why reading a log file stopped before its end.
+pub(super) enum Stop {
+    /// Damage a power cut explains (only the flush in flight).
+    TornTail(String),
+    /// Anything else: a damaged record, or one whose index does not
+    /// follow.
+    Damage(String),
+}
+
+/// What reading a log file found.
+pub(super) struct Scanned {
+    /// The records past the purge point, and where each starts.
+    pub(super) entries: BTreeMap<u64, Entry>,
+    pub(super) offsets: BTreeMap<u64, u64>,
+    /// The last record read, purged or not.
+    pub(super) last: Option<LogId>,
+    /// The end of the last record read.
+    pub(super) end: usize,
+    /// The purge point: the meta file's, or the snapshot's when the log
+    /// jumps past it.
+    pub(super) purged: Option<LogId>,
+    pub(super) stop: Option<Stop>,
+}
+
+/// Reads the records of log file `path` (its bytes `data`) as a start
+/// accepts them: indexes follow each other, or jump past the purge point,
+/// or past `snapshot` (a snapshot installed from the leader before
+/// openraft recorded the purge of what it replaced; a crash can fall in
+/// between), which then counts as purged with everything before it.
+pub(super) fn scan(
+    path: &Path,
+    data: &[u8],
+    purged: Option<LogId>,
+    snapshot: Option<LogId>,
+) -> Scanned {
+    let mut out = Scanned {
+        entries: BTreeMap::new(),
+        offsets: BTreeMap::new(),
+        last: None,
+        end: 0,
+        purged,
+        stop: None,
+    };
+    loop {
+        let pos = out.end;
+        let (entry, size) = match decode_entry(&data[pos..]) {
+            Decoded::End => return out,
+            Decoded::Damaged(why) => {
+                out.stop = Some(if torn_tail(data, pos) {
+                    Stop::TornTail(why)
+                } else {
+                    Stop::Damage(format!("damaged record at offset {pos}: {why}"))
+                });
+                return out;
+            }
+            Decoded::Record(entry, size) => (entry, size),
+        };
+        let index = entry.log_id.index;
+        let last = out.last.map(|l| l.index);
+        let follows =
+            last.is_none_or(|l| index == l + 1) || out.purged.is_some_and(|p| index == p.index + 1);
+        if !follows {
+            match snapshot
+                .filter(|s| last.is_some_and(|l| index > l && s.index >= l && s.index + 1 >= index))
+            {
+                Some(s) => {
+                    warn!(file = %path.display(), offset = pos, index, snapshot = %s,
+                        "the Raft log jumps past a snapshot installed before its purge was recorded");
+                    out.entries.clear();
+                    out.offsets.clear();
+                    if out.purged.is_none_or(|p| p.index < s.index) {
+                        out.purged = Some(s);
+                    }
+                }
+                None => {
+                    out.stop = Some(Stop::Damage(format!(
+                        "record at offset {pos} has index {index} after {last:?}"
+                    )));
+                    return out;
+                }
+            }
+        }
+        out.last = Some(entry.log_id);
+        if out.purged.is_none_or(|p| index > p.index) {
+            out.offsets.insert(index, pos as u64);
+            out.entries.insert(index, entry);
+        }
+        out.end += size;
+    }
 }
 
 impl RaftLogStore {
@@ -270,13 +358,7 @@ impl RaftLogStore {
         snapshot: Option<LogId>,
     ) -> io::Result<Self> {
         disk.create_dir_all(dir)?;
-        let meta_path = dir.join(META_FILE);
-        let mut meta: Meta = if disk.exists(&meta_path) {
-            let bytes = disk.read(&meta_path)?;
-            serde_json::from_slice(&bytes).map_err(|e| io_err(&meta_path, e))?
-        } else {
-            Meta::default()
-        };
+        let mut meta = read_meta_file(disk.as_ref(), dir)?;
         let path = dir.join(LOG_FILE);
         let (file, data) = if disk.exists(&path) {
             (disk.open_write(&path)?, disk.read(&path)?)
@@ -285,64 +367,25 @@ impl RaftLogStore {
             disk.sync_dir(dir)?;
             (f, Vec::new())
         };
-        let mut entries = BTreeMap::new();
-        let mut offsets = BTreeMap::new();
-        let mut pos = 0usize;
-        let mut last: Option<u64> = None;
-        let mut purged = meta.purged.map(|p| p.index);
-        let mut meta_changed = false;
-        loop {
-            match decode_entry(&data[pos..]) {
-                Decoded::End => break,
-                Decoded::Record(entry, size) => {
-                    let index = entry.log_id.index;
-                    // After a snapshot install the log may jump past the
-                    // purge point; anywhere else indexes follow each other.
-                    let mut follows = last.is_none_or(|l| index == l + 1)
-                        || purged.is_some_and(|p| index == p + 1);
-                    if let Some(s) = snapshot.filter(|s| {
-                        !follows
-                            && last
-                                .is_some_and(|l| index > l && s.index >= l && s.index + 1 >= index)
-                    }) {
-                        warn!(file = %path.display(), offset = pos, index, snapshot = %s,
-                            "the Raft log jumps past a snapshot installed before its purge was recorded");
-                        entries.clear();
-                        offsets.clear();
-                        if meta.purged.is_none_or(|p| p.index < s.index) {
-                            meta.purged = Some(s);
-                            purged = Some(s.index);
-                            meta_changed = true;
-                        }
-                        follows = true;
-                    }
-                    if !follows {
-                        return Err(io_err(
-                            &path,
-                            format!("record at offset {pos} has index {index} after {last:?}"),
-                        ));
-                    }
-                    last = Some(index);
-                    if purged.is_none_or(|p| index > p) {
-                        offsets.insert(index, pos as u64);
-                        entries.insert(index, entry);
-                    }
-                    pos += size;
-                }
-                Decoded::Damaged(why) => {
-                    if !torn_tail(&data, pos) {
-                        return Err(io_err(
-                            &path,
-                            format!("damaged record at offset {pos}: {why}"),
-                        ));
-                    }
-                    warn!(file = %path.display(), offset = pos, reason = %why,
-                        "cutting the torn tail of the Raft log");
-                    write_zeros(file.as_ref(), pos as u64, (data.len() - pos) as u64)?;
-                    break;
-                }
+        let Scanned {
+            entries,
+            offsets,
+            end: pos,
+            purged,
+            stop,
+            ..
+        } = scan(&path, &data, meta.purged, snapshot);
+        match stop {
+            Some(Stop::Damage(why)) => return Err(io_err(&path, why)),
+            Some(Stop::TornTail(why)) => {
+                warn!(file = %path.display(), offset = pos, reason = %why,
+                    "cutting the torn tail of the Raft log");
+                write_zeros(file.as_ref(), pos as u64, (data.len() - pos) as u64)?;
             }
+            None => {}
         }
+        let meta_changed = purged != meta.purged;
+        meta.purged = purged;
         // Purged records stay in the file until a start-up finds enough
         // of them to rewrite it without.
         if meta_changed {

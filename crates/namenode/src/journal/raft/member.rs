@@ -108,9 +108,9 @@ impl RaftMember {
             base,
             snapshots,
         } = spec;
-        let policy = match snapshots.every_entries {
-            0 => SnapshotPolicy::Never,
-            n => SnapshotPolicy::LogsSinceLast(n),
+        let (policy, keep) = match snapshots.every_entries {
+            0 => (SnapshotPolicy::Never, u64::MAX),
+            n => (SnapshotPolicy::LogsSinceLast(n), snapshots.keep_entries),
         };
         let config = Config {
             cluster_name: "cairn".into(),
@@ -118,10 +118,7 @@ impl RaftMember {
             election_timeout_min: timing.election_min.as_millis() as u64,
             election_timeout_max: timing.election_max.as_millis() as u64,
             snapshot_policy: policy,
-            max_in_snapshot_log_to_keep: match snapshots.every_entries {
-                0 => u64::MAX,
-                _ => snapshots.keep_entries,
-            },
+            max_in_snapshot_log_to_keep: keep,
             ..Default::default()
         }
         .validate()

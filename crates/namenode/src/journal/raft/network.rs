@@ -145,21 +145,19 @@ pub async fn ask_members(
     change: super::membership::MemberChange,
     limit: Duration,
 ) -> io::Result<Result<String, String>> {
-    let exchange = async {
-        let addr: SocketAddr = addr
-            .parse()
-            .map_err(|e| io::Error::other(format!("raft address {addr}: {e}")))?;
-        let mut stream = TcpStream::connect(addr).await?;
-        stream.set_nodelay(true)?;
-        write_frame(&mut stream, &Request::Members(change)).await?;
-        match read_frame(&mut stream).await? {
-            Reply::Members(r) => Ok(r),
-            _ => Err(io::Error::other("raft reply of the wrong kind")),
-        }
+    // An admin's connection: no member id to name in remote errors.
+    let mut connection = Connection {
+        target: 0,
+        addr: addr.to_string(),
+        stream: None,
     };
-    tokio::time::timeout(limit, exchange)
+    let reply = tokio::time::timeout(limit, connection.exchange(&Request::Members(change)))
         .await
-        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "membership change timed out"))?
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "membership change timed out"))??;
+    match reply {
+        Reply::Members(r) => Ok(r),
+        _ => Err(io::Error::other("raft reply of the wrong kind")),
+    }
 }
 
 /// Makes a [`Connection`] per target member, from its `BasicNode` address.

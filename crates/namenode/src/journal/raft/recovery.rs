@@ -14,11 +14,9 @@ use std::io;
 use std::path::Path;
 
 use cairn_common::disk::Disk;
+use cairn_common::durable::write_atomic_on;
 
-use super::log_store::{
-    decode_entry, torn_tail, write_meta_file, Decoded, Meta, LOG_FILE, META_FILE,
-};
-use super::LogId;
+use super::log_store::{read_meta_file, scan, write_meta_file, Stop, LOG_FILE, META_FILE};
 use crate::storage::RecoveryChoice;
 
 /// What recovery did.
@@ -40,89 +38,59 @@ pub fn recover(
     decide: &mut dyn FnMut(&str) -> RecoveryChoice,
 ) -> io::Result<Recovered> {
     let path = dir.join(LOG_FILE);
-    let meta_path = dir.join(META_FILE);
     if !disk.exists(&path) {
         return Ok(Recovered {
             last_kept: None,
             saved_in: None,
         });
     }
-    let mut meta: Meta = if disk.exists(&meta_path) {
-        serde_json::from_slice(&disk.read(&meta_path)?)
-            .map_err(|e| io::Error::other(format!("{}: {e}", meta_path.display())))?
-    } else {
-        Meta::default()
-    };
+    let mut meta = read_meta_file(disk, dir)?;
+    let snapshot = super::snapshot::read_file(disk, dir)?.and_then(|(m, _)| m.last_log_id);
     let data = disk.read(&path)?;
-    let mut pos = 0usize;
-    let mut last: Option<LogId> = None;
-    let cut = loop {
-        let problem = match decode_entry(&data[pos..]) {
-            Decoded::End => break None,
-            Decoded::Record(entry, size) => {
-                let index = entry.log_id.index;
-                let follows = last.is_none_or(|l| index == l.index + 1)
-                    || meta.purged.is_some_and(|p| index > p.index);
-                if follows {
-                    last = Some(entry.log_id);
-                    pos += size;
-                    continue;
-                }
-                format!("record at offset {pos} has index {index} after {last:?}")
-            }
-            // A normal start cuts a torn tail by itself.
-            Decoded::Damaged(_) if torn_tail(&data, pos) => break None,
-            Decoded::Damaged(why) => format!("damaged record at offset {pos}: {why}"),
-        };
-        let question = format!(
-            "{}: {problem}. A Raft log cannot skip an entry: everything from here on is \
-             dropped (the group sends it again)",
-            path.display()
-        );
-        match decide(&question) {
-            RecoveryChoice::Quit => {
-                return Err(io::Error::other(format!(
-                    "recovery of {} given up; nothing changed",
-                    path.display()
-                )))
-            }
-            RecoveryChoice::Skip | RecoveryChoice::Stop => break Some(pos),
-        }
-    };
-    let Some(cut) = cut else {
+    // Read as a start reads it; a torn tail a start cuts by itself.
+    let scanned = scan(&path, &data, meta.purged, snapshot);
+    let last = scanned.last;
+    let Some(Stop::Damage(problem)) = scanned.stop else {
         return Ok(Recovered {
             last_kept: last.map(|l| l.index),
             saved_in: None,
         });
     };
+    let question = format!(
+        "{}: {problem}. A Raft log cannot skip an entry: everything from here on is \
+         dropped (the group sends it again)",
+        path.display()
+    );
+    if decide(&question) == RecoveryChoice::Quit {
+        return Err(io::Error::other(format!(
+            "recovery of {} given up; nothing changed",
+            path.display()
+        )));
+    }
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let saved = dir.join(format!("recovered-{secs}"));
     disk.create_dir_all(&saved)?;
-    for (name, bytes) in [(LOG_FILE, Some(&data)), (META_FILE, None)] {
-        let bytes = match bytes {
-            Some(b) => b.clone(),
-            None if disk.exists(&meta_path) => disk.read(&meta_path)?,
-            None => continue,
-        };
-        let f = disk.create(&saved.join(name))?;
-        f.write_all_at(&bytes, 0)?;
-        f.sync_all()?;
+    write_atomic_on(disk, &saved.join(LOG_FILE), &data)?;
+    if disk.exists(&dir.join(META_FILE)) {
+        write_atomic_on(
+            disk,
+            &saved.join(META_FILE),
+            &disk.read(&dir.join(META_FILE))?,
+        )?;
     }
-    disk.sync_dir(&saved)?;
     let f = disk.open_write(&path)?;
-    f.set_len(cut as u64)?;
+    f.set_len(scanned.end as u64)?;
     f.sync_all()?;
     drop(f);
     // What is left: the kept entries, or the snapshot when it reaches
     // further (the entries it covers count as purged).
-    if let Some((snap, _)) = super::snapshot::read_file(disk, dir)? {
-        if let Some(s) = snap.last_log_id {
-            if last.is_none_or(|l| l.index <= s.index) && meta.purged.is_none_or(|p| p < s) {
-                meta.purged = Some(s);
-            }
+    meta.purged = scanned.purged;
+    if let Some(s) = snapshot {
+        if last.is_none_or(|l| l.index <= s.index) && meta.purged.is_none_or(|p| p < s) {
+            meta.purged = Some(s);
         }
     }
     let floor = match (last, meta.purged) {

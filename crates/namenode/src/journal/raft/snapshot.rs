@@ -15,14 +15,14 @@
 //!
 //! File: `CAIRNSN1`, the length (u32 BE) of the snapshot's openraft
 //! metadata in JSON, that JSON, the image, and a CRC32C (u32 BE) of all
-//! before it; replaced atomically (temp file, fsync, rename, directory
-//! fsync).
+//! before it; replaced atomically ([`write_atomic_on`]).
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 use cairn_common::disk::Disk;
+use cairn_common::durable::write_atomic_on;
 use openraft::{EntryPayload, SnapshotMeta, StorageIOError};
 
 use super::log_store::RaftLogStore;
@@ -100,13 +100,7 @@ impl SnapshotStore {
         data.extend_from_slice(image);
         let crc = crc32c::crc32c(&data);
         data.extend_from_slice(&crc.to_be_bytes());
-        let tmp = self.dir.join(format!("{SNAPSHOT_FILE}.tmp"));
-        let f = self.disk.create(&tmp)?;
-        f.write_all_at(&data, 0)?;
-        f.sync_all()?;
-        drop(f);
-        self.disk.rename(&tmp, &self.dir.join(SNAPSHOT_FILE))?;
-        self.disk.sync_dir(&self.dir)
+        write_atomic_on(self.disk.as_ref(), &self.dir.join(SNAPSHOT_FILE), &data)
     }
 
     /// The snapshot on disk: its metadata and image.
@@ -211,7 +205,6 @@ pub fn read_file(disk: &dyn Disk, dir: &std::path::Path) -> io::Result<Option<(M
         return Ok(None);
     }
     let data = disk.read(&path)?;
-
     let bad = |why: &str| io::Error::other(format!("{}: {why}", path.display()));
     if data.len() < 16 || &data[..8] != MAGIC {
         return Err(bad("not a Cairn Raft snapshot"));
@@ -228,7 +221,3 @@ pub fn read_file(disk: &dyn Disk, dir: &std::path::Path) -> io::Result<Option<(M
     let meta: Meta = serde_json::from_slice(json).map_err(|e| bad(&format!("metadata: {e}")))?;
     Ok(Some((meta, body[12 + len..].to_vec())))
 }
-
-/// The metadata of the snapshot on disk, shared by a state machine and the
-/// builders it hands out.
-pub type CurrentMeta = Arc<RwLock<Option<Meta>>>;

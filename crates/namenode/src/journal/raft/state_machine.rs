@@ -23,7 +23,7 @@ use openraft::storage::{RaftSnapshotBuilder, RaftStateMachine, Snapshot};
 use openraft::{EntryPayload, SnapshotMeta, StorageIOError, StoredMembership};
 use tokio::sync::watch;
 
-use super::snapshot::{CurrentMeta, Meta, SnapshotStore};
+use super::snapshot::{Meta, SnapshotStore};
 use super::{EditBatch, Entry, LogId, NodeId, StorageError, TypeConfig};
 use crate::journal::codec::{decode_record, Decoded};
 use crate::namespace::{Limits, Namespace};
@@ -98,8 +98,6 @@ pub struct NamespaceStateMachine {
     hook: AppliedHook,
     applied: Arc<RwLock<Applied>>,
     snapshots: SnapshotStore,
-    /// The snapshot on disk.
-    current: CurrentMeta,
 }
 
 fn sm_error(e: impl std::fmt::Display) -> StorageError {
@@ -135,7 +133,6 @@ impl NamespaceStateMachine {
                 txid,
             })),
             snapshots,
-            current: Arc::new(RwLock::new(snapshot)),
         }
     }
 
@@ -251,7 +248,6 @@ impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
         SnapshotBuilder {
             store: self.snapshots.clone(),
             target,
-            current: self.current.clone(),
         }
     }
 
@@ -291,7 +287,6 @@ impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
             txid,
         };
         self.progress.committed_txid.send_replace(txid);
-        *self.current.write().map_err(|_| sm_error("poisoned"))? = Some(meta.clone());
         tracing::info!(snapshot = %meta.snapshot_id, txid, "Raft snapshot from the leader installed");
         Ok(())
     }
@@ -314,7 +309,6 @@ impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
 pub struct SnapshotBuilder {
     store: SnapshotStore,
     target: Option<Applied>,
-    current: CurrentMeta,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
@@ -342,15 +336,6 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             took_ms = started.elapsed().as_millis() as u64,
             "Raft snapshot (checkpoint) written"
         );
-        {
-            let mut current = self.current.write().map_err(|_| sm_error("poisoned"))?;
-            if current
-                .as_ref()
-                .is_none_or(|c| c.last_log_id <= meta.last_log_id)
-            {
-                *current = Some(meta.clone());
-            }
-        }
         Ok(Snapshot {
             meta,
             snapshot: Box::new(Cursor::new(image)),
