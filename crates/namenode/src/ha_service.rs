@@ -8,9 +8,12 @@
 //! a lone NameNode answers `ServiceFailedException: HA for namenode is not
 //! enabled`. The allowed moves are HDFS's: standby to active or observer,
 //! observer to standby (not to active), active to standby; asking for the state
-//! a NameNode is already in does nothing. A transition only changes what
-//! this NameNode answers (it does not share edits with the others: that is
-//! the Raft journal's work).
+//! a NameNode is already in does nothing. Without Raft a transition only
+//! changes what this NameNode answers. In a Raft group the active is the
+//! leader, so a transition to or from active moves the lead: the active
+//! steps down (`transitionToStandby`), or a standby has the others hold
+//! their elections and wins one (`transitionToActive`); see
+//! `journal::raft::transfer`. Standby and observer switch by hand.
 
 use std::sync::Arc;
 
@@ -62,17 +65,17 @@ impl Protocol for HaServiceProtocolService {
                 "getServiceStatus" => service_status(state),
                 "transitionToActive" => {
                     let _: pb::TransitionToActiveRequestProto = decode(&request)?;
-                    transition(state, &ctx, HaServiceState::Active)?;
+                    transition(state, &ctx, HaServiceState::Active).await?;
                     encode(&pb::TransitionToActiveResponseProto {})
                 }
                 "transitionToStandby" => {
                     let _: pb::TransitionToStandbyRequestProto = decode(&request)?;
-                    transition(state, &ctx, HaServiceState::Standby)?;
+                    transition(state, &ctx, HaServiceState::Standby).await?;
                     encode(&pb::TransitionToStandbyResponseProto {})
                 }
                 "transitionToObserver" => {
                     let _: pb::TransitionToObserverRequestProto = decode(&request)?;
-                    transition(state, &ctx, HaServiceState::Observer)?;
+                    transition(state, &ctx, HaServiceState::Observer).await?;
                     encode(&pb::TransitionToObserverResponseProto {})
                 }
                 other => Err(CallError::NoSuchMethod(other.to_string())),
@@ -136,7 +139,7 @@ fn allowed(from: HaServiceState, to: HaServiceState) -> bool {
 
 /// `transitionTo<State>`, in the order HDFS's `NameNode` checks: the
 /// superuser, HA enabled, observer-to-active, then the state machine.
-fn transition(
+async fn transition(
     state: &NameNodeState,
     ctx: &CallContext,
     to: HaServiceState,
@@ -150,19 +153,14 @@ fn transition(
     crate::service::require_superuser(&caller, operation)?;
     require_ha(state)?;
     let from = state.ha.get();
-    // In a Raft group the active is the leader: a transition by hand may
-    // only switch a follower between standby and observer.
+    // In a Raft group the active is the leader: moving it is moving the
+    // lead (journal::raft::transfer).
     if state.config.raft.is_some()
+        && from != to
+        && from != HaServiceState::Observer
         && (to == HaServiceState::Active || from == HaServiceState::Active)
     {
-        if from == to {
-            return Ok(());
-        }
-        return Err(service_failed(format!(
-            "{operation} refused: this NameNode's state follows its Raft group's leader \
-             election (it is {} now); stop the active NameNode to move the lead",
-            from.name()
-        )));
+        return move_lead(state, &ctx.user, from, to).await;
     }
     if from == HaServiceState::Observer && to == HaServiceState::Active {
         return Err(service_failed(
@@ -184,6 +182,49 @@ fn transition(
     // rather than at the next heartbeat or monitor tick.
     state.lock_blocks()?.set_active(state.ha.is_active());
     info!(user = %ctx.user, from = from.name(), to = to.name(), "HA state transition");
+    Ok(())
+}
+
+/// How long a member asked to become active waits for the NameNode to
+/// turn active once its member leads.
+const ACTIVE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// `transitionToStandby` of the active or `transitionToActive` of a
+/// standby in a Raft group: the leader steps down, or this member takes
+/// the lead; the NameNode's state then follows its member's role.
+async fn move_lead(
+    state: &NameNodeState,
+    user: &str,
+    from: HaServiceState,
+    to: HaServiceState,
+) -> Result<(), CallError> {
+    let moving = match to {
+        HaServiceState::Active => state.journal.take_lead(),
+        _ => state.journal.step_down(),
+    };
+    let Some(moving) = moving else {
+        return Err(service_failed("this NameNode's edit log is not replicated"));
+    };
+    moving
+        .await
+        .map_err(|why| service_failed(format!("moving the Raft lead failed: {why}")))?;
+    if to == HaServiceState::Active {
+        // The member leads; the NameNode turns active once it has applied
+        // the entries of the terms before (ha_raft::follower).
+        let started = std::time::Instant::now();
+        while !state.ha.is_active() {
+            if started.elapsed() > ACTIVE_WAIT {
+                return Err(service_failed(
+                    "this NameNode leads its Raft group but did not turn active in time",
+                ));
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+    } else {
+        state.ha.set(to);
+        state.lock_blocks()?.set_active(false);
+    }
+    info!(%user, from = from.name(), to = to.name(), "HA state transition (Raft lead moved)");
     Ok(())
 }
 

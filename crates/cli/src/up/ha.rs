@@ -164,6 +164,12 @@ fn write_conf(conf_dir: &Path, ns: &str, members: &[Member]) -> anyhow::Result<(
             format!("dfs.client.failover.proxy.provider.{ns}"),
             FAILOVER_PROVIDER.to_string(),
         ),
+        // `hdfs haadmin -failover` insists on a fencer. Raft's terms fence
+        // a deposed active (nothing it does commits), so none is needed.
+        (
+            "dfs.ha.fencing.methods".to_string(),
+            "shell(/bin/true)".to_string(),
+        ),
     ];
     for m in members {
         hdfs.push((

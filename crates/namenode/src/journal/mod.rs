@@ -50,6 +50,20 @@ pub trait EditLog: Send + Sync + 'static {
         None
     }
 
+    /// On a replicated log's leader: stops taking edits, waits until
+    /// those taken are committed and lets another member be elected
+    /// (`transitionToStandby`). `None` when the log is not replicated.
+    fn step_down(&self) -> Option<BoxFuture<'static, Result<(), String>>> {
+        None
+    }
+
+    /// On a replicated log's follower: has the other members hold their
+    /// elections and wins one (`transitionToActive`). `None` when the log
+    /// is not replicated.
+    fn take_lead(&self) -> Option<BoxFuture<'static, Result<(), String>>> {
+        None
+    }
+
     /// Where this member stands in its replication group, for a log that
     /// is replicated (`/jmx`).
     fn replication(&self) -> Option<ReplicationStatus> {

@@ -23,6 +23,7 @@ use tokio::task::JoinHandle;
 use tracing::{error, info};
 
 use super::state_machine::Progress;
+use super::transfer::Handover;
 use super::{EditBatch, Raft};
 use crate::journal::codec::encode_record;
 use crate::journal::file::MAX_BATCH_BYTES;
@@ -37,10 +38,11 @@ struct Proposal {
     last_txid: u64,
 }
 
+/// How far the edits are committed, or why they no longer can be.
 #[derive(Debug, Clone, Default)]
-struct Durable {
-    txid: u64,
-    failed: Option<String>,
+pub(super) struct Durable {
+    pub(super) txid: u64,
+    pub(super) failed: Option<String>,
 }
 
 /// The replicated edit log of one member.
@@ -53,6 +55,7 @@ pub struct RaftEditLog {
     tasks: Vec<JoinHandle<()>>,
     /// For the member's status (`/jmx`).
     raft: Raft,
+    handover: Arc<Handover>,
 }
 
 fn fail(durable: &watch::Sender<Durable>, why: String) {
@@ -94,6 +97,11 @@ impl RaftEditLog {
                 durable_tx.clone(),
             )),
         ];
+        let handover = Arc::new(Handover::new(
+            raft.clone(),
+            progress.clone(),
+            durable.clone(),
+        ));
         Self {
             progress,
             ready,
@@ -102,12 +110,20 @@ impl RaftEditLog {
             durable_tx,
             tasks,
             raft,
+            handover,
         }
     }
 
     /// Whether this member is the leader and may take edits.
     pub fn is_active(&self) -> bool {
-        self.ready.load(Ordering::Acquire) && self.durable.borrow().failed.is_none()
+        self.ready.load(Ordering::Acquire)
+            && !self.handover.stepping_down()
+            && self.durable.borrow().failed.is_none()
+    }
+
+    /// This member's part in moving the lead by request.
+    pub fn handover(&self) -> Arc<Handover> {
+        self.handover.clone()
     }
 
     /// The last txid committed and applied here (the state id).
@@ -241,9 +257,15 @@ impl EditLog for RaftEditLog {
         if let Some(why) = &self.durable.borrow().failed {
             return Err(JournalError(why.clone()));
         }
+        let _gate = self.handover.gate();
         if !self.ready.load(Ordering::Acquire) {
             return Err(JournalError(
                 "not the active NameNode (Raft follower)".into(),
+            ));
+        }
+        if self.handover.stepping_down() {
+            return Err(JournalError(
+                "not the active NameNode (handing the lead on)".into(),
             ));
         }
         let mut txid = self.progress.applied_txid.load(Ordering::Acquire);
@@ -288,6 +310,19 @@ impl EditLog for RaftEditLog {
 
     fn failure(&self) -> Option<String> {
         self.durable.borrow().failed.clone()
+    }
+
+    fn step_down(&self) -> Option<BoxFuture<'static, Result<(), String>>> {
+        let handover = self.handover.clone();
+        Some(Box::pin(async move {
+            let hold = handover.hold_time();
+            handover.hold(hold).await.map(drop)
+        }))
+    }
+
+    fn take_lead(&self) -> Option<BoxFuture<'static, Result<(), String>>> {
+        let handover = self.handover.clone();
+        Some(Box::pin(async move { handover.take_lead().await }))
     }
 
     fn replication(&self) -> Option<crate::journal::ReplicationStatus> {

@@ -169,8 +169,8 @@ impl RaftMember {
         let raft = Raft::new(id, Arc::new(config), NetworkFactory, store, sm)
             .await
             .map_err(io::Error::other)?;
-        let server = serve(listener, raft.clone());
         let edit_log = Arc::new(RaftEditLog::new(raft.clone(), progress));
+        let server = serve(listener, raft.clone(), edit_log.handover());
         Ok(Self {
             id,
             raft,

@@ -29,6 +29,7 @@ pub mod snapshot;
 pub mod state_machine;
 #[cfg(test)]
 mod tests;
+pub mod transfer;
 
 use std::io::Cursor;
 

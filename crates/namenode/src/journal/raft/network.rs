@@ -10,6 +10,7 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use openraft::error::{
@@ -28,6 +29,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 use tracing::{debug, warn};
 
+use super::transfer::Handover;
 use super::{NodeId, Raft, TypeConfig};
 
 /// The largest frame accepted (an append of several group-commit batches,
@@ -41,6 +43,11 @@ enum Request {
     Vote(VoteRequest<NodeId>),
     Snapshot(InstallSnapshotRequest<TypeConfig>),
     Members(super::membership::MemberChange),
+    /// Hold elections (and step down, on the leader) for this many
+    /// milliseconds: another member takes the lead ([`super::transfer`]).
+    Hold {
+        millis: u64,
+    },
 }
 
 /// The answer to a [`Request`], of the same kind.
@@ -51,6 +58,8 @@ enum Reply {
     Snapshot(Result<InstallSnapshotResponse<NodeId>, RaftError<NodeId, InstallSnapshotError>>),
     /// What the change did, or why not.
     Members(Result<String, String>),
+    /// What the member did, or why not.
+    Hold(Result<String, String>),
 }
 
 async fn write_frame<T: Serialize>(stream: &mut TcpStream, msg: &T) -> io::Result<()> {
@@ -87,10 +96,11 @@ async fn read_frame<T: DeserializeOwned>(stream: &mut TcpStream) -> io::Result<T
     })
 }
 
-/// Serves the Raft messages of `raft` on `listener` until aborted; the
-/// connections' tasks end with it (a member shut down in a process that
-/// goes on must not answer for a stopped Raft).
-pub fn serve(listener: TcpListener, raft: Raft) -> JoinHandle<()> {
+/// Serves the Raft messages of `raft` (and hold requests, to `handover`)
+/// on `listener` until aborted; the connections' tasks end with it (a
+/// member shut down in a process that goes on must not answer for a
+/// stopped Raft).
+pub fn serve(listener: TcpListener, raft: Raft, handover: Arc<Handover>) -> JoinHandle<()> {
     tokio::spawn(async move {
         let mut connections = tokio::task::JoinSet::new();
         loop {
@@ -107,8 +117,9 @@ pub fn serve(listener: TcpListener, raft: Raft) -> JoinHandle<()> {
                 }
             };
             let raft = raft.clone();
+            let handover = handover.clone();
             connections.spawn(async move {
-                if let Err(e) = serve_connection(stream, raft).await {
+                if let Err(e) = serve_connection(stream, raft, handover).await {
                     debug!(%peer, error = %e, "raft connection closed");
                 }
             });
@@ -116,7 +127,11 @@ pub fn serve(listener: TcpListener, raft: Raft) -> JoinHandle<()> {
     })
 }
 
-async fn serve_connection(mut stream: TcpStream, raft: Raft) -> io::Result<()> {
+async fn serve_connection(
+    mut stream: TcpStream,
+    raft: Raft,
+    handover: Arc<Handover>,
+) -> io::Result<()> {
     stream.set_nodelay(true)?;
     loop {
         let request: Request = match read_frame(&mut stream).await {
@@ -129,6 +144,11 @@ async fn serve_connection(mut stream: TcpStream, raft: Raft) -> io::Result<()> {
             Request::Vote(r) => Reply::Vote(raft.vote(r).await),
             Request::Snapshot(r) => Reply::Snapshot(raft.install_snapshot(r).await),
             Request::Members(c) => Reply::Members(super::membership::apply(&raft, c).await),
+            Request::Hold { millis } => {
+                // At most what this member itself would hold for.
+                let hold = Duration::from_millis(millis).min(handover.hold_time() * 2);
+                Reply::Hold(handover.hold(hold).await)
+            }
         };
         write_frame(&mut stream, &reply).await?;
     }
@@ -145,19 +165,44 @@ pub async fn ask_members(
     change: super::membership::MemberChange,
     limit: Duration,
 ) -> io::Result<Result<String, String>> {
-    // An admin's connection: no member id to name in remote errors.
+    match ask(addr, &Request::Members(change), limit, "membership change").await? {
+        Reply::Members(r) => Ok(r),
+        _ => Err(io::Error::other("raft reply of the wrong kind")),
+    }
+}
+
+/// Asks the member at `addr` to hold for `hold` ([`super::transfer`]);
+/// waits up to `limit`.
+///
+/// # Errors
+/// When the member cannot be reached or answers something else; the
+/// inner error is the member's refusal.
+pub async fn ask_hold(
+    addr: &str,
+    hold: Duration,
+    limit: Duration,
+) -> io::Result<Result<String, String>> {
+    let request = Request::Hold {
+        millis: u64::try_from(hold.as_millis()).unwrap_or(u64::MAX),
+    };
+    match ask(addr, &request, limit, "hold request").await? {
+        Reply::Hold(r) => Ok(r),
+        _ => Err(io::Error::other("raft reply of the wrong kind")),
+    }
+}
+
+/// One request from outside the member's own Raft traffic (an admin, or
+/// a member moving the lead), on a connection of its own.
+async fn ask(addr: &str, request: &Request, limit: Duration, what: &str) -> io::Result<Reply> {
+    // No member id to name in remote errors.
     let mut connection = Connection {
         target: 0,
         addr: addr.to_string(),
         stream: None,
     };
-    let reply = tokio::time::timeout(limit, connection.exchange(&Request::Members(change)))
+    tokio::time::timeout(limit, connection.exchange(request))
         .await
-        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "membership change timed out"))??;
-    match reply {
-        Reply::Members(r) => Ok(r),
-        _ => Err(io::Error::other("raft reply of the wrong kind")),
-    }
+        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, format!("{what} timed out")))?
 }
 
 /// Makes a [`Connection`] per target member, from its `BasicNode` address.

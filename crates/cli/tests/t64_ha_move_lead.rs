@@ -1,0 +1,167 @@
+//! Moving the active by hand in a Raft nameservice (issue 15 item 2):
+//! `cairn admin -failover nnA nnB` and Java's `hdfs haadmin -failover`
+//! (DFSHAAdmin, with the fencer `cairn up --ha` configures) make exactly
+//! the named standby active; `-transitionToStandby` of the active lets the
+//! group elect another. A client keeps making directories throughout:
+//! every one acknowledged is there at the end, and no Raft term had two
+//! active NameNodes.
+//!
+//! The Java step needs a JDK and Maven (the kit fetches the jars on first
+//! use).
+
+mod common;
+
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::ha::{active_terms, up_ha, HaUp};
+
+/// `cairn --conf <conf> admin ARGS`: exit code and output.
+fn admin(up: &HaUp, args: &[&str]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("--conf")
+        .arg(up.conf_dir())
+        .arg("admin")
+        .args(args)
+        .output()
+        .expect("cairn admin");
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// A standby other than `not`.
+fn standby_other_than(up: &HaUp, not: &[&str]) -> String {
+    up.namenodes
+        .iter()
+        .map(|(nn, _)| nn.clone())
+        .find(|nn| !not.contains(&nn.as_str()) && up.state_of(nn) == "standby")
+        .expect("a standby NameNode")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lead_moves_where_the_operator_says() {
+    let up = up_ha(6);
+    let c = up.client();
+    c.mkdirs("/load", 0o755, true).await.expect("mkdirs");
+
+    // A writer that goes on through every move; it records what was
+    // acknowledged.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let c = up.client();
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let mut acked = Vec::new();
+            let mut i = 0u32;
+            while !stop.load(Ordering::Acquire) {
+                let path = format!("/load/d{i}");
+                i += 1;
+                match c.mkdirs(&path, 0o755, false).await {
+                    Ok(()) => acked.push(path),
+                    Err(e) => eprintln!("writer: {path}: {e}"),
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            acked
+        })
+    };
+
+    // cairn admin -failover: exactly the named standby becomes active.
+    let from = up.active(Duration::from_secs(30));
+    let to = standby_other_than(&up, &[&from]);
+    let started = Instant::now();
+    let (code, out) = admin(&up, &["-failover", &from, &to]);
+    let took = started.elapsed();
+    assert_eq!(code, 0, "-failover {from} {to}: {out}");
+    assert!(
+        out.contains(&format!("Failover from {from} to {to} successful")),
+        "{out}"
+    );
+    eprintln!("-failover {from} {to} took {:.2} s", took.as_secs_f64());
+    assert_eq!(up.state_of(&to), "active");
+    assert_eq!(up.state_of(&from), "standby");
+    c.mkdirs("/after-failover", 0o755, false)
+        .await
+        .expect("mkdirs after -failover");
+
+    // Failing over to the active is refused, as haadmin does.
+    let (code, out) = admin(&up, &["-failover", &from, &to]);
+    assert_ne!(code, 0, "{out}");
+    assert!(out.contains("Can't failover to an active service"), "{out}");
+
+    // -transitionToStandby of the active: the group elects another.
+    let (code, out) = admin(&up, &["-transitionToStandby", &to]);
+    assert_eq!(code, 0, "-transitionToStandby {to}: {out}");
+    let started = Instant::now();
+    let next = loop {
+        let now = up.active(Duration::from_secs(30));
+        if now != to {
+            break now;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "{to} stepped down but no other NameNode became active"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    eprintln!(
+        "-transitionToStandby {to}: {next} active after {:.2} s",
+        started.elapsed().as_secs_f64()
+    );
+    c.mkdirs("/after-standby", 0o755, false)
+        .await
+        .expect("mkdirs after -transitionToStandby");
+
+    // Java's haadmin, then FsShell through the new active.
+    let target = standby_other_than(&up, &[&next]);
+    let java = up.java(&format!(
+        "haadmin -failover {next} {target}\nhaadmin -getServiceState {target}\n\
+         haadmin -getServiceState {next}\nfs -mkdir /java-after\n"
+    ));
+    assert!(
+        java.contains(&format!("Failover from {next} to {target} successful")),
+        "{java}"
+    );
+    assert!(
+        java.contains(&format!(
+            "$ haadmin -getServiceState {target}\nactive\nexit=0"
+        )),
+        "{java}"
+    );
+    assert!(
+        java.contains(&format!(
+            "$ haadmin -getServiceState {next}\nstandby\nexit=0"
+        )),
+        "{java}"
+    );
+    assert!(java.contains("$ fs -mkdir /java-after\nexit=0"), "{java}");
+
+    stop.store(true, Ordering::Release);
+    let acked = writer.await.expect("writer");
+    // hdfs-native retries through the moves (with its back-off), so
+    // its calls span them.
+    assert!(acked.len() > 1, "the writer made progress: {}", acked.len());
+    for path in acked.iter().chain(&[
+        "/after-failover".to_string(),
+        "/after-standby".to_string(),
+        "/java-after".to_string(),
+    ]) {
+        assert!(
+            c.get_file_info(path).await.is_ok(),
+            "acknowledged {path} is missing"
+        );
+    }
+    let terms = active_terms(up.dir.path());
+    assert!(terms.len() >= 4, "four terms had an active: {terms:?}");
+    for (t, n) in &terms {
+        assert_eq!(*n, 1, "term {t} had {n} active NameNodes: {terms:?}");
+    }
+}
