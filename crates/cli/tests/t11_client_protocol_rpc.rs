@@ -367,3 +367,103 @@ async fn safe_mode_blocks_mutations_but_not_reads() {
     );
     mkdirs(&su, "/sm").await;
 }
+
+fn create_request(p: &str, flag: u32) -> Vec<u8> {
+    use prost::Message;
+    pb::CreateRequestProto {
+        src: p.into(),
+        masked: pb::FsPermissionProto { perm: 0o644 },
+        client_name: "retrying-client".into(),
+        create_flag: flag,
+        create_parent: true,
+        replication: 1,
+        block_size: 1 << 20,
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+#[tokio::test]
+async fn retried_calls_get_the_first_answer() {
+    // Goal: HDFS's retry cache. A client that sends an at-most-once call
+    // again with the same client id and call id (after a lost reply, on a
+    // new connection) gets the first run's answer; a new call is run.
+    use prost::Message;
+    let nn = NameNode::start(&[]);
+    let user = current_user();
+    let c = connect(&nn, &user).await;
+    mkdirs(&c, "/rc").await;
+    // create (CREATE only: a second run would fail with
+    // FileAlreadyExistsException).
+    let id = c.next_call_id();
+    let first = c
+        .call_raw("create", &create_request("/rc/f", 1))
+        .await
+        .expect("create");
+    let first = pb::CreateResponseProto::decode(first).expect("decode");
+    let again = Client::connect_as(nn.addr, &user, CLIENT_PROTOCOL, c.client_id().clone())
+        .await
+        .expect("second connection");
+    let retried = again
+        .retry_raw("create", &create_request("/rc/f", 1), id, 1)
+        .await
+        .expect("the retried create is answered, not run again");
+    let retried = pb::CreateResponseProto::decode(retried).expect("decode");
+    assert_eq!(
+        retried.fs.as_ref().map(|f| f.file_id),
+        first.fs.as_ref().map(|f| f.file_id),
+        "the same file's status"
+    );
+    // A new call for the same path runs, and fails as in HDFS (the file
+    // is still open for this client).
+    let e = c
+        .call_raw("create", &create_request("/rc/f", 1))
+        .await
+        .expect_err("a new create of an existing file");
+    assert_eq!(
+        class(&e),
+        "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"
+    );
+    // delete: a second run would answer false.
+    let delete = pb::DeleteRequestProto {
+        src: "/rc/f".into(),
+        recursive: false,
+    }
+    .encode_to_vec();
+    let id = c.next_call_id();
+    let r = pb::DeleteResponseProto::decode(c.call_raw("delete", &delete).await.expect("delete"))
+        .expect("decode");
+    assert!(r.result);
+    let r = pb::DeleteResponseProto::decode(
+        again
+            .retry_raw("delete", &delete, id, 1)
+            .await
+            .expect("retried delete"),
+    )
+    .expect("decode");
+    assert!(r.result, "the retried delete answers true, as the first");
+    let r = pb::DeleteResponseProto::decode(c.call_raw("delete", &delete).await.expect("delete"))
+        .expect("decode");
+    assert!(!r.result, "a new delete of a deleted file answers false");
+    // A failed call is not remembered: its retry runs (and succeeds now).
+    mkdirs(&c, "/rc/src").await;
+    let rename = pb::Rename2RequestProto {
+        src: "/rc/src".into(),
+        dst: "/rc/dst/sub".into(),
+        overwrite_dest: false,
+        move_to_trash: None,
+    }
+    .encode_to_vec();
+    let id = c.next_call_id();
+    let e = c
+        .call_raw("rename2", &rename)
+        .await
+        .expect_err("no parent yet");
+    assert_eq!(class(&e), "java.io.FileNotFoundException");
+    mkdirs(&c, "/rc/dst").await;
+    again
+        .retry_raw("rename2", &rename, id, 1)
+        .await
+        .expect("the failed call runs again");
+    assert!(exists(&c, "/rc/dst/sub").await);
+}

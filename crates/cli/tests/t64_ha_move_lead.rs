@@ -4,7 +4,10 @@
 //! the named standby active; `-transitionToStandby` of the active lets the
 //! group elect another. A client keeps making directories throughout:
 //! every one acknowledged is there at the end, and no Raft term had two
-//! active NameNodes.
+//! active NameNodes. A create and a delete answered by the old active and
+//! retried on the new one (same client id and call id, as the Java client
+//! retries after a failover) get the first answers from its retry cache,
+//! which learnt them from the Raft log.
 //!
 //! The Java step needs a JDK and Maven (the kit fetches the jars on first
 //! use).
@@ -16,7 +19,43 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cairn_proto::hadoop::hdfs as pb;
+use cairn_proto::protocols::CLIENT_PROTOCOL;
+use cairn_rpc::client::Client;
 use common::ha::{active_terms, up_ha, HaUp};
+use prost::Message;
+
+fn create_request(p: &str) -> Vec<u8> {
+    pb::CreateRequestProto {
+        src: p.into(),
+        masked: pb::FsPermissionProto { perm: 0o644 },
+        client_name: "retrying-client".into(),
+        create_flag: 1, // CREATE: a second run fails
+        create_parent: true,
+        replication: 1,
+        block_size: 1 << 20,
+        ..Default::default()
+    }
+    .encode_to_vec()
+}
+
+fn delete_request(p: &str) -> Vec<u8> {
+    pb::DeleteRequestProto {
+        src: p.into(),
+        recursive: true,
+    }
+    .encode_to_vec()
+}
+
+async fn rpc_client(up: &HaUp, nn: &str, client_id: Option<bytes::Bytes>) -> Client {
+    let addr = up.addr(nn).parse().expect("address");
+    let user = common::current_user();
+    match client_id {
+        Some(id) => Client::connect_as(addr, &user, CLIENT_PROTOCOL, id).await,
+        None => Client::connect(addr, &user, CLIENT_PROTOCOL).await,
+    }
+    .expect("connect")
+}
 
 /// `cairn --conf <conf> admin ARGS`: exit code and output.
 fn admin(up: &HaUp, args: &[&str]) -> (i32, String) {
@@ -74,8 +113,30 @@ async fn the_lead_moves_where_the_operator_says() {
         })
     };
 
-    // cairn admin -failover: exactly the named standby becomes active.
+    // Calls answered by the active, to be retried after the move.
     let from = up.active(Duration::from_secs(30));
+    let raw = rpc_client(&up, &from, None).await;
+    c.mkdirs("/retried/gone", 0o755, true)
+        .await
+        .expect("mkdirs");
+    let create_id = raw.next_call_id();
+    let created = raw
+        .call_raw("create", &create_request("/retried/f"))
+        .await
+        .expect("create");
+    let created = pb::CreateResponseProto::decode(created).expect("decode");
+    let delete_id = raw.next_call_id();
+    let deleted = raw
+        .call_raw("delete", &delete_request("/retried/gone"))
+        .await
+        .expect("delete");
+    assert!(
+        pb::DeleteResponseProto::decode(deleted)
+            .expect("decode")
+            .result
+    );
+
+    // cairn admin -failover: exactly the named standby becomes active.
     let to = standby_other_than(&up, &[&from]);
     let started = Instant::now();
     let (code, out) = admin(&up, &["-failover", &from, &to]);
@@ -91,6 +152,36 @@ async fn the_lead_moves_where_the_operator_says() {
     c.mkdirs("/after-failover", 0o755, false)
         .await
         .expect("mkdirs after -failover");
+
+    // The retries reach the new active: first answers, no second runs.
+    let hits = up.jmx_bean(&to, "RetryCache.NameNodeRetryCache")["CacheHit"]
+        .as_u64()
+        .expect("CacheHit");
+    let retrying = rpc_client(&up, &to, Some(raw.client_id().clone())).await;
+    let again = retrying
+        .retry_raw("create", &create_request("/retried/f"), create_id, 1)
+        .await
+        .expect("the retried create is answered from the retry cache");
+    let again = pb::CreateResponseProto::decode(again).expect("decode");
+    assert_eq!(
+        again.fs.map(|f| f.file_id),
+        created.fs.map(|f| f.file_id),
+        "the created file's status"
+    );
+    let again = retrying
+        .retry_raw("delete", &delete_request("/retried/gone"), delete_id, 1)
+        .await
+        .expect("retried delete");
+    assert!(
+        pb::DeleteResponseProto::decode(again)
+            .expect("decode")
+            .result,
+        "the retried delete answers true, as the first did"
+    );
+    let now = up.jmx_bean(&to, "RetryCache.NameNodeRetryCache")["CacheHit"]
+        .as_u64()
+        .expect("CacheHit");
+    assert_eq!(now, hits + 2, "both retries were cache hits on {to}");
 
     // Failing over to the active is refused, as haadmin does.
     let (code, out) = admin(&up, &["-failover", &from, &to]);

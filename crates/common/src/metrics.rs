@@ -192,7 +192,17 @@ pub fn prometheus_name(record: &str, metric: &str) -> String {
         }
         out.push(c.to_ascii_lowercase());
     }
-    out
+    // Any run of other characters becomes one `_` (HDFS: "[^a-zA-Z0-9]+"),
+    // e.g. the dot of `RetryCache.NameNodeRetryCache`.
+    let mut clean = String::with_capacity(out.len());
+    for c in out.chars() {
+        if c.is_ascii_alphanumeric() {
+            clean.push(c);
+        } else if !clean.ends_with('_') {
+            clean.push('_');
+        }
+    }
+    clean
 }
 
 fn capitalize(s: &str) -> String {
@@ -355,6 +365,10 @@ mod tests {
         assert_eq!(
             prometheus_name("FSNamesystem", "CapacityTotalGB"),
             "fs_namesystem_capacity_total_gb"
+        );
+        assert_eq!(
+            prometheus_name("RetryCache.NameNodeRetryCache", "CacheHit"),
+            "retry_cache_name_node_retry_cache_cache_hit"
         );
     }
 

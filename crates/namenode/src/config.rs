@@ -122,6 +122,8 @@ pub struct NameNodeConfig {
     /// This NameNode's Raft group, when its nameservice names Raft
     /// addresses: the edit log is then replicated ([`crate::ha_raft`]).
     pub raft: Option<crate::ha_raft::settings::RaftSettings>,
+    /// The retry cache (`dfs.namenode.enable.retrycache`, ...).
+    pub retry_cache: crate::retry_cache::RetryCacheSettings,
 }
 
 /// How getBlockLocations orders a block's replicas for a reader
@@ -558,6 +560,7 @@ impl NameNodeConfig {
             ha_initial_state,
             ha_enabled,
             raft: crate::ha_raft::settings::RaftSettings::from_conf(conf)?,
+            retry_cache: crate::retry_cache::RetryCacheSettings::from_conf(conf)?,
             safe_mode,
             list_open_files_max: list_open_files_max as usize,
             log_dir,

@@ -264,6 +264,8 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
         | Edit::DeleteSnapshot { .. }
         | Edit::RenameSnapshot { .. }
         | Edit::SnapshotImage(_) => Vec::new(),
+        // Ids of the call an op answered, not an op.
+        Edit::RetryId { .. } => Vec::new(),
         Edit::SetReplication { path, replication } => vec![event(
             T::EventMetadata,
             pb::MetadataUpdateEventProto {

@@ -27,6 +27,7 @@ use monitors::{
 };
 pub mod namespace;
 pub mod proxy_users;
+pub mod retry_cache;
 pub mod safemode;
 pub mod service;
 pub mod storage;
@@ -198,6 +199,9 @@ pub fn new_state_shared(
         started_ms: now_ms(),
         ha: crate::ha::HaState::new(config.ha_initial_state),
         last_written: std::sync::atomic::AtomicU64::new(journal_last.0),
+        retry_cache: Arc::new(crate::retry_cache::RetryCache::new(
+            config.retry_cache.clone(),
+        )),
         config,
     });
     built(&state);

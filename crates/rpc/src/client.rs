@@ -99,12 +99,27 @@ impl Client {
         user: &str,
         protocol: &str,
     ) -> Result<Self, ClientError> {
+        let client_id = Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes());
+        Self::connect_as(addr, user, protocol, client_id).await
+    }
+
+    /// As [`Client::connect`], with the given 16-byte client id: another
+    /// connection of the same client (a Java client keeps one id per
+    /// process, and retries a call on a new connection after a failover).
+    ///
+    /// # Errors
+    /// As [`Client::connect`].
+    pub async fn connect_as(
+        addr: SocketAddr,
+        user: &str,
+        protocol: &str,
+        client_id: Bytes,
+    ) -> Result<Self, ClientError> {
         let stream = TcpStream::connect(addr)
             .await
             .map_err(|e| ClientError::Io(e.to_string()))?;
         let _ = stream.set_nodelay(true);
         let (rd, mut wr) = stream.into_split();
-        let client_id = Bytes::copy_from_slice(uuid::Uuid::new_v4().as_bytes());
         let mut hello = Vec::new();
         hello.extend_from_slice(&frame::MAGIC);
         hello.extend_from_slice(&[frame::IPC_VERSION, 0, frame::AUTH_NONE]);
@@ -155,13 +170,53 @@ impl Client {
         state_id: Option<i64>,
     ) -> Result<(Bytes, Option<i64>), ClientError> {
         let call_id = self.next_call_id.fetch_add(1, Ordering::Relaxed) & i32::MAX;
+        self.send(method, request, state_id, call_id, 0).await
+    }
+
+    /// Sends call `call_id` again (`retry_count` > 0), as a client does
+    /// after a lost reply: the server's retry cache answers it when the
+    /// first one succeeded. The id must not be in use on this connection.
+    ///
+    /// # Errors
+    /// As [`Client::call_raw`].
+    pub async fn retry_raw(
+        &self,
+        method: &str,
+        request: &[u8],
+        call_id: i32,
+        retry_count: i32,
+    ) -> Result<Bytes, ClientError> {
+        Ok(self
+            .send(method, request, None, call_id, retry_count)
+            .await?
+            .0)
+    }
+
+    /// This connection's client id.
+    pub fn client_id(&self) -> &Bytes {
+        &self.client_id
+    }
+
+    /// The call id the next call will get.
+    pub fn next_call_id(&self) -> i32 {
+        self.next_call_id.load(Ordering::Relaxed) & i32::MAX
+    }
+
+    async fn send(
+        &self,
+        method: &str,
+        request: &[u8],
+        state_id: Option<i64>,
+        call_id: i32,
+        retry_count: i32,
+    ) -> Result<(Bytes, Option<i64>), ClientError> {
         let (tx, rx) = oneshot::channel();
         {
             let mut guard = self.pending.lock().map_err(|_| ClientError::Closed)?;
             let map = guard.as_mut().ok_or(ClientError::Closed)?;
             map.insert(call_id, tx);
         }
-        let mut header = request_header(call_id, &self.client_id, 0);
+        let mut header = request_header(call_id, &self.client_id, retry_count);
         header.state_id = state_id;
         let req_header = RequestHeaderProto {
             method_name: method.to_string(),

@@ -4,7 +4,9 @@
 //! * On a follower, each edit applied from the log moves the state id
 //!   (what observers wait on) and registers new blocks and their stamps in
 //!   the block map, so DataNodes' reports of them are recognised and a new
-//!   active already knows where their replicas are.
+//!   active already knows where their replicas are; the ids of the calls
+//!   the leader answered go to the retry cache, so a client retrying one
+//!   after a failover gets its answer, not a second run.
 //! * On becoming leader (openraft says Leader and every earlier entry is
 //!   applied), [`take_over`] settles the block map with the namespace
 //!   (blocks deleted while following are forgotten and their replicas
@@ -43,6 +45,10 @@ impl AppliedEdits for NameNodeState {
                 block,
             } => (path, previous.iter().copied().chain([*block]).collect()),
             Edit::UpdateBlock { path, block } => (path, vec![*block]),
+            Edit::RetryId { client_id, call_id } => {
+                self.retry_cache.learn((*client_id, *call_id));
+                return;
+            }
             Edit::CloseFile {
                 path,
                 last: Some(last),

@@ -1,6 +1,7 @@
 //! The NameNode's metrics as HDFS names them: the metrics2 records
 //! (`FSNamesystem`, `FSNamesystemState`, `NameNodeActivity`,
-//! `RpcActivityForPort<port>`, `RpcDetailedActivityForPort<port>`) that
+//! `RpcActivityForPort<port>`, `RpcDetailedActivityForPort<port>`,
+//! `RetryCache.NameNodeRetryCache`) that
 //! both `/jmx` and `/prom` show, and the `NameNodeInfo` and
 //! `NameNodeStatus` MXBeans that only `/jmx` has. Attribute names and
 //! units follow HDFS's `FSNamesystem`, `NameNodeMXBean`, `NameNodeMetrics`
@@ -39,7 +40,20 @@ pub fn records(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Vec<Reco
         activity(state, host),
         rpc_activity(state, host),
         rpc_detailed(state, host),
+        retry_cache(state, host),
     ]
+}
+
+/// HDFS's `RetryCacheMetrics` (`RetryCache.NameNodeRetryCache`).
+fn retry_cache(state: &NameNodeState, host: &str) -> Record {
+    let name = "RetryCache.NameNodeRetryCache";
+    let mut r = Record::new(name, name, "rpc", host);
+    let (hits, updated) = state.retry_cache.counts();
+    r.counter("CacheHit", hits);
+    // Cairn drops whole generations; it counts no single clears.
+    r.counter("CacheCleared", 0);
+    r.counter("CacheUpdated", updated);
+    r
 }
 
 fn live_dead(s: &ClusterStatus) -> (u64, u64, u64, u64) {

@@ -198,6 +198,10 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             entries: entries.into_iter().map(acl_entry_to).collect(),
             inherited,
         }),
+        Edit::RetryId { client_id, call_id } => Op::RetryId(pj::RetryIdEdit {
+            client_id: bytes::Bytes::copy_from_slice(&client_id),
+            call_id,
+        }),
         Edit::SetStoragePolicy { path, policy } => Op::SetStoragePolicy(pj::SetStoragePolicyEdit {
             path,
             policy: u32::from(policy),
@@ -352,6 +356,12 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
                 .map(acl_entry_from)
                 .collect::<Result<_, _>>()?,
             inherited: a.inherited,
+        },
+        Op::RetryId(r) => Edit::RetryId {
+            client_id: r.client_id[..]
+                .try_into()
+                .map_err(|_| format!("retry id with a client id of {} bytes", r.client_id.len()))?,
+            call_id: r.call_id,
         },
         Op::SetStoragePolicy(s) => Edit::SetStoragePolicy {
             path: s.path,
@@ -579,6 +589,10 @@ mod tests {
                 path: "/a/t".into(),
                 namespace: XAttrNamespace::Trusted,
                 name: "k".into(),
+            },
+            Edit::RetryId {
+                client_id: [7; 16],
+                call_id: -3,
             },
             Edit::SetAcl {
                 path: "/a".into(),

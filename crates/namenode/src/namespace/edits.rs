@@ -194,6 +194,13 @@ pub enum Edit {
     },
     /// A checkpoint image's snapshot state, after its tree.
     SnapshotImage(Box<SnapshotImage>),
+    /// The RPC call (client id, call id) the edits just before answered
+    /// (an at-most-once operation): changes nothing in the namespace; a
+    /// Raft follower's retry cache learns it.
+    RetryId {
+        client_id: [u8; 16],
+        call_id: i32,
+    },
 }
 
 /// The usage of one new name.
@@ -378,6 +385,7 @@ impl Namespace {
             | Edit::DeleteSnapshot { .. }
             | Edit::RenameSnapshot { .. } => self.apply_snapshot_edit(edit),
             Edit::SnapshotImage(image) => self.apply_snapshot_image(image),
+            Edit::RetryId { .. } => Ok(()),
         }
     }
 

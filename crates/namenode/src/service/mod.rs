@@ -28,6 +28,7 @@ mod namespace_ops;
 mod open_files;
 mod quota;
 mod read_path;
+mod retry;
 mod snapshots;
 mod storage_policy;
 mod truncate_concat;
@@ -120,6 +121,8 @@ pub struct NameNodeState {
     /// whatever writes or applies edits (`mutate`; a log follower should
     /// call [`NameNodeState::advance_state_id`]).
     pub last_written: std::sync::atomic::AtomicU64,
+    /// Answers of at-most-once calls, for their retries.
+    pub retry_cache: Arc<crate::retry_cache::RetryCache>,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
@@ -244,7 +247,12 @@ impl NameNodeState {
                 .namespace
                 .write()
                 .map_err(|_| CallError::io("namespace lock poisoned"))?;
-            let (value, edits) = f(&mut ns).map_err(to_call_error)?;
+            let (value, mut edits) = f(&mut ns).map_err(to_call_error)?;
+            if !edits.is_empty() {
+                if let Some((client_id, call_id)) = retry::take_logged_call() {
+                    edits.push(Edit::RetryId { client_id, call_id });
+                }
+            }
             let txid = if edits.is_empty() {
                 None
             } else {
@@ -407,7 +415,7 @@ impl Protocol for ClientProtocolService {
         let state = self.state.clone();
         Box::pin(async move {
             state.check_ha(&ctx, &method).await?;
-            state.dispatch(ctx, &method, request).await
+            state.dispatch_once(ctx, &method, request).await
         })
     }
 }

@@ -1,0 +1,370 @@
+//! HDFS's retry cache: a client that sends an at-most-once call again
+//! (`create`, `delete`, `rename`, ... after a lost reply or a failover: the
+//! Java client retries with the same client id and call id, and a retry
+//! count above zero) gets the first run's answer, not a second run: a
+//! second `create` would fail with FileAlreadyExistsException, a second
+//! `delete` answer false.
+//!
+//! Keyed by (client id, call id). A call being run makes its retries wait;
+//! a call that failed is forgotten (its retry runs again, as in HDFS); a
+//! call that succeeded is kept. Most answers are not kept but rebuilt on
+//! a retry (`true` for delete and rename, the file's status for create,
+//! nothing for void calls), so a finished call costs about a dozen bytes:
+//! its client id interned to a number and the call id in a set. Answers
+//! that cannot be rebuilt (append's last block, a generated snapshot name)
+//! are kept whole.
+//!
+//! Expiry is generational instead of per entry: finished calls go to the
+//! current generation; when it is half the expiry old or holds half the
+//! capacity, it becomes the previous one and the older is dropped. A call
+//! is remembered for at least half the expiry (HDFS: exactly the expiry,
+//! `dfs.namenode.retrycache.expirytime.millis`, 10 minutes) unless the
+//! cache fills first; Java clients retry within seconds to minutes.
+//!
+//! A Raft leader logs the ids of each call with a rebuildable answer after
+//! its edits (`Edit::RetryId`); followers learn them as they apply the log,
+//! so a retry after a failover is answered by the new active.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use tokio::sync::watch;
+
+/// A call: the client's 16-byte id and its call id.
+pub type RetryKey = ([u8; 16], i32);
+
+/// `dfs.namenode.enable.retrycache` (default true).
+pub const DFS_NAMENODE_ENABLE_RETRYCACHE: &str = "dfs.namenode.enable.retrycache";
+/// `dfs.namenode.retrycache.expirytime.millis` (default 600000).
+pub const DFS_NAMENODE_RETRYCACHE_EXPIRY: &str = "dfs.namenode.retrycache.expirytime.millis";
+/// Finished calls remembered at most (Cairn's; HDFS sizes its cache as a
+/// share of the heap, `dfs.namenode.retrycache.heap.percent`).
+pub const CAIRN_RETRYCACHE_MAX_ENTRIES: &str = "cairn.namenode.retrycache.max-entries";
+
+/// How the cache is set up.
+#[derive(Debug, Clone)]
+pub struct RetryCacheSettings {
+    pub enabled: bool,
+    pub expiry: Duration,
+    pub max_entries: usize,
+}
+
+impl Default for RetryCacheSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            expiry: Duration::from_secs(600),
+            max_entries: 4 << 20,
+        }
+    }
+}
+
+impl RetryCacheSettings {
+    /// HDFS's keys, and Cairn's capacity.
+    ///
+    /// # Errors
+    /// A value that does not parse.
+    pub fn from_conf(
+        conf: &cairn_common::config::Configuration,
+    ) -> Result<Self, cairn_common::config::ConfigError> {
+        let default = Self::default();
+        Ok(Self {
+            enabled: conf.get_bool(DFS_NAMENODE_ENABLE_RETRYCACHE, default.enabled)?,
+            expiry: conf.get_duration(
+                DFS_NAMENODE_RETRYCACHE_EXPIRY,
+                cairn_common::config::TimeUnit::Milliseconds,
+                default.expiry,
+            )?,
+            max_entries: usize::try_from(
+                conf.get_u64(CAIRN_RETRYCACHE_MAX_ENTRIES, default.max_entries as u64)?,
+            )
+            .unwrap_or(usize::MAX),
+        })
+    }
+}
+
+/// What a call finds in the cache.
+pub enum Lookup {
+    /// Not run before (or it failed): run it and finish the ticket.
+    Run(Ticket),
+    /// Run before and succeeded: the kept answer, or `None` when the
+    /// answer is to be rebuilt.
+    Done(Option<Bytes>),
+}
+
+#[derive(Default)]
+struct Generation {
+    /// Client ids as small numbers, so a finished call is 8 bytes.
+    clients: HashMap<[u8; 16], u32>,
+    done: HashSet<u64>,
+    answers: HashMap<u64, Bytes>,
+}
+
+impl Generation {
+    fn key(&self, key: &RetryKey) -> Option<u64> {
+        self.clients.get(&key.0).map(|c| pack(*c, key.1))
+    }
+
+    fn insert(&mut self, key: &RetryKey, answer: Option<Bytes>) {
+        let next = u32::try_from(self.clients.len()).unwrap_or(u32::MAX);
+        let client = *self.clients.entry(key.0).or_insert(next);
+        let packed = pack(client, key.1);
+        self.done.insert(packed);
+        if let Some(a) = answer {
+            self.answers.insert(packed, a);
+        }
+    }
+
+    fn find(&self, key: &RetryKey) -> Option<Option<Bytes>> {
+        let packed = self.key(key)?;
+        self.done
+            .contains(&packed)
+            .then(|| self.answers.get(&packed).cloned())
+    }
+}
+
+fn pack(client: u32, call: i32) -> u64 {
+    (u64::from(client) << 32) | u64::from(call as u32)
+}
+
+struct Inner {
+    current: Generation,
+    previous: Generation,
+    /// When `current` began.
+    born: Instant,
+    /// When `previous` began.
+    previous_born: Instant,
+    /// Calls being run; their retries wait for the sender to go.
+    running: HashMap<RetryKey, watch::Receiver<()>>,
+}
+
+/// The NameNode's retry cache.
+pub struct RetryCache {
+    settings: RetryCacheSettings,
+    inner: Mutex<Inner>,
+    /// Retries answered from the cache (HDFS's `CacheHit`).
+    hits: AtomicU64,
+    /// Calls remembered (HDFS's `CacheUpdated`).
+    updated: AtomicU64,
+}
+
+/// A call being run: finish it with [`Ticket::succeeded`]; dropping it
+/// otherwise forgets the call (it failed; a retry runs it again).
+pub struct Ticket {
+    cache: Arc<RetryCache>,
+    key: RetryKey,
+    _running: watch::Sender<()>,
+}
+
+impl Ticket {
+    /// The call succeeded; `answer` is kept when it cannot be rebuilt.
+    pub fn succeeded(self, answer: Option<Bytes>) {
+        let mut inner = self.cache.lock();
+        inner.running.remove(&self.key);
+        self.cache.remember(&mut inner, &self.key, answer);
+    }
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        // After `succeeded` this finds nothing.
+        self.cache.lock().running.remove(&self.key);
+    }
+}
+
+impl RetryCache {
+    pub fn new(settings: RetryCacheSettings) -> Self {
+        Self {
+            settings,
+            inner: Mutex::new(Inner {
+                current: Generation::default(),
+                previous: Generation::default(),
+                born: Instant::now(),
+                previous_born: Instant::now(),
+                running: HashMap::new(),
+            }),
+            hits: AtomicU64::new(0),
+            updated: AtomicU64::new(0),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.settings.enabled
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        // Every change below leaves the maps whole before it can panic
+        // (none does); a poisoned lock holds consistent data.
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Looks call `key` up, waiting while another run of it is under way.
+    pub async fn begin(self: &Arc<Self>, key: RetryKey) -> Lookup {
+        loop {
+            let mut wait = {
+                let mut inner = self.lock();
+                self.expire(&mut inner);
+                if let Some(found) = inner
+                    .current
+                    .find(&key)
+                    .or_else(|| inner.previous.find(&key))
+                {
+                    self.hits.fetch_add(1, Ordering::Relaxed);
+                    return Lookup::Done(found);
+                }
+                match inner.running.get(&key) {
+                    Some(rx) => rx.clone(),
+                    None => {
+                        let (tx, rx) = watch::channel(());
+                        inner.running.insert(key, rx);
+                        return Lookup::Run(Ticket {
+                            cache: self.clone(),
+                            key,
+                            _running: tx,
+                        });
+                    }
+                }
+            };
+            // Resolves (with an error) once the running call's ticket is gone.
+            while wait.changed().await.is_ok() {}
+        }
+    }
+
+    /// Remembers call `key` as done (a Raft follower applying the
+    /// leader's record of it); its answer is rebuilt on a retry.
+    pub fn learn(&self, key: RetryKey) {
+        if !self.settings.enabled {
+            return;
+        }
+        let mut inner = self.lock();
+        self.remember(&mut inner, &key, None);
+    }
+
+    fn remember(&self, inner: &mut Inner, key: &RetryKey, answer: Option<Bytes>) {
+        self.expire(inner);
+        if inner.current.done.len() >= self.settings.max_entries / 2 {
+            Self::rotate(inner);
+        }
+        inner.current.insert(key, answer);
+        self.updated.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Retries answered from the cache, calls remembered.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.updated.load(Ordering::Relaxed),
+        )
+    }
+
+    /// Starts a new generation when the current one is half the expiry
+    /// old; drops the previous one once it is the expiry old.
+    fn expire(&self, inner: &mut Inner) {
+        if inner.born.elapsed() >= self.settings.expiry / 2 {
+            Self::rotate(inner);
+        }
+        if inner.previous_born.elapsed() >= self.settings.expiry {
+            inner.previous = Generation::default();
+        }
+    }
+
+    fn rotate(inner: &mut Inner) {
+        inner.previous = std::mem::take(&mut inner.current);
+        inner.previous_born = inner.born;
+        inner.born = Instant::now();
+    }
+
+    /// Finished calls remembered now.
+    pub fn len(&self) -> usize {
+        let inner = self.lock();
+        inner.current.done.len() + inner.previous.done.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(c: u8, call: i32) -> RetryKey {
+        ([c; 16], call)
+    }
+
+    fn cache(max_entries: usize, expiry: Duration) -> Arc<RetryCache> {
+        Arc::new(RetryCache::new(RetryCacheSettings {
+            enabled: true,
+            expiry,
+            max_entries,
+        }))
+    }
+
+    #[tokio::test]
+    async fn success_is_remembered_failure_is_not() {
+        let c = cache(100, Duration::from_secs(60));
+        let Lookup::Run(t) = c.begin(key(1, 7)).await else {
+            panic!("first run");
+        };
+        t.succeeded(None);
+        assert!(matches!(c.begin(key(1, 7)).await, Lookup::Done(None)));
+        // Another client's call 7 is another call.
+        let Lookup::Run(t) = c.begin(key(2, 7)).await else {
+            panic!("other client");
+        };
+        drop(t); // failed
+        assert!(matches!(c.begin(key(2, 7)).await, Lookup::Run(_)));
+        let Lookup::Run(t) = c.begin(key(1, 8)).await else {
+            panic!("next call");
+        };
+        t.succeeded(Some(Bytes::from_static(b"answer")));
+        match c.begin(key(1, 8)).await {
+            Lookup::Done(Some(a)) => assert_eq!(&a[..], b"answer"),
+            _ => panic!("kept answer"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_retry_waits_for_the_running_call() {
+        let c = cache(100, Duration::from_secs(60));
+        let Lookup::Run(t) = c.begin(key(1, 1)).await else {
+            panic!("first run");
+        };
+        let c2 = c.clone();
+        let retry =
+            tokio::spawn(async move { matches!(c2.begin(key(1, 1)).await, Lookup::Done(_)) });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!retry.is_finished(), "the retry waits");
+        t.succeeded(None);
+        assert!(retry.await.expect("retry"));
+    }
+
+    #[tokio::test]
+    async fn old_generations_are_dropped() {
+        let c = cache(4, Duration::from_secs(60));
+        for call in 0..6 {
+            c.learn(key(1, call));
+        }
+        // Capacity 4: generations of 2; the first calls are gone.
+        assert_eq!(c.len(), 4);
+        assert!(matches!(c.begin(key(1, 0)).await, Lookup::Run(_)));
+        assert!(matches!(c.begin(key(1, 5)).await, Lookup::Done(None)));
+        let c = cache(100, Duration::from_millis(20));
+        c.learn(key(1, 0));
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        c.learn(key(1, 1));
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        c.learn(key(1, 2));
+        assert!(
+            matches!(c.begin(key(1, 0)).await, Lookup::Run(_)),
+            "expired"
+        );
+        assert!(matches!(c.begin(key(1, 2)).await, Lookup::Done(None)));
+    }
+}
