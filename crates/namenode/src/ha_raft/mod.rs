@@ -16,8 +16,8 @@
 //! behind it; a restart starts from the snapshot. `-recover` cuts a damaged
 //! Raft log ([`recover_log`]). A member formatted by
 //! [`bootstrap_standby`] waits to be added (`cairn admin -addNameNode`,
-//! [`crate::journal::raft::membership`]). Not yet: segment files (the log
-//! file is compacted only at start-up).
+//! [`crate::journal::raft::membership`]). The log file is rewritten
+//! without its purged head as it grows ([`crate::journal::raft::log_store`]).
 
 pub mod follower;
 pub mod settings;

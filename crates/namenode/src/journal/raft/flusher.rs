@@ -4,8 +4,10 @@
 //! synced. So openraft's core is not held up by the fdatasync (it can send
 //! the entries to the followers meanwhile: the leader's and the followers'
 //! fsyncs overlap), and writes queued during a sync go out together (one
-//! write + one fdatasync per [`MAX_BATCH_BYTES`]). Cutting a suffix is a
-//! job in the same queue, so it follows every write queued before it.
+//! write + one fdatasync per [`MAX_BATCH_BYTES`]). Cutting a suffix and
+//! rewriting the file without its purged head are jobs in the same queue,
+//! so each follows every write queued before it (and the store numbers
+//! later writes in the rewritten file's offsets).
 
 use std::collections::VecDeque;
 use std::io;
@@ -14,10 +16,10 @@ use std::sync::mpsc::{Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use cairn_common::disk::DiskFile;
+use cairn_common::disk::{Disk, DiskFile};
 use openraft::storage::LogFlushed;
 
-use super::log_store::HEADER_LEN;
+use super::log_store::{compact, HEADER_LEN, LOG_FILE};
 use super::TypeConfig;
 use crate::journal::file::MAX_BATCH_BYTES;
 
@@ -34,6 +36,9 @@ pub(super) enum Job {
         len: u64,
         done: Sender<io::Result<()>>,
     },
+    /// Replace the file by its bytes `from..to` (the records after a
+    /// purge), atomically, and write on in the new file.
+    Compact { from: u64, to: u64 },
 }
 
 /// Why the log failed, shared with the store (which then refuses).
@@ -45,6 +50,7 @@ pub(super) struct Flusher {
 }
 
 struct Writer {
+    disk: Arc<dyn Disk>,
     file: Box<dyn DiskFile>,
     dir: PathBuf,
     allocated: u64,
@@ -67,6 +73,7 @@ pub(super) fn write_zeros(file: &dyn DiskFile, from: u64, len: u64) -> io::Resul
 impl Flusher {
     /// Starts the thread writing `file`, `allocated` bytes of which exist.
     pub(super) fn start(
+        disk: Arc<dyn Disk>,
         file: Box<dyn DiskFile>,
         dir: PathBuf,
         allocated: u64,
@@ -76,6 +83,7 @@ impl Flusher {
     ) -> io::Result<Self> {
         let (tx, rx) = std::sync::mpsc::channel();
         let writer = Writer {
+            disk,
             file,
             dir,
             allocated,
@@ -125,6 +133,12 @@ impl Writer {
                     }
                     let _ = done.send(r);
                 }
+                Job::Compact { from, to } => {
+                    let r = self.check().and_then(|()| self.compact(from, to));
+                    if let Err(e) = &r {
+                        self.fail(e);
+                    }
+                }
                 Job::Write {
                     offset,
                     mut buf,
@@ -163,6 +177,28 @@ impl Writer {
                 }
             }
         }
+    }
+
+    /// Rewrites the log file as its bytes `from..to`; later writes go to
+    /// the new file. A failure fails the log (the old file, or the new
+    /// one once renamed, is whole: a restart reads either).
+    fn compact(&mut self, from: u64, to: u64) -> io::Result<()> {
+        let path = self.dir.join(LOG_FILE);
+        let data = self.disk.read(&path)?;
+        let kept = usize::try_from(from)
+            .ok()
+            .zip(usize::try_from(to).ok())
+            .and_then(|(f, t)| data.get(f..t))
+            .ok_or_else(|| {
+                io::Error::other(format!(
+                    "compacting bytes {from}..{to} of a {}-byte log file",
+                    data.len()
+                ))
+            })?;
+        compact(self.disk.as_ref(), &self.dir, kept)?;
+        self.file = self.disk.open_write(&path)?;
+        self.allocated = kept.len() as u64;
+        Ok(())
     }
 
     fn check(&self) -> io::Result<()> {

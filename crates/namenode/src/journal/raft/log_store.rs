@@ -12,9 +12,11 @@
 //!
 //! Entries are also kept in memory (the reader serves replication from
 //! there); the writing and syncing happen on a thread of their own
-//! ([`super::flusher`]). Not done yet: segment files (purging forgets
-//! entries but keeps their bytes until a start-up compacts the file) and
-//! `-recover`.
+//! ([`super::flusher`]). A purge forgets entries at once; their bytes
+//! leave the file when a purge finds at least [`COMPACT_AT`] of them, and
+//! no fewer than the bytes kept, at its head: the writer then rewrites the
+//! file without them (so a rewrite costs no more than what it frees), as
+//! a start-up does. `-recover` is in [`super::recovery`].
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -47,8 +49,9 @@ const MAX_RECORD_LEN: usize = 64 * 1024 * 1024;
 /// tells the truth again), so it is written at most this often.
 const COMMITTED_EVERY: Duration = Duration::from_secs(1);
 
-/// Purged bytes at the head of the log file that make a start-up
-/// rewrite it without them.
+/// Purged bytes at the head of the log file that make a start-up (or a
+/// purge, when they are also no fewer than the bytes kept) rewrite it
+/// without them.
 const COMPACT_AT: u64 = 4 * 1024 * 1024;
 
 const KIND_BLANK: u8 = 0;
@@ -231,7 +234,7 @@ pub(super) fn write_meta_file(disk: &dyn Disk, dir: &Path, meta: &Meta) -> io::R
 
 /// Replaces the log file in `dir` by `records` (the ones kept after a
 /// purge), atomically.
-fn compact(disk: &dyn Disk, dir: &Path, records: &[u8]) -> io::Result<()> {
+pub(super) fn compact(disk: &dyn Disk, dir: &Path, records: &[u8]) -> io::Result<()> {
     write_atomic_on(disk, &dir.join(LOG_FILE), records)?;
     tracing::info!(dir = %dir.display(), kept_bytes = records.len(), "Raft log file compacted after purging");
     Ok(())
@@ -399,6 +402,7 @@ impl RaftLogStore {
         }
         let failed = Failed::default();
         let flusher = Flusher::start(
+            disk.clone(),
             file,
             dir.to_path_buf(),
             data.len() as u64,
@@ -595,6 +599,25 @@ impl RaftLogStorage<TypeConfig> for RaftLogStore {
         inner.entries = keep;
         let keep = inner.offsets.split_off(&(log_id.index + 1));
         inner.offsets = keep;
+        let first_kept = inner
+            .offsets
+            .values()
+            .next()
+            .copied()
+            .unwrap_or(inner.offset);
+        let kept = inner.offset - first_kept;
+        if first_kept >= COMPACT_AT && first_kept >= kept {
+            let job = Job::Compact {
+                from: first_kept,
+                to: inner.offset,
+            };
+            inner.flusher.send(job).map_err(|e| inner.fail(&e))?;
+            // Later writes and cuts go by the rewritten file's offsets.
+            for o in inner.offsets.values_mut() {
+                *o -= first_kept;
+            }
+            inner.offset = kept;
+        }
         Ok(())
     }
 }
