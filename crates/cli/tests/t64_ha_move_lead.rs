@@ -7,7 +7,10 @@
 //! active NameNodes. A create and a delete answered by the old active and
 //! retried on the new one (same client id and call id, as the Java client
 //! retries after a failover) get the first answers from its retry cache,
-//! which learnt them from the Raft log.
+//! which learnt them from the Raft log. A truncate whose block recovery
+//! finished before a move reads back cut on the new active (the
+//! DataNodes told every NameNode of the recovered replicas); one whose
+//! recovery was pending is recovered by the new active.
 //!
 //! The Java step needs a JDK and Maven (the kit fetches the jars on first
 //! use).
@@ -235,6 +238,46 @@ async fn the_lead_moves_where_the_operator_says() {
     );
     assert!(java.contains("$ fs -mkdir /java-after\nexit=0"), "{java}");
 
+    // A truncate whose block recovery finished before the lead moves:
+    // the new active knows where the cut replicas are.
+    let data = bytes::Bytes::from(common::pattern(8, 300_000));
+    common::ha::write(&c, "/truncated-before", &data).await;
+    let active = up.active(Duration::from_secs(10));
+    let raw = rpc_client(&up, &active, None).await;
+    truncate(&raw, "/truncated-before", 50_000).await;
+    wait_closed(&raw, "/truncated-before").await;
+    let next_active = standby_other_than(&up, &[&active]);
+    let (code, out) = admin(&up, &["-failover", &active, &next_active]);
+    assert_eq!(code, 0, "-failover {active} {next_active}: {out}");
+    assert_eq!(
+        common::ha::read(&c, "/truncated-before").await,
+        data.slice(..50_000)
+    );
+
+    // A truncate waiting for its block recovery when the lead moves: the
+    // old active's queued recovery goes with its command queues; the new
+    // active starts it again and the file closes at the new length.
+    let data = bytes::Bytes::from(common::pattern(7, 300_000));
+    common::ha::write(&c, "/truncated", &data).await;
+    let active = up.active(Duration::from_secs(10));
+    let raw = rpc_client(&up, &active, None).await;
+    truncate(&raw, "/truncated", 100_000).await;
+    let next_active = standby_other_than(&up, &[&active]);
+    let (code, out) = admin(&up, &["-failover", &active, &next_active]);
+    assert_eq!(code, 0, "-failover {active} {next_active}: {out}");
+    let started = Instant::now();
+    wait_closed(&rpc_client(&up, &next_active, None).await, "/truncated").await;
+    eprintln!(
+        "truncate finished on {next_active} {:.2} s after the move",
+        started.elapsed().as_secs_f64()
+    );
+    let info = c.get_file_info("/truncated").await.expect("file info");
+    assert_eq!(info.length, 100_000);
+    assert_eq!(
+        common::ha::read(&c, "/truncated").await,
+        data.slice(..100_000)
+    );
+
     stop.store(true, Ordering::Release);
     let acked = writer.await.expect("writer");
     // hdfs-native retries through the moves (with its back-off), so
@@ -254,5 +297,42 @@ async fn the_lead_moves_where_the_operator_says() {
     assert!(terms.len() >= 4, "four terms had an active: {terms:?}");
     for (t, n) in &terms {
         assert_eq!(*n, 1, "term {t} had {n} active NameNodes: {terms:?}");
+    }
+}
+
+/// Truncates `path` to `len` (a cut inside a block: its recovery runs).
+async fn truncate(raw: &Client, path: &str, len: u64) {
+    let r: pb::TruncateResponseProto = raw
+        .call(
+            "truncate",
+            &pb::TruncateRequestProto {
+                src: path.into(),
+                new_length: len,
+                client_name: "truncating-client".into(),
+            },
+        )
+        .await
+        .expect("truncate");
+    assert!(!r.result, "a cut inside a block waits for its recovery");
+}
+
+/// Waits until `path` is closed, as `raw`'s NameNode says (60 s at most).
+async fn wait_closed(raw: &Client, path: &str) {
+    let started = Instant::now();
+    loop {
+        let closed: Result<pb::IsFileClosedResponseProto, _> = raw
+            .call(
+                "isFileClosed",
+                &pb::IsFileClosedRequestProto { src: path.into() },
+            )
+            .await;
+        if closed.is_ok_and(|r| r.result) {
+            return;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{path} not closed within 60 s"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -101,6 +101,7 @@ impl Protocol for ClientDatanodeService {
 /// The InterDatanodeProtocol service (block recovery, replica side).
 pub struct InterDatanodeService {
     storage: Arc<Storage>,
+    ibr: crate::ibr::IbrQueue,
 }
 
 fn storage_call_error(e: StorageError) -> CallError {
@@ -114,9 +115,10 @@ fn storage_call_error(e: StorageError) -> CallError {
 }
 
 impl InterDatanodeService {
-    /// A service working on `storage`.
-    pub fn new(storage: Arc<Storage>) -> Self {
-        InterDatanodeService { storage }
+    /// A service working on `storage`, reporting recovered replicas to
+    /// `ibr`.
+    pub fn new(storage: Arc<Storage>, ibr: crate::ibr::IbrQueue) -> Self {
+        InterDatanodeService { storage, ibr }
     }
 
     /// `initReplicaRecovery`: takes our replica over for the recovery and
@@ -201,6 +203,16 @@ impl InterDatanodeService {
         .map_err(|e| CallError::io(e.to_string()))?
         .map_err(storage_call_error)?;
         tracing::info!(replica = %key, len = fin.len, gs = %fin.gs, "replica recovered and finalized");
+        // Every NameNode hears of the new stamp and length (HDFS's
+        // DataNode does the same, for HA): a standby would otherwise keep
+        // only the old replica, stale once it applies the recovery, and
+        // serve no location for the block after a failover. Not for a
+        // copy-on-truncate: Cairn's NameNode learns the copy's block id at
+        // commitBlockSynchronization, and an active told of it before
+        // would delete the copy as a replica of no file.
+        if copy_into.is_none() {
+            self.ibr.received(&fin, self.storage.storage_id());
+        }
         Ok(UpdateReplicaUnderRecoveryResponseProto {
             storage_uuid: Some(self.storage.storage_id().to_string()),
         })

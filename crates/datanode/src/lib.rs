@@ -232,7 +232,10 @@ impl DataNode {
             self.ipc,
             vec![
                 Arc::new(ipc::ClientDatanodeService::new(shared.storage.clone())),
-                Arc::new(ipc::InterDatanodeService::new(shared.storage.clone())),
+                Arc::new(ipc::InterDatanodeService::new(
+                    shared.storage.clone(),
+                    shared.ibr.clone(),
+                )),
             ],
             ipc_config,
             shutdown.clone(),

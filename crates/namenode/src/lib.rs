@@ -156,17 +156,7 @@ pub fn new_state_shared(
     // Writers of open files get their leases back, as in HDFS: the hard
     // limit then recovers files whose writer never returns. Truncates that
     // wait for their block recovery start it again (resume_truncates).
-    let mut leases = LeaseTable::default();
-    let mut truncates = std::collections::HashMap::new();
-    let started = std::time::Instant::now();
-    for file in ns.under_construction_ids() {
-        if let Some(uc) = ns.writer_of(file) {
-            leases.add(uc.client_name(), file, started);
-            if uc.truncate_block().is_some() {
-                truncates.insert(file, None);
-            }
-        }
-    }
+    let (leases, truncates) = open_file_tables(&ns);
     let nonce = now_ms() ^ u64::from(std::process::id());
     // Every start begins from an image of the last transaction (run()
     // writes one when the newest is older).
@@ -207,6 +197,30 @@ pub fn new_state_shared(
     built(&state);
     drop(ns);
     state
+}
+
+/// The lease table of the files open for writing in `ns` (each writer's
+/// lease renewed now), and the truncates among them that wait for their
+/// block recovery (none running): what a NameNode rebuilds when it starts
+/// or takes over as active.
+pub(crate) fn open_file_tables(
+    ns: &Namespace,
+) -> (
+    LeaseTable,
+    std::collections::HashMap<crate::namespace::INodeId, Option<std::time::Instant>>,
+) {
+    let mut leases = LeaseTable::default();
+    let mut truncates = std::collections::HashMap::new();
+    let now = std::time::Instant::now();
+    for file in ns.under_construction_ids() {
+        if let Some(uc) = ns.writer_of(file) {
+            leases.add(uc.client_name(), file, now);
+            if uc.truncate_block().is_some() {
+                truncates.insert(file, None);
+            }
+        }
+    }
+    (leases, truncates)
 }
 
 /// A NameNode whose namespace lives only in memory (tests, in-process

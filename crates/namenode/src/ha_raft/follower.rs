@@ -11,14 +11,15 @@
 //!   applied), [`take_over`] settles the block map with the namespace
 //!   (blocks deleted while following are forgotten and their replicas
 //!   queued for deletion; any block still missing is added) and rebuilds
-//!   the lease table from the files open for writing, then the NameNode
+//!   the lease table and the truncates waiting for their block recovery
+//!   from the files open for writing, then the NameNode
 //!   turns active. Losing the lead turns it standby at once; losing it
 //!   with edits applied that never committed fails the edit log, and the
 //!   NameNode stops (RFC 0001: it comes back as a follower from its log).
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use cairn_common::fatal;
 use tokio_util::sync::CancellationToken;
@@ -28,7 +29,6 @@ use crate::ha::HaServiceState;
 use crate::journal::raft::edit_log::RaftEditLog;
 use crate::journal::raft::state_machine::AppliedEdits;
 use crate::journal::{EditLog, TxId};
-use crate::leases::LeaseTable;
 use crate::namespace::{BlockRecord, Edit, Namespace};
 use crate::service::NameNodeState;
 
@@ -81,16 +81,16 @@ pub fn take_over(state: &NameNodeState) {
         fatal::stop("namespace lock poisoned (taking over as active)");
     };
     settle_block_map(state, &ns, "taking over as active");
-    let mut leases = LeaseTable::default();
-    let now = Instant::now();
-    for file in ns.under_construction_ids() {
-        if let Some(uc) = ns.writer_of(file) {
-            leases.add(uc.client_name(), file, now);
-        }
-    }
+    // Leases of the open files, and the truncates that wait for a block
+    // recovery: the lease monitor (re)starts those on the new active.
+    let (leases, truncates) = crate::open_file_tables(&ns);
     match state.leases.lock() {
         Ok(mut l) => *l = leases,
         Err(_) => fatal::stop("lease table lock poisoned (taking over as active)"),
+    }
+    match state.truncates.lock() {
+        Ok(mut t) => *t = truncates,
+        Err(_) => fatal::stop("truncate table lock poisoned (taking over as active)"),
     }
     // The extension gives DataNodes that start late time to report; a
     // member that takes over has heard them all along. A NameNode below
