@@ -246,7 +246,12 @@ async fn watch_leadership(
             }
         }
         if metrics.changed().await.is_err() {
+            // The Raft core ended (a storage error, or shutdown): this
+            // member can no longer follow or lead; failing the log stops
+            // the NameNode (`follow_leadership`) so it restarts and
+            // rejoins instead of serving a namespace that no longer moves.
             ready.store(false, Ordering::Release);
+            fail(&durable, "the Raft core stopped".into());
             return;
         }
     }

@@ -137,6 +137,7 @@ impl RaftMember {
             log: store.clone(),
             base,
             owner,
+            written: Default::default(),
         };
         let mut txid = txid;
         let snapshot = match on_disk {

@@ -27,7 +27,7 @@ use openraft::{EntryPayload, SnapshotMeta, StorageIOError};
 
 use super::log_store::RaftLogStore;
 use super::state_machine::ImageOwner;
-use super::{NodeId, StorageError};
+use super::{LogId, NodeId, StorageError};
 use crate::journal::codec::{decode_record, Decoded};
 use crate::namespace::Namespace;
 
@@ -80,6 +80,10 @@ pub struct SnapshotStore {
     pub log: RaftLogStore,
     pub base: BaseImage,
     pub owner: ImageOwner,
+    /// The newest snapshot written by this process: a snapshot being
+    /// built and one being installed from the leader may finish together;
+    /// writes take turns and an older one never replaces a newer one.
+    pub written: Arc<std::sync::Mutex<Option<LogId>>>,
 }
 
 fn io_to_storage(e: &io::Error) -> StorageError {
@@ -92,6 +96,14 @@ impl SnapshotStore {
     /// # Errors
     /// I/O errors.
     pub fn write(&self, meta: &Meta, image: &[u8]) -> io::Result<()> {
+        let mut newest = self
+            .written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if newest.is_some() && meta.last_log_id < *newest {
+            tracing::info!(snapshot = %meta.snapshot_id, "an older snapshot finished after a newer one: not written");
+            return Ok(());
+        }
         let json = serde_json::to_vec(meta).map_err(io::Error::other)?;
         let mut data = Vec::with_capacity(16 + json.len() + image.len());
         data.extend_from_slice(MAGIC);
@@ -100,7 +112,9 @@ impl SnapshotStore {
         data.extend_from_slice(image);
         let crc = crc32c::crc32c(&data);
         data.extend_from_slice(&crc.to_be_bytes());
-        write_atomic_on(self.disk.as_ref(), &self.dir.join(SNAPSHOT_FILE), &data)
+        write_atomic_on(self.disk.as_ref(), &self.dir.join(SNAPSHOT_FILE), &data)?;
+        *newest = meta.last_log_id;
+        Ok(())
     }
 
     /// The snapshot on disk: its metadata and image.

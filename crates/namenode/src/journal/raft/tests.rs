@@ -42,6 +42,7 @@ impl StoreBuilder<TypeConfig, RaftLogStore, NamespaceStateMachine, tempfile::Tem
             log: store.clone(),
             base: empty_base(&owner()),
             owner: owner(),
+            written: Default::default(),
         };
         let sm = NamespaceStateMachine::new(
             1,
@@ -189,6 +190,7 @@ async fn state_machine_applies_others_skips_its_own_and_refuses_divergence() {
         log: RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open"),
         base: empty_base(&owner()),
         owner: owner(),
+        written: Default::default(),
     };
     let mut sm = NamespaceStateMachine::new(
         1,
@@ -250,6 +252,7 @@ fn snapshot_file_round_trips_and_refuses_damage() {
         log,
         base: empty_base(&owner()),
         owner: owner(),
+        written: Default::default(),
     };
     assert!(store.read().expect("read").is_none());
     let meta = openraft::SnapshotMeta {
