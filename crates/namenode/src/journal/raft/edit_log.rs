@@ -257,6 +257,27 @@ async fn watch_leadership(
     }
 }
 
+/// Resolves once `txid` is committed, or with why it never will be.
+pub(super) async fn until_durable(
+    mut rx: watch::Receiver<Durable>,
+    txid: u64,
+) -> Result<(), String> {
+    loop {
+        {
+            let d = rx.borrow_and_update();
+            if d.txid >= txid {
+                return Ok(());
+            }
+            if let Some(f) = &d.failed {
+                return Err(f.clone());
+            }
+        }
+        if rx.changed().await.is_err() {
+            return Err("edit log closed".into());
+        }
+    }
+}
+
 impl EditLog for RaftEditLog {
     fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError> {
         if let Some(why) = &self.durable.borrow().failed {
@@ -290,23 +311,8 @@ impl EditLog for RaftEditLog {
     }
 
     fn wait_durable(&self, txid: TxId) -> BoxFuture<'static, Result<(), JournalError>> {
-        let mut rx = self.durable.clone();
-        Box::pin(async move {
-            loop {
-                {
-                    let d = rx.borrow_and_update();
-                    if d.txid >= txid.0 {
-                        return Ok(());
-                    }
-                    if let Some(f) = &d.failed {
-                        return Err(JournalError(f.clone()));
-                    }
-                }
-                if rx.changed().await.is_err() {
-                    return Err(JournalError("edit log closed".into()));
-                }
-            }
-        })
+        let rx = self.durable.clone();
+        Box::pin(async move { until_durable(rx, txid.0).await.map_err(JournalError) })
     }
 
     fn last_txid(&self) -> TxId {

@@ -129,23 +129,7 @@ impl Handover {
 
     /// Waits until `txid` is committed, at most `limit`.
     async fn committed(&self, txid: u64, limit: Duration) -> Result<(), String> {
-        let mut rx = self.durable.clone();
-        let wait = async {
-            loop {
-                {
-                    let d = rx.borrow_and_update();
-                    if d.txid >= txid {
-                        return Ok(());
-                    }
-                    if let Some(f) = &d.failed {
-                        return Err(f.clone());
-                    }
-                }
-                if rx.changed().await.is_err() {
-                    return Err("edit log closed".to_string());
-                }
-            }
-        };
+        let wait = super::edit_log::until_durable(self.durable.clone(), txid);
         tokio::time::timeout(limit, wait)
             .await
             .unwrap_or_else(|_| Err(format!("txid {txid} not committed within {limit:?}")))
