@@ -8,8 +8,11 @@
 //! `-getStoragePolicy`, `-unsetStoragePolicy`, in
 //! `admin/storage_policy.rs`); the snapshot commands are in
 //! `admin_snapshot.rs`; `hdfs haadmin`'s (`-getServiceState`,
-//! `-transitionTo...`, `-failover`, `-checkHealth`) in `admin/ha.rs`.
+//! `-transitionTo...`, `-failover`, `-checkHealth`) in `admin/ha.rs`;
+//! `-addNameNode`/`-removeNameNode` in `admin/members.rs`;
+//! `-refreshNamenodes` (to a DataNode) in `admin/datanode.rs`.
 
+mod datanode;
 mod ha;
 mod members;
 mod quota;
@@ -43,7 +46,7 @@ fn state_name(s: Option<i32>) -> &'static str {
 }
 
 /// Runs `cairn admin ARGS`; returns the exit code.
-const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>... | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to> | -listPolicies | -setStoragePolicy -path <path> -policy <policy> | -getStoragePolicy -path <path> | -unsetStoragePolicy -path <path> | -getServiceState <serviceId> | -checkHealth <serviceId> | -transitionToActive <serviceId> | -transitionToStandby <serviceId> | -transitionToObserver <serviceId> | -failover [--forceactive] <serviceId> <serviceId> | -addNameNode <nnId> | -removeNameNode <nnId>";
+const USAGE: &str = "Usage: cairn admin [-fs hdfs://HOST:PORT] -report | -refreshNodes | -safemode <enter|leave|get|wait|forceExit> | -setQuota <quota> <dirname>... | -clrQuota <dirname>... | -setSpaceQuota <quota> [-storageType <storagetype>] <dirname>... | -clrSpaceQuota [-storageType <storagetype>] <dirname>... | -allowSnapshot <dir> | -disallowSnapshot <dir> | -lsSnapshottableDir | -snapshotDiff <dir> <from> <to> | -listPolicies | -setStoragePolicy -path <path> -policy <policy> | -getStoragePolicy -path <path> | -unsetStoragePolicy -path <path> | -getServiceState <serviceId> | -checkHealth <serviceId> | -transitionToActive <serviceId> | -transitionToStandby <serviceId> | -transitionToObserver <serviceId> | -failover [--forceactive] <serviceId> <serviceId> | -addNameNode <nnId> | -removeNameNode <nnId> | -refreshNamenodes <datanode_host:ipc_port>";
 
 /// `-safemode ACTION`, as `hdfs dfsadmin -safemode`: prints "Safe mode is
 /// ON|OFF"; `wait` polls until it is off.
@@ -89,6 +92,14 @@ async fn safemode(client: &Client, action: &str) -> i32 {
     }
 }
 
+/// `$HADOOP_USER_NAME`, else the OS user, as Hadoop's tools.
+fn admin_user() -> String {
+    std::env::var("HADOOP_USER_NAME")
+        .ok()
+        .filter(|u| !u.is_empty())
+        .unwrap_or_else(cairn_namenode::users::UserDirectory::current_user)
+}
+
 pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
     let mut url = conf
         .get("fs.defaultFS")
@@ -103,6 +114,9 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
         match a.as_str() {
             h if ha::is_command(h) => return ha::run(&conf, h, it.collect()).await,
             m if members::is_command(m) => return members::run(&conf, m, it.collect()).await,
+            d if datanode::is_command(d) => {
+                return datanode::run(d, it.collect(), &admin_user()).await
+            }
             q if quota::is_quota_command(q) || storage_policy::is_command(q) => {
                 rest_args = it.by_ref().collect();
                 cmd = Some(a);
@@ -161,10 +175,7 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
             return 255;
         }
     };
-    let user = std::env::var("HADOOP_USER_NAME")
-        .ok()
-        .filter(|u| !u.is_empty())
-        .unwrap_or_else(cairn_namenode::users::UserDirectory::current_user);
+    let user = admin_user();
     let client = match Client::connect(addr, &user, CLIENT_PROTOCOL).await {
         Ok(c) => c,
         Err(e) => {

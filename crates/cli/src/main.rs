@@ -198,6 +198,7 @@ async fn run_namenode(
     if let Some(d) = &dir {
         conf.set(keys::DFS_NAMENODE_NAME_DIR, d);
     }
+    conf.use_own_namenode_keys()?;
     let config = cairn_namenode::config::NameNodeConfig::from_conf(&conf)?;
     if config.name_dirs.is_empty() {
         anyhow::bail!(
@@ -327,8 +328,25 @@ fn namenode_http_address(
     Ok(SocketAddr::new(rpc.ip(), port))
 }
 
+/// The NameNodes a DataNode serves per `conf`: every NameNode of the
+/// nameservice (as HDFS), else the one of dfs.namenode.rpc-address /
+/// fs.defaultFS.
+fn configured_namenodes(conf: &Configuration) -> anyhow::Result<Vec<SocketAddr>> {
+    Ok(
+        match cairn_datanode::nameservice::namenode_addresses(conf)? {
+            Some(list) => list,
+            None => vec![conf
+                .namenode_rpc_address()
+                .context("no NameNode: pass --namenode HOST:PORT or set fs.defaultFS")?
+                .resolve()
+                .context("resolving the NameNode address")?],
+        },
+    )
+}
+
 async fn run_datanode(
     mut conf: Configuration,
+    reload: impl Fn() -> anyhow::Result<Configuration> + Send + Sync + 'static,
     dir: PathBuf,
     namenode: Option<String>,
     addresses: [(&str, Option<String>); 3],
@@ -340,29 +358,31 @@ async fn run_datanode(
             None => {}
         }
     }
-    // `--namenode`, else every NameNode of the nameservice (as HDFS),
-    // else the one of dfs.namenode.rpc-address / fs.defaultFS.
-    let nns: Vec<SocketAddr> = match namenode {
+    // `--namenode`, else what the configuration names, read again at each
+    // `refreshNamenodes`.
+    let (nns, source) = match namenode {
         Some(a) => {
             let mut c = Configuration::new();
             c.set(keys::DFS_NAMENODE_RPC_ADDRESS, &a);
-            vec![c
+            let nn = c
                 .get_socket_addr(keys::DFS_NAMENODE_RPC_ADDRESS, "127.0.0.1:8020")
-                .context("--namenode")?]
+                .context("--namenode")?;
+            (vec![nn], None)
         }
-        None => match cairn_datanode::nameservice::namenode_addresses(&conf)? {
-            Some(list) => list,
-            None => vec![conf
-                .namenode_rpc_address()
-                .context("no NameNode: pass --namenode HOST:PORT or set fs.defaultFS")?
-                .resolve()
-                .context("resolving the NameNode address")?],
-        },
+        None => {
+            let source = cairn_datanode::refresh::NameNodeSource::new(move || {
+                reload()
+                    .and_then(|c| configured_namenodes(&c))
+                    .map_err(|e| format!("{e:#}"))
+            });
+            (configured_namenodes(&conf)?, Some(source))
+        }
     };
     let nn = *nns.first().context("the nameservice lists no NameNode")?;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let mut config = cairn_datanode::config::DataNodeConfig::from_conf(&conf, dir, nn)?;
     config.namenodes = nns;
+    config.namenode_source = source;
     let dn = cairn_datanode::DataNode::bind(config).await?;
     // The one line scripts and tests wait for.
     println!(
@@ -451,9 +471,18 @@ fn main() -> ExitCode {
                 malloc_env::reexec_with_fixed_thresholds(retain);
             }
             init_tracing();
+            let (conf_dir, define) = (cli.conf.clone(), cli.define.clone());
+            let reload = move || {
+                let mut conf =
+                    Configuration::load(conf_dir.as_deref()).context("loading configuration")?;
+                conf.apply_overrides(&define)
+                    .context("applying -D overrides")?;
+                Ok(conf)
+            };
             let result = load_conf(&cli).and_then(|conf| {
                 runtime.block_on(run_datanode(
                     conf,
+                    reload,
                     dir.clone(),
                     namenode.clone(),
                     [

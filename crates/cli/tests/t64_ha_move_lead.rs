@@ -9,8 +9,10 @@
 //! retries after a failover) get the first answers from its retry cache,
 //! which learnt them from the Raft log. A truncate whose block recovery
 //! finished before a move reads back cut on the new active (the
-//! DataNodes told every NameNode of the recovered replicas); one whose
-//! recovery was pending is recovered by the new active.
+//! DataNodes told every NameNode of the recovered replicas), and so does
+//! a copy-on-truncate (the cut block in a snapshot: the DataNodes report
+//! the new block before the active commits it); one whose recovery was
+//! pending is recovered by the new active.
 //!
 //! The Java step needs a JDK and Maven (the kit fetches the jars on first
 //! use).
@@ -252,6 +254,48 @@ async fn the_lead_moves_where_the_operator_says() {
     assert_eq!(
         common::ha::read(&c, "/truncated-before").await,
         data.slice(..50_000)
+    );
+
+    // A copy-on-truncate (the cut block is in a snapshot) finished before
+    // the lead moves: the DataNodes reported the copy to every NameNode,
+    // so the new active knows where it is; the snapshot keeps the old
+    // block whole.
+    let data = bytes::Bytes::from(common::pattern(6, 300_000));
+    let active = up.active(Duration::from_secs(10));
+    let raw = rpc_client(&up, &active, None).await;
+    c.mkdirs("/snapped", 0o755, true).await.expect("mkdirs");
+    common::ha::write(&c, "/snapped/file", &data).await;
+    let _: pb::AllowSnapshotResponseProto = raw
+        .call(
+            "allowSnapshot",
+            &pb::AllowSnapshotRequestProto {
+                snapshot_root: "/snapped".into(),
+            },
+        )
+        .await
+        .expect("allowSnapshot");
+    let _: pb::CreateSnapshotResponseProto = raw
+        .call(
+            "createSnapshot",
+            &pb::CreateSnapshotRequestProto {
+                snapshot_root: "/snapped".into(),
+                snapshot_name: Some("s1".into()),
+            },
+        )
+        .await
+        .expect("createSnapshot");
+    truncate(&raw, "/snapped/file", 70_000).await;
+    wait_closed(&raw, "/snapped/file").await;
+    let next_active = standby_other_than(&up, &[&active]);
+    let (code, out) = admin(&up, &["-failover", &active, &next_active]);
+    assert_eq!(code, 0, "-failover {active} {next_active}: {out}");
+    assert_eq!(
+        common::ha::read(&c, "/snapped/file").await,
+        data.slice(..70_000)
+    );
+    assert_eq!(
+        common::ha::read(&c, "/snapped/.snapshot/s1/file").await,
+        data
     );
 
     // A truncate waiting for its block recovery when the lead moves: the

@@ -38,7 +38,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-pub use nameservice::{HaNameNode, DFS_HA_NAMENODES_PREFIX, DFS_NAMESERVICES, DFS_NAMESERVICE_ID};
+pub use nameservice::{
+    HaNameNode, DFS_HA_NAMENODES_PREFIX, DFS_HA_NAMENODE_ID, DFS_NAMESERVICES, DFS_NAMESERVICE_ID,
+};
 pub use value::{HostPort, TimeUnit, NAMENODE_RPC_PORT_DEFAULT};
 
 use crate::keys;

@@ -11,6 +11,7 @@ pub mod fatal;
 pub mod http;
 pub mod ids;
 pub mod keys;
+pub mod local_users;
 pub mod metrics;
 pub mod procfs;
 pub mod storage_type;

@@ -189,6 +189,14 @@ pub struct DataNodeConfig {
     /// Every NameNode of the nameservice, one service actor each
     /// ([`crate::nameservice`]); just `namenode` without a nameservice.
     pub namenodes: Vec<SocketAddr>,
+    /// Where `refreshNamenodes` reads the list again; none when the
+    /// NameNode was given on the command line.
+    pub namenode_source: Option<crate::refresh::NameNodeSource>,
+    /// `dfs.permissions.enabled`: administrative calls (refreshNamenodes)
+    /// only from the DataNode's own user or the supergroup.
+    pub permissions_enabled: bool,
+    /// `dfs.permissions.superusergroup`.
+    pub supergroup: String,
     /// Data-transfer address (`dfs.datanode.address`); port 0 picks one.
     pub xfer_addr: SocketAddr,
     /// ClientDatanodeProtocol address (`dfs.datanode.ipc.address`).
@@ -518,6 +526,17 @@ impl DataNodeConfig {
             storage_type,
             namenode,
             namenodes: vec![namenode],
+            namenode_source: None,
+            permissions_enabled: conf.get_bool(
+                k::DFS_PERMISSIONS_ENABLED,
+                k::DFS_PERMISSIONS_ENABLED_DEFAULT,
+            )?,
+            supergroup: conf
+                .get_str_or(
+                    k::DFS_PERMISSIONS_SUPERUSERGROUP,
+                    k::DFS_PERMISSIONS_SUPERUSERGROUP_DEFAULT,
+                )?
+                .to_string(),
             xfer_addr,
             ipc_addr,
             http_addr,

@@ -2,7 +2,9 @@
 //! served by `cairn_rpc::server`. The Java reader calls
 //! `getReplicaVisibleLength` for a file whose last block is still being
 //! written (over SASL even with security off, which the RPC server
-//! handles); every other method answers `RpcNoSuchMethodException`.
+//! handles); `dfsadmin -refreshNamenodes` calls `refreshNamenodes`
+//! ([`crate::refresh`]; HDFS's superuser check first); every other method
+//! answers `RpcNoSuchMethodException`.
 //!
 //! InterDatanodeProtocol is served on the same port: the primary DataNode
 //! of a block recovery calls `initReplicaRecovery` and
@@ -16,7 +18,8 @@ use bytes::Bytes;
 use cairn_proto::exceptions;
 use cairn_proto::hadoop::hdfs::{
     BlockProto, GetReplicaVisibleLengthRequestProto, GetReplicaVisibleLengthResponseProto,
-    InitReplicaRecoveryRequestProto, InitReplicaRecoveryResponseProto, ReplicaStateProto,
+    InitReplicaRecoveryRequestProto, InitReplicaRecoveryResponseProto,
+    RefreshNamenodesRequestProto, RefreshNamenodesResponseProto, ReplicaStateProto,
     UpdateReplicaUnderRecoveryRequestProto, UpdateReplicaUnderRecoveryResponseProto,
 };
 use cairn_proto::protocols::{CLIENT_DATANODE_PROTOCOL, INTER_DATANODE_PROTOCOL};
@@ -24,18 +27,81 @@ use cairn_rpc::{CallContext, CallError, Protocol};
 use futures::future::BoxFuture;
 use prost::Message;
 
+use crate::config::DataNodeConfig;
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
+use crate::refresh::Refresher;
 use crate::storage::{ReplicaState, ReportedState, Storage, StorageError};
+
+/// Who may make administrative calls, and the refresh they can ask for.
+pub struct Administration {
+    refresher: Refresher,
+    permissions_enabled: bool,
+    /// The user the DataNode runs as (always allowed, as in HDFS).
+    own_user: String,
+    supergroup: String,
+}
+
+impl Administration {
+    pub(crate) fn new(config: &DataNodeConfig, refresher: Refresher) -> Self {
+        Administration {
+            refresher,
+            permissions_enabled: config.permissions_enabled,
+            own_user: cairn_common::local_users::process_user(),
+            supergroup: config.supergroup.clone(),
+        }
+    }
+
+    /// HDFS's `DataNode.checkSuperuserPrivilege`: with permissions on,
+    /// only the DataNode's own user or a member of the supergroup.
+    fn check_superuser(&self, ctx: &CallContext) -> Result<(), CallError> {
+        let user: &str = &ctx.user;
+        if !self.permissions_enabled || user == self.own_user {
+            return Ok(());
+        }
+        // A group lookup may be slow (NSS); admin calls are rare.
+        if cairn_common::local_users::groups_of(user).contains(&self.supergroup) {
+            return Ok(());
+        }
+        Err(CallError::remote(
+            exceptions::ACCESS_CONTROL,
+            format!(
+                "Access denied for user {user}. Superuser privilege is required \
+                 (the DataNode's user {} or group {})",
+                self.own_user, self.supergroup
+            ),
+        ))
+    }
+}
 
 /// The ClientDatanodeProtocol service.
 pub struct ClientDatanodeService {
     storage: Arc<Storage>,
+    admin: Administration,
 }
 
 impl ClientDatanodeService {
     /// A service answering from `storage`'s replica map.
-    pub fn new(storage: Arc<Storage>) -> Self {
-        ClientDatanodeService { storage }
+    pub fn new(storage: Arc<Storage>, admin: Administration) -> Self {
+        ClientDatanodeService { storage, admin }
+    }
+
+    /// `refreshNamenodes`: re-read the configuration, serve its NameNodes.
+    async fn refresh_namenodes(&self, ctx: &CallContext) -> Result<(), CallError> {
+        self.admin.check_superuser(ctx)?;
+        let done = self
+            .admin
+            .refresher
+            .refresh()
+            .await
+            .map_err(|why| CallError::io(format!("refreshNamenodes: {why}")))?;
+        tracing::info!(
+            caller = %ctx.user,
+            added = ?done.added,
+            removed = ?done.removed,
+            serving = ?done.serving,
+            "NameNodes refreshed from the configuration"
+        );
+        Ok(())
     }
 
     /// Bytes of the replica a reader may rely on: a finalized replica's
@@ -79,12 +145,19 @@ impl Protocol for ClientDatanodeService {
 
     fn call(
         self: Arc<Self>,
-        _ctx: CallContext,
+        ctx: CallContext,
         method: String,
         request: Bytes,
     ) -> BoxFuture<'static, Result<Bytes, CallError>> {
         Box::pin(async move {
             match method.as_str() {
+                "refreshNamenodes" => {
+                    RefreshNamenodesRequestProto::decode(request)?;
+                    self.refresh_namenodes(&ctx).await?;
+                    Ok(Bytes::from(
+                        RefreshNamenodesResponseProto {}.encode_to_vec(),
+                    ))
+                }
                 "getReplicaVisibleLength" => {
                     let req = GetReplicaVisibleLengthRequestProto::decode(request)?;
                     let length = self.visible_length(&req)?;
@@ -203,16 +276,13 @@ impl InterDatanodeService {
         .map_err(|e| CallError::io(e.to_string()))?
         .map_err(storage_call_error)?;
         tracing::info!(replica = %key, len = fin.len, gs = %fin.gs, "replica recovered and finalized");
-        // Every NameNode hears of the new stamp and length (HDFS's
-        // DataNode does the same, for HA): a standby would otherwise keep
-        // only the old replica, stale once it applies the recovery, and
-        // serve no location for the block after a failover. Not for a
-        // copy-on-truncate: Cairn's NameNode learns the copy's block id at
-        // commitBlockSynchronization, and an active told of it before
-        // would delete the copy as a replica of no file.
-        if copy_into.is_none() {
-            self.ibr.received(&fin, self.storage.storage_id());
-        }
+        // Every NameNode hears of the new stamp and length, or of the
+        // copy (HDFS's DataNode does the same, for HA): a standby would
+        // otherwise keep only the old replica, stale once it applies the
+        // recovery, and serve no location for the block after a failover.
+        // The NameNodes keep a report of a copy that comes before the
+        // commit that adds its block.
+        self.ibr.received(&fin, self.storage.storage_id());
         Ok(UpdateReplicaUnderRecoveryResponseProto {
             storage_uuid: Some(self.storage.storage_id().to_string()),
         })

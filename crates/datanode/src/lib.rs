@@ -15,8 +15,9 @@
 //!   NameNode's commands; [`ibr`]: the queue of incremental block reports
 //!   that the write path fills and the link drains;
 //! - `block_recovery`: the primary's side of a block recovery;
-//! - [`ipc`]: ClientDatanodeProtocol (`getReplicaVisibleLength`) and
-//!   InterDatanodeProtocol (block recovery, replica side);
+//! - [`ipc`]: ClientDatanodeProtocol (`getReplicaVisibleLength`,
+//!   `refreshNamenodes` with [`refresh`]) and InterDatanodeProtocol (block
+//!   recovery, replica side);
 //! - [`metrics`] and the HTTP `/metrics` endpoint;
 //! - [`scanner`]: the block scanner, and what happens to a corrupt replica
 //!   (set aside in `quarantine/`, reported with `reportBadBlocks`);
@@ -38,6 +39,7 @@ pub mod ipc;
 pub mod metrics;
 pub mod namenode_link;
 pub mod nameservice;
+pub mod refresh;
 pub mod scanner;
 pub mod storage;
 pub mod transfer;
@@ -59,6 +61,7 @@ use crate::ibr::{IbrEntry, IbrQueue};
 use crate::ids::DatanodeUuid;
 use crate::metrics::Metrics;
 use crate::namenode_link::Endpoints;
+use crate::refresh::{RefreshRequest, Refresher};
 use crate::scanner::{BadQueue, BadReplica};
 use crate::storage::{Storage, StorageError, StorageOptions, WriterOptions, WRITER_STOP_WAIT};
 
@@ -91,6 +94,20 @@ pub(crate) struct Shared {
     pub bad: BadQueue,
     /// Packet bytes queued for disk stages, all writes together.
     pub inflight: Arc<Semaphore>,
+    /// The NameNodes served now (changed by `refreshNamenodes`).
+    pub serving: std::sync::Mutex<Vec<SocketAddr>>,
+    /// Asks the actors' task to serve a re-read list of NameNodes.
+    pub refresher: Refresher,
+}
+
+impl Shared {
+    /// The NameNodes served now.
+    pub fn serving(&self) -> Vec<SocketAddr> {
+        match self.serving.lock() {
+            Ok(s) => s.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        }
+    }
 }
 
 /// A DataNode whose storage is open and whose listeners are bound.
@@ -102,6 +119,7 @@ pub struct DataNode {
     endpoints: Endpoints,
     ibr_rx: mpsc::Receiver<IbrEntry>,
     bad_rx: mpsc::Receiver<BadReplica>,
+    refresh_rx: mpsc::Receiver<RefreshRequest>,
 }
 
 async fn bind(what: &'static str, addr: SocketAddr) -> Result<TcpListener, DataNodeError> {
@@ -156,6 +174,8 @@ impl DataNode {
             bad.push(key, gs);
         }
         let inflight = Arc::new(Semaphore::new(config.max_inflight_bytes));
+        let (refresher, refresh_rx) = Refresher::new(config.namenode_source.clone());
+        let serving = std::sync::Mutex::new(config.namenodes.clone());
         Ok(DataNode {
             shared: Arc::new(Shared {
                 config,
@@ -164,6 +184,8 @@ impl DataNode {
                 ibr,
                 bad,
                 inflight,
+                serving,
+                refresher,
             }),
             xfer,
             ipc,
@@ -171,6 +193,7 @@ impl DataNode {
             endpoints,
             ibr_rx,
             bad_rx,
+            refresh_rx,
         })
     }
 
@@ -231,7 +254,10 @@ impl DataNode {
         let ipc = tokio::spawn(serve_ipc(
             self.ipc,
             vec![
-                Arc::new(ipc::ClientDatanodeService::new(shared.storage.clone())),
+                Arc::new(ipc::ClientDatanodeService::new(
+                    shared.storage.clone(),
+                    ipc::Administration::new(&shared.config, shared.refresher.clone()),
+                )),
                 Arc::new(ipc::InterDatanodeService::new(
                     shared.storage.clone(),
                     shared.ibr.clone(),
@@ -257,6 +283,7 @@ impl DataNode {
             self.endpoints.clone(),
             self.ibr_rx,
             self.bad_rx,
+            self.refresh_rx,
             shutdown.clone(),
         ));
         let scan = tokio::spawn(scanner::run(shared.clone(), shutdown.clone()));

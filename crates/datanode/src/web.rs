@@ -128,8 +128,7 @@ impl Web {
             .collect();
         let nns: serde_json::Map<String, serde_json::Value> = self
             .shared
-            .config
-            .namenodes
+            .serving()
             .iter()
             .map(|a| (a.to_string(), serde_json::Value::from("")))
             .collect();
@@ -243,8 +242,7 @@ async fn status_page(State(web): State<Web>) -> Response {
             "NameNode",
             esc(&web
                 .shared
-                .config
-                .namenodes
+                .serving()
                 .iter()
                 .map(ToString::to_string)
                 .collect::<Vec<_>>()

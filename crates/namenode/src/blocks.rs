@@ -446,7 +446,9 @@ impl BlockManager {
         finalized: bool,
     ) -> ReportOutcome {
         let Some(slot) = self.blocks.slot_of(id) else {
-            if self.standby && self.keep_pending(datanode, storage, id, gs, num_bytes, finalized) {
+            if self.keeps_unknown(id)
+                && self.keep_pending(datanode, storage, id, gs, num_bytes, finalized)
+            {
                 return ReportOutcome::Accepted;
             }
             self.invalidate_replica(datanode, id, gs);

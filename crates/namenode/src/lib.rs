@@ -156,7 +156,10 @@ pub fn new_state_shared(
     // Writers of open files get their leases back, as in HDFS: the hard
     // limit then recovers files whose writer never returns. Truncates that
     // wait for their block recovery start it again (resume_truncates).
-    let (leases, truncates) = open_file_tables(&ns);
+    let open = open_file_tables(&ns);
+    for copy in open.copies {
+        blocks.await_copy(copy);
+    }
     let nonce = now_ms() ^ u64::from(std::process::id());
     // Every start begins from an image of the last transaction (run()
     // writes one when the newest is older).
@@ -173,8 +176,8 @@ pub fn new_state_shared(
         namespace_id: version.namespace_id,
         placement_seed: std::sync::atomic::AtomicU64::new(nonce | 1),
         namespace: shared.clone(),
-        leases: Mutex::new(leases),
-        truncates: Mutex::new(truncates),
+        leases: Mutex::new(open.leases),
+        truncates: Mutex::new(open.truncates),
         full_reports: Mutex::new(()),
         rpc_address: std::sync::OnceLock::new(),
         journal,
@@ -199,28 +202,40 @@ pub fn new_state_shared(
     state
 }
 
-/// The lease table of the files open for writing in `ns` (each writer's
-/// lease renewed now), and the truncates among them that wait for their
-/// block recovery (none running): what a NameNode rebuilds when it starts
-/// or takes over as active.
-pub(crate) fn open_file_tables(
-    ns: &Namespace,
-) -> (
-    LeaseTable,
-    std::collections::HashMap<crate::namespace::INodeId, Option<std::time::Instant>>,
-) {
-    let mut leases = LeaseTable::default();
-    let mut truncates = std::collections::HashMap::new();
+/// What a NameNode rebuilds about open files when it starts or takes over
+/// as active.
+pub(crate) struct OpenFiles {
+    /// The lease table of the files open for writing (each writer's lease
+    /// renewed now).
+    pub leases: LeaseTable,
+    /// The truncates among them that wait for their block recovery (none
+    /// running).
+    pub truncates: std::collections::HashMap<crate::namespace::INodeId, Option<std::time::Instant>>,
+    /// The new blocks of those that copy-on-truncate, whose replicas may
+    /// be reported before the commit puts them in the block map.
+    pub copies: Vec<crate::namespace::BlockId>,
+}
+
+/// [`OpenFiles`] of `ns`.
+pub(crate) fn open_file_tables(ns: &Namespace) -> OpenFiles {
+    let mut open = OpenFiles {
+        leases: LeaseTable::default(),
+        truncates: std::collections::HashMap::new(),
+        copies: Vec::new(),
+    };
     let now = std::time::Instant::now();
     for file in ns.under_construction_ids() {
         if let Some(uc) = ns.writer_of(file) {
-            leases.add(uc.client_name(), file, now);
-            if uc.truncate_block().is_some() {
-                truncates.insert(file, None);
+            open.leases.add(uc.client_name(), file, now);
+            if let Some(tb) = uc.truncate_block() {
+                open.truncates.insert(file, None);
+                if ns.blocks_of(file).last().is_some_and(|l| l.id != tb.id) {
+                    open.copies.push(tb.id);
+                }
             }
         }
     }
-    (leases, truncates)
+    open
 }
 
 /// A NameNode whose namespace lives only in memory (tests, in-process

@@ -74,7 +74,7 @@ impl UserDirectory {
                 }
             }
         }
-        let groups: Arc<[String]> = os_groups(user).into();
+        let groups: Arc<[String]> = cairn_common::local_users::groups_of(user).into();
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= GROUP_CACHE_MAX {
                 cache.clear();
@@ -83,26 +83,6 @@ impl UserDirectory {
         }
         groups
     }
-}
-
-/// Groups of a local user, primary group first; none for unknown users.
-fn os_groups(user: &str) -> Vec<String> {
-    let Ok(Some(pw)) = nix::unistd::User::from_name(user) else {
-        return Vec::new();
-    };
-    let Ok(cname) = std::ffi::CString::new(user) else {
-        return Vec::new();
-    };
-    let gids = nix::unistd::getgrouplist(&cname, pw.gid).unwrap_or_else(|_| vec![pw.gid]);
-    let mut names = Vec::new();
-    for gid in std::iter::once(pw.gid).chain(gids) {
-        if let Ok(Some(g)) = nix::unistd::Group::from_gid(gid) {
-            if !names.contains(&g.name) {
-                names.push(g.name);
-            }
-        }
-    }
-    names
 }
 
 #[cfg(test)]

@@ -23,7 +23,52 @@ pub struct HaNameNode {
     pub rpc_address: HostPort,
 }
 
+/// `dfs.ha.namenode.id`: which NameNode of the nameservice this process is.
+pub const DFS_HA_NAMENODE_ID: &str = "dfs.ha.namenode.id";
+
+/// The per-NameNode keys ([`Configuration::use_own_namenode_keys`]).
+const NAMENODE_SPECIFIC_KEYS: [&str; 3] = [
+    crate::keys::DFS_NAMENODE_RPC_ADDRESS,
+    crate::keys::DFS_NAMENODE_HTTP_ADDRESS,
+    "dfs.namenode.servicerpc-address",
+];
+
 impl Configuration {
+    /// HDFS's `NameNode.initializeGenericKeys`: in a NameNode process
+    /// whose `dfs.ha.namenode.id` names it, each per-NameNode key set for
+    /// it (`dfs.namenode.rpc-address.<ns>.<nn>`, `...http-address...`)
+    /// becomes the generic key's value, so a NameNode listens where the
+    /// nameservice says without flags. Nothing changes without a
+    /// nameservice or an id.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::InvalidValue`] if substitution failed.
+    pub fn use_own_namenode_keys(&mut self) -> Result<(), ConfigError> {
+        let Some(ns) = self.nameservice()? else {
+            return Ok(());
+        };
+        let Some(nn) = self
+            .get_str(DFS_HA_NAMENODE_ID)?
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+        else {
+            return Ok(());
+        };
+        for key in NAMENODE_SPECIFIC_KEYS {
+            let own = self
+                .get_str(&format!("{key}.{ns}.{nn}"))?
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_string);
+            if let Some(v) = own {
+                self.set(key, &v);
+            }
+        }
+        Ok(())
+    }
+
     /// The nameservice this configuration is about: `dfs.nameservice.id`
     /// if set, else the only entry of `dfs.nameservices`; none when there
     /// is no nameservice or several without a choice.
@@ -107,5 +152,24 @@ mod tests {
             .expect_err("nn3 has no address")
             .to_string();
         assert!(e.contains("dfs.namenode.rpc-address.ns1.nn3"), "{e}");
+    }
+
+    #[test]
+    fn a_namenode_takes_its_own_addresses_from_the_nameservice() {
+        let mut c = Configuration::new();
+        c.set("dfs.namenode.http-address", "0.0.0.0:9870");
+        c.use_own_namenode_keys().expect("no nameservice");
+        assert_eq!(c.get("dfs.namenode.http-address"), Some("0.0.0.0:9870"));
+        c.set(DFS_NAMESERVICES, "ns1");
+        c.set("dfs.ha.namenodes.ns1", "nn1,nn2");
+        c.set("dfs.namenode.rpc-address.ns1.nn2", "127.0.0.1:9002");
+        c.set("dfs.namenode.http-address.ns1.nn2", "127.0.0.1:9872");
+        c.use_own_namenode_keys().expect("no id");
+        assert_eq!(c.get("dfs.namenode.rpc-address"), None);
+        c.set(DFS_HA_NAMENODE_ID, "nn2");
+        c.use_own_namenode_keys().expect("nn2");
+        assert_eq!(c.get("dfs.namenode.rpc-address"), Some("127.0.0.1:9002"));
+        assert_eq!(c.get("dfs.namenode.http-address"), Some("127.0.0.1:9872"));
+        assert_eq!(c.get("dfs.namenode.servicerpc-address"), None);
     }
 }

@@ -36,6 +36,11 @@
 //! the registration, `reports` sends heartbeats and the full, incremental
 //! and bad-block reports, `offer` holds what the actors share.
 //!
+//! `refreshNamenodes` ([`crate::refresh`]) starts an actor for each
+//! NameNode added to the configuration and stops those removed; actor
+//! numbers are not reused, so the active choice never points at the wrong
+//! one.
+//!
 //! A NameNode that is down, refuses a call or does not answer within
 //! `cairn.datanode.namenode.call-timeout` is retried with exponential
 //! backoff (up to `cairn.datanode.namenode.retry-max`) for as long as the
@@ -61,6 +66,7 @@ use self::offer::Offer;
 use crate::block_recovery::Recoveries;
 use crate::ibr::{IbrBacklog, IbrEntry, IBR_QUEUE_LEN};
 use crate::ids::BlockPoolId;
+use crate::refresh::{RefreshRequest, Refreshed};
 use crate::scanner::BadReplica;
 use crate::Shared;
 
@@ -131,8 +137,70 @@ pub(crate) struct NameNodeLink {
     recoveries: Recoveries,
 }
 
+/// What starting an actor takes beyond its NameNode.
+struct ActorKit {
+    shared: Arc<Shared>,
+    endpoints: Endpoints,
+    offer: Arc<Offer>,
+    xmits: Arc<Semaphore>,
+    user: String,
+    recoveries: Recoveries,
+}
+
+impl ActorKit {
+    fn link(
+        &self,
+        actor: usize,
+        namenode: SocketAddr,
+        ibr_rx: mpsc::Receiver<IbrEntry>,
+        bad_rx: mpsc::Receiver<BadReplica>,
+    ) -> NameNodeLink {
+        NameNodeLink {
+            shared: self.shared.clone(),
+            endpoints: self.endpoints.clone(),
+            actor,
+            namenode,
+            offer: self.offer.clone(),
+            ibr_rx,
+            pending: IbrBacklog::default(),
+            bad_rx,
+            pending_bad: Vec::new(),
+            xmits: self.xmits.clone(),
+            user: self.user.clone(),
+            recoveries: self.recoveries.clone(),
+        }
+    }
+
+    /// Starts an actor fed by its own copies of the report queues.
+    fn start(&self, actor: usize, namenode: SocketAddr, shutdown: &CancellationToken) -> Running {
+        let (ibr, irx) = mpsc::channel(IBR_QUEUE_LEN);
+        let (bad, brx) = mpsc::channel(crate::scanner::BAD_QUEUE_LEN);
+        let stop = shutdown.child_token();
+        let task = tokio::spawn(self.link(actor, namenode, irx, brx).run(stop.clone()));
+        Running {
+            namenode,
+            actor,
+            ibr,
+            bad,
+            stop,
+            task,
+        }
+    }
+}
+
+/// A running actor and its queues.
+struct Running {
+    namenode: SocketAddr,
+    actor: usize,
+    ibr: mpsc::Sender<IbrEntry>,
+    bad: mpsc::Sender<BadReplica>,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
 /// Runs one actor per configured NameNode until `shutdown`, copying every
-/// incremental and bad-block report to each.
+/// incremental and bad-block report to each, and starting or stopping
+/// actors when `refreshNamenodes` names other NameNodes.
 ///
 /// # Cancel safety
 /// Cancel through `shutdown`.
@@ -141,63 +209,79 @@ pub(crate) async fn run_actors(
     endpoints: Endpoints,
     mut ibr_rx: mpsc::Receiver<IbrEntry>,
     mut bad_rx: mpsc::Receiver<BadReplica>,
+    mut refresh_rx: mpsc::Receiver<RefreshRequest>,
     shutdown: CancellationToken,
 ) {
-    let offer = Arc::new(Offer::default());
-    let xmits = Arc::new(Semaphore::new(MAX_XMITS));
-    let recoveries = Recoveries::default();
-    let user = register::process_user();
-    let namenodes = shared.config.namenodes.clone();
-    let actor = |i: usize, nn: SocketAddr, ibr_rx, bad_rx| NameNodeLink {
+    let kit = ActorKit {
         shared: shared.clone(),
-        endpoints: endpoints.clone(),
-        actor: i,
-        namenode: nn,
-        offer: offer.clone(),
-        ibr_rx,
-        pending: IbrBacklog::default(),
-        bad_rx,
-        pending_bad: Vec::new(),
-        xmits: xmits.clone(),
-        user: user.clone(),
-        recoveries: recoveries.clone(),
+        endpoints,
+        offer: Arc::new(Offer::default()),
+        xmits: Arc::new(Semaphore::new(MAX_XMITS)),
+        user: register::process_user(),
+        recoveries: Recoveries::default(),
     };
-    if let [nn] = namenodes.as_slice() {
-        // One NameNode: no copying of the queues.
-        actor(0, *nn, ibr_rx, bad_rx).run(shutdown).await;
+    let namenodes = shared.config.namenodes.clone();
+    if let ([nn], None) = (namenodes.as_slice(), &shared.config.namenode_source) {
+        // One NameNode for good: no copying of the queues.
+        kit.link(0, *nn, ibr_rx, bad_rx).run(shutdown).await;
         return;
     }
-    let mut ibr_txs = Vec::new();
-    let mut bad_txs = Vec::new();
-    let mut tasks = Vec::new();
-    for (i, nn) in namenodes.iter().enumerate() {
-        let (itx, irx) = mpsc::channel(IBR_QUEUE_LEN);
-        let (btx, brx) = mpsc::channel(crate::scanner::BAD_QUEUE_LEN);
-        ibr_txs.push(itx);
-        bad_txs.push(btx);
-        tasks.push(tokio::spawn(actor(i, *nn, irx, brx).run(shutdown.clone())));
+    let mut running: Vec<Running> = Vec::new();
+    // Actor numbers are never reused: the offer knows the active by number.
+    let mut next_actor = 0;
+    for nn in namenodes {
+        running.push(kit.start(next_actor, nn, &shutdown));
+        next_actor += 1;
     }
     loop {
         tokio::select! {
             _ = shutdown.cancelled() => break,
             Some(e) = ibr_rx.recv() => {
-                for tx in &ibr_txs {
-                    if tx.try_send(e.clone()).is_err() {
+                for r in &running {
+                    if r.ibr.try_send(e.clone()).is_err() {
                         // That actor is stuck; its next full report covers it.
                         debug!("an actor's incremental report queue is full; entry dropped");
                     }
                 }
             }
             Some(b) = bad_rx.recv() => {
-                for tx in &bad_txs {
-                    let _ = tx.try_send(b.clone());
+                for r in &running {
+                    let _ = r.bad.try_send(b.clone());
                 }
+            }
+            Some(req) = refresh_rx.recv() => {
+                let mut done = Refreshed::default();
+                running.retain(|r| {
+                    if req.namenodes.contains(&r.namenode) {
+                        return true;
+                    }
+                    // Its task ends on its own once stopped.
+                    r.stop.cancel();
+                    kit.offer.forget(r.actor);
+                    info!(namenode = %r.namenode, "NameNode no longer configured; its service actor stops");
+                    done.removed.push(r.namenode);
+                    false
+                });
+                for nn in &req.namenodes {
+                    if !running.iter().any(|r| r.namenode == *nn) {
+                        info!(namenode = %nn, "NameNode added to the configuration; starting its service actor");
+                        running.push(kit.start(next_actor, *nn, &shutdown));
+                        next_actor += 1;
+                        done.added.push(*nn);
+                    }
+                }
+                done.serving = running.iter().map(|r| r.namenode).collect();
+                match shared.serving.lock() {
+                    Ok(mut s) => s.clone_from(&done.serving),
+                    Err(poisoned) => poisoned.into_inner().clone_from(&done.serving),
+                }
+                let _ = req.done.send(done);
             }
             else => break,
         }
     }
-    for t in tasks {
-        let _ = t.await;
+    for r in running {
+        let _ = r.task.await;
     }
 }
 

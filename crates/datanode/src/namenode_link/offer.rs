@@ -177,6 +177,19 @@ impl Offer {
         }
     }
 
+    /// `actor` stopped (its NameNode left the configuration): if it was
+    /// the active, no NameNode is until a newer claim.
+    pub(crate) fn forget(&self, actor: usize) {
+        let mut choice = self.lock();
+        if choice.active == Some(actor) {
+            warn!(
+                actor,
+                "the active NameNode's actor stopped; waiting for a new claim"
+            );
+            choice.active = None;
+        }
+    }
+
     /// Whether `actor`'s NameNode is the active one (its commands count).
     pub(crate) fn is_active(&self, actor: usize) -> bool {
         self.lock().active() == Some(actor)

@@ -21,12 +21,7 @@ use crate::metrics::Metrics;
 
 /// The user a DataNode process calls the NameNode as.
 pub(super) fn process_user() -> String {
-    nix::unistd::User::from_uid(nix::unistd::getuid())
-        .ok()
-        .flatten()
-        .map(|u| u.name)
-        .or_else(|| std::env::var("USER").ok())
-        .unwrap_or_else(|| "cairn".to_string())
+    cairn_common::local_users::process_user()
 }
 
 /// The local address used to reach `nn` (no packet is sent: connecting a

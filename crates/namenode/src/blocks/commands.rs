@@ -40,6 +40,9 @@ impl BlockManager {
         if let Some(state) = self.blocks.get(&r.block.id) {
             self.recovering.insert(state.file);
         }
+        if let Some(copy) = r.truncate.filter(|t| t.id != r.block.id) {
+            self.await_copy(copy.id);
+        }
         self.recoveries.entry(primary).or_default().push(r);
     }
 

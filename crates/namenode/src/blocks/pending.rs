@@ -9,8 +9,14 @@
 //! ([`BlockManager::ensure_block`]); whatever is still waiting when the
 //! NameNode turns active is played then, as an active would have: replicas
 //! of blocks it does not know are deleted.
+//!
+//! An active keeps reports of one kind of unknown block too: the new block
+//! of a copy-on-truncate, whose id the namespace holds from the truncate
+//! on but which enters the block map only at commitBlockSynchronization.
+//! DataNodes report the copy to every NameNode as soon as they made it
+//! (so standbys learn where it is), which can be before the commit.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use super::{BlockId, BlockManager, DatanodeUuid, GenStamp, INodeId};
 
@@ -33,6 +39,8 @@ struct Report {
 pub(super) struct PendingReports {
     by_block: HashMap<BlockId, Vec<Report>>,
     count: usize,
+    /// Copy-on-truncate blocks not committed yet: kept even when active.
+    awaited_copies: HashSet<BlockId>,
 }
 
 impl BlockManager {
@@ -56,7 +64,26 @@ impl BlockManager {
         self.blocks.values().map(|s| s.id).collect()
     }
 
-    /// Keeps a standby's report of the unknown block `id`; false when
+    /// A copy-on-truncate into block `id` is under way: reports of it are
+    /// kept until it is committed ([`BlockManager::copy_committed`]).
+    pub fn await_copy(&mut self, id: BlockId) {
+        self.pending.awaited_copies.insert(id);
+    }
+
+    /// The copy-on-truncate into block `id` was committed (the block is in
+    /// the map now): the replicas reported before are located.
+    pub fn copy_committed(&mut self, id: BlockId) {
+        self.pending.awaited_copies.remove(&id);
+        self.play_pending(id);
+    }
+
+    /// Whether a report of the unknown block `id` is kept rather than
+    /// its replica deleted.
+    pub(super) fn keeps_unknown(&self, id: BlockId) -> bool {
+        self.standby || self.pending.awaited_copies.contains(&id)
+    }
+
+    /// Keeps a report of the unknown block `id`; false when
     /// too many are kept already.
     pub(super) fn keep_pending(
         &mut self,
@@ -143,6 +170,22 @@ mod tests {
         assert_eq!(bm.pending_reports(), 0);
         let deletions = bm.take_invalidations(&dn("a"), usize::MAX);
         assert_eq!(deletions, vec![(BlockId(2), GenStamp(7))]);
+    }
+
+    #[test]
+    fn an_active_keeps_reports_of_a_copy_on_truncate_until_its_commit() {
+        let mut bm = BlockManager::default();
+        bm.await_copy(BlockId(8));
+        bm.replica_reported(&dn("a"), "s", BlockId(8), GenStamp(9), 5, true);
+        assert_eq!(bm.pending_reports(), 1);
+        assert!(bm.take_invalidations(&dn("a"), usize::MAX).is_empty());
+        bm.add_block(BlockId(8), GenStamp(9), INodeId(4), vec![]);
+        bm.copy_committed(BlockId(8));
+        assert_eq!(bm.locations(BlockId(8)).len(), 1);
+        assert_eq!(bm.pending_reports(), 0);
+        // Committed: any other unknown block is deleted again.
+        bm.replica_reported(&dn("a"), "s", BlockId(10), GenStamp(9), 5, true);
+        assert_eq!(bm.take_invalidations(&dn("a"), usize::MAX).len(), 1);
     }
 
     #[test]

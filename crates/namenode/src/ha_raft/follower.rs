@@ -83,14 +83,19 @@ pub fn take_over(state: &NameNodeState) {
     settle_block_map(state, &ns, "taking over as active");
     // Leases of the open files, and the truncates that wait for a block
     // recovery: the lease monitor (re)starts those on the new active.
-    let (leases, truncates) = crate::open_file_tables(&ns);
+    let open = crate::open_file_tables(&ns);
     match state.leases.lock() {
-        Ok(mut l) => *l = leases,
+        Ok(mut l) => *l = open.leases,
         Err(_) => fatal::stop("lease table lock poisoned (taking over as active)"),
     }
     match state.truncates.lock() {
-        Ok(mut t) => *t = truncates,
+        Ok(mut t) => *t = open.truncates,
         Err(_) => fatal::stop("truncate table lock poisoned (taking over as active)"),
+    }
+    // Copies a DataNode may report before the new active commits them.
+    match state.blocks.lock() {
+        Ok(mut bm) => open.copies.into_iter().for_each(|c| bm.await_copy(c)),
+        Err(_) => fatal::stop("block manager lock poisoned (taking over as active)"),
     }
     // The extension gives DataNodes that start late time to report; a
     // member that takes over has heard them all along. A NameNode below

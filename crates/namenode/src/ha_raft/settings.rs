@@ -18,7 +18,7 @@ use crate::journal::raft::NodeId;
 /// of nameservice `<ns>` takes Raft messages (HOST:PORT).
 pub const CAIRN_RAFT_ADDRESS_PREFIX: &str = "cairn.namenode.raft-address";
 /// Which NameNode of the nameservice this process is (HDFS's key).
-pub const DFS_HA_NAMENODE_ID: &str = "dfs.ha.namenode.id";
+pub use cairn_common::config::DFS_HA_NAMENODE_ID;
 /// Raft heartbeat interval, milliseconds (default 150).
 pub const CAIRN_RAFT_HEARTBEAT: &str = "cairn.namenode.raft.heartbeat-interval";
 /// Lowest election timeout, milliseconds (default 600; the highest is

@@ -543,6 +543,7 @@ impl NameNodeState {
             let block = match copy_into {
                 Some(new) => {
                     bm.add_block(new, new_gs, file, targets.clone());
+                    bm.copy_committed(new);
                     new
                 }
                 None => {

@@ -224,7 +224,14 @@ async fn watch_leadership(
                 }
                 let caught_up = led
                     .is_some_and(|(_, last)| m.last_applied.map(|a| a.index).unwrap_or(0) >= last);
-                if caught_up && !ready.swap(true, Ordering::AcqRel) {
+                if caught_up && !ready.load(Ordering::Acquire) {
+                    // Everything applied is committed (only committed
+                    // entries are applied), followed entries included: a
+                    // step-down before this leader's first edit must not
+                    // wait for txids that only its own writes would mark.
+                    let applied = progress.applied_txid.load(Ordering::Acquire);
+                    durable.send_modify(|d| d.txid = d.txid.max(applied));
+                    ready.store(true, Ordering::Release);
                     info!(term = m.current_term, "active for term {}", m.current_term);
                 }
             } else if let Some((term, _)) = led.take() {
