@@ -7,7 +7,8 @@
 //! active NameNodes. A create and a delete answered by the old active and
 //! retried on the new one (same client id and call id, as the Java client
 //! retries after a failover) get the first answers from its retry cache,
-//! which learnt them from the Raft log. A truncate whose block recovery
+//! which learnt them from the Raft log; so do an append and a named
+//! createSnapshot, whose answers the new active rebuilds. A truncate whose block recovery
 //! finished before a move reads back cut on the new active (the
 //! DataNodes told every NameNode of the recovered replicas), and so does
 //! a copy-on-truncate (the cut block in a snapshot: the DataNodes report
@@ -140,6 +141,47 @@ async fn the_lead_moves_where_the_operator_says() {
             .expect("decode")
             .result
     );
+    // An append (its answer: the partial last block and the status) and
+    // a named snapshot: answers kept where they ran, rebuilt by the next
+    // active from the ids it learnt.
+    common::ha::write(
+        &c,
+        "/retried/appended",
+        &bytes::Bytes::from(vec![7u8; 1000]),
+    )
+    .await;
+    let append = pb::AppendRequestProto {
+        src: "/retried/appended".into(),
+        client_name: "retrying-client".into(),
+        flag: None,
+    }
+    .encode_to_vec();
+    let append_id = raw.next_call_id();
+    let appended = raw.call_raw("append", &append).await.expect("append");
+    let appended = pb::AppendResponseProto::decode(appended).expect("decode");
+    c.mkdirs("/retried/snapped", 0o755, true)
+        .await
+        .expect("mkdirs");
+    let _: pb::AllowSnapshotResponseProto = raw
+        .call(
+            "allowSnapshot",
+            &pb::AllowSnapshotRequestProto {
+                snapshot_root: "/retried/snapped".into(),
+            },
+        )
+        .await
+        .expect("allowSnapshot");
+    let snapshot = pb::CreateSnapshotRequestProto {
+        snapshot_root: "/retried/snapped".into(),
+        snapshot_name: Some("r1".into()),
+    }
+    .encode_to_vec();
+    let snapshot_id = raw.next_call_id();
+    let snapped = raw
+        .call_raw("createSnapshot", &snapshot)
+        .await
+        .expect("createSnapshot");
+    let snapped = pb::CreateSnapshotResponseProto::decode(snapped).expect("decode");
 
     // cairn admin -failover: exactly the named standby becomes active.
     let to = standby_other_than(&up, &[&from]);
@@ -183,10 +225,36 @@ async fn the_lead_moves_where_the_operator_says() {
             .result,
         "the retried delete answers true, as the first did"
     );
+    let again = retrying
+        .retry_raw("append", &append, append_id, 1)
+        .await
+        .expect("the retried append is answered, not refused as a second append");
+    let again = pb::AppendResponseProto::decode(again).expect("decode");
+    assert_eq!(
+        again
+            .block
+            .as_ref()
+            .map(|b| (b.b.block_id, b.b.generation_stamp)),
+        appended
+            .block
+            .as_ref()
+            .map(|b| (b.b.block_id, b.b.generation_stamp)),
+        "the appended block"
+    );
+    assert_eq!(
+        again.stat.map(|s| (s.file_id, s.length)),
+        appended.stat.map(|s| (s.file_id, s.length))
+    );
+    let again = retrying
+        .retry_raw("createSnapshot", &snapshot, snapshot_id, 1)
+        .await
+        .expect("the retried createSnapshot is answered, not refused as a second one");
+    let again = pb::CreateSnapshotResponseProto::decode(again).expect("decode");
+    assert_eq!(again.snapshot_path, snapped.snapshot_path);
     let now = up.jmx_bean(&to, "RetryCache.NameNodeRetryCache")["CacheHit"]
         .as_u64()
         .expect("CacheHit");
-    assert_eq!(now, hits + 2, "both retries were cache hits on {to}");
+    assert_eq!(now, hits + 4, "the four retries were cache hits on {to}");
 
     // Failing over to the active is refused, as haadmin does.
     let (code, out) = admin(&up, &["-failover", &from, &to]);

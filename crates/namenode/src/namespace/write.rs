@@ -277,6 +277,32 @@ impl Namespace {
         Ok((self.status(self.node(id)), partial, edit))
     }
 
+    /// What [`Namespace::append`] answered `client_name`, rebuilt for a
+    /// retry of that append on a NameNode that learnt only the call's ids
+    /// from the log: the file's status and its partial last block. Its
+    /// writer never got the answer, so nothing has changed the file since.
+    /// `None` when `src` is not a file open by `client_name` (the append
+    /// did not happen as the retry says).
+    pub fn reopened_by(
+        &self,
+        src: &str,
+        client_name: &str,
+        new_block: bool,
+    ) -> Option<(FileStatus, Option<BlockRecord>)> {
+        let id = self.resolve(src).ok()?.last()?;
+        let node = self.node(id);
+        let f = node.file()?;
+        if f.under_construction.as_ref()?.client_name() != client_name {
+            return None;
+        }
+        let partial = f
+            .blocks
+            .last()
+            .copied()
+            .filter(|b| !new_block && b.num_bytes < f.block_size);
+        Some((self.status(node), partial))
+    }
+
     /// A new generation stamp for the last block of a file open by
     /// `client_name` (updateBlockForPipeline: append or pipeline recovery).
     ///

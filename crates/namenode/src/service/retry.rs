@@ -31,9 +31,20 @@ enum Answer {
     /// create: the file's status now (nothing has changed it: its writer
     /// never got the answer).
     FileStatus,
-    /// Kept whole: the answer cannot be rebuilt (append's last block, a
-    /// snapshot's generated name). Not logged for followers.
-    Kept,
+    /// append: kept whole where it ran (its block's locations may change);
+    /// a follower that learnt the ids rebuilds it from the reopened file.
+    Append,
+    /// createSnapshot: kept whole where it ran; a follower rebuilds it
+    /// when the request named the snapshot (a generated name is known
+    /// only where it ran: there the call runs again).
+    SnapshotPath,
+}
+
+impl Answer {
+    /// Whether the answer is kept whole where the call ran.
+    fn kept(self) -> bool {
+        matches!(self, Answer::Append | Answer::SnapshotPath)
+    }
 }
 
 fn at_most_once(method: &str) -> Option<Answer> {
@@ -42,7 +53,8 @@ fn at_most_once(method: &str) -> Option<Answer> {
         "rename2" | "concat" | "createSymlink" | "updatePipeline" | "deleteSnapshot"
         | "renameSnapshot" => Answer::Empty,
         "create" => Answer::FileStatus,
-        "append" | "createSnapshot" => Answer::Kept,
+        "append" => Answer::Append,
+        "createSnapshot" => Answer::SnapshotPath,
         _ => return None,
     })
 }
@@ -81,7 +93,7 @@ impl NameNodeState {
                 None => self.dispatch(ctx, method, req).await,
             },
             Lookup::Run(ticket) => {
-                let log_ids = answer != Answer::Kept && self.config.raft.is_some();
+                let log_ids = self.config.raft.is_some();
                 let result = if log_ids {
                     let state = self.clone();
                     LOGGED_CALL
@@ -91,15 +103,17 @@ impl NameNodeState {
                     self.clone().dispatch(ctx, method, req).await
                 };
                 if let Ok(bytes) = &result {
-                    ticket.succeeded((answer == Answer::Kept).then(|| bytes.clone()));
+                    ticket.succeeded(answer.kept().then(|| bytes.clone()));
                 }
                 result
             }
         }
     }
 
-    /// The answer to a retry of a finished call; `None` for a create
-    /// whose file is gone.
+    /// The answer to a retry of a finished call; `None` when it cannot
+    /// be rebuilt (a create whose file is gone, an append whose file is
+    /// no longer open by the caller, an unnamed snapshot): the call runs
+    /// again.
     fn rebuild(
         &self,
         ctx: &CallContext,
@@ -123,8 +137,37 @@ impl NameNodeState {
                 };
                 Bytes::from(pb::CreateResponseProto { fs: Some(fs) }.encode_to_vec())
             }
-            // Kept answers are found whole.
-            Answer::Kept => return Ok(None),
+            Answer::Append => {
+                let r: pb::AppendRequestProto = decode(req)?;
+                let new_block = r.flag.unwrap_or(0) & 0x20 != 0;
+                let reopened =
+                    self.read(|ns| Ok(ns.reopened_by(&r.src, &r.client_name, new_block)))?;
+                let Some((st, partial)) = reopened else {
+                    return Ok(None);
+                };
+                self.append_answer(ctx, &st, partial)?
+            }
+            Answer::SnapshotPath => {
+                let r: pb::CreateSnapshotRequestProto = decode(req)?;
+                let Some(name) = r.snapshot_name else {
+                    return Ok(None);
+                };
+                let path = crate::namespace::snapshot::snapshot_path(&r.snapshot_root, &name);
+                let caller = self.caller(ctx);
+                let info =
+                    self.get_file_info(&caller, pb::GetFileInfoRequestProto { src: path.clone() })?;
+                let info = pb::GetFileInfoResponseProto::decode(info)
+                    .map_err(|e| CallError::io(format!("file status: {e}")))?;
+                if info.fs.is_none() {
+                    return Ok(None);
+                }
+                Bytes::from(
+                    pb::CreateSnapshotResponseProto {
+                        snapshot_path: path,
+                    }
+                    .encode_to_vec(),
+                )
+            }
         }))
     }
 }

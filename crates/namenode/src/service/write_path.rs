@@ -17,7 +17,9 @@ use super::convert::{block_record, encode, status_proto};
 use super::{now_ms, CallResult, NameNodeState};
 use crate::datanodes::{DatanodeUuid, PlacementRequest};
 use crate::namespace::permission::Caller;
-use crate::namespace::{BlockId, CreateModes, Edit, FsError, GenStamp, StoragePolicy};
+use crate::namespace::{
+    BlockId, BlockRecord, CreateModes, Edit, FileStatus, FsError, GenStamp, StoragePolicy,
+};
 
 const CREATE_FLAG_OVERWRITE: u32 = 0x02;
 
@@ -201,6 +203,16 @@ impl NameNodeState {
         if let Ok(mut leases) = self.leases.lock() {
             leases.add(&r.client_name, st.id, std::time::Instant::now());
         }
+        self.append_answer(ctx, &st, partial)
+    }
+
+    /// append's answer: the partial last block, located, and the status.
+    pub(super) fn append_answer(
+        &self,
+        ctx: &CallContext,
+        st: &FileStatus,
+        partial: Option<BlockRecord>,
+    ) -> CallResult {
         let block = match partial {
             Some(b) => {
                 let bm = self.lock_blocks()?;
@@ -218,7 +230,7 @@ impl NameNodeState {
         };
         encode(&pb::AppendResponseProto {
             block,
-            stat: Some(status_proto(&st, false)),
+            stat: Some(status_proto(st, false)),
         })
     }
 
