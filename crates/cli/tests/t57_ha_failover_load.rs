@@ -75,9 +75,9 @@ async fn acknowledged_operations_survive_sigkills_of_the_active_exactly_once() {
         let killed = Instant::now();
         loop {
             tokio::time::sleep(Duration::from_millis(20)).await;
-            let last = progress.last_ok();
-            if last > killed {
-                let secs = (last - killed).as_secs_f64();
+            let (began, done) = progress.last_ok();
+            if began > killed {
+                let secs = (done - killed).as_secs_f64();
                 eprintln!("round {round}: killed {victim}; first acknowledged operation {secs:.2} s later");
                 failovers.push(secs);
                 break;

@@ -30,20 +30,26 @@ pub struct Ledger {
 
 /// The last time any client's operation succeeded.
 pub struct Progress {
-    pub last_ok: Mutex<Instant>,
+    /// When the latest successful operation of any client began, and
+    /// when it succeeded.
+    pub last_ok: Mutex<(Instant, Instant)>,
     pub stop: AtomicBool,
 }
 
 impl Progress {
     pub fn new() -> Arc<Self> {
+        let now = Instant::now();
         Arc::new(Self {
-            last_ok: Mutex::new(Instant::now()),
+            last_ok: Mutex::new((now, now)),
             stop: AtomicBool::new(false),
         })
     }
 
-    /// When the last operation of any client succeeded.
-    pub fn last_ok(&self) -> Instant {
+    /// When the latest successful operation began, and when it succeeded.
+    /// An operation that began after a kill can only have been answered
+    /// by a NameNode that was active after it (one acknowledged just
+    /// after the kill may have been answered before it).
+    pub fn last_ok(&self) -> (Instant, Instant) {
         *self.last_ok.lock().expect("progress lock")
     }
 }
@@ -157,7 +163,9 @@ pub async fn client_loop(
         if ok {
             ledger.ok += 1;
             if let Ok(mut t) = progress.last_ok.lock() {
-                *t = Instant::now();
+                if began >= t.0 {
+                    *t = (began, Instant::now());
+                }
             }
         } else {
             ledger.failed += 1;

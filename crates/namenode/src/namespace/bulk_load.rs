@@ -14,8 +14,8 @@ use compact_str::CompactString;
 use super::children::Children;
 use super::names::NameId;
 use super::{
-    BlockRecord, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Namespace, UnderConstruction,
-    ROOT_INODE_ID,
+    BlockRecord, BlockSize, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Namespace,
+    UnderConstruction, ROOT_INODE_ID,
 };
 
 /// An inode as an image writes it; `owner` and `group` index
@@ -163,11 +163,12 @@ impl BulkPart {
         let name = CompactString::from(r.name);
         *last = Some(name.clone());
         ids.push(r.id);
-        let (replication, kind) = match r.file {
+        let (replication, block_size, kind) = match r.file {
             None => {
                 self.steps.push(Step::Dir(r.id));
                 (
                     0,
+                    BlockSize::default(),
                     INodeKind::Directory {
                         children: Children::default(),
                     },
@@ -175,9 +176,11 @@ impl BulkPart {
             }
             Some(f) => (
                 f.replication,
+                BlockSize::new(f.block_size).ok_or_else(|| {
+                    format!("inode {}: block size {} cannot be held", r.id, f.block_size)
+                })?,
                 INodeKind::File(FileNode {
-                    block_size: f.block_size,
-                    blocks: f.blocks,
+                    blocks: f.blocks.into(),
                     under_construction: f.under_construction,
                 }),
             ),
@@ -190,6 +193,7 @@ impl BulkPart {
             owner,
             group,
             replication,
+            block_size,
             mtime_ms: r.mtime_ms,
             atime_ms: r.atime_ms,
             kind,
@@ -230,7 +234,7 @@ impl Namespace {
             atime_ms: node.atime_ms,
             file: node.file().map(|f| FileView {
                 replication: node.replication,
-                block_size: f.block_size,
+                block_size: node.block_size(),
                 blocks: &f.blocks,
                 under_construction: f.under_construction.as_ref(),
             }),

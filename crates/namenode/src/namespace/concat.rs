@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use super::edits::file_mut;
 use super::permission::{Access, Caller};
 use super::quota::QuotaCounts;
-use super::quota_policy::file_usage;
+use super::quota_policy::{file_usage, file_usage_at};
 use super::{ApplyError, BlockId, Edit, FsError, INodeId, Namespace, Required, Resolved};
 
 /// What a concat did.
@@ -86,7 +86,7 @@ impl Namespace {
                     "concat: target file {target} is under construction"
                 )));
             }
-            (id, node.parent(), f.block_size)
+            (id, node.parent(), node.block_size())
         };
         let read = Required {
             access: Some(Access::READ),
@@ -129,10 +129,10 @@ impl Namespace {
                     "concat: source file {src} is invalid or empty or underConstruction"
                 )));
             }
-            if f.block_size > target_block_size {
+            if node.block_size() > target_block_size {
                 return Err(FsError::IllegalArgument(format!(
                     "concat: source file {src} has preferred block size {} which is greater than the target file's preferred block size {target_block_size}",
-                    f.block_size
+                    node.block_size()
                 )));
             }
             if seen.insert(id) {
@@ -216,10 +216,10 @@ impl Namespace {
         }
         let node = self.node_mut(target_id);
         node.mtime_ms = mtime_ms;
-        let replication = node.replication;
+        let (replication, block_size) = (node.replication, node.block_size());
         let f = file_mut(node, target)?;
         f.blocks.extend(blocks);
-        let delta = file_usage(f, replication, policy).minus(&before);
+        let delta = file_usage_at(f, replication, block_size, policy).minus(&before);
         self.node_mut(parent).mtime_ms = mtime_ms;
         self.add_usage(parent, &delta);
         // The sources' blocks moved to the target: none is freed.
@@ -241,8 +241,13 @@ impl Namespace {
             let node = self.node(*id);
             if let Some(f) = node.file() {
                 // Its bytes at the target's replication and policy.
-                let gone = file_usage(f, node.replication, self.effective_storage_policy(*id));
-                let came = file_usage(f, target_node.replication, target_policy);
+                let gone = file_usage(f, node, self.effective_storage_policy(*id));
+                let came = file_usage_at(
+                    f,
+                    target_node.replication,
+                    target_node.block_size(),
+                    target_policy,
+                );
                 delta.storage_space += came.storage_space - gone.storage_space;
                 for (d, (c, g)) in delta
                     .type_space

@@ -10,8 +10,8 @@ use compact_str::CompactString;
 use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
 use super::{
-    AclEntry, BlockId, BlockRecord, Children, FileNode, GenStamp, INode, INodeId, INodeKind,
-    Namespace, QuotaCounts, Resolved, StorageType, XAttr, XAttrNamespace,
+    AclEntry, BlockId, BlockList, BlockRecord, BlockSize, Children, FileNode, GenStamp, INode,
+    INodeId, INodeKind, Namespace, QuotaCounts, Resolved, StorageType, XAttr, XAttrNamespace,
 };
 
 /// A change to the namespace, as the journal records it. Paths are final
@@ -400,13 +400,13 @@ impl Namespace {
         let policy = file.map_or(0, |id| self.effective_storage_policy(id));
         let before = file.and_then(|id| {
             let node = self.node(id);
-            node.file().map(|f| file_usage(f, node.replication, policy))
+            node.file().map(|f| file_usage(f, node, policy))
         });
         apply(self)?;
         if let (Some(id), Some(before)) = (file, before) {
             let node = self.node(id);
             if let (Some(parent), Some(f)) = (node.parent(), node.file()) {
-                let delta = file_usage(f, node.replication, policy).minus(&before);
+                let delta = file_usage(f, node, policy).minus(&before);
                 self.add_usage(parent, &delta);
             }
         }
@@ -444,6 +444,7 @@ impl Namespace {
                         owner,
                         group,
                         replication: 0,
+                        block_size: BlockSize::default(),
                         mtime_ms: *mtime_ms,
                         atime_ms: 0,
                         kind: INodeKind::Directory {
@@ -466,6 +467,9 @@ impl Namespace {
                 client_machine,
                 overwrite,
             } => {
+                let file_block_size = BlockSize::new(*block_size).ok_or_else(|| {
+                    ApplyError(format!("{path}: block size {block_size} cannot be held"))
+                })?;
                 let (parent, name) = self.parent_for_new(path, known_parent)?;
                 let existing = self.child(self.node(parent), &name);
                 self.check_new_id(*id, existing.filter(|_| *overwrite))?;
@@ -494,11 +498,11 @@ impl Namespace {
                         owner,
                         group,
                         replication: *replication,
+                        block_size: file_block_size,
                         mtime_ms: *mtime_ms,
                         atime_ms: *mtime_ms,
                         kind: INodeKind::File(FileNode {
-                            block_size: *block_size,
-                            blocks: Vec::new(),
+                            blocks: BlockList::default(),
                             under_construction: Some(writer),
                         }),
                     },
@@ -595,8 +599,6 @@ impl Namespace {
                     (None, _) => {}
                 }
                 f.under_construction = None;
-                // A closed file keeps room only for the blocks it has.
-                f.blocks.shrink_to_fit();
                 if let Some(old) = copied {
                     if !self.snapshot_holds_block(id, old) {
                         self.note_freed(std::iter::once(old));
@@ -613,11 +615,6 @@ impl Namespace {
                 let f = file_mut(self.node_mut(id), path)?;
                 if let Some(prev) = previous {
                     commit_last(f, prev, path)?;
-                }
-                if f.blocks.is_empty() {
-                    // Most files have one block: room for exactly one (a
-                    // 32-byte chunk), where a first push reserves four.
-                    f.blocks.reserve_exact(1);
                 }
                 f.blocks.push(*block);
                 self.last_block_id = self.last_block_id.max(block.id.0);

@@ -55,7 +55,7 @@ impl Namespace {
                             group: self.group_of(node).to_string(),
                             mtime_ms: node.mtime_ms,
                             replication: node.replication,
-                            block_size: f.block_size,
+                            block_size: node.block_size(),
                             client_name: uc
                                 .as_ref()
                                 .map(|u| u.client_name().to_string())
@@ -66,7 +66,7 @@ impl Namespace {
                                 .unwrap_or_default(),
                             overwrite: false,
                         });
-                        for b in &f.blocks {
+                        for b in f.blocks.iter() {
                             create.push(Edit::AddBlock {
                                 path: path.clone(),
                                 previous: None,

@@ -79,8 +79,8 @@ pub use read::{ContentSummary, FileStatus, Listing};
 pub use snapshot::{SnapshotLimits, SnapshotState};
 pub use storage_policy::{StoragePolicy, StoragePolicySwitches};
 pub use tree::{
-    BlockId, BlockRecord, FileNode, GenStamp, INode, INodeId, INodeKind, UnderConstruction,
-    FIRST_BLOCK_ID, FIRST_GENERATION_STAMP, ROOT_INODE_ID,
+    BlockId, BlockList, BlockRecord, BlockSize, FileNode, GenStamp, INode, INodeId, INodeKind,
+    UnderConstruction, FIRST_BLOCK_ID, FIRST_GENERATION_STAMP, ROOT_INODE_ID,
 };
 pub use truncate::{TruncateRecovery, Truncated};
 pub use write::AllocatedBlock;
@@ -213,6 +213,7 @@ impl Namespace {
             owner: names.intern(superuser),
             group: names.intern(supergroup),
             replication: 0,
+            block_size: BlockSize::default(),
             mtime_ms: now_ms,
             atime_ms: 0,
             kind: INodeKind::Directory {

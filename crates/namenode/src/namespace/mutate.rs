@@ -7,8 +7,8 @@
 
 use super::permission::{Access, Caller};
 use super::{
-    BlockId, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace, Required,
-    Resolved, ROOT_INODE_ID,
+    BlockId, BlockSize, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace,
+    Required, Resolved, ROOT_INODE_ID,
 };
 
 /// What a delete or overwrite removed: the files (for their leases) and
@@ -187,6 +187,11 @@ impl Namespace {
             ));
         }
         self.check_replication(replication, &path)?;
+        if BlockSize::new(block_size).is_none() {
+            return Err(FsError::IllegalArgument(format!(
+                "Specified block size {block_size} for {path}: a block size above 2 GiB must be a whole number of MiB"
+            )));
+        }
         self.check_ancestors_are_dirs(&res)?;
         let existing = res.last();
         if let Some(id) = existing {

@@ -27,7 +27,7 @@
 
 use super::authorize::Required;
 use super::permission::Caller;
-use super::quota_policy::file_usage;
+use super::quota_policy::{file_usage, file_usage_at};
 use super::tree::Resolved;
 use super::{
     Edit, FileNode, FsError, INodeId, INodeKind, Namespace, UnderConstruction, ROOT_INODE_ID,
@@ -188,10 +188,10 @@ impl Default for QuotaUsage {
 
 /// The bytes a file holds against a space quota before replication: the
 /// last block of an open file counts as a full block.
-pub(super) fn file_quota_bytes(f: &FileNode) -> u64 {
+pub(super) fn file_quota_bytes(f: &FileNode, block_size: u64) -> u64 {
     let total: u64 = f.blocks.iter().map(|b| b.num_bytes).sum();
     match f.blocks.last() {
-        Some(last) if f.under_construction.is_some() => total - last.num_bytes + f.block_size,
+        Some(last) if f.under_construction.is_some() => total - last.num_bytes + block_size,
         _ => total,
     }
 }
@@ -226,7 +226,7 @@ impl Namespace {
             }
             let node = self.node(id);
             match &node.kind {
-                INodeKind::File(f) => sum = sum.plus(&file_usage(f, node.replication, policy)),
+                INodeKind::File(f) => sum = sum.plus(&file_usage(f, node, policy)),
                 INodeKind::Directory { children } => {
                     sum.namespace += 1;
                     stack.extend(
@@ -251,7 +251,7 @@ impl Namespace {
                 let node = self.node(id);
                 match &node.kind {
                     INodeKind::File(f) => {
-                        sum = sum.plus(&file_usage(f, node.replication, policy));
+                        sum = sum.plus(&file_usage(f, node, policy));
                     }
                     INodeKind::Directory { children } => {
                         sum.namespace += 1;
@@ -393,11 +393,9 @@ impl Namespace {
         let (mut after, mut replication) = (before.clone(), node.replication);
         change(&mut after, &mut replication);
         let policy = self.effective_storage_policy(file);
-        let delta = file_usage(&after, replication, policy).minus(&file_usage(
-            before,
-            node.replication,
-            policy,
-        ));
+        let block_size = node.block_size();
+        let delta = file_usage_at(&after, replication, block_size, policy)
+            .minus(&file_usage(before, node, policy));
         self.verify_quota(parent, &delta, None)
     }
 

@@ -15,7 +15,7 @@
 
 use super::quota::{file_quota_bytes, quota_index, QuotaCounts, QUOTA_TYPES};
 use super::storage_policy::{StoragePolicy, UNSPECIFIED_POLICY_ID};
-use super::{FileNode, INodeId, INodeKind, Namespace};
+use super::{FileNode, INode, INodeId, INodeKind, Namespace};
 
 /// Space per storage type, indexed as [`QUOTA_TYPES`].
 type TypeSpace = [i64; QUOTA_TYPES.len()];
@@ -44,8 +44,19 @@ pub(super) fn add_typed_space(
 /// A file's usage under the storage policy `policy` (its effective one):
 /// one name, its space times its replication, and its space per storage
 /// type.
-pub(super) fn file_usage(f: &FileNode, replication: u16, policy: u8) -> QuotaCounts {
-    let bytes = i64::try_from(file_quota_bytes(f)).unwrap_or(i64::MAX);
+pub(super) fn file_usage(f: &FileNode, node: &INode, policy: u8) -> QuotaCounts {
+    file_usage_at(f, node.replication, node.block_size(), policy)
+}
+
+/// [`file_usage`] of `f` at `replication` and `block_size` (a change not
+/// applied yet).
+pub(super) fn file_usage_at(
+    f: &FileNode,
+    replication: u16,
+    block_size: u64,
+    policy: u8,
+) -> QuotaCounts {
+    let bytes = i64::try_from(file_quota_bytes(f, block_size)).unwrap_or(i64::MAX);
     let mut counts = QuotaCounts {
         namespace: 1,
         storage_space: bytes.saturating_mul(i64::from(replication)),
@@ -106,7 +117,8 @@ impl Namespace {
             let node = self.node(node_id);
             match &node.kind {
                 INodeKind::File(f) => {
-                    let bytes = i64::try_from(file_quota_bytes(f)).unwrap_or(i64::MAX);
+                    let bytes =
+                        i64::try_from(file_quota_bytes(f, node.block_size())).unwrap_or(i64::MAX);
                     let mut gone = [0i64; QUOTA_TYPES.len()];
                     add_typed_space(&mut gone, old, node.replication, bytes);
                     add_typed_space(&mut delta, new, node.replication, bytes);

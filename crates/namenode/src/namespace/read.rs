@@ -99,7 +99,7 @@ impl Namespace {
             INodeKind::File(f) => (
                 f.length(),
                 node.replication,
-                f.block_size,
+                node.block_size(),
                 0,
                 f.under_construction.is_some(),
             ),
@@ -221,7 +221,8 @@ impl Namespace {
                     sum.file_count += 1;
                     sum.length += f.length();
                     // As HDFS: an open file's last block counts in full.
-                    sum.space_consumed += file_quota_bytes(f) * u64::from(node.replication);
+                    sum.space_consumed +=
+                        file_quota_bytes(f, node.block_size()) * u64::from(node.replication);
                     let len = i64::try_from(f.length()).unwrap_or(i64::MAX);
                     add_typed_space(&mut typed, policy, node.replication, len);
                 }

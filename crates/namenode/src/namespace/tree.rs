@@ -120,10 +120,108 @@ pub struct BlockRecord {
     pub num_bytes: u64,
 }
 
+/// A file's blocks: a boxed slice of exactly its blocks (16 bytes in the
+/// inode where a `Vec` takes 24, and no spare capacity). A file gains
+/// blocks one at a time and holds few, so growing by one reallocation per
+/// block costs little.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BlockList(Box<[BlockRecord]>);
+
+impl BlockList {
+    /// Appends `block`.
+    pub fn push(&mut self, block: BlockRecord) {
+        let mut v = std::mem::take(&mut self.0).into_vec();
+        v.reserve_exact(1);
+        v.push(block);
+        self.0 = v.into_boxed_slice();
+    }
+
+    /// Removes the last block.
+    pub fn pop(&mut self) -> Option<BlockRecord> {
+        let mut v = std::mem::take(&mut self.0).into_vec();
+        let last = v.pop();
+        self.0 = v.into_boxed_slice();
+        last
+    }
+
+    /// Appends `more`, in one reallocation.
+    pub fn extend(&mut self, more: impl IntoIterator<Item = BlockRecord>) {
+        let mut v = std::mem::take(&mut self.0).into_vec();
+        v.extend(more);
+        self.0 = v.into_boxed_slice();
+    }
+
+    /// Keeps the first `len` blocks.
+    pub fn truncate(&mut self, len: usize) {
+        if len < self.0.len() {
+            let mut v = std::mem::take(&mut self.0).into_vec();
+            v.truncate(len);
+            self.0 = v.into_boxed_slice();
+        }
+    }
+}
+
+impl std::ops::Deref for BlockList {
+    type Target = [BlockRecord];
+
+    fn deref(&self) -> &[BlockRecord] {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for BlockList {
+    fn deref_mut(&mut self) -> &mut [BlockRecord] {
+        &mut self.0
+    }
+}
+
+impl From<Vec<BlockRecord>> for BlockList {
+    fn from(v: Vec<BlockRecord>) -> Self {
+        BlockList(v.into_boxed_slice())
+    }
+}
+
+/// A file's block size in the 4 bytes an inode has spare beside its
+/// permission, owner, group and replication (so a file's part of the inode
+/// is 24 bytes and the inode 96): sizes below 2 GiB as they are, larger
+/// ones as a count of MiB. A size above 2 GiB that is not a whole number
+/// of MiB is refused at create ([`BlockSize::new`]); HDFS's are 128 MiB by
+/// default, and clients make them multiples of the checksum chunk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockSize(u32);
+
+/// Marks a [`BlockSize`] held in MiB.
+const BLOCK_SIZE_IN_MIB: u32 = 1 << 31;
+
+impl BlockSize {
+    /// `bytes` as a block size; `None` when it cannot be held (above
+    /// 2 GiB and not a whole number of MiB, or above 2^31 MiB).
+    pub fn new(bytes: u64) -> Option<Self> {
+        if let Ok(small) = u32::try_from(bytes) {
+            if small < BLOCK_SIZE_IN_MIB {
+                return Some(Self(small));
+            }
+        }
+        if !bytes.is_multiple_of(1 << 20) {
+            return None;
+        }
+        let mib = u32::try_from(bytes >> 20).ok()?;
+        (mib < BLOCK_SIZE_IN_MIB).then_some(Self(BLOCK_SIZE_IN_MIB | mib))
+    }
+
+    /// The size in bytes.
+    pub fn bytes(self) -> u64 {
+        if self.0 & BLOCK_SIZE_IN_MIB != 0 {
+            u64::from(self.0 & !BLOCK_SIZE_IN_MIB) << 20
+        } else {
+            u64::from(self.0)
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct FileNode {
-    pub block_size: u64,
-    pub blocks: Vec<BlockRecord>,
+    pub blocks: BlockList,
     /// One pointer: a closed file carries nothing more, and the files a
     /// client holds open share their writer.
     pub under_construction: Option<UnderConstruction>,
@@ -163,14 +261,22 @@ pub struct INode {
     pub group: NameId,
     /// A file's replication (0 for a directory, as HDFS reports it). Kept
     /// here rather than in [`FileNode`] so it fills the padding beside
-    /// `permission`: the inode stays within malloc's 112-byte class.
+    /// `permission`, as does the block size.
     pub replication: u16,
+    /// A file's block size (0 for a directory); read through
+    /// [`INode::block_size`].
+    pub block_size: BlockSize,
     pub mtime_ms: u64,
     pub atime_ms: u64,
     pub kind: INodeKind,
 }
 
 impl INode {
+    /// A file's block size in bytes (0 for a directory).
+    pub fn block_size(&self) -> u64 {
+        self.block_size.bytes()
+    }
+
     pub fn parent(&self) -> Option<INodeId> {
         (self.parent_id != INodeId::NONE).then_some(self.parent_id)
     }
@@ -395,5 +501,53 @@ impl Namespace {
                 None => return false,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_sizes_round_trip_or_are_refused() {
+        for bytes in [
+            0,
+            1,
+            512,
+            128 << 20,
+            (1 << 31) - 1,
+            1 << 31,
+            5 << 30,
+            (1u64 << 51) - (1 << 20),
+        ] {
+            assert_eq!(
+                BlockSize::new(bytes).map(BlockSize::bytes),
+                Some(bytes),
+                "{bytes}"
+            );
+        }
+        assert_eq!(BlockSize::new((1 << 31) + 512), None);
+        assert_eq!(BlockSize::new(1 << 51), None);
+        assert_eq!(BlockSize::new(u64::MAX), None);
+    }
+
+    #[test]
+    fn a_block_list_grows_and_shrinks_to_its_blocks() {
+        let b = |i: u64| BlockRecord {
+            id: BlockId(i),
+            gs: GenStamp(1),
+            num_bytes: i,
+        };
+        let mut l = BlockList::default();
+        l.push(b(1));
+        l.extend([b(2), b(3)]);
+        assert_eq!(l.len(), 3);
+        assert_eq!(l.pop(), Some(b(3)));
+        l.truncate(1);
+        assert_eq!(&l[..], &[b(1)]);
+        if let Some(last) = l.last_mut() {
+            last.num_bytes = 9;
+        }
+        assert_eq!(l[0].num_bytes, 9);
     }
 }

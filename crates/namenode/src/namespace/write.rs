@@ -75,7 +75,7 @@ impl Namespace {
         self.inodes
             .get(&id)
             .and_then(INode::file)
-            .map_or(&[], |f| f.blocks.as_slice())
+            .map_or(&[], |f| &f.blocks[..])
     }
 
     /// addBlock: commits `previous` as the client reports it and allocates
@@ -116,7 +116,7 @@ impl Namespace {
         // the block before the last, and the last is still empty: it gets
         // that block again; (3) anything else is refused.
         let append_at_boundary = previous.is_none()
-            && last.is_some_and(|l| l.num_bytes >= f.block_size && is_complete(l));
+            && last.is_some_and(|l| l.num_bytes >= node.block_size() && is_complete(l));
         if !previous_is_last && !append_at_boundary {
             let penultimate = n.checked_sub(2).and_then(|i| blocks.get(i));
             let retried = match (previous, penultimate) {
@@ -247,8 +247,8 @@ impl Namespace {
             Some(id) if !self.node(id).is_dir() => id,
             _ => return Err(FsError::FileNotFound(format!("File not found: {path}"))),
         };
-        let f = self
-            .node(id)
+        let node = self.node(id);
+        let f = node
             .file()
             .ok_or_else(|| FsError::FileNotFound(path.clone()))?;
         if let Some(uc) = &f.under_construction {
@@ -264,7 +264,7 @@ impl Namespace {
             .blocks
             .last()
             .copied()
-            .filter(|b| !new_block && b.num_bytes < f.block_size);
+            .filter(|b| !new_block && b.num_bytes < node.block_size());
         // The last block is a block under construction again: a full
         // block's space, as HDFS reserves it (`verifyQuotaForUCBlock`).
         self.verify_file_change(id, |g, _| mark_open(g))?;
@@ -299,7 +299,7 @@ impl Namespace {
             .blocks
             .last()
             .copied()
-            .filter(|b| !new_block && b.num_bytes < f.block_size);
+            .filter(|b| !new_block && b.num_bytes < node.block_size());
         Some((self.status(node), partial))
     }
 

@@ -393,7 +393,7 @@ impl NameNodeState {
                 // Choose targets before allocating, so a cluster without room
                 // allocates nothing.
                 let (fid, _) = ns.resolve_file(&r.src, file_id)?;
-                let block_size = ns.inode(fid).and_then(|n| n.file()).map_or(0, |f| f.block_size);
+                let block_size = ns.inode(fid).map_or(0, |n| n.block_size());
                 let replication = ns
                     .inode(fid)
                     .filter(|n| n.file().is_some())

@@ -6,7 +6,9 @@
 
 use super::{DirDiff, FileDiff, SnapshotInfo, Snapshottable};
 use crate::namespace::storage_policy::UNSPECIFIED_POLICY_ID;
-use crate::namespace::{ApplyError, Children, FileNode, INode, INodeId, INodeKind, Namespace};
+use crate::namespace::{
+    ApplyError, BlockSize, Children, FileNode, INode, INodeId, INodeKind, Namespace,
+};
 
 /// Entries per image part: keeps each stored record far below the
 /// journal's record size limit.
@@ -102,7 +104,7 @@ impl Namespace {
                 attrs: self.attrs_of(n),
                 file: n
                     .file()
-                    .map(|f| (n.replication, f.block_size, f.blocks.clone())),
+                    .map(|f| (n.replication, n.block_size(), f.blocks.to_vec())),
                 children: n
                     .children()
                     .map(|c| {
@@ -177,10 +179,18 @@ impl Namespace {
         s.file_diffs.extend(image.file_diffs.iter().cloned());
         s.pins.extend(image.pins.iter().copied());
         for r in &image.retained {
+            let block_size = match &r.file {
+                Some((_, bytes, _)) => BlockSize::new(*bytes).ok_or_else(|| {
+                    ApplyError(format!(
+                        "retained inode {}: block size {bytes} cannot be held",
+                        r.id
+                    ))
+                })?,
+                None => BlockSize::default(),
+            };
             let kind = match &r.file {
-                Some((_, block_size, blocks)) => INodeKind::File(FileNode {
-                    block_size: *block_size,
-                    blocks: blocks.clone(),
+                Some((_, _, blocks)) => INodeKind::File(FileNode {
+                    blocks: blocks.clone().into(),
                     under_construction: None,
                 }),
                 None => INodeKind::Directory {
@@ -214,6 +224,7 @@ impl Namespace {
                     owner: self.names.intern(&r.attrs.owner),
                     group: self.names.intern(&r.attrs.group),
                     replication: r.file.as_ref().map_or(0, |f| f.0),
+                    block_size,
                     mtime_ms: r.attrs.mtime_ms,
                     atime_ms: r.attrs.atime_ms,
                     kind,
