@@ -672,3 +672,18 @@ fn edits_reusing_an_inode_id_are_refused() {
         .is_ok());
     assert!(ns.apply(&mkdir(INodeId(16389), "/a")).is_ok());
 }
+
+#[test]
+fn block_sizes_above_2_gib_must_be_whole_mib() {
+    let mut ns = ns();
+    let create = |ns: &mut Namespace, p: &str, bs: u64| {
+        ns.create(&root(), p, 0o644, "c", "m", false, true, 3, bs, NOW)
+            .map(|(st, _, _)| st.block_size)
+    };
+    assert_eq!(create(&mut ns, "/big", 5 << 30).ok(), Some(5 << 30));
+    assert!(matches!(
+        create(&mut ns, "/odd", (3 << 30) + 512),
+        Err(FsError::IllegalArgument(m)) if m.contains("whole number of MiB")
+    ));
+    assert!(ns.get_file_info(&root(), "/odd").ok().flatten().is_none());
+}
