@@ -203,6 +203,11 @@ pub const DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS: &str =
     "dfs.namenode.fs-limits.max-directory-items";
 /// 1048576 entries.
 pub const DFS_NAMENODE_FS_LIMITS_MAX_DIRECTORY_ITEMS_DEFAULT: u32 = 1024 * 1024;
+/// Blocks a file may have: addBlock refuses the next one (HDFS's key).
+pub const DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE: &str =
+    "dfs.namenode.fs-limits.max-blocks-per-file";
+/// 10,000 blocks (Hadoop 3's default).
+pub const DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE_DEFAULT: u64 = 10_000;
 
 /// Whether the NameNode serves ACLs at all (HDFS 3.4: on).
 pub const DFS_NAMENODE_ACLS_ENABLED: &str = "dfs.namenode.acls.enabled";

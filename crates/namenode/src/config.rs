@@ -289,6 +289,10 @@ fn namespace_limits(
             max_component_len as usize
         },
         max_directory_items: max_directory_items as usize,
+        max_blocks_per_file: conf.get_u64(
+            k::DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE,
+            k::DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE_DEFAULT,
+        )?,
         min_replication: min_replication as u16,
         max_replication: max_replication as u16,
     })

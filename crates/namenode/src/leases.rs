@@ -138,6 +138,7 @@ impl FileSet {
         self.offsets.len() == self.removed_count && self.others.is_empty()
     }
 
+    /// The files, in no particular order.
     fn iter(&self) -> impl Iterator<Item = INodeId> + '_ {
         self.offsets
             .iter()
@@ -198,7 +199,11 @@ impl LeaseTable {
         self.by_holder
             .iter()
             .filter(|(_, l)| now.duration_since(l.last_renewed) > limit)
-            .map(|(h, l)| (h.clone(), l.files.iter().collect()))
+            .map(|(h, l)| {
+                let mut files: Vec<INodeId> = l.files.iter().collect();
+                files.sort_unstable();
+                (h.clone(), files)
+            })
             .collect()
     }
 

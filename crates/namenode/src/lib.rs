@@ -157,9 +157,7 @@ pub fn new_state_shared(
     // limit then recovers files whose writer never returns. Truncates that
     // wait for their block recovery start it again (resume_truncates).
     let open = open_file_tables(&ns);
-    for copy in open.copies {
-        blocks.await_copy(copy);
-    }
+    blocks.set_awaited_copies(open.copies);
     let nonce = now_ms() ^ u64::from(std::process::id());
     // Every start begins from an image of the last transaction (run()
     // writes one when the newest is older).

@@ -227,6 +227,8 @@ pub(crate) async fn run_actors(
         return;
     }
     let mut running: Vec<Running> = Vec::new();
+    // Actors stopped by a refresh, awaited at shutdown.
+    let mut stopped: Vec<tokio::task::JoinHandle<()>> = Vec::new();
     // Actor numbers are never reused: the offer knows the active by number.
     let mut next_actor = 0;
     for nn in namenodes {
@@ -251,17 +253,18 @@ pub(crate) async fn run_actors(
             }
             Some(req) = refresh_rx.recv() => {
                 let mut done = Refreshed::default();
-                running.retain(|r| {
-                    if req.namenodes.contains(&r.namenode) {
-                        return true;
-                    }
-                    // Its task ends on its own once stopped.
+                let (keep, gone): (Vec<Running>, Vec<Running>) = running
+                    .into_iter()
+                    .partition(|r| req.namenodes.contains(&r.namenode));
+                running = keep;
+                for r in gone {
                     r.stop.cancel();
                     kit.offer.forget(r.actor);
                     info!(namenode = %r.namenode, "NameNode no longer configured; its service actor stops");
                     done.removed.push(r.namenode);
-                    false
-                });
+                    stopped.push(r.task);
+                }
+                stopped.retain(|t| !t.is_finished());
                 for nn in &req.namenodes {
                     if !running.iter().any(|r| r.namenode == *nn) {
                         info!(namenode = %nn, "NameNode added to the configuration; starting its service actor");
@@ -280,8 +283,8 @@ pub(crate) async fn run_actors(
             else => break,
         }
     }
-    for r in running {
-        let _ = r.task.await;
+    for t in running.into_iter().map(|r| r.task).chain(stopped) {
+        let _ = t.await;
     }
 }
 
@@ -388,6 +391,12 @@ impl NameNodeLink {
                     Ok(r) => r,
                     Err(e) => return e,
                 };
+                // Stopped while the heartbeat was out (its NameNode left
+                // the configuration): its answer must not make this actor
+                // the active one again, nor its commands run.
+                if shutdown.is_cancelled() {
+                    return LinkError::Shutdown;
+                }
                 let claims_active = resp.ha_status.state
                     == cairn_proto::hadoop::hdfs::nnha_status_heartbeat_proto::State::Active as i32;
                 self.offer.heartbeat(

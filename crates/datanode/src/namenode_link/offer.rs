@@ -38,6 +38,9 @@ pub(crate) struct Choice {
     active: Option<usize>,
     /// The transaction id of the latest accepted ACTIVE claim.
     last_active_claim_txid: i64,
+    /// Actors stopped by `refreshNamenodes`: a heartbeat answer they were
+    /// still waiting for counts for nothing. Actor numbers are not reused.
+    retired: Vec<usize>,
 }
 
 impl Default for Choice {
@@ -46,6 +49,7 @@ impl Default for Choice {
             namespace: None,
             active: None,
             last_active_claim_txid: -1,
+            retired: Vec::new(),
         }
     }
 }
@@ -90,6 +94,9 @@ impl Choice {
     /// Takes one heartbeat reply's HA status from `actor` into account.
     /// Returns the change it made, for the log.
     pub(crate) fn heartbeat(&mut self, actor: usize, claims_active: bool, txid: i64) -> Change {
+        if self.retired.contains(&actor) {
+            return Change::None;
+        }
         let thinks_active = self.active == Some(actor);
         let mut change = Change::None;
         if claims_active && !thinks_active {
@@ -181,6 +188,7 @@ impl Offer {
     /// the active, no NameNode is until a newer claim.
     pub(crate) fn forget(&self, actor: usize) {
         let mut choice = self.lock();
+        choice.retired.push(actor);
         if choice.active == Some(actor) {
             warn!(
                 actor,
@@ -237,6 +245,19 @@ mod tests {
         assert_eq!(c.heartbeat(1, true, 7), Change::StaleClaim { latest: 7 });
         assert_eq!(c.heartbeat(1, true, 8), Change::Acknowledged);
         assert_eq!(c.active(), Some(1));
+    }
+
+    #[test]
+    fn a_retired_actor_never_becomes_active_again() {
+        let mut c = Choice::default();
+        c.heartbeat(0, true, 5);
+        // Actor 0's NameNode left the configuration; a reply it was still
+        // waiting for arrives after that.
+        c.retired.push(0);
+        c.active = None;
+        assert_eq!(c.heartbeat(0, true, 9), Change::None);
+        assert_eq!(c.active(), None);
+        assert_eq!(c.heartbeat(1, true, 6), Change::Acknowledged);
     }
 
     #[test]

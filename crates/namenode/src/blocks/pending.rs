@@ -70,6 +70,27 @@ impl BlockManager {
         self.pending.awaited_copies.insert(id);
     }
 
+    /// The copies under way are exactly `ids` (what the namespace's
+    /// pending truncates say, at start, take-over and each pass of the
+    /// truncate monitor): reports of a copy no longer awaited (its truncate
+    /// committed without it, or its file deleted) are played, so an active
+    /// deletes those replicas as it would any of no file.
+    pub fn set_awaited_copies(&mut self, ids: impl IntoIterator<Item = BlockId>) {
+        let now: HashSet<BlockId> = ids.into_iter().collect();
+        let dropped: Vec<BlockId> = self
+            .pending
+            .awaited_copies
+            .difference(&now)
+            .copied()
+            .collect();
+        self.pending.awaited_copies = now;
+        if !self.standby {
+            for id in dropped {
+                self.play_pending(id);
+            }
+        }
+    }
+
     /// The copy-on-truncate into block `id` was committed (the block is in
     /// the map now): the replicas reported before are located.
     pub fn copy_committed(&mut self, id: BlockId) {
@@ -94,7 +115,8 @@ impl BlockManager {
         num_bytes: u64,
         finalized: bool,
     ) -> bool {
-        if self.pending.count >= MAX_PENDING {
+        // Copies awaited are few and must not be lost to the cap.
+        if self.pending.count >= MAX_PENDING && !self.pending.awaited_copies.contains(&id) {
             return false;
         }
         let reports = self.pending.by_block.entry(id).or_default();
@@ -186,6 +208,21 @@ mod tests {
         // Committed: any other unknown block is deleted again.
         bm.replica_reported(&dn("a"), "s", BlockId(10), GenStamp(9), 5, true);
         assert_eq!(bm.take_invalidations(&dn("a"), usize::MAX).len(), 1);
+    }
+
+    #[test]
+    fn a_copy_no_longer_awaited_is_deleted_when_active() {
+        let mut bm = BlockManager::default();
+        bm.set_awaited_copies([BlockId(8), BlockId(9)]);
+        bm.replica_reported(&dn("a"), "s", BlockId(8), GenStamp(9), 5, true);
+        bm.replica_reported(&dn("a"), "s", BlockId(9), GenStamp(9), 5, true);
+        // The truncate into 8 ended without it (its file was deleted).
+        bm.set_awaited_copies([BlockId(9)]);
+        assert_eq!(bm.pending_reports(), 1);
+        assert_eq!(
+            bm.take_invalidations(&dn("a"), usize::MAX),
+            vec![(BlockId(8), GenStamp(9))]
+        );
     }
 
     #[test]

@@ -6,9 +6,13 @@
 //! default replication of 3 without an allocation), each naming its
 //! DataNode and storage by a 4-byte index into [`super::nodes::Nodes`]
 //! rather than by a string. Slots are stable while a block lives, so the
-//! per-DataNode lists of blocks hold slot numbers.
+//! per-DataNode lists of blocks hold slot numbers. Ids are hashed with
+//! foldhash (as the inode table's), seeded per process: every report and
+//! lookup hashes one, and SipHash cost more per id.
 
-use std::hash::{BuildHasher, RandomState};
+use std::hash::BuildHasher;
+
+use foldhash::fast::RandomState;
 
 use hashbrown::hash_table::Entry;
 use hashbrown::HashTable;

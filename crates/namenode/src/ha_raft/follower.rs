@@ -94,7 +94,7 @@ pub fn take_over(state: &NameNodeState) {
     }
     // Copies a DataNode may report before the new active commits them.
     match state.blocks.lock() {
-        Ok(mut bm) => open.copies.into_iter().for_each(|c| bm.await_copy(c)),
+        Ok(mut bm) => bm.set_awaited_copies(open.copies),
         Err(_) => fatal::stop("block manager lock poisoned (taking over as active)"),
     }
     // The extension gives DataNodes that start late time to report; a

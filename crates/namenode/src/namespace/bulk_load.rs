@@ -176,9 +176,7 @@ impl BulkPart {
             }
             Some(f) => (
                 f.replication,
-                BlockSize::new(f.block_size).ok_or_else(|| {
-                    format!("inode {}: block size {} cannot be held", r.id, f.block_size)
-                })?,
+                super::tree::block_size_loaded(f.block_size, &format!("inode {}", r.id)),
                 INodeKind::File(FileNode {
                     blocks: f.blocks.into(),
                     under_construction: f.under_construction,

@@ -467,9 +467,7 @@ impl Namespace {
                 client_machine,
                 overwrite,
             } => {
-                let file_block_size = BlockSize::new(*block_size).ok_or_else(|| {
-                    ApplyError(format!("{path}: block size {block_size} cannot be held"))
-                })?;
+                let file_block_size = super::tree::block_size_loaded(*block_size, path);
                 let (parent, name) = self.parent_for_new(path, known_parent)?;
                 let existing = self.child(self.node(parent), &name);
                 self.check_new_id(*id, existing.filter(|_| *overwrite))?;

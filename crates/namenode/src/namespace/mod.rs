@@ -150,6 +150,8 @@ pub enum FsError {
 pub struct Limits {
     pub max_component_len: usize,
     pub max_directory_items: usize,
+    /// addBlock refuses a file's block number `max_blocks_per_file + 1`.
+    pub max_blocks_per_file: u64,
     pub min_replication: u16,
     pub max_replication: u16,
 }
@@ -159,6 +161,7 @@ impl Default for Limits {
         Self {
             max_component_len: 255,
             max_directory_items: 1024 * 1024,
+            max_blocks_per_file: 10_000,
             min_replication: 1,
             max_replication: 512,
         }

@@ -189,7 +189,7 @@ impl Namespace {
         self.check_replication(replication, &path)?;
         if BlockSize::new(block_size).is_none() {
             return Err(FsError::IllegalArgument(format!(
-                "Specified block size {block_size} for {path}: a block size above 2 GiB must be a whole number of MiB"
+                "Specified block size {block_size} for {path}: a block size above 2 GiB must be a multiple of 512 bytes (above 512 GiB, of 1 MiB), at most 1 PiB"
             )));
         }
         self.check_ancestors_are_dirs(&res)?;

@@ -674,7 +674,7 @@ fn edits_reusing_an_inode_id_are_refused() {
 }
 
 #[test]
-fn block_sizes_above_2_gib_must_be_whole_mib() {
+fn block_sizes_above_2_gib_must_be_multiples_of_512() {
     let mut ns = ns();
     let create = |ns: &mut Namespace, p: &str, bs: u64| {
         ns.create(&root(), p, 0o644, "c", "m", false, true, 3, bs, NOW)
@@ -682,8 +682,36 @@ fn block_sizes_above_2_gib_must_be_whole_mib() {
     };
     assert_eq!(create(&mut ns, "/big", 5 << 30).ok(), Some(5 << 30));
     assert!(matches!(
-        create(&mut ns, "/odd", (3 << 30) + 512),
-        Err(FsError::IllegalArgument(m)) if m.contains("whole number of MiB")
+        create(&mut ns, "/odd", (3 << 30) + 100),
+        Err(FsError::IllegalArgument(m)) if m.contains("multiple of 512 bytes")
     ));
     assert!(ns.get_file_info(&root(), "/odd").ok().flatten().is_none());
+}
+
+#[test]
+fn add_block_stops_at_the_blocks_per_file_limit() {
+    let limits = Limits {
+        max_blocks_per_file: 2,
+        ..Limits::default()
+    };
+    let mut ns = Namespace::new("hdfs", "supergroup", NOW, limits);
+    let (st, _, _) = ns
+        .create(&root(), "/f", 0o644, "w", "m", false, true, 3, 1024, NOW)
+        .expect("create");
+    let yes = |_: &BlockRecord| true;
+    let mut previous = None;
+    for _ in 0..2 {
+        let (a, _) = ns
+            .add_block("/f", st.id.0, "w", previous, &yes)
+            .expect("within the limit");
+        previous = Some(BlockRecord {
+            num_bytes: 1024,
+            ..a.block
+        });
+    }
+    let e = ns.add_block("/f", st.id.0, "w", previous, &yes);
+    assert!(
+        matches!(&e, Err(FsError::Io(m)) if m.contains("dfs.namenode.fs-limits.max-blocks-per-file): 2 >= 2")),
+        "{e:?}"
+    );
 }

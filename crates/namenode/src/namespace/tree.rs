@@ -122,8 +122,10 @@ pub struct BlockRecord {
 
 /// A file's blocks: a boxed slice of exactly its blocks (16 bytes in the
 /// inode where a `Vec` takes 24, and no spare capacity). A file gains
-/// blocks one at a time and holds few, so growing by one reallocation per
-/// block costs little.
+/// blocks one at a time, each a reallocation (and a copy when the
+/// allocator cannot grow it in place): quadratic in the block count, which
+/// addBlock bounds (`dfs.namenode.fs-limits.max-blocks-per-file`, 10,000:
+/// at most ~1.2 GB copied over such a file's whole life, typically far less).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BlockList(Box<[BlockRecord]>);
 
@@ -184,39 +186,76 @@ impl From<Vec<BlockRecord>> for BlockList {
 /// A file's block size in the 4 bytes an inode has spare beside its
 /// permission, owner, group and replication (so a file's part of the inode
 /// is 24 bytes and the inode 96): sizes below 2 GiB as they are, larger
-/// ones as a count of MiB. A size above 2 GiB that is not a whole number
-/// of MiB is refused at create ([`BlockSize::new`]); HDFS's are 128 MiB by
-/// default, and clients make them multiples of the checksum chunk.
+/// ones as a count of 512-byte chunks (up to 512 GiB) or of MiB (up to
+/// 1 PiB). HDFS clients make block sizes multiples of the 512-byte
+/// checksum chunk; a create with a larger size that is neither is refused
+/// ([`BlockSize::new`]), and one met in an image or edit log is rounded up
+/// to the next size that can be held ([`BlockSize::at_least`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BlockSize(u32);
 
-/// Marks a [`BlockSize`] held in MiB.
-const BLOCK_SIZE_IN_MIB: u32 = 1 << 31;
+/// Marks a [`BlockSize`] held in units (the next bit says which).
+const BLOCK_SIZE_LARGE: u32 = 1 << 31;
+/// With [`BLOCK_SIZE_LARGE`]: held in MiB rather than 512-byte chunks.
+const BLOCK_SIZE_IN_MIB: u32 = 1 << 30;
 
 impl BlockSize {
-    /// `bytes` as a block size; `None` when it cannot be held (above
-    /// 2 GiB and not a whole number of MiB, or above 2^31 MiB).
+    /// `bytes` as a block size; `None` when it cannot be held exactly.
     pub fn new(bytes: u64) -> Option<Self> {
         if let Ok(small) = u32::try_from(bytes) {
-            if small < BLOCK_SIZE_IN_MIB {
+            if small < BLOCK_SIZE_LARGE {
                 return Some(Self(small));
             }
         }
-        if !bytes.is_multiple_of(1 << 20) {
-            return None;
-        }
-        let mib = u32::try_from(bytes >> 20).ok()?;
-        (mib < BLOCK_SIZE_IN_MIB).then_some(Self(BLOCK_SIZE_IN_MIB | mib))
+        let unit = |shift: u32, flag: u32| {
+            if !bytes.is_multiple_of(1 << shift) {
+                return None;
+            }
+            let n = u32::try_from(bytes >> shift).ok()?;
+            (n < BLOCK_SIZE_IN_MIB).then_some(Self(BLOCK_SIZE_LARGE | flag | n))
+        };
+        unit(9, 0).or_else(|| unit(20, BLOCK_SIZE_IN_MIB))
+    }
+
+    /// The smallest size that can be held and is at least `bytes` (the
+    /// largest one, 1 PiB less 1 MiB, for anything above it).
+    pub fn at_least(bytes: u64) -> Self {
+        const MAX: u64 = ((BLOCK_SIZE_IN_MIB as u64) - 1) << 20;
+        let up = |shift: u32| bytes.min(MAX).div_ceil(1 << shift) << shift;
+        Self::new(bytes)
+            .or_else(|| Self::new(up(9)))
+            .or_else(|| Self::new(up(20)))
+            .unwrap_or(Self(
+                BLOCK_SIZE_LARGE | BLOCK_SIZE_IN_MIB | (BLOCK_SIZE_IN_MIB - 1),
+            ))
     }
 
     /// The size in bytes.
     pub fn bytes(self) -> u64 {
-        if self.0 & BLOCK_SIZE_IN_MIB != 0 {
-            u64::from(self.0 & !BLOCK_SIZE_IN_MIB) << 20
-        } else {
-            u64::from(self.0)
+        let n = u64::from(self.0 & (BLOCK_SIZE_IN_MIB - 1));
+        match (
+            self.0 & BLOCK_SIZE_LARGE != 0,
+            self.0 & BLOCK_SIZE_IN_MIB != 0,
+        ) {
+            (false, _) => u64::from(self.0),
+            (true, false) => n << 9,
+            (true, true) => n << 20,
         }
     }
+}
+
+/// A block size read from an image or the edit log: as it is when it can
+/// be held, else rounded up (with a warning naming `what`); older Cairn
+/// versions accepted any size at create.
+pub(super) fn block_size_loaded(bytes: u64, what: &str) -> BlockSize {
+    BlockSize::new(bytes).unwrap_or_else(|| {
+        let held = BlockSize::at_least(bytes);
+        tracing::warn!(
+            "{what}: block size {bytes} cannot be held exactly; using {}",
+            held.bytes()
+        );
+        held
+    })
 }
 
 #[derive(Debug, Clone)]
@@ -510,25 +549,37 @@ mod tests {
 
     #[test]
     fn block_sizes_round_trip_or_are_refused() {
-        for bytes in [
+        let exact = [
             0,
             1,
             512,
             128 << 20,
             (1 << 31) - 1,
             1 << 31,
-            5 << 30,
-            (1u64 << 51) - (1 << 20),
-        ] {
+            (1 << 31) + 512,
+            (512 << 30) - 512,
+            512 << 30,
+            5 << 40,
+            (1 << 50) - (1 << 20),
+        ];
+        for bytes in exact {
             assert_eq!(
                 BlockSize::new(bytes).map(BlockSize::bytes),
                 Some(bytes),
                 "{bytes}"
             );
+            assert_eq!(BlockSize::at_least(bytes).bytes(), bytes, "{bytes}");
         }
-        assert_eq!(BlockSize::new((1 << 31) + 512), None);
-        assert_eq!(BlockSize::new(1 << 51), None);
-        assert_eq!(BlockSize::new(u64::MAX), None);
+        for bytes in [(1 << 31) + 1, (512 << 30) + 512, 1 << 50, u64::MAX] {
+            assert_eq!(BlockSize::new(bytes), None, "{bytes}");
+        }
+        // Rounded up to what can be held, never down.
+        assert_eq!(BlockSize::at_least((1 << 31) + 1).bytes(), (1 << 31) + 512);
+        assert_eq!(
+            BlockSize::at_least((512 << 30) + 512).bytes(),
+            (512 << 30) + (1 << 20)
+        );
+        assert_eq!(BlockSize::at_least(u64::MAX).bytes(), (1 << 50) - (1 << 20));
     }
 
     #[test]

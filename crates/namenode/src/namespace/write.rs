@@ -167,6 +167,15 @@ impl Namespace {
                 )));
             }
         }
+        // HDFS's limit, which also bounds the block list's growth (it is
+        // reallocated at each block).
+        let max = self.limits.max_blocks_per_file;
+        if n as u64 >= max {
+            return Err(FsError::Io(format!(
+                "File has reached the limit on maximum number of blocks \
+                 (dfs.namenode.fs-limits.max-blocks-per-file): {n} >= {max}"
+            )));
+        }
         let offset: u64 = blocks[..settled].iter().map(|b| b.num_bytes).sum::<u64>()
             + previous.map_or(0, |p| p.num_bytes);
         let block = BlockRecord {

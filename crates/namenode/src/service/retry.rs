@@ -149,7 +149,8 @@ impl NameNodeState {
             }
             Answer::SnapshotPath => {
                 let r: pb::CreateSnapshotRequestProto = decode(req)?;
-                let Some(name) = r.snapshot_name else {
+                // An empty name, like none, was generated where it ran.
+                let Some(name) = r.snapshot_name.filter(|n| !n.is_empty()) else {
                     return Ok(None);
                 };
                 let path = crate::namespace::snapshot::snapshot_path(&r.snapshot_root, &name);

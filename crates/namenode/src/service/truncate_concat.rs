@@ -158,18 +158,33 @@ impl NameNodeState {
     /// that is not running, or has run past [`TRUNCATE_RECOVERY_RETRY`].
     pub async fn resume_truncates(self: &Arc<Self>) {
         let now = Instant::now();
-        let due: Vec<INodeId> = {
+        let (due, copies): (Vec<INodeId>, Vec<BlockId>) = {
             let (Ok(ns), Ok(mut t)) = (self.namespace.read(), self.truncates.lock()) else {
                 return;
             };
             t.retain(|file, _| ns.truncate_block_of(*file).is_some());
-            t.iter()
+            // The copy-on-truncate blocks still to commit: the block
+            // manager keeps reports of these, and of no others.
+            let copies = t
+                .keys()
+                .filter_map(|file| {
+                    let tb = ns.truncate_block_of(*file)?;
+                    let last = ns.blocks_of(*file).last()?;
+                    (last.id != tb.id).then_some(tb.id)
+                })
+                .collect();
+            let due = t
+                .iter()
                 .filter(|(_, started)| {
                     started.is_none_or(|s| now.duration_since(s) >= TRUNCATE_RECOVERY_RETRY)
                 })
                 .map(|(file, _)| *file)
-                .collect()
+                .collect();
+            (due, copies)
         };
+        if let Ok(mut bm) = self.blocks.lock() {
+            bm.set_awaited_copies(copies);
+        }
         for file in due {
             match self.recover_file_lease(file).await {
                 Ok(true) => tracing::info!(%file, "truncate: block recovery (re)started"),

@@ -180,12 +180,10 @@ impl Namespace {
         s.pins.extend(image.pins.iter().copied());
         for r in &image.retained {
             let block_size = match &r.file {
-                Some((_, bytes, _)) => BlockSize::new(*bytes).ok_or_else(|| {
-                    ApplyError(format!(
-                        "retained inode {}: block size {bytes} cannot be held",
-                        r.id
-                    ))
-                })?,
+                Some((_, bytes, _)) => crate::namespace::tree::block_size_loaded(
+                    *bytes,
+                    &format!("retained inode {}", r.id),
+                ),
                 None => BlockSize::default(),
             };
             let kind = match &r.file {
