@@ -92,9 +92,16 @@ pub fn take_over(state: &NameNodeState) {
         Ok(mut t) => *t = open.truncates,
         Err(_) => fatal::stop("truncate table lock poisoned (taking over as active)"),
     }
-    // Copies a DataNode may report before the new active commits them.
+    // Copies a DataNode may report before the new active commits them;
+    // then the reports kept while standby whose block the log never
+    // brought (an allocation the old active never committed): their
+    // replicas are deleted, as HDFS's NameNode does with the DataNode
+    // messages it queued when it becomes active.
     match state.blocks.lock() {
-        Ok(mut bm) => bm.set_awaited_copies(open.copies),
+        Ok(mut bm) => {
+            bm.set_awaited_copies(open.copies);
+            bm.play_all_pending();
+        }
         Err(_) => fatal::stop("block manager lock poisoned (taking over as active)"),
     }
     // The extension gives DataNodes that start late time to report; a
