@@ -225,11 +225,9 @@ pub(crate) fn open_file_tables(ns: &Namespace) -> OpenFiles {
     for file in ns.under_construction_ids() {
         if let Some(uc) = ns.writer_of(file) {
             open.leases.add(uc.client_name(), file, now);
-            if let Some(tb) = uc.truncate_block() {
+            if uc.truncate_block().is_some() {
                 open.truncates.insert(file, None);
-                if ns.blocks_of(file).last().is_some_and(|l| l.id != tb.id) {
-                    open.copies.push(tb.id);
-                }
+                open.copies.extend(ns.copy_on_truncate_target(file));
             }
         }
     }

@@ -130,35 +130,36 @@ pub struct BlockRecord {
 pub struct BlockList(Box<[BlockRecord]>);
 
 impl BlockList {
+    /// Changes the list as a `Vec`, then sizes it to its blocks again.
+    fn resize_with<R>(&mut self, change: impl FnOnce(&mut Vec<BlockRecord>) -> R) -> R {
+        let mut v = std::mem::take(&mut self.0).into_vec();
+        let out = change(&mut v);
+        self.0 = v.into_boxed_slice();
+        out
+    }
+
     /// Appends `block`.
     pub fn push(&mut self, block: BlockRecord) {
-        let mut v = std::mem::take(&mut self.0).into_vec();
-        v.reserve_exact(1);
-        v.push(block);
-        self.0 = v.into_boxed_slice();
+        self.resize_with(|v| {
+            v.reserve_exact(1);
+            v.push(block);
+        });
     }
 
     /// Removes the last block.
     pub fn pop(&mut self) -> Option<BlockRecord> {
-        let mut v = std::mem::take(&mut self.0).into_vec();
-        let last = v.pop();
-        self.0 = v.into_boxed_slice();
-        last
+        self.resize_with(Vec::pop)
     }
 
     /// Appends `more`, in one reallocation.
     pub fn extend(&mut self, more: impl IntoIterator<Item = BlockRecord>) {
-        let mut v = std::mem::take(&mut self.0).into_vec();
-        v.extend(more);
-        self.0 = v.into_boxed_slice();
+        self.resize_with(|v| v.extend(more));
     }
 
     /// Keeps the first `len` blocks.
     pub fn truncate(&mut self, len: usize) {
         if len < self.0.len() {
-            let mut v = std::mem::take(&mut self.0).into_vec();
-            v.truncate(len);
-            self.0 = v.into_boxed_slice();
+            self.resize_with(|v| v.truncate(len));
         }
     }
 }

@@ -273,14 +273,19 @@ impl Namespace {
             .and_then(UnderConstruction::truncate_block)
     }
 
+    /// For a file whose truncate copies its last block: the new block's
+    /// id (the block map learns it only when the truncate commits).
+    pub fn copy_on_truncate_target(&self, id: INodeId) -> Option<BlockId> {
+        let tb = self.truncate_block_of(id)?;
+        let last = self.blocks_of(id).last()?;
+        (last.id != tb.id).then_some(tb.id)
+    }
+
     /// For a file whose copy-on-truncate into block `new` is being
     /// committed: the old last block the copy was made from.
     pub(super) fn copy_on_truncate_source(&self, id: INodeId, new: BlockId) -> Option<BlockId> {
-        let tb = self.truncate_block_of(id).filter(|tb| tb.id == new)?;
-        self.blocks_of(id)
-            .last()
-            .map(|l| l.id)
-            .filter(|old| *old != tb.id)
+        self.copy_on_truncate_target(id).filter(|tb| *tb == new)?;
+        self.blocks_of(id).last().map(|l| l.id)
     }
 
     /// [`Namespace::apply`] for `Truncate` and `RestampTruncate`.

@@ -269,11 +269,7 @@ impl Namespace {
                 uc,
             ));
         }
-        let partial = f
-            .blocks
-            .last()
-            .copied()
-            .filter(|b| !new_block && b.num_bytes < node.block_size());
+        let partial = partial_last_block(node, new_block);
         // The last block is a block under construction again: a full
         // block's space, as HDFS reserves it (`verifyQuotaForUCBlock`).
         self.verify_file_change(id, |g, _| mark_open(g))?;
@@ -304,11 +300,7 @@ impl Namespace {
         if f.under_construction.as_ref()?.client_name() != client_name {
             return None;
         }
-        let partial = f
-            .blocks
-            .last()
-            .copied()
-            .filter(|b| !new_block && b.num_bytes < node.block_size());
+        let partial = partial_last_block(node, new_block);
         Some((self.status(node), partial))
     }
 
@@ -605,4 +597,14 @@ impl Namespace {
             .and_then(INode::file)
             .and_then(|f| f.under_construction.as_ref())
     }
+}
+
+/// The last block of file `node` that an append continues: none when the
+/// client asks for a new block, or the last one is full.
+fn partial_last_block(node: &INode, new_block: bool) -> Option<BlockRecord> {
+    node.file()?
+        .blocks
+        .last()
+        .copied()
+        .filter(|b| !new_block && b.num_bytes < node.block_size())
 }

@@ -127,12 +127,7 @@ impl NameNodeState {
             Answer::Empty => Bytes::new(),
             Answer::FileStatus => {
                 let r: pb::CreateRequestProto = decode(req)?;
-                let caller = self.caller(ctx);
-                let info =
-                    self.get_file_info(&caller, pb::GetFileInfoRequestProto { src: r.src })?;
-                let info = pb::GetFileInfoResponseProto::decode(info)
-                    .map_err(|e| CallError::io(format!("file status: {e}")))?;
-                let Some(fs) = info.fs else {
+                let Some(fs) = self.status_for_retry(ctx, r.src)? else {
                     return Ok(None);
                 };
                 Bytes::from(pb::CreateResponseProto { fs: Some(fs) }.encode_to_vec())
@@ -154,12 +149,7 @@ impl NameNodeState {
                     return Ok(None);
                 };
                 let path = crate::namespace::snapshot::snapshot_path(&r.snapshot_root, &name);
-                let caller = self.caller(ctx);
-                let info =
-                    self.get_file_info(&caller, pb::GetFileInfoRequestProto { src: path.clone() })?;
-                let info = pb::GetFileInfoResponseProto::decode(info)
-                    .map_err(|e| CallError::io(format!("file status: {e}")))?;
-                if info.fs.is_none() {
+                if self.status_for_retry(ctx, path.clone())?.is_none() {
                     return Ok(None);
                 }
                 Bytes::from(
@@ -170,5 +160,19 @@ impl NameNodeState {
                 )
             }
         }))
+    }
+
+    /// `path`'s status as the caller sees it now (what a rebuilt answer
+    /// reports); `None` when it is gone.
+    fn status_for_retry(
+        &self,
+        ctx: &CallContext,
+        path: String,
+    ) -> Result<Option<pb::HdfsFileStatusProto>, CallError> {
+        let caller = self.caller(ctx);
+        let info = self.get_file_info(&caller, pb::GetFileInfoRequestProto { src: path })?;
+        let info = pb::GetFileInfoResponseProto::decode(info)
+            .map_err(|e| CallError::io(format!("file status: {e}")))?;
+        Ok(info.fs)
     }
 }

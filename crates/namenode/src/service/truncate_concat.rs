@@ -167,11 +167,7 @@ impl NameNodeState {
             // manager keeps reports of these, and of no others.
             let copies = t
                 .keys()
-                .filter_map(|file| {
-                    let tb = ns.truncate_block_of(*file)?;
-                    let last = ns.blocks_of(*file).last()?;
-                    (last.id != tb.id).then_some(tb.id)
-                })
+                .filter_map(|file| ns.copy_on_truncate_target(*file))
                 .collect();
             let due = t
                 .iter()
