@@ -14,10 +14,12 @@
 //! the corrupt replica is deleted first so that its node can.
 //!
 //! Memory: block states sit in a slab with their replicas inline
-//! (`table.rs`), replicas name DataNodes and storages by 4-byte indexes,
+//! (`table.rs`; replicas that agree share one stamp and length), replicas
+//! name DataNodes and storages by 4-byte indexes,
 //! and each DataNode's list of blocks is a vector of slots (`nodes.rs`).
-//! What only some blocks need (start-up safe mode's committed length, the
-//! pipeline a block was handed out with) sits in side tables by block id.
+//! What only some blocks need (start-up safe mode's committed length,
+//! `safe_mode.rs`; the pipeline of a block being written, `pipelines.rs`)
+//! sits in side tables by block id.
 //!
 //! Nothing here costs O(all blocks) on a DataNode's behalf: a per-DataNode
 //! index of the blocks it holds makes a full report and a node's removal
@@ -34,7 +36,9 @@ mod pending;
 mod queue;
 mod replication;
 pub use replication::{ChooseCopyTargets, CopyRequest};
+mod pipelines;
 mod report;
+mod safe_mode;
 mod table;
 
 use std::collections::{HashMap, HashSet};
@@ -44,6 +48,7 @@ pub use queue::{
     QUEUE_REPLICAS_BADLY_DISTRIBUTED, QUEUE_VERY_LOW_REDUNDANCY, QUEUE_WITH_CORRUPT_BLOCKS,
 };
 pub use report::{BlockView, MetaSaveView, RedundancyStats};
+use safe_mode::{SafeLen, SafeTally};
 use table::{BlockState, BlockTable, Replica};
 
 use crate::datanodes::DatanodeUuid;
@@ -130,11 +135,12 @@ pub struct BlockManager {
     queue: queue::LowRedundancy,
     /// Start-up safe mode's counts, while it lasts.
     tally: Option<SafeTally>,
-    /// Start-up safe mode: the committed length of each block that counts
-    /// towards its threshold (complete when the NameNode started), while
-    /// the count lasts. A side table, so that the slab's states do not
-    /// carry it for the rest of the NameNode's life.
-    safe_lens: HashMap<BlockId, u64>,
+    /// Start-up safe mode: each block that counts towards its threshold
+    /// (complete when the NameNode started), with its committed length and
+    /// whether it is counted safe now, while the count lasts. A side
+    /// table, so that the slab's states do not carry it for the rest of
+    /// the NameNode's life.
+    safe_lens: HashMap<BlockId, SafeLen>,
     /// The pipeline (DataNode indexes) each block was handed out with, for
     /// blocks allocated or re-stamped by this NameNode with one; blocks
     /// loaded from the image have none, so the slab does not carry it.
@@ -144,14 +150,6 @@ pub struct BlockManager {
     standby: bool,
     /// A standby's reports of blocks it has not applied yet (`pending.rs`).
     pending: pending::PendingReports,
-}
-
-/// Start-up safe mode's block counts (HDFS's `blockTotal`, `blockSafe`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct SafeTally {
-    min: usize,
-    total: u64,
-    safe: u64,
 }
 
 /// A block recovery for a DataNode to coordinate (lease recovery, or a
@@ -211,29 +209,7 @@ impl BlockManager {
     /// judges it again, and start-up safe mode recounts it.
     fn touched(&mut self, id: BlockId) {
         self.changed.insert(id);
-        let Some(tally) = self.tally.as_mut() else {
-            return;
-        };
-        let Some(&len) = self.safe_lens.get(&id) else {
-            return;
-        };
-        let Some(state) = self.blocks.get_mut(&id) else {
-            return;
-        };
-        let good = state
-            .replicas
-            .iter()
-            .filter(|r| r.is_good(state.gs) && r.num_bytes == len)
-            .count();
-        let now_safe = good >= tally.min;
-        if now_safe != state.counted_safe {
-            state.counted_safe = now_safe;
-            if now_safe {
-                tally.safe += 1;
-            } else {
-                tally.safe -= 1;
-            }
-        }
+        self.recount_safe(id);
     }
 
     /// Blocks whose file changed in a way that may change their target
@@ -245,53 +221,6 @@ impl BlockManager {
                 self.changed.insert(id);
             }
         }
-    }
-
-    /// Starts start-up safe mode's count over `complete` (the blocks of the
-    /// loaded namespace that must be reported: id, stamp, length), counting
-    /// a block safe once `min` good replicas of that length are reported.
-    pub fn start_safe_tally(&mut self, min: usize, complete: &[BlockRecord]) {
-        self.tally = Some(SafeTally {
-            min,
-            total: 0,
-            safe: 0,
-        });
-        for b in complete {
-            let Some(state) = self.blocks.get_mut(&b.id) else {
-                continue;
-            };
-            state.counted_safe = false;
-            self.safe_lens.insert(b.id, b.num_bytes);
-            if let Some(t) = self.tally.as_mut() {
-                t.total += 1;
-            }
-            self.touched(b.id);
-        }
-    }
-
-    /// Start-up safe mode's (complete blocks, safe blocks), while counted.
-    pub fn safe_tally(&self) -> Option<(u64, u64)> {
-        self.tally.map(|t| (t.total, t.safe))
-    }
-
-    /// Start-up safe mode is over: stop counting.
-    pub fn end_safe_tally(&mut self) {
-        self.tally = None;
-        self.safe_lens = HashMap::new();
-    }
-
-    /// Records the pipeline `id` was handed out with (none: forgets it).
-    fn set_pipeline(&mut self, id: BlockId, expected: Box<[u32]>) {
-        if expected.is_empty() {
-            self.pipelines.remove(&id);
-        } else {
-            self.pipelines.insert(id, expected);
-        }
-    }
-
-    /// The pipeline `id` was handed out with (empty if none).
-    fn pipeline(&self, id: BlockId) -> &[u32] {
-        self.pipelines.get(&id).map_or(&[], |e| e)
     }
 
     /// Queues the deletion of `datanode`'s replica of `id`.
@@ -319,15 +248,17 @@ impl BlockManager {
         let Some(state) = self.blocks.at_mut(slot) else {
             return 0;
         };
-        let mut removed: smallvec::SmallVec<[Replica; 3]> = smallvec::SmallVec::new();
-        let mut i = 0;
-        while i < state.replicas.len() {
-            if gone(&state.replicas[i]) {
-                removed.push(state.replicas.remove(i));
-            } else {
-                i += 1;
-            }
-        }
+        let removed = state.replicas.edit(|all| {
+            let mut removed = table::Unpacked::new();
+            all.retain(|r| {
+                let go = gone(r);
+                if go {
+                    removed.push(*r);
+                }
+                !go
+            });
+            removed
+        });
         for r in &removed {
             self.unhold(r.node, r.pos);
         }
@@ -340,12 +271,8 @@ impl BlockManager {
         let Some(moved) = self.nodes.release(node, pos) else {
             return;
         };
-        if let Some(r) = self
-            .blocks
-            .at_mut(moved)
-            .and_then(|s| s.replicas.iter_mut().find(|r| r.node == node))
-        {
-            r.pos = pos;
+        if let Some(s) = self.blocks.at_mut(moved) {
+            s.replicas.set_pos(node, pos);
         }
     }
 
@@ -407,17 +334,17 @@ impl BlockManager {
             let Some(slot) = self.blocks.slot_of(*id) else {
                 continue;
             };
-            let replicas = self
+            let replicas: table::Unpacked = self
                 .blocks
                 .at(slot)
-                .map(|s| s.replicas.clone())
+                .map(|s| s.replicas.iter().collect())
                 .unwrap_or_default();
             for r in &replicas {
                 self.unhold(r.node, r.pos);
             }
-            let Some(state) = self.blocks.remove(id) else {
+            if self.blocks.remove(id).is_none() {
                 continue;
-            };
+            }
             for r in &replicas {
                 let datanode = self.nodes.uuid(r.node).clone();
                 self.invalidate_replica(&datanode, *id, r.gs);
@@ -426,11 +353,10 @@ impl BlockManager {
             self.changed.remove(id);
             self.deleting.remove(id);
             self.in_flight.remove(id);
-            self.pipelines.remove(id);
-            let tracked = self.safe_lens.remove(id).is_some();
-            if let (Some(t), true) = (self.tally.as_mut(), tracked) {
+            self.forget_pipeline(*id);
+            if let (Some(t), Some(counted)) = (self.tally.as_mut(), self.safe_lens.remove(id)) {
                 t.total -= 1;
-                t.safe -= u64::from(state.counted_safe);
+                t.safe -= u64::from(counted.safe);
             }
         }
     }
@@ -476,13 +402,17 @@ impl BlockManager {
         };
         let changed = match state.replica_on(node) {
             Some(i) => {
-                let r = &mut state.replicas[i];
+                let Some(r) = state.replicas.get(i) else {
+                    return ReportOutcome::Invalidate;
+                };
                 // A corrupt replica reported again (its node did not set it
                 // aside) is still corrupt; a new stamp is a new replica.
                 replica.corrupt = r.corrupt && r.gs == gs;
                 replica.pos = r.pos;
                 let changed = !r.same_as(&replica);
-                *r = replica;
+                if changed {
+                    state.replicas.set(i, replica);
+                }
                 changed
             }
             None => {
@@ -501,6 +431,9 @@ impl BlockManager {
         // state of full reports): no work for the monitor.
         if changed {
             self.touched(id);
+            if finalized {
+                self.pipeline_reported(slot);
+            }
         }
         ReportOutcome::Accepted
     }
@@ -511,9 +444,14 @@ impl BlockManager {
         let Some(state) = self.blocks.get_mut(&id) else {
             return CorruptOutcome::UnknownBlock;
         };
-        match state.replicas.iter_mut().find(|r| Some(r.node) == node) {
-            Some(r) => {
-                r.corrupt = true;
+        let on_node = state.replicas.iter().position(|r| Some(r.node) == node);
+        match on_node {
+            Some(i) => {
+                state.replicas.edit(|all| {
+                    if let Some(r) = all.get_mut(i) {
+                        r.corrupt = true;
+                    }
+                });
                 // The block is judged afresh: it may need a copy now.
                 self.in_flight.remove(&id);
                 self.touched(id);
@@ -716,7 +654,7 @@ impl BlockManager {
                 .map(|d| (self.nodes.uuid(*d).clone(), None))
                 .collect();
         }
-        let mut reps: Vec<&Replica> = state.replicas.iter().filter(|r| r.gs >= state.gs).collect();
+        let mut reps: Vec<Replica> = state.replicas.iter().filter(|r| r.gs >= state.gs).collect();
         // Corrupt replicas only when there is nothing else.
         if reps.iter().any(|r| !r.corrupt) {
             reps.retain(|r| !r.corrupt);
@@ -780,7 +718,7 @@ impl BlockManager {
     }
 
     /// A replica as readers outside the block map see it.
-    fn info(&self, r: &Replica) -> ReplicaInfo<'_> {
+    fn info(&self, r: Replica) -> ReplicaInfo<'_> {
         ReplicaInfo {
             datanode: self.nodes.uuid(r.node),
             storage: self.nodes.storage_name(r.storage),

@@ -51,10 +51,12 @@ const EMPTY_FILES_BASELINE: f64 = 140.6;
 /// same way. A file of one block costs both figures. Lowered from 289.8 by
 /// the compact block table (branch `mem2`: block slab, inline replicas of
 /// 4-byte indexes, per-node slot vectors), then to 200.5 with the
-/// safe-mode length and the pipeline in side tables (branch `mem5`); like
-/// the inode figure it counts the slab's capacity (131,072 slots of 136
-/// bytes for 100,000 blocks).
-const BLOCK_MAP_BASELINE: f64 = 200.5;
+/// safe-mode length and the pipeline in side tables (branch `mem5`), then
+/// to 127.2 with replicas sharing their block's stamp and length
+/// (`Replicas` in `blocks/table.rs`: 80-byte states); like the inode
+/// figure it counts the slab's capacity (131,072 slots of 80 bytes for
+/// 100,000 blocks).
+const BLOCK_MAP_BASELINE: f64 = 127.2;
 
 #[test]
 fn empty_files_stay_within_20_percent_of_the_baseline() {

@@ -103,7 +103,7 @@ impl BlockManager {
                 self.queue.remove(id);
                 continue;
             };
-            let live: Vec<&Replica> = state
+            let live: Vec<Replica> = state
                 .replicas
                 .iter()
                 .filter(|r| r.is_good(state.gs) && (view.counts)(self.nodes.uuid(r.node)))
@@ -204,7 +204,7 @@ impl BlockManager {
             }
             // The least busy holder of a good, readable replica is the
             // source (a decommissioning node still serves its replicas).
-            let sources: Vec<&Replica> = state
+            let sources: Vec<Replica> = state
                 .replicas
                 .iter()
                 .filter(|r| r.is_good(state.gs) && (view.readable)(self.nodes.uuid(r.node)))

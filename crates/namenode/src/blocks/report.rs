@@ -89,7 +89,7 @@ fn block_name(id: BlockId, gs: GenStamp) -> String {
 impl BlockManager {
     fn counts_of(&self, state: &BlockState, view: &BlockView<'_>) -> Counts {
         let mut c = Counts::default();
-        for r in &state.replicas {
+        for r in state.replicas.iter() {
             let datanode = self.nodes.uuid(r.node);
             if r.corrupt {
                 c.corrupt += 1;
@@ -269,7 +269,7 @@ impl BlockManager {
             c.out_of_service,
             c.corrupt,
         );
-        for r in &state.replicas {
+        for r in state.replicas.iter() {
             let datanode = self.nodes.uuid(r.node);
             let mark = if r.corrupt {
                 "(corrupt)"

@@ -3,7 +3,8 @@
 //! size-class rounding) with a free list of the slots removed blocks left,
 //! and a hash table of 4-byte slot numbers found by the id inside each
 //! state. A block's replicas live inline in its state (room for HDFS's
-//! default replication of 3 without an allocation), each naming its
+//! default replication of 3 without an allocation, one stamp and length
+//! for all of them while they agree: [`Replicas`]), each naming its
 //! DataNode and storage by a 4-byte index into [`super::nodes::Nodes`]
 //! rather than by a string. Slots are stable while a block lives, so the
 //! per-DataNode lists of blocks hold slot numbers. Ids are hashed with
@@ -51,20 +52,198 @@ impl Replica {
     }
 }
 
-/// The replicas of a block, in the order they were first reported.
-pub(super) type Replicas = SmallVec<[Replica; 3]>;
+/// Where a replica is, without its stamp, length and flags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Placed {
+    node: u32,
+    storage: u32,
+    pos: u32,
+}
+
+/// How many replicas a [`Replicas::Shared`] holds; an enum so that its
+/// spare values give the outer enums their tags for free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Count {
+    Zero,
+    One,
+    Two,
+    Three,
+}
+
+impl Count {
+    const ALL: [Count; 4] = [Count::Zero, Count::One, Count::Two, Count::Three];
+}
+
+/// The replicas of a block, in the order they were first reported. In the
+/// steady state (up to three replicas, all of one generation stamp and
+/// length, as after their block reports) the stamp and length are kept
+/// once and each replica is 12 bytes of indexes plus two bits; anything
+/// else (a block being written, a stale or over-replicated one) keeps
+/// whole replicas in a vector. Every change goes through [`Replicas::edit`],
+/// which picks the form again.
+#[derive(Debug, Clone)]
+pub(super) struct Replicas(Form);
+
+#[derive(Debug, Clone)]
+enum Form {
+    Shared {
+        gs: GenStamp,
+        num_bytes: u64,
+        count: Count,
+        /// Bit `i`: replica `i` is finalized.
+        finalized: u8,
+        /// Bit `i`: replica `i` is corrupt.
+        corrupt: u8,
+        placed: [Placed; 3],
+    },
+    Each(Vec<Replica>),
+}
+
+/// Replicas taken out of their compact form to be changed.
+pub(super) type Unpacked = SmallVec<[Replica; 4]>;
+
+impl Default for Replicas {
+    fn default() -> Self {
+        Replicas(Form::Shared {
+            gs: GenStamp(0),
+            num_bytes: 0,
+            count: Count::Zero,
+            finalized: 0,
+            corrupt: 0,
+            placed: [Placed::default(); 3],
+        })
+    }
+}
+
+impl Replicas {
+    pub fn len(&self) -> usize {
+        match &self.0 {
+            Form::Shared { count, .. } => *count as usize,
+            Form::Each(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, i: usize) -> Option<Replica> {
+        match &self.0 {
+            Form::Shared {
+                gs,
+                num_bytes,
+                count,
+                finalized,
+                corrupt,
+                placed,
+            } => (i < *count as usize).then(|| Replica {
+                gs: *gs,
+                num_bytes: *num_bytes,
+                node: placed[i].node,
+                storage: placed[i].storage,
+                pos: placed[i].pos,
+                finalized: finalized & (1 << i) != 0,
+                corrupt: corrupt & (1 << i) != 0,
+            }),
+            Form::Each(v) => v.get(i).copied(),
+        }
+    }
+
+    /// Every replica, by value (the compact form has no `Replica` to lend).
+    pub fn iter(&self) -> impl Iterator<Item = Replica> + Clone + '_ {
+        (0..self.len()).filter_map(move |i| self.get(i))
+    }
+
+    /// Changes the replicas through a plain list, then stores them in the
+    /// most compact form that holds them.
+    pub fn edit<T>(&mut self, change: impl FnOnce(&mut Unpacked) -> T) -> T {
+        let mut all: Unpacked = self.iter().collect();
+        let out = change(&mut all);
+        *self = Replicas::pack(all);
+        out
+    }
+
+    fn pack(all: Unpacked) -> Replicas {
+        let shared = all.len() <= 3
+            && all
+                .windows(2)
+                .all(|w| w[0].gs == w[1].gs && w[0].num_bytes == w[1].num_bytes);
+        if !shared {
+            return Replicas(Form::Each(all.into_vec()));
+        }
+        let mut placed = [Placed::default(); 3];
+        let (mut finalized, mut corrupt) = (0u8, 0u8);
+        for (i, r) in all.iter().enumerate() {
+            placed[i] = Placed {
+                node: r.node,
+                storage: r.storage,
+                pos: r.pos,
+            };
+            finalized |= u8::from(r.finalized) << i;
+            corrupt |= u8::from(r.corrupt) << i;
+        }
+        let first = all.first();
+        Replicas(Form::Shared {
+            gs: first.map_or(GenStamp(0), |r| r.gs),
+            num_bytes: first.map_or(0, |r| r.num_bytes),
+            count: Count::ALL[all.len()],
+            finalized,
+            corrupt,
+            placed,
+        })
+    }
+
+    pub fn push(&mut self, r: Replica) {
+        self.edit(|all| all.push(r));
+    }
+
+    /// Replaces replica `i` (nothing if there is none).
+    pub fn set(&mut self, i: usize, r: Replica) {
+        self.edit(|all| {
+            if let Some(old) = all.get_mut(i) {
+                *old = r;
+            }
+        });
+    }
+
+    pub fn retain(&mut self, keep: impl FnMut(&Replica) -> bool) {
+        let mut keep = keep;
+        self.edit(|all| all.retain(|r| keep(r)));
+    }
+
+    /// Moves the replica on DataNode `node` to position `pos` of that
+    /// node's list of blocks.
+    pub fn set_pos(&mut self, node: u32, pos: u32) {
+        match &mut self.0 {
+            // The position is no part of what the form depends on.
+            Form::Shared { count, placed, .. } => {
+                if let Some(p) = placed[..*count as usize]
+                    .iter_mut()
+                    .find(|p| p.node == node)
+                {
+                    p.pos = pos;
+                }
+            }
+            Form::Each(v) => {
+                if let Some(r) = v.iter_mut().find(|r| r.node == node) {
+                    r.pos = pos;
+                }
+            }
+        }
+    }
+}
 
 #[derive(Debug, Clone)]
 pub(super) struct BlockState {
     pub id: BlockId,
     pub file: INodeId,
     pub gs: GenStamp,
-    pub replicas: Replicas,
-    /// Whether start-up safe mode counts it safe now. Its committed
-    /// length and the pipeline it was handed out with live in side tables
+    /// Its committed length and whether start-up safe mode counts it
+    /// safe, and the pipeline it was handed out with, live in side tables
     /// of the block manager (only blocks in start-up safe mode or handed
     /// out by this NameNode have them).
-    pub counted_safe: bool,
+    pub replicas: Replicas,
 }
 
 impl BlockState {
@@ -73,8 +252,7 @@ impl BlockState {
             id,
             file,
             gs,
-            replicas: Replicas::new(),
-            counted_safe: false,
+            replicas: Replicas::default(),
         }
     }
 
@@ -221,11 +399,76 @@ mod tests {
 
     #[test]
     fn three_replicas_fit_inline_in_a_compact_state() {
-        assert_eq!(std::mem::size_of::<Replica>(), 32);
-        // id, file, stamp (24), three replicas inline and the vector's
-        // length (104), a flag; the safe-mode length and the pipeline are
-        // in side tables.
-        assert!(std::mem::size_of::<Option<BlockState>>() <= 136);
+        // id, file, stamp (24); the replicas' shared stamp and length
+        // (16), three 12-byte placements, their count and two flag bytes
+        // (39); the safe-mode figures and the pipeline are in side tables.
+        assert_eq!(std::mem::size_of::<Option<BlockState>>(), 80);
+    }
+
+    fn replica(node: u32, gs: u64, num_bytes: u64) -> Replica {
+        Replica {
+            gs: GenStamp(gs),
+            num_bytes,
+            node,
+            storage: node + 10,
+            pos: node * 7,
+            finalized: node.is_multiple_of(2),
+            corrupt: node == 2,
+        }
+    }
+
+    fn is_shared(r: &Replicas) -> bool {
+        matches!(r.0, Form::Shared { .. })
+    }
+
+    #[test]
+    fn replicas_keep_one_stamp_and_length_while_they_agree() {
+        let mut r = Replicas::default();
+        assert!(r.is_empty() && is_shared(&r));
+        for node in 0..3 {
+            r.push(replica(node, 1001, 64));
+        }
+        assert!(is_shared(&r), "three agreeing replicas are compact");
+        let all: Vec<Replica> = r.iter().collect();
+        assert_eq!(
+            all,
+            (0..3).map(|n| replica(n, 1001, 64)).collect::<Vec<_>>()
+        );
+
+        // A replica of another length (still being written) keeps its own.
+        r.set(1, replica(1, 1001, 10));
+        assert!(!is_shared(&r));
+        assert_eq!(r.get(1), Some(replica(1, 1001, 10)));
+        assert_eq!(r.get(0), Some(replica(0, 1001, 64)), "the others unchanged");
+        r.set(1, replica(1, 1001, 64));
+        assert!(is_shared(&r), "agreeing again: compact again");
+
+        // A fourth replica (over-replicated) does not fit the compact form.
+        r.push(replica(3, 1001, 64));
+        assert!(!is_shared(&r) && r.len() == 4);
+        r.retain(|x| x.node != 0);
+        assert!(is_shared(&r));
+        assert_eq!(
+            r.iter().map(|x| x.node).collect::<Vec<_>>(),
+            vec![1, 2, 3],
+            "order kept"
+        );
+
+        // Positions move in either form without changing anything else.
+        let moved = |node, pos| {
+            Some(Replica {
+                pos,
+                ..replica(node, 1001, 64)
+            })
+        };
+        r.set_pos(2, 99);
+        assert_eq!(r.get(1), moved(2, 99));
+        r.set(0, replica(1, 1002, 64));
+        r.set_pos(3, 5);
+        assert_eq!(r.get(2), moved(3, 5));
+        assert_eq!(r.get(3), None);
+        r.retain(|_| false);
+        assert!(r.is_empty() && is_shared(&r));
     }
 
     #[test]

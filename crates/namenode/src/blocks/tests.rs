@@ -395,7 +395,7 @@ fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
     for s in bm.blocks.values() {
         let id = s.id;
         let slot = bm.blocks.slot_of(id).expect("found by its id");
-        for r in &s.replicas {
+        for r in s.replicas.iter() {
             let held = bm.nodes.held(r.node);
             assert_eq!(held.get(r.pos as usize), Some(&slot), "position of {id}");
             on_node
@@ -403,15 +403,21 @@ fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
                 .or_default()
                 .insert(id);
         }
-        let safe_len = bm.safe_lens.get(&id).copied();
+        let counted = bm.safe_lens.get(&id).copied();
         let good = s
             .replicas
             .iter()
-            .filter(|r| r.is_good(s.gs) && Some(r.num_bytes) == safe_len)
+            .filter(|r| r.is_good(s.gs) && Some(r.num_bytes) == counted.map(|c| c.len))
             .count();
-        safe += u64::from(safe_len.is_some() && good >= min);
+        let is_safe = counted.is_some() && good >= min;
+        assert_eq!(
+            counted.is_some_and(|c| c.safe),
+            is_safe,
+            "safe flag of {id}"
+        );
+        safe += u64::from(is_safe);
         let want = (view.replication_of)(s.file).unwrap_or(0);
-        let uuid = |r: &&super::Replica| bm.nodes.uuid(r.node);
+        let uuid = |r: &super::Replica| bm.nodes.uuid(r.node);
         let live = s
             .replicas
             .iter()
@@ -608,4 +614,40 @@ fn the_safe_mode_tally_follows_replicas_of_the_committed_length() {
     assert_eq!(bm.safe_tally(), Some((2, 0)));
     bm.end_safe_tally();
     assert_eq!(bm.safe_tally(), None);
+}
+
+#[test]
+fn a_pipeline_is_forgotten_once_all_its_nodes_hold_good_replicas() {
+    let mut bm = BlockManager::default();
+    let pipeline = vec![dn("a"), dn("b"), dn("c")];
+    bm.add_block(BlockId(1), GenStamp(1), INodeId(10), pipeline.clone());
+    // Being written: replicas of other lengths, not finalized yet.
+    for (d, len) in [("a", 3), ("b", 2)] {
+        bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(1), len, false);
+    }
+    assert_eq!(bm.candidate_holders(BlockId(1)), pipeline);
+    for d in ["a", "b"] {
+        bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(1), 5, true);
+    }
+    assert_eq!(bm.pipeline(BlockId(1)).len(), 3, "c has not reported");
+    assert_eq!(
+        bm.candidate_holders(BlockId(1)),
+        pipeline,
+        "c still expected"
+    );
+    bm.replica_reported(&dn("c"), "s", BlockId(1), GenStamp(1), 5, true);
+    assert!(
+        bm.pipelines.is_empty(),
+        "every node reported: nothing to keep"
+    );
+    assert_eq!(bm.candidate_holders(BlockId(1)), pipeline);
+
+    // Reopened (append): the new pipeline is kept until it reports again,
+    // and replicas of the old stamp do not count.
+    bm.update_generation_stamp(BlockId(1), GenStamp(2), Some(pipeline.clone()));
+    bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(2), 9, true);
+    bm.replica_reported(&dn("b"), "s", BlockId(1), GenStamp(2), 9, true);
+    assert_eq!(bm.pipeline(BlockId(1)).len(), 3);
+    bm.replica_reported(&dn("c"), "s", BlockId(1), GenStamp(2), 9, true);
+    assert!(bm.pipelines.is_empty());
 }

@@ -178,7 +178,9 @@ pub fn files_of_one_block(dirs: u64, per_dir: u64) -> Namespace {
 /// A block manager that knows `blocks` blocks (one per file) and three
 /// finalized replicas of each (on three DataNodes with one storage each,
 /// as after their block reports), with nothing left for the replication
-/// monitor to judge.
+/// monitor to judge. Each block is added as addBlock adds it, with the
+/// pipeline it was handed out with (a block loaded from an image has
+/// none).
 pub fn block_map(blocks: u64) -> BlockManager {
     let mut bm = BlockManager::default();
     let nodes: Vec<(DatanodeUuid, String)> = (0..3)
@@ -191,7 +193,8 @@ pub fn block_map(blocks: u64) -> BlockManager {
         .collect();
     for n in 0..blocks {
         let (id, gs) = (BlockId(FIRST_BLOCK + n), GenStamp(1001));
-        bm.add_block(id, gs, INodeId(FIRST_ID + n), Vec::new());
+        let pipeline = nodes.iter().map(|(dn, _)| dn.clone()).collect();
+        bm.add_block(id, gs, INodeId(FIRST_ID + n), pipeline);
         for (dn, storage) in &nodes {
             bm.replica_reported(dn, storage, id, gs, 1, true);
         }
