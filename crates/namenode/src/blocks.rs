@@ -142,9 +142,10 @@ pub struct BlockManager {
     /// the NameNode's life.
     safe_lens: HashMap<BlockId, SafeLen>,
     /// The pipeline (DataNode indexes) each block was handed out with, for
-    /// blocks allocated or re-stamped by this NameNode with one; blocks
-    /// loaded from the image have none, so the slab does not carry it.
-    pipelines: HashMap<BlockId, Box<[u32]>>,
+    /// blocks allocated or re-stamped by this NameNode with one, until the
+    /// block is committed and reported (`pipelines.rs`); blocks loaded from
+    /// the image have none, so the slab does not carry it.
+    pipelines: HashMap<BlockId, pipelines::Pipeline>,
     /// This NameNode is not the active one (`commands.rs`): it queues no
     /// deletions, as it may simply be behind the active.
     standby: bool,
@@ -431,9 +432,9 @@ impl BlockManager {
         // state of full reports): no work for the monitor.
         if changed {
             self.touched(id);
-            if finalized {
-                self.pipeline_reported(slot);
-            }
+        }
+        if finalized {
+            self.pipeline_reported(slot);
         }
         ReportOutcome::Accepted
     }

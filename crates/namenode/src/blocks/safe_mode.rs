@@ -35,6 +35,8 @@ impl BlockManager {
             total: 0,
             safe: 0,
         });
+        // A count started again starts from nothing.
+        self.safe_lens.clear();
         for b in complete {
             if !self.blocks.contains_key(&b.id) {
                 continue;

@@ -617,7 +617,7 @@ fn the_safe_mode_tally_follows_replicas_of_the_committed_length() {
 }
 
 #[test]
-fn a_pipeline_is_forgotten_once_all_its_nodes_hold_good_replicas() {
+fn a_pipeline_is_forgotten_once_committed_and_all_its_nodes_hold_good_replicas() {
     let mut bm = BlockManager::default();
     let pipeline = vec![dn("a"), dn("b"), dn("c")];
     bm.add_block(BlockId(1), GenStamp(1), INodeId(10), pipeline.clone());
@@ -626,28 +626,47 @@ fn a_pipeline_is_forgotten_once_all_its_nodes_hold_good_replicas() {
         bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(1), len, false);
     }
     assert_eq!(bm.candidate_holders(BlockId(1)), pipeline);
-    for d in ["a", "b"] {
+    for d in ["a", "b", "c"] {
         bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(1), 5, true);
     }
-    assert_eq!(bm.pipeline(BlockId(1)).len(), 3, "c has not reported");
+    // Every node reported, but the writer has not committed the block (it
+    // may have died before complete): a node that registers again loses
+    // its replicas until its next full report, and lease recovery must
+    // still find it.
+    assert_eq!(bm.pipeline(BlockId(1)).len(), 3, "not committed yet");
+    bm.remove_datanode(&dn("a"));
     assert_eq!(
         bm.candidate_holders(BlockId(1)),
-        pipeline,
-        "c still expected"
+        vec![dn("b"), dn("c"), dn("a")]
     );
-    bm.replica_reported(&dn("c"), "s", BlockId(1), GenStamp(1), 5, true);
+
+    // Committed with a node missing: kept until that node reports again.
+    bm.committed([BlockId(1)]);
+    assert_eq!(bm.pipeline(BlockId(1)).len(), 3, "a has not reported again");
+    bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(1), 5, true);
     assert!(
         bm.pipelines.is_empty(),
-        "every node reported: nothing to keep"
+        "committed and reported: nothing to keep"
     );
-    assert_eq!(bm.candidate_holders(BlockId(1)), pipeline);
+    assert_eq!(
+        bm.candidate_holders(BlockId(1)),
+        vec![dn("b"), dn("c"), dn("a")]
+    );
 
-    // Reopened (append): the new pipeline is kept until it reports again,
-    // and replicas of the old stamp do not count.
+    // Reopened (append): the new pipeline is uncommitted again, and
+    // replicas of the old stamp do not count.
     bm.update_generation_stamp(BlockId(1), GenStamp(2), Some(pipeline.clone()));
-    bm.replica_reported(&dn("a"), "s", BlockId(1), GenStamp(2), 9, true);
-    bm.replica_reported(&dn("b"), "s", BlockId(1), GenStamp(2), 9, true);
-    assert_eq!(bm.pipeline(BlockId(1)).len(), 3);
-    bm.replica_reported(&dn("c"), "s", BlockId(1), GenStamp(2), 9, true);
+    bm.committed([BlockId(1)]);
+    assert_eq!(
+        bm.pipeline(BlockId(1)).len(),
+        3,
+        "old-stamp replicas say nothing"
+    );
+    bm.update_generation_stamp(BlockId(1), GenStamp(3), Some(pipeline.clone()));
+    for d in ["a", "b", "c"] {
+        bm.replica_reported(&dn(d), "s", BlockId(1), GenStamp(3), 9, true);
+    }
+    assert_eq!(bm.pipeline(BlockId(1)).len(), 3, "reported, not committed");
+    bm.committed([BlockId(1)]);
     assert!(bm.pipelines.is_empty());
 }

@@ -167,6 +167,20 @@ impl NameNodeState {
         }
     }
 
+    /// If `file` is closed now, its blocks are committed: the block map
+    /// may forget the pipelines they were handed out with.
+    pub(crate) fn committed_if_closed(&self, file: INodeId) {
+        let Ok(ns) = self.namespace.read() else {
+            return;
+        };
+        if ns.writer_of(file).is_some() {
+            return;
+        }
+        if let Ok(mut bm) = self.blocks.lock() {
+            bm.committed(ns.blocks_of(file).iter().map(|b| b.id));
+        }
+    }
+
     /// Drops leases and replicas of what a delete/overwrite removed.
     fn forget_removed(&self, removed: &Removed) {
         self.forget_leases(&removed.files);

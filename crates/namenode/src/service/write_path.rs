@@ -99,6 +99,7 @@ impl NameNodeState {
                 leases.remove_file(&r.client_name, id);
             }
             self.judge_file_again(id);
+            self.committed_if_closed(id);
         }
         encode(&pb::CompleteResponseProto { result: done })
     }
@@ -438,6 +439,8 @@ impl NameNodeState {
                     )));
                 }
                 bm.add_block(alloc.block.id, alloc.block.gs, alloc.file, targets.clone());
+                // The writer committed the block before this one.
+                bm.committed(previous.map(|b| b.id));
                 Ok(((alloc, targets), edit.into_iter().collect()))
             })
             .await?;
@@ -495,6 +498,7 @@ impl NameNodeState {
             leases.remove_file_any(file);
         }
         self.judge_file_again(file);
+        self.committed_if_closed(file);
         match queued {
             Some((old, new_gs, truncate, holders)) => {
                 self.queue_block_recovery(file, old, new_gs, truncate, holders)
@@ -576,6 +580,7 @@ impl NameNodeState {
             leases.remove_file_any(file);
         }
         self.judge_file_again(file);
+        self.committed_if_closed(file);
         tracing::info!(block = %id, length = r.new_length, gs = r.new_gen_stamp, "lease recovery: block synchronized, file closed");
         Ok(())
     }

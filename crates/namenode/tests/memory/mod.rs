@@ -180,7 +180,7 @@ pub fn files_of_one_block(dirs: u64, per_dir: u64) -> Namespace {
 /// as after their block reports), with nothing left for the replication
 /// monitor to judge. Each block is added as addBlock adds it, with the
 /// pipeline it was handed out with (a block loaded from an image has
-/// none).
+/// none), and committed as its file's complete commits it.
 pub fn block_map(blocks: u64) -> BlockManager {
     let mut bm = BlockManager::default();
     let nodes: Vec<(DatanodeUuid, String)> = (0..3)
@@ -198,6 +198,8 @@ pub fn block_map(blocks: u64) -> BlockManager {
         for (dn, storage) in &nodes {
             bm.replica_reported(dn, storage, id, gs, 1, true);
         }
+        // Its file closed (complete).
+        bm.committed([id]);
     }
     let view = cairn_namenode::blocks::BlockView {
         replication_of: &|_| Some(3),
