@@ -468,7 +468,7 @@ fn main() -> ExitCode {
                 let retain = conf
                     .get_bool(malloc_env::RETAIN_FREED_MEMORY, true)
                     .unwrap_or(true);
-                malloc_env::reexec_with_fixed_thresholds(retain);
+                malloc_env::reexec_with(retain, "cairn datanode", malloc_env::DATANODE);
             }
             init_tracing();
             let (conf_dir, define) = (cli.conf.clone(), cli.define.clone());
@@ -549,6 +549,13 @@ fn main() -> ExitCode {
             rpc_address,
             http_address,
         } => {
+            if let Ok(conf) = load_conf(&cli) {
+                // Before anything else runs: the process may be replaced.
+                let unmap = conf
+                    .get_bool(malloc_env::UNMAP_LARGE_BUFFERS, true)
+                    .unwrap_or(true);
+                malloc_env::reexec_with(unmap, "cairn namenode", malloc_env::NAMENODE);
+            }
             init_tracing();
             let result = load_conf(&cli).and_then(|conf| {
                 if *bootstrap_standby {

@@ -9,8 +9,9 @@
 //! a call that failed is forgotten (its retry runs again, as in HDFS); a
 //! call that succeeded is kept. Most answers are not kept but rebuilt on
 //! a retry (`true` for delete and rename, the file's status for create,
-//! nothing for void calls), so a finished call costs about a dozen bytes:
-//! its client id interned to a number and the call id in a set. Answers
+//! nothing for void calls), so a finished call costs about 4 to 8 bytes:
+//! its call id in its client's sorted vector (a client numbers its calls
+//! one after another, so they append). Answers
 //! that cannot be rebuilt (append's last block, a generated snapshot name)
 //! are kept whole.
 //!
@@ -25,7 +26,7 @@
 //! its edits (`Edit::RetryId`); followers learn them as they apply the log,
 //! so a retry after a failover is answered by the new active.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -97,32 +98,69 @@ pub enum Lookup {
 
 #[derive(Default)]
 struct Generation {
-    /// Client ids as small numbers, so a finished call is 8 bytes.
+    /// Client ids as small numbers, indexes into `calls`.
     clients: HashMap<[u8; 16], u32>,
-    done: HashSet<u64>,
+    /// By client number: the calls it finished.
+    calls: Vec<ClientCalls>,
+    /// Finished calls, all clients together.
+    len: usize,
     answers: HashMap<u64, Bytes>,
 }
 
-impl Generation {
-    fn key(&self, key: &RetryKey) -> Option<u64> {
-        self.clients.get(&key.0).map(|c| pack(*c, key.1))
+/// One client's finished calls, as distances (wrapping) from the first
+/// call id remembered, sorted: a client numbers its calls one after
+/// another (the Java client from 0 up, wrapping at 2^31), so each new one
+/// is appended, and the wrap keeps the order.
+struct ClientCalls {
+    first: u32,
+    after_first: Vec<u32>,
+}
+
+impl ClientCalls {
+    fn offset(&self, call: i32) -> u32 {
+        (call as u32).wrapping_sub(self.first)
     }
 
+    fn find(&self, call: i32) -> Result<usize, usize> {
+        let offset = self.offset(call);
+        // Almost always the newest: check the end before searching.
+        match self.after_first.last() {
+            Some(last) if offset > *last => Err(self.after_first.len()),
+            _ => self.after_first.binary_search(&offset),
+        }
+    }
+}
+
+impl Generation {
     fn insert(&mut self, key: &RetryKey, answer: Option<Bytes>) {
         let next = u32::try_from(self.clients.len()).unwrap_or(u32::MAX);
         let client = *self.clients.entry(key.0).or_insert(next);
-        let packed = pack(client, key.1);
-        self.done.insert(packed);
+        if client as usize == self.calls.len() {
+            self.calls.push(ClientCalls {
+                first: key.1 as u32,
+                after_first: Vec::new(),
+            });
+        }
+        let Some(calls) = self.calls.get_mut(client as usize) else {
+            return; // 2^32 clients in one generation: not remembered
+        };
+        if let Err(at) = calls.find(key.1) {
+            let offset = calls.offset(key.1);
+            calls.after_first.insert(at, offset);
+            self.len += 1;
+        }
         if let Some(a) = answer {
-            self.answers.insert(packed, a);
+            self.answers.insert(pack(client, key.1), a);
         }
     }
 
     fn find(&self, key: &RetryKey) -> Option<Option<Bytes>> {
-        let packed = self.key(key)?;
-        self.done
-            .contains(&packed)
-            .then(|| self.answers.get(&packed).cloned())
+        let client = *self.clients.get(&key.0)?;
+        let calls = self.calls.get(client as usize)?;
+        calls
+            .find(key.1)
+            .is_ok()
+            .then(|| self.answers.get(&pack(client, key.1)).cloned())
     }
 }
 
@@ -247,7 +285,7 @@ impl RetryCache {
 
     fn remember(&self, inner: &mut Inner, key: &RetryKey, answer: Option<Bytes>) {
         self.expire(inner);
-        if inner.current.done.len() >= self.settings.max_entries / 2 {
+        if inner.current.len >= self.settings.max_entries / 2 {
             Self::rotate(inner);
         }
         inner.current.insert(key, answer);
@@ -282,7 +320,7 @@ impl RetryCache {
     /// Finished calls remembered now.
     pub fn len(&self) -> usize {
         let inner = self.lock();
-        inner.current.done.len() + inner.previous.done.len()
+        inner.current.len + inner.previous.len
     }
 
     pub fn is_empty(&self) -> bool {
@@ -328,6 +366,31 @@ mod tests {
             Lookup::Done(Some(a)) => assert_eq!(&a[..], b"answer"),
             _ => panic!("kept answer"),
         }
+    }
+
+    #[tokio::test]
+    async fn calls_in_any_order_and_across_the_wrap_are_found() {
+        let c = cache(1000, Duration::from_secs(60));
+        // Out of order (a client's connections race), below the first id,
+        // and across the Java client's wrap from 2^31 - 1 to 0.
+        let calls = [10, 12, 11, 3, i32::MAX - 1, i32::MAX, 0, 1, 12];
+        for call in calls {
+            c.learn(key(1, call));
+        }
+        assert_eq!(c.len(), calls.len() - 1, "call 12 counted once");
+        for call in calls {
+            assert!(matches!(c.begin(key(1, call)).await, Lookup::Done(None)));
+        }
+        for call in [2, 4, 9, 13, i32::MAX - 2, -1] {
+            let Lookup::Run(t) = c.begin(key(1, call)).await else {
+                panic!("call {call} was never remembered");
+            };
+            drop(t);
+        }
+        let Lookup::Run(t) = c.begin(key(2, 10)).await else {
+            panic!("another client's call 10");
+        };
+        drop(t);
     }
 
     #[tokio::test]
