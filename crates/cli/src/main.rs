@@ -550,7 +550,8 @@ fn main() -> ExitCode {
             http_address,
         } => {
             if let Ok(conf) = load_conf(&cli) {
-                // Before anything else runs: the process may be replaced.
+                // Before the NameNode starts: the process may be replaced
+                // (the runtime's idle threads end with the exec).
                 let unmap = conf
                     .get_bool(malloc_env::UNMAP_LARGE_BUFFERS, true)
                     .unwrap_or(true);
