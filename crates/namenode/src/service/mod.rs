@@ -157,27 +157,18 @@ impl NameNodeState {
 
     /// The replication monitor judges `file`'s blocks again: its target
     /// replication changed, or it was closed (blocks of open files are not
-    /// judged).
+    /// judged). A closed file's blocks are committed: the block map may
+    /// forget the pipelines they were handed out with.
     pub(crate) fn judge_file_again(&self, file: INodeId) {
         let Ok(ns) = self.namespace.read() else {
             return;
         };
         if let Ok(mut bm) = self.blocks.lock() {
-            bm.judge_again(ns.blocks_of(file).iter().map(|b| b.id));
-        }
-    }
-
-    /// If `file` is closed now, its blocks are committed: the block map
-    /// may forget the pipelines they were handed out with.
-    pub(crate) fn committed_if_closed(&self, file: INodeId) {
-        let Ok(ns) = self.namespace.read() else {
-            return;
-        };
-        if ns.writer_of(file).is_some() {
-            return;
-        }
-        if let Ok(mut bm) = self.blocks.lock() {
-            bm.committed(ns.blocks_of(file).iter().map(|b| b.id));
+            let blocks = ns.blocks_of(file);
+            bm.judge_again(blocks.iter().map(|b| b.id));
+            if ns.writer_of(file).is_none() {
+                bm.committed(blocks.iter().map(|b| b.id));
+            }
         }
     }
 

@@ -99,7 +99,6 @@ impl NameNodeState {
                 leases.remove_file(&r.client_name, id);
             }
             self.judge_file_again(id);
-            self.committed_if_closed(id);
         }
         encode(&pb::CompleteResponseProto { result: done })
     }
@@ -498,7 +497,6 @@ impl NameNodeState {
             leases.remove_file_any(file);
         }
         self.judge_file_again(file);
-        self.committed_if_closed(file);
         match queued {
             Some((old, new_gs, truncate, holders)) => {
                 self.queue_block_recovery(file, old, new_gs, truncate, holders)
@@ -580,7 +578,6 @@ impl NameNodeState {
             leases.remove_file_any(file);
         }
         self.judge_file_again(file);
-        self.committed_if_closed(file);
         tracing::info!(block = %id, length = r.new_length, gs = r.new_gen_stamp, "lease recovery: block synchronized, file closed");
         Ok(())
     }
