@@ -157,12 +157,33 @@ pub struct LeaseTable {
 
 impl LeaseTable {
     pub fn add(&mut self, holder: &str, file: INodeId, now: Instant) {
-        let lease = self.by_holder.entry(holder.to_string()).or_insert(Lease {
-            last_renewed: now,
-            files: FileSet::default(),
-        });
-        lease.last_renewed = now;
-        lease.files.insert(file);
+        self.add_files(holder, [file], now);
+    }
+
+    /// [`LeaseTable::add`] for many files of one holder (one lookup; files
+    /// in ascending id order are pushed at the end of its set).
+    pub fn add_files(
+        &mut self,
+        holder: &str,
+        files: impl IntoIterator<Item = INodeId>,
+        now: Instant,
+    ) {
+        // The holder's name is copied only when it is new.
+        if !self.by_holder.contains_key(holder) {
+            self.by_holder.insert(
+                holder.to_string(),
+                Lease {
+                    last_renewed: now,
+                    files: FileSet::default(),
+                },
+            );
+        }
+        if let Some(lease) = self.by_holder.get_mut(holder) {
+            lease.last_renewed = now;
+            for file in files {
+                lease.files.insert(file);
+            }
+        }
     }
 
     /// Renews every lease of `holder`; unknown holders are ignored, as HDFS does.

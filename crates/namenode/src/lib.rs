@@ -34,6 +34,7 @@ pub mod storage;
 pub mod trash;
 pub mod users;
 
+use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -47,7 +48,7 @@ use tracing::info;
 use crate::config::NameNodeConfig;
 use crate::journal::{EditLog, MemoryEditLog};
 use crate::leases::LeaseTable;
-use crate::namespace::Namespace;
+use crate::namespace::{INodeId, Namespace};
 use crate::service::{ClientProtocolService, NameNodeState};
 use crate::users::UserDirectory;
 
@@ -222,14 +223,20 @@ pub(crate) fn open_file_tables(ns: &Namespace) -> OpenFiles {
         copies: Vec::new(),
     };
     let now = std::time::Instant::now();
-    for file in ns.under_construction_ids() {
-        if let Some(uc) = ns.writer_of(file) {
-            open.leases.add(uc.client_name(), file, now);
-            if uc.truncate_block().is_some() {
-                open.truncates.insert(file, None);
-                open.copies.extend(ns.copy_on_truncate_target(file));
-            }
+    // One pass over the inodes; each holder's files then go into its lease
+    // in one lookup, in id order.
+    let mut by_holder: HashMap<&str, Vec<INodeId>, foldhash::fast::RandomState> =
+        HashMap::default();
+    for (file, uc) in ns.open_files() {
+        by_holder.entry(uc.client_name()).or_default().push(file);
+        if uc.truncate_block().is_some() {
+            open.truncates.insert(file, None);
+            open.copies.extend(ns.copy_on_truncate_target(file));
         }
+    }
+    for (holder, mut files) in by_holder {
+        files.sort_unstable();
+        open.leases.add_files(holder, files, now);
     }
     open
 }

@@ -135,7 +135,7 @@ pub fn read(state: &NameNodeState) -> Result<ClusterStatus, CallError> {
         .map_err(|_| CallError::io("checkpoint lock poisoned"))?;
     let ns = state.read_namespace()?;
     let files_total = ns.inode_count() as u64;
-    let files_under_construction = ns.under_construction_ids().len() as u64;
+    let files_under_construction = ns.open_files().count() as u64;
     let bm = state.lock_blocks()?;
     let dns = state.lock_datanodes()?;
     let now = Instant::now();

@@ -12,8 +12,8 @@
 
 use prost::encoding::{decode_varint, encode_varint};
 
-use crate::namespace::bulk_load::{FileRecord, InodeRecord, InodeView};
-use crate::namespace::{BlockId, BlockRecord, GenStamp, INodeId, UnderConstruction};
+use crate::namespace::bulk_load::{FileRecord, InodeRecord, InodeView, OpenRecord};
+use crate::namespace::{BlockId, BlockRecord, GenStamp, INodeId};
 
 const KIND_DIR: u8 = 0;
 const KIND_FILE: u8 = 1;
@@ -144,11 +144,11 @@ impl<'a> Reader<'a> {
                         1 => Some(self.block()?),
                         other => return Err(self.err(&format!("bad truncate flag {other}"))),
                     };
-                    Some(UnderConstruction::new(
+                    Some(OpenRecord {
                         client_name,
                         client_machine,
                         truncate_block,
-                    ))
+                    })
                 } else {
                     None
                 };

@@ -135,6 +135,42 @@ fn big_directories_split_across_chunks() {
     assert_eq!(back.to_edits(), ns.to_edits());
 }
 
+#[test]
+fn open_files_of_one_writer_share_it_after_a_load() {
+    let mut ns = Namespace::new("hdfs", "supergroup", 5, Limits::default());
+    let su = Caller::superuser("hdfs");
+    // Two chunks, so that two parts (maybe two threads) read writers.
+    let n = CHUNK_RECORDS + 10;
+    for i in 0..n {
+        let client = if i % 2 == 0 { "c1" } else { "c2" };
+        let path = format!("/open/f{i:07}");
+        ns.create(&su, &path, 0o644, client, "m", false, true, 3, 1024, 1)
+            .expect("create");
+    }
+    let writers = |ns: &Namespace| {
+        let mut ptrs: Vec<_> = ns.open_files().map(|(_, uc)| uc.writer_ptr()).collect();
+        ptrs.sort_unstable();
+        ptrs.dedup();
+        ptrs.len()
+    };
+    assert_eq!(writers(&ns), 2);
+    let mut back = load(&encode(&ns, 3)).expect("load");
+    assert_eq!(back.to_edits(), ns.to_edits());
+    assert_eq!(back.open_files().count(), n);
+    // At most one writer per client and part, not one per file.
+    assert!(writers(&back) <= 4, "{} writers", writers(&back));
+    let before = writers(&back);
+    // A client's next file shares a writer it already has.
+    back.create(&su, "/open/new", 0o644, "c1", "m", false, true, 3, 1024, 1)
+        .expect("create after load");
+    assert_eq!(writers(&back), before);
+    let c1 = back
+        .open_files()
+        .filter(|(_, uc)| uc.client_name() == "c1")
+        .count();
+    assert_eq!(c1, n / 2 + 1);
+}
+
 /// `ns` through a format-2 image and back (the namespace tests' check
 /// that every feature survives a checkpoint).
 pub(crate) fn round_trip(ns: &Namespace) -> Namespace {

@@ -10,9 +10,10 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use compact_str::CompactString;
+use foldhash::fast::RandomState;
 
 use super::children::Children;
-use super::names::NameId;
+use super::names::{ClientNames, NameId};
 use super::{
     BlockRecord, BlockSize, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Namespace,
     UnderConstruction, ROOT_INODE_ID,
@@ -53,16 +54,25 @@ pub struct InodeRecord<'a> {
     pub group: u32,
     pub mtime_ms: u64,
     pub atime_ms: u64,
-    pub file: Option<FileRecord>,
+    pub file: Option<FileRecord<'a>>,
 }
 
 /// The file part of an [`InodeRecord`].
 #[derive(Debug, Clone)]
-pub struct FileRecord {
+pub struct FileRecord<'a> {
     pub replication: u16,
     pub block_size: u64,
     pub blocks: Vec<BlockRecord>,
-    pub under_construction: Option<UnderConstruction>,
+    pub under_construction: Option<OpenRecord<'a>>,
+}
+
+/// The writer of an open file as an image reads it back: the part makes
+/// it an [`UnderConstruction`], shared by the files of one writer.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenRecord<'a> {
+    pub client_name: &'a str,
+    pub client_machine: &'a str,
+    pub truncate_block: Option<BlockRecord>,
 }
 
 /// The group being read: its directory, its children's ids so far and
@@ -88,6 +98,9 @@ pub struct BulkPart {
     steps: Vec<Step>,
     open: Option<OpenGroup>,
     names: Vec<NameId>,
+    /// The writers of this part's open files, one per client (an image
+    /// lists each open file with its writer's names).
+    writers: ClientNames,
 }
 
 impl BulkPart {
@@ -176,10 +189,14 @@ impl BulkPart {
             }
             Some(f) => (
                 f.replication,
-                super::tree::block_size_loaded(f.block_size, &format!("inode {}", r.id)),
+                super::tree::block_size_loaded(f.block_size, format_args!("inode {}", r.id)),
                 INodeKind::File(FileNode {
                     blocks: f.blocks.into(),
-                    under_construction: f.under_construction,
+                    under_construction: f.under_construction.map(|o| match o.truncate_block {
+                        None => self.writers.intern(o.client_name, o.client_machine),
+                        // A truncate's writer carries its block: its own.
+                        Some(b) => UnderConstruction::new(o.client_name, o.client_machine, Some(b)),
+                    }),
                 }),
             ),
         };
@@ -406,8 +423,9 @@ impl Namespace {
         }
         let total: usize = 1 + parts.iter().map(|p| p.nodes.len()).sum::<usize>();
         self.inodes.reserve(total);
-        let mut declared: HashSet<INodeId> = HashSet::from([ROOT_INODE_ID]);
-        let mut filled: HashSet<INodeId> = HashSet::new();
+        let mut declared: HashSet<INodeId, RandomState> = HashSet::default();
+        declared.insert(ROOT_INODE_ID);
+        let mut filled: HashSet<INodeId, RandomState> = HashSet::default();
         let mut last_group: Option<INodeId> = None;
         let mut max_id = self.last_inode_id;
         for part in parts {
@@ -415,8 +433,10 @@ impl Namespace {
                 nodes,
                 mut groups,
                 steps,
+                writers,
                 ..
             } = part;
+            self.client_names.adopt(writers);
             for node in nodes {
                 max_id = max_id.max(node.id.0);
                 self.inodes.insert(node);

@@ -99,6 +99,24 @@ impl ClientNames {
         });
         UnderConstruction::shared(shared)
     }
+
+    /// Takes in the writers of `other` (an image part's) that this table
+    /// lacks, so that later files of the same client share them.
+    pub fn adopt(&mut self, other: ClientNames) {
+        for w in other.set {
+            let hash = self.hasher.hash_one((&*w.client_name, &*w.client_machine));
+            let same = |x: &Arc<Writer>| {
+                x.client_name == w.client_name && x.client_machine == w.client_machine
+            };
+            if self.set.find(hash, same).is_none() {
+                let hasher = &self.hasher;
+                self.set.insert_unique(hash, w, |x| {
+                    hasher.hash_one((&*x.client_name, &*x.client_machine))
+                });
+            }
+        }
+        self.sweep_at = self.sweep_at.max(self.set.len() * 2);
+    }
 }
 
 #[cfg(test)]

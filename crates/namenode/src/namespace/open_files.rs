@@ -13,7 +13,7 @@
 use std::collections::HashSet;
 
 use super::permission::{Access, Caller};
-use super::{FsError, INodeId, Namespace, Required};
+use super::{FsError, INodeId, Namespace, Required, UnderConstruction};
 
 /// A file under construction and its writer.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,6 +124,13 @@ pub fn page_blocking_decommission(
 
 impl Namespace {
     /// Ids of the files under construction, ascending.
+    /// Every open file with its writer, in no particular order.
+    pub fn open_files(&self) -> impl Iterator<Item = (INodeId, &UnderConstruction)> + '_ {
+        self.inodes
+            .values()
+            .filter_map(|n| Some((n.id, n.file()?.under_construction.as_ref()?)))
+    }
+
     pub fn under_construction_ids(&self) -> Vec<INodeId> {
         let mut ids: Vec<INodeId> = self
             .inodes

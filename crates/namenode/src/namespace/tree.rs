@@ -76,6 +76,12 @@ impl UnderConstruction {
         &self.0.client_name
     }
 
+    /// Which writer this is (tests of the sharing).
+    #[cfg(test)]
+    pub(crate) fn writer_ptr(&self) -> *const Writer {
+        Arc::as_ptr(&self.0)
+    }
+
     pub fn client_machine(&self) -> &str {
         &self.0.client_machine
     }
@@ -248,7 +254,7 @@ impl BlockSize {
 /// A block size read from an image or the edit log: as it is when it can
 /// be held, else rounded up (with a warning naming `what`); older Cairn
 /// versions accepted any size at create.
-pub(super) fn block_size_loaded(bytes: u64, what: &str) -> BlockSize {
+pub(super) fn block_size_loaded(bytes: u64, what: impl std::fmt::Display) -> BlockSize {
     BlockSize::new(bytes).unwrap_or_else(|| {
         let held = BlockSize::at_least(bytes);
         tracing::warn!(

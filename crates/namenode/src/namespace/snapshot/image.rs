@@ -182,7 +182,7 @@ impl Namespace {
             let block_size = match &r.file {
                 Some((_, bytes, _)) => crate::namespace::tree::block_size_loaded(
                     *bytes,
-                    &format!("retained inode {}", r.id),
+                    format_args!("retained inode {}", r.id),
                 ),
                 None => BlockSize::default(),
             };
