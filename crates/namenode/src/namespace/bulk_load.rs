@@ -88,6 +88,23 @@ enum Step {
     Group(usize),
 }
 
+/// The writer `name` on `machine` from `writers`, `last` if it is that one.
+fn shared_writer(
+    writers: &mut ClientNames,
+    last: &mut Option<UnderConstruction>,
+    name: &str,
+    machine: &str,
+) -> UnderConstruction {
+    match last {
+        Some(w) if w.client_name() == name && w.client_machine() == machine => w.clone(),
+        _ => {
+            let w = writers.intern(name, machine);
+            *last = Some(w.clone());
+            w
+        }
+    }
+}
+
 /// The inodes of a run of directory groups, built by one decoding thread.
 #[derive(Debug, Default)]
 pub struct BulkPart {
@@ -101,6 +118,9 @@ pub struct BulkPart {
     /// The writers of this part's open files, one per client (an image
     /// lists each open file with its writer's names).
     writers: ClientNames,
+    /// The writer of the last open file read: an image lists a client's
+    /// files together, so most files skip the table's hashing.
+    last_writer: Option<UnderConstruction>,
 }
 
 impl BulkPart {
@@ -193,7 +213,12 @@ impl BulkPart {
                 INodeKind::File(FileNode {
                     blocks: f.blocks.into(),
                     under_construction: f.under_construction.map(|o| match o.truncate_block {
-                        None => self.writers.intern(o.client_name, o.client_machine),
+                        None => shared_writer(
+                            &mut self.writers,
+                            &mut self.last_writer,
+                            o.client_name,
+                            o.client_machine,
+                        ),
                         // A truncate's writer carries its block: its own.
                         Some(b) => UnderConstruction::new(o.client_name, o.client_machine, Some(b)),
                     }),
