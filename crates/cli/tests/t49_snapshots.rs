@@ -23,18 +23,6 @@ async fn rpc(addr: std::net::SocketAddr) -> Client {
         .expect("connect")
 }
 
-async fn allow(c: &Client, dir: &str) {
-    let _: pb::AllowSnapshotResponseProto = c
-        .call(
-            "allowSnapshot",
-            &pb::AllowSnapshotRequestProto {
-                snapshot_root: dir.into(),
-            },
-        )
-        .await
-        .expect("allowSnapshot");
-}
-
 async fn create_snapshot(c: &Client, dir: &str, name: &str) -> String {
     let r: pb::CreateSnapshotResponseProto = c
         .call(
@@ -100,7 +88,7 @@ async fn snapshot_reads_and_block_retention_with_datanodes() {
     let (a, b) = (pattern(1, 3000), pattern(2, 5000));
     write(&fs, "/s/d/a", &a).await;
     write(&fs, "/s/d/b", &b).await;
-    allow(&c, "/s/d").await;
+    common::allow_snapshot(&c, "/s/d").await;
     assert_eq!(create_snapshot(&c, "/s/d", "s1").await, "/s/d/.snapshot/s1");
 
     let more = pattern(3, 700);
@@ -192,7 +180,7 @@ async fn snapshots_survive_restarts_from_journal_and_image() {
             .await
             .expect("close");
     }
-    allow(&c, "/r/d").await;
+    common::allow_snapshot(&c, "/r/d").await;
     create_snapshot(&c, "/r/d", "s1").await;
     assert!(fs.delete("/r/d/sub", true).await.expect("delete"));
     fs.rename("/r/d/x", "/r/d/x2", false).await.expect("rename");
@@ -296,7 +284,7 @@ async fn a_truncate_inside_a_snapshotted_block_copies_it() {
         .expect("write");
     w.close().await.expect("close");
     let c = rpc(addr).await;
-    allow(&c, "/c/d").await;
+    common::allow_snapshot(&c, "/c/d").await;
     create_snapshot(&c, "/c/d", "s1").await;
     let old_ids = block_ids(&nn, "/c/d/f").await;
     assert_eq!(old_ids.len(), 3);

@@ -162,7 +162,7 @@ async fn the_lead_moves_where_the_operator_says() {
     c.mkdirs("/retried/snapped", 0o755, true)
         .await
         .expect("mkdirs");
-    allow_snapshot(&raw, "/retried/snapped").await;
+    common::allow_snapshot(&raw, "/retried/snapped").await;
     let snapshot = pb::CreateSnapshotRequestProto {
         snapshot_root: "/retried/snapped".into(),
         snapshot_name: Some("r1".into()),
@@ -325,7 +325,7 @@ async fn the_lead_moves_where_the_operator_says() {
     let raw = rpc_client(&up, &active, None).await;
     c.mkdirs("/snapped", 0o755, true).await.expect("mkdirs");
     common::ha::write(&c, "/snapped/file", &data).await;
-    allow_snapshot(&raw, "/snapped").await;
+    common::allow_snapshot(&raw, "/snapped").await;
     let _: pb::CreateSnapshotResponseProto = raw
         .call(
             "createSnapshot",
@@ -394,19 +394,6 @@ async fn the_lead_moves_where_the_operator_says() {
     for (t, n) in &terms {
         assert_eq!(*n, 1, "term {t} had {n} active NameNodes: {terms:?}");
     }
-}
-
-/// `allowSnapshot` on `root`.
-async fn allow_snapshot(raw: &Client, root: &str) {
-    let _: pb::AllowSnapshotResponseProto = raw
-        .call(
-            "allowSnapshot",
-            &pb::AllowSnapshotRequestProto {
-                snapshot_root: root.into(),
-            },
-        )
-        .await
-        .expect("allowSnapshot");
 }
 
 /// Truncates `path` to `len` (a cut inside a block: its recovery runs).

@@ -546,6 +546,20 @@ pub fn assert_matches_golden(got: &str, want: &str, what: &str) {
     panic!("{what} differs from Apache HDFS's: {first}\n--- got ---\n{got}");
 }
 
+/// allowSnapshot on `dir` through raw ClientProtocol (the superuser's call).
+pub async fn allow_snapshot(c: &cairn_rpc::client::Client, dir: &str) {
+    use cairn_proto::hadoop::hdfs as pb;
+    let _: pb::AllowSnapshotResponseProto = c
+        .call(
+            "allowSnapshot",
+            &pb::AllowSnapshotRequestProto {
+                snapshot_root: dir.into(),
+            },
+        )
+        .await
+        .expect("allowSnapshot");
+}
+
 /// getBlockLocations of a whole file, through raw ClientProtocol (what the
 /// NameNode hands readers: blocks, lengths, live locations).
 pub async fn block_locations(
