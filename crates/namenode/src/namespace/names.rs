@@ -79,8 +79,7 @@ impl ClientNames {
     /// The shared writer `name` on `machine`, added on first use.
     pub fn intern(&mut self, name: &str, machine: &str) -> UnderConstruction {
         let hash = self.hasher.hash_one((name, machine));
-        let same = |w: &Arc<Writer>| &*w.client_name == name && &*w.client_machine == machine;
-        if let Some(shared) = self.set.find(hash, same) {
+        if let Some(shared) = self.find(hash, name, machine) {
             return UnderConstruction::shared(Arc::clone(shared));
         }
         if self.set.len() >= self.sweep_at {
@@ -93,10 +92,7 @@ impl ClientNames {
             client_machine: machine.into(),
             truncate_block: None,
         });
-        let hasher = &self.hasher;
-        self.set.insert_unique(hash, Arc::clone(&shared), |w| {
-            hasher.hash_one((&*w.client_name, &*w.client_machine))
-        });
+        self.insert(hash, Arc::clone(&shared));
         UnderConstruction::shared(shared)
     }
 
@@ -105,17 +101,25 @@ impl ClientNames {
     pub fn adopt(&mut self, other: ClientNames) {
         for w in other.set {
             let hash = self.hasher.hash_one((&*w.client_name, &*w.client_machine));
-            let same = |x: &Arc<Writer>| {
-                x.client_name == w.client_name && x.client_machine == w.client_machine
-            };
-            if self.set.find(hash, same).is_none() {
-                let hasher = &self.hasher;
-                self.set.insert_unique(hash, w, |x| {
-                    hasher.hash_one((&*x.client_name, &*x.client_machine))
-                });
+            if self.find(hash, &w.client_name, &w.client_machine).is_none() {
+                self.insert(hash, w);
             }
         }
         self.sweep_at = self.sweep_at.max(self.set.len() * 2);
+    }
+
+    fn find(&self, hash: u64, name: &str, machine: &str) -> Option<&Arc<Writer>> {
+        self.set.find(hash, |w| {
+            &*w.client_name == name && &*w.client_machine == machine
+        })
+    }
+
+    /// Adds `w`, known to be absent, under `hash`.
+    fn insert(&mut self, hash: u64, w: Arc<Writer>) {
+        let hasher = &self.hasher;
+        self.set.insert_unique(hash, w, |x| {
+            hasher.hash_one((&*x.client_name, &*x.client_machine))
+        });
     }
 }
 

@@ -123,7 +123,6 @@ pub fn page_blocking_decommission(
 }
 
 impl Namespace {
-    /// Ids of the files under construction, ascending.
     /// Every open file with its writer, in no particular order.
     pub fn open_files(&self) -> impl Iterator<Item = (INodeId, &UnderConstruction)> + '_ {
         self.inodes
@@ -131,13 +130,9 @@ impl Namespace {
             .filter_map(|n| Some((n.id, n.file()?.under_construction.as_ref()?)))
     }
 
+    /// Ids of the files under construction, ascending.
     pub fn under_construction_ids(&self) -> Vec<INodeId> {
-        let mut ids: Vec<INodeId> = self
-            .inodes
-            .values()
-            .filter(|n| n.file().is_some_and(|f| f.under_construction.is_some()))
-            .map(|n| n.id)
-            .collect();
+        let mut ids: Vec<INodeId> = self.open_files().map(|(id, _)| id).collect();
         ids.sort();
         ids
     }
