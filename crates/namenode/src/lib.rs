@@ -14,6 +14,8 @@ pub mod ha;
 pub mod ha_raft;
 pub mod ha_service;
 pub mod http;
+mod id_index;
+mod id_slab;
 pub mod image;
 pub mod inotify;
 pub mod javafmt;

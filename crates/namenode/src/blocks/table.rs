@@ -1,24 +1,16 @@
-//! The block states by id, in one dense slab like the inode table's: a
-//! `Vec` of states (no per-block allocation, so no malloc header or
-//! size-class rounding) with a free list of the slots removed blocks left,
-//! and a hash table of 4-byte slot numbers found by the id inside each
-//! state. A block's replicas live inline in its state (room for HDFS's
+//! The block states by id, in one dense slab like the inode table's
+//! (`crate::id_slab`: a `Vec` of states, no per-block allocation, found
+//! through a paged index of ids, which a NameNode hands out one after
+//! another). A block's replicas live inline in its state (room for HDFS's
 //! default replication of 3 without an allocation, one stamp and length
 //! for all of them while they agree: [`Replicas`]), each naming its
 //! DataNode and storage by a 4-byte index into [`super::nodes::Nodes`]
 //! rather than by a string. Slots are stable while a block lives, so the
-//! per-DataNode lists of blocks hold slot numbers. Ids are hashed with
-//! foldhash (as the inode table's), seeded per process: every report and
-//! lookup hashes one, and SipHash cost more per id.
+//! per-DataNode lists of blocks hold slot numbers.
 
-use std::hash::BuildHasher;
-
-use foldhash::fast::RandomState;
-
-use hashbrown::hash_table::Entry;
-use hashbrown::HashTable;
 use smallvec::SmallVec;
 
+use crate::id_slab::{IdSlab, Keyed};
 use crate::namespace::{BlockId, GenStamp, INodeId};
 
 /// One replica of a block on one DataNode storage.
@@ -262,134 +254,20 @@ impl BlockState {
     }
 }
 
-#[derive(Debug, Default)]
-pub(super) struct BlockTable {
-    /// Live blocks; `None` in the slots of removed ones (in `free`).
-    slots: Vec<Option<BlockState>>,
-    free: Vec<u32>,
-    by_id: HashTable<u32>,
-    hasher: RandomState,
-}
+/// The block states by id: a slab of states found through a paged id
+/// index (`crate::id_slab`); a state keeps its slot while it lives, so the
+/// per-DataNode lists name blocks by slot.
+pub(super) type BlockTable = IdSlab<BlockState>;
 
-impl BlockTable {
-    pub fn slot_of(&self, id: BlockId) -> Option<u32> {
-        let slots = &self.slots;
-        self.by_id
-            .find(self.hasher.hash_one(id), |s| {
-                slots[*s as usize].as_ref().is_some_and(|b| b.id == id)
-            })
-            .copied()
+impl Keyed for BlockState {
+    type Key = BlockId;
+
+    fn key(&self) -> BlockId {
+        self.id
     }
 
-    pub fn get(&self, id: &BlockId) -> Option<&BlockState> {
-        self.at(self.slot_of(*id)?)
-    }
-
-    /// Mutable access; callers never change a state's `id` (it is the key).
-    pub fn get_mut(&mut self, id: &BlockId) -> Option<&mut BlockState> {
-        let slot = self.slot_of(*id)?;
-        self.at_mut(slot)
-    }
-
-    pub fn at(&self, slot: u32) -> Option<&BlockState> {
-        self.slots.get(slot as usize)?.as_ref()
-    }
-
-    pub fn at_mut(&mut self, slot: u32) -> Option<&mut BlockState> {
-        self.slots.get_mut(slot as usize)?.as_mut()
-    }
-
-    pub fn contains_key(&self, id: &BlockId) -> bool {
-        self.slot_of(*id).is_some()
-    }
-
-    /// The slot of block `id`, added as `make()` makes it if absent.
-    pub fn slot_or_insert(&mut self, id: BlockId, make: impl FnOnce() -> BlockState) -> u32 {
-        if let Some(slot) = self.slot_of(id) {
-            return slot;
-        }
-        let state = make();
-        let slot = match self.take_free_slot() {
-            Some(slot) => {
-                self.slots[slot as usize] = Some(state);
-                slot
-            }
-            None => {
-                // 2^32 blocks would be over 500 GiB of states; stopping
-                // beats aliasing two slots.
-                let slot = u32::try_from(self.slots.len()).expect("more than 2^32 blocks");
-                self.slots.push(Some(state));
-                slot
-            }
-        };
-        let (hasher, slots) = (&self.hasher, &self.slots);
-        let rehash = |s: &u32| {
-            slots[*s as usize]
-                .as_ref()
-                .map_or(0, |b| hasher.hash_one(b.id))
-        };
-        match self.by_id.entry(hasher.hash_one(id), |_| false, rehash) {
-            Entry::Occupied(_) => unreachable!("the eq closure matches nothing"),
-            Entry::Vacant(v) => {
-                v.insert(slot);
-            }
-        }
-        slot
-    }
-
-    /// Removes block `id`; its slot may be reused by the next block.
-    pub fn remove(&mut self, id: &BlockId) -> Option<BlockState> {
-        let hash = self.hasher.hash_one(*id);
-        let slots = &self.slots;
-        let entry = self
-            .by_id
-            .find_entry(hash, |s| {
-                slots[*s as usize].as_ref().is_some_and(|b| b.id == *id)
-            })
-            .ok()?;
-        let slot = entry.remove().0;
-        self.free.push(slot);
-        let state = self.slots[slot as usize].take();
-        self.shrink_tail();
-        state
-    }
-
-    /// A vacant slot to reuse; stale entries (slots given back at the end
-    /// of the slab, or already reused) are skipped.
-    fn take_free_slot(&mut self) -> Option<u32> {
-        while let Some(slot) = self.free.pop() {
-            if self.slots.get(slot as usize).is_some_and(Option::is_none) {
-                return Some(slot);
-            }
-        }
-        None
-    }
-
-    /// Gives back the vacant slots at the end of the slab (amortized O(1)),
-    /// and drops stale free entries once they outnumber the slots.
-    fn shrink_tail(&mut self) {
-        let before = self.slots.len();
-        while matches!(self.slots.last(), Some(None)) {
-            self.slots.pop();
-        }
-        if self.slots.len() < before && self.slots.capacity() > 2 * self.slots.len() + 1024 {
-            self.slots.shrink_to_fit();
-        }
-        if self.free.len() > self.slots.len() + 1024 {
-            let slots = &self.slots;
-            self.free
-                .retain(|s| slots.get(*s as usize).is_some_and(Option::is_none));
-            self.free.shrink_to_fit();
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        self.by_id.len()
-    }
-
-    /// Every block, in no particular order.
-    pub fn values(&self) -> impl Iterator<Item = &BlockState> {
-        self.slots.iter().flatten()
+    fn raw(key: BlockId) -> u64 {
+        key.0
     }
 }
 

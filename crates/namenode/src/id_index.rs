@@ -1,0 +1,299 @@
+//! Ids to slab slots (`IdSlab`), in pages of 4,096 consecutive ids. A
+//! NameNode hands out inode ids and block ids one after another, so most
+//! pages are dense: a page then keeps a 4-byte slot per id, found by
+//! indexing, 4 bytes an id where a hash table of 4-byte slots took about
+//! 8-10 (its control bytes and its load), and no hashing per lookup but
+//! of the page number in a table of a few hundred pages. Where deletes
+//! thinned a page out (or ids came sparse to begin with), it keeps its
+//! ids' offsets and slots in two sorted vectors instead (6 bytes an id,
+//! found by binary search), so a sparse namespace costs no more than it
+//! did in the hash table. A page turns sparse below a quarter full and
+//! dense above half full, so an id going and coming at the line does not
+//! convert it back and forth. The page of the newest ids (the highest
+//! page yet) is dense from its first id and stays so while it is the
+//! highest: the ids just handed out are the ones looked up most (a new
+//! file's directory, its siblings), and a binary search there cost a
+//! build of a million files a third of its CPU.
+
+use std::collections::HashMap;
+
+use foldhash::fast::RandomState;
+
+const PAGE_BITS: u32 = 12;
+const PAGE_IDS: usize = 1 << PAGE_BITS;
+/// A dense page with fewer live ids than this turns sparse.
+const SPARSE_BELOW: usize = PAGE_IDS / 4;
+/// A sparse page with more ids than this turns dense.
+const DENSE_ABOVE: usize = PAGE_IDS / 2;
+/// A dense page's entry for an id it does not hold.
+const VACANT: u32 = u32::MAX;
+
+#[derive(Debug, Clone)]
+enum Page {
+    /// Offsets in the page of the ids it holds, sorted, and their slots.
+    Sparse { offsets: Vec<u16>, slots: Vec<u32> },
+    /// A slot per id of the page ([`VACANT`] where none), and how many
+    /// are not vacant.
+    Dense { slots: Box<[u32]>, live: usize },
+}
+
+impl Default for Page {
+    fn default() -> Self {
+        Page::Sparse {
+            offsets: Vec::new(),
+            slots: Vec::new(),
+        }
+    }
+}
+
+impl Page {
+    fn get(&self, at: usize) -> Option<u32> {
+        match self {
+            Page::Sparse { offsets, slots } => {
+                let i = offsets.binary_search(&(at as u16)).ok()?;
+                Some(slots[i])
+            }
+            Page::Dense { slots, .. } => Some(slots[at]).filter(|s| *s != VACANT),
+        }
+    }
+
+    /// Sets the slot of offset `at`; the slot it replaced, if any.
+    fn insert(&mut self, at: usize, slot: u32) -> Option<u32> {
+        match self {
+            Page::Sparse { offsets, slots } => {
+                // New ids are the highest: check the end before searching.
+                let found = match offsets.last() {
+                    Some(last) if usize::from(*last) < at => Err(offsets.len()),
+                    None => Err(0),
+                    _ => offsets.binary_search(&(at as u16)),
+                };
+                match found {
+                    Ok(i) => Some(std::mem::replace(&mut slots[i], slot)),
+                    Err(i) => {
+                        offsets.insert(i, at as u16);
+                        slots.insert(i, slot);
+                        None
+                    }
+                }
+            }
+            Page::Dense { slots, live } => {
+                let old = std::mem::replace(&mut slots[at], slot);
+                if old == VACANT {
+                    *live += 1;
+                    None
+                } else {
+                    Some(old)
+                }
+            }
+        }
+    }
+
+    fn remove(&mut self, at: usize) -> Option<u32> {
+        match self {
+            Page::Sparse { offsets, slots } => {
+                let i = offsets.binary_search(&(at as u16)).ok()?;
+                offsets.remove(i);
+                let old = slots.remove(i);
+                if offsets.len() < offsets.capacity() / 4 {
+                    offsets.shrink_to_fit();
+                    slots.shrink_to_fit();
+                }
+                Some(old)
+            }
+            Page::Dense { slots, live } => {
+                let old = std::mem::replace(&mut slots[at], VACANT);
+                (old != VACANT).then(|| {
+                    *live -= 1;
+                    old
+                })
+            }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Page::Sparse { offsets, .. } => offsets.len(),
+            Page::Dense { live, .. } => *live,
+        }
+    }
+
+    fn dense() -> Self {
+        Page::Dense {
+            slots: vec![VACANT; PAGE_IDS].into_boxed_slice(),
+            live: 0,
+        }
+    }
+
+    /// Turns the page dense or sparse when its count crossed the line.
+    fn rebalance(&mut self) {
+        match self {
+            Page::Sparse { offsets, slots } if offsets.len() > DENSE_ABOVE => {
+                let mut dense = Page::dense();
+                for (at, slot) in offsets.iter().zip(slots.iter()) {
+                    dense.insert(usize::from(*at), *slot);
+                }
+                *self = dense;
+            }
+            Page::Dense { slots, live } if *live < SPARSE_BELOW => {
+                let (offsets, slots) = slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| **s != VACANT)
+                    .map(|(at, s)| (at as u16, *s))
+                    .unzip();
+                *self = Page::Sparse { offsets, slots };
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A map from 64-bit ids to 4-byte slots, in pages (see the module).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct IdIndex {
+    pages: HashMap<u64, Page, RandomState>,
+    /// The highest page number given a page yet: dense while it is.
+    frontier: Option<u64>,
+    len: usize,
+}
+
+/// The page number of `id` and its offset in the page.
+fn split(id: u64) -> (u64, usize) {
+    (id >> PAGE_BITS, (id as usize) & (PAGE_IDS - 1))
+}
+
+impl IdIndex {
+    pub(crate) fn get(&self, id: u64) -> Option<u32> {
+        let (page, at) = split(id);
+        self.pages.get(&page)?.get(at)
+    }
+
+    /// Maps `id` to `slot` (never `u32::MAX`); the slot it had, if any.
+    pub(crate) fn insert(&mut self, id: u64, slot: u32) -> Option<u32> {
+        assert_ne!(slot, VACANT, "slot {VACANT} cannot be indexed");
+        let (page_no, at) = split(id);
+        if self.frontier.is_none_or(|f| page_no >= f) && !self.pages.contains_key(&page_no) {
+            // A new highest page: the one it takes over from may thin out.
+            if let Some(old) = self.frontier.replace(page_no) {
+                if let Some(page) = self.pages.get_mut(&old) {
+                    page.rebalance();
+                }
+            }
+            self.pages.insert(page_no, Page::dense());
+        }
+        let frontier = self.frontier == Some(page_no);
+        let page = self.pages.entry(page_no).or_default();
+        let old = page.insert(at, slot);
+        if old.is_none() {
+            self.len += 1;
+            if !frontier {
+                page.rebalance();
+            }
+        }
+        old
+    }
+
+    pub(crate) fn remove(&mut self, id: u64) -> Option<u32> {
+        let (page_no, at) = split(id);
+        let page = self.pages.get_mut(&page_no)?;
+        let old = page.remove(at)?;
+        self.len -= 1;
+        if page.len() == 0 {
+            self.pages.remove(&page_no);
+        } else if self.frontier != Some(page_no) {
+            page.rebalance();
+        }
+        Some(old)
+    }
+
+    /// Ids mapped.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Pages kept, dense and sparse (tests of the layout).
+    #[cfg(test)]
+    fn page_counts(&self) -> (usize, usize) {
+        let dense = self
+            .pages
+            .values()
+            .filter(|p| matches!(p, Page::Dense { .. }))
+            .count();
+        (dense, self.pages.len() - dense)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consecutive_ids_fill_dense_pages_and_deletes_thin_them() {
+        let mut index = IdIndex::default();
+        let first = 16_385u64;
+        for (slot, id) in (first..first + 100_000).enumerate() {
+            assert_eq!(index.insert(id, slot as u32), None);
+        }
+        assert_eq!(index.len(), 100_000);
+        // 100,000 ids from 16,385 touch 25 pages, all dense: the first
+        // holds 4,095 of them, the last (the highest) 1,697.
+        assert_eq!(index.page_counts(), (25, 0));
+        assert_eq!(index.get(first + 77), Some(77));
+        assert_eq!(index.get(first - 1), None);
+        assert_eq!(index.get(first + 100_000), None);
+        // Replacing keeps the count.
+        assert_eq!(index.insert(first + 5, 7), Some(5));
+        assert_eq!(index.len(), 100_000);
+        // Delete four in five of the ids: every page but the highest
+        // turns sparse, and the survivors are still found.
+        for id in first..first + 100_000 {
+            if id % 5 != 0 {
+                assert!(index.remove(id).is_some());
+            }
+        }
+        assert_eq!(index.len(), 20_000);
+        assert_eq!(index.page_counts(), (1, 24));
+        assert!((first..first + 100_000).all(|id| index.get(id).is_some() == (id % 5 == 0)));
+        assert_eq!(index.remove(first + 1), None);
+        // Emptied pages are dropped.
+        for id in first..first + 100_000 {
+            index.remove(id);
+        }
+        assert_eq!((index.len(), index.page_counts()), (0, (0, 0)));
+    }
+
+    #[test]
+    fn agrees_with_a_map_under_random_inserts_and_removes() {
+        use std::collections::HashMap as Model;
+        let mut index = IdIndex::default();
+        let mut model = Model::new();
+        // A small xorshift: ids cluster in a few pages so that pages cross
+        // both lines many times, with some ids far away.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for step in 0..400_000u32 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let id = if x.is_multiple_of(97) {
+                x
+            } else {
+                1_000_000 + x % 20_000
+            };
+            if x.is_multiple_of(3) {
+                assert_eq!(index.remove(id), model.remove(&id), "remove {id}");
+            } else {
+                assert_eq!(
+                    index.insert(id, step),
+                    model.insert(id, step),
+                    "insert {id}"
+                );
+            }
+            if step % 50_000 == 0 {
+                assert_eq!(index.len(), model.len());
+                assert!(model.iter().all(|(id, s)| index.get(*id) == Some(*s)));
+            }
+        }
+        assert_eq!(index.len(), model.len());
+        assert!(model.iter().all(|(id, s)| index.get(*id) == Some(*s)));
+    }
+}
