@@ -58,7 +58,7 @@ mod tests {
         // `None` fits in a niche of the inode: a vacant slot costs nothing
         // beyond the inode's own size, 96 bytes with a 24-byte inline name
         // (a file's part, its block list and writer, is 24 bytes; a
-        // directory's, its children, 8).
+        // directory's, its children, 16).
         assert_eq!(
             std::mem::size_of::<Option<INode>>(),
             std::mem::size_of::<INode>()
