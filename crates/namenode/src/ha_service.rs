@@ -149,7 +149,7 @@ async fn transition(
         HaServiceState::Standby => "transitionToStandby",
         HaServiceState::Observer => "transitionToObserver",
     };
-    let caller = state.users.caller_shared(Arc::clone(&ctx.user));
+    let caller = state.users.caller_async(Arc::clone(&ctx.user)).await;
     crate::service::require_superuser(&caller, operation)?;
     require_ha(state)?;
     let from = state.ha.get();

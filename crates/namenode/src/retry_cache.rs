@@ -159,6 +159,12 @@ impl ClientCalls {
                 fresh
             }
             Err(at) => {
+                // Most clients (a shell command, a short job) finish one
+                // or two such calls: room for one window, not a vector's
+                // first four (later growth doubles as usual).
+                if self.windows.capacity() == 0 {
+                    self.windows.reserve_exact(1);
+                }
                 self.windows.insert(at, (u64::from(window) << 32) | bit);
                 true
             }

@@ -55,9 +55,39 @@ impl UserDirectory {
     }
 
     /// [`UserDirectory::caller`] for a user name already shared (the
-    /// connection's): runs on every call, so nothing is copied.
+    /// connection's): runs on every call, so nothing is copied. A cache
+    /// miss looks the groups up on this thread: async code calls
+    /// [`UserDirectory::caller_async`] instead.
     pub fn caller_shared(&self, user: Arc<str>) -> Caller {
-        let groups = self.groups(&user);
+        let groups = match self.cached(&user) {
+            Some(groups) => groups,
+            None => self.remember(&user, cairn_common::local_users::groups_of(&user)),
+        };
+        self.caller_with(user, groups)
+    }
+
+    /// [`UserDirectory::caller_shared`] for an async task: a cache miss
+    /// looks the groups up on tokio's blocking pool, so a slow NSS or LDAP
+    /// answer holds a blocking thread, not one of the few workers every
+    /// connection shares. A lookup that panicked gives no groups (the
+    /// caller gets less access, never more).
+    pub async fn caller_async(&self, user: Arc<str>) -> Caller {
+        let groups = match self.cached(&user) {
+            Some(groups) => groups,
+            None => {
+                let name = user.to_string();
+                let found = tokio::task::spawn_blocking(move || {
+                    cairn_common::local_users::groups_of(&name)
+                })
+                .await
+                .unwrap_or_default();
+                self.remember(&user, found)
+            }
+        };
+        self.caller_with(user, groups)
+    }
+
+    fn caller_with(&self, user: Arc<str>, groups: Arc<[String]>) -> Caller {
         let is_superuser = *user == *self.superuser || groups.contains(&self.supergroup);
         Caller {
             user,
@@ -66,15 +96,16 @@ impl UserDirectory {
         }
     }
 
-    fn groups(&self, user: &str) -> Arc<[String]> {
-        if let Ok(cache) = self.cache.lock() {
-            if let Some((at, groups)) = cache.get(user) {
-                if at.elapsed() < GROUP_CACHE_TTL {
-                    return groups.clone();
-                }
-            }
-        }
-        let groups: Arc<[String]> = cairn_common::local_users::groups_of(user).into();
+    /// The user's groups if looked up less than the cache's lifetime ago.
+    fn cached(&self, user: &str) -> Option<Arc<[String]>> {
+        let cache = self.cache.lock().ok()?;
+        let (at, groups) = cache.get(user)?;
+        (at.elapsed() < GROUP_CACHE_TTL).then(|| groups.clone())
+    }
+
+    /// Caches groups just looked up; returns them.
+    fn remember(&self, user: &str, groups: Vec<String>) -> Arc<[String]> {
+        let groups: Arc<[String]> = groups.into();
         if let Ok(mut cache) = self.cache.lock() {
             if cache.len() >= GROUP_CACHE_MAX {
                 cache.clear();
@@ -97,6 +128,17 @@ mod tests {
         let nobody = dir.caller("no-such-user-cairn-test");
         assert!(!nobody.is_superuser);
         assert!(nobody.groups.is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_async_lookup_agrees_and_fills_the_cache() {
+        let dir = UserDirectory::new("someone-else".into(), "root".into());
+        let root = dir.caller_async(Arc::from("root")).await;
+        assert!(root.is_superuser, "root is in the supergroup root");
+        assert!(dir.cached("root").is_some());
+        assert_eq!(root.groups, dir.caller("root").groups);
+        let nobody = dir.caller_async(Arc::from("no-such-user-cairn-test")).await;
+        assert!(nobody.groups.is_empty() && !nobody.is_superuser);
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub(super) async fn block_ids(
     req: &FsckRequest,
     out: &mut Output,
 ) -> Result<(), Failure> {
-    let caller = state.users.caller(&req.user);
+    let caller = state.users.caller_async(Arc::from(req.user.as_str())).await;
     require_superuser(state, &caller, "fsck")?;
     out.println(&format!(
         "FSCK started by {} from {} at {}",

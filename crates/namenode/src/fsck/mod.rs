@@ -241,7 +241,7 @@ async fn run(
         java_date(crate::service::now_ms())
     ));
     tracing::info!(user = %req.user, path = %req.path, "fsck started");
-    let caller = state.users.caller(&req.user);
+    let caller = state.users.caller_async(Arc::from(req.user.as_str())).await;
     let snapshottable = if req.include_snapshots {
         let ns = state.read_namespace()?;
         Some(

@@ -176,6 +176,10 @@ impl BulkPart {
                 .ok_or_else(|| format!("inode {}: name index {i} not in the name table", r.id))
         };
         let (owner, group) = (name_id(r.owner)?, name_id(r.group)?);
+        if r.id == INodeId::NONE {
+            // 0 marks the end of a directory's children (`Children`).
+            return Err(format!("inode {:?} has inode id 0", r.name));
+        }
         if r.name.is_empty() || r.name == "." || r.name == ".." || r.name.contains('/') {
             return Err(format!("inode {}: bad name {:?}", r.id, r.name));
         }

@@ -29,11 +29,20 @@ fn room_for(len: usize) -> usize {
     }
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct Children {
     /// The ids in name order, then `INodeId::NONE` in the spare room.
     ids: Box<[INodeId]>,
 }
+
+/// Equal when the same ids are in the same order (spare room aside).
+impl PartialEq for Children {
+    fn eq(&self, other: &Self) -> bool {
+        self.ids() == other.ids()
+    }
+}
+
+impl Eq for Children {}
 
 impl Children {
     /// Children from ids in name order, with no spare room.
@@ -58,10 +67,16 @@ impl Children {
 
     /// Appends ids that sort after every present child (the rest of an
     /// image group split across chunks; the loader checks the order).
+    /// Grows by doubling, so a directory loaded in many chunks is copied
+    /// a bounded number of times.
     pub fn extend_sorted(&mut self, more: Vec<INodeId>) {
-        let mut ids = self.ids().to_vec();
-        ids.extend(more);
-        *self = Self::exact(ids);
+        debug_assert!(!more.contains(&INodeId::NONE));
+        let len = self.len();
+        let total = len + more.len();
+        if total > self.ids.len() {
+            self.resize(len, room_for(total));
+        }
+        self.ids[len..total].copy_from_slice(&more);
     }
 
     /// The last child in name order.

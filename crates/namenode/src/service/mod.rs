@@ -180,8 +180,8 @@ impl NameNodeState {
         }
     }
 
-    fn caller(&self, ctx: &CallContext) -> Caller {
-        self.users.caller_shared(Arc::clone(&ctx.user))
+    async fn caller(&self, ctx: &CallContext) -> Caller {
+        self.users.caller_async(Arc::clone(&ctx.user)).await
     }
 
     fn check_not_safe_mode(&self, what: &str) -> Result<(), CallError> {
@@ -305,7 +305,7 @@ impl NameNodeState {
         req: Bytes,
     ) -> CallResult {
         cairn_common::fatal::inject("namenode", method);
-        let caller = self.caller(&ctx);
+        let caller = self.caller(&ctx).await;
         // Some handlers take the state by value.
         let state = Arc::clone(&self);
         let result = match method {

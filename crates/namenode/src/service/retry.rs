@@ -169,7 +169,8 @@ impl NameNodeState {
         ctx: &CallContext,
         path: String,
     ) -> Result<Option<pb::HdfsFileStatusProto>, CallError> {
-        let caller = self.caller(ctx);
+        // The call's dispatch has just looked the caller up: a cache hit.
+        let caller = self.users.caller_shared(Arc::clone(&ctx.user));
         let info = self.get_file_info(&caller, pb::GetFileInfoRequestProto { src: path })?;
         let info = pb::GetFileInfoResponseProto::decode(info)
             .map_err(|e| CallError::io(format!("file status: {e}")))?;

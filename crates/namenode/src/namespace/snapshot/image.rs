@@ -179,6 +179,13 @@ impl Namespace {
         s.file_diffs.extend(image.file_diffs.iter().cloned());
         s.pins.extend(image.pins.iter().copied());
         for r in &image.retained {
+            // Id 0 marks the end of a directory's children (`Children`).
+            if let Some((name, _)) = r.children.iter().find(|(_, c)| *c == INodeId::NONE) {
+                return Err(ApplyError(format!(
+                    "retained inode {}: child {name:?} has inode id 0",
+                    r.id
+                )));
+            }
             let block_size = match &r.file {
                 Some((_, bytes, _)) => crate::namespace::tree::block_size_loaded(
                     *bytes,
