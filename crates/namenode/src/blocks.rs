@@ -194,6 +194,12 @@ impl BlockManager {
         self.touched(id);
     }
 
+    /// Reshapes the block table's id index after the start-up's load of
+    /// every block (blocks of a thinned-out namespace go to its loose map).
+    pub fn settle_index(&mut self) {
+        self.blocks.settle();
+    }
+
     /// Makes the map hold block `id` of `file` at stamp `gs`, keeping the
     /// replicas it has.
     fn place(&mut self, id: BlockId, gs: GenStamp, file: INodeId) {

@@ -7,12 +7,15 @@
 //! thinned a page out (or ids came sparse to begin with), it keeps its
 //! ids' offsets and slots in two sorted vectors instead (6 bytes an id,
 //! found by binary search). Each page also costs its entry in the page
-//! table and, when sparse, two small allocations (≈ 100 bytes): below
-//! about 20 live ids in 4,096 (a namespace that kept one file in 200 of
-//! all it ever made) an id costs more than the 8-10 bytes of the hash
-//! table this replaced, up to ≈ 180 bytes for a page holding one id. A
-//! page turns sparse below a quarter full and dense above half full, so an
-//! id going and coming at the line does not convert it back and forth.
+//! table and, when sparse, two small allocations (≈ 100-170 bytes), too
+//! much for a handful of ids: a page thinned below [`LOOSE_BELOW`] ids
+//! (by deletes, or as an image left it) gives them to one hash map of
+//! loose ids (≈ 20-35 bytes an id), so ids scattered one in thousands (a
+//! namespace that kept few of all the files it ever made) cost at most
+//! about three times the 8-10 bytes of the hash table this replaced,
+//! where a page per id would cost 180. A page turns sparse below a
+//! quarter full and dense above half full, so an id going and coming at
+//! the line does not convert it back and forth.
 //! The page of the newest ids (the frontier: a new page right above the
 //! previous frontier) is dense from its first id and stays so while it is
 //! the frontier: the ids just handed out are the ones looked up most (a
@@ -33,6 +36,10 @@ const SPARSE_BELOW: usize = PAGE_IDS / 4;
 const DENSE_ABOVE: usize = PAGE_IDS / 2;
 /// A dense page's entry for an id it does not hold.
 const VACANT: u32 = u32::MAX;
+/// A sparse page (not the frontier) with fewer ids than this gives them
+/// to the loose map: at 8 ids its own costs are about those of 8 loose
+/// ids.
+const LOOSE_BELOW: usize = 8;
 
 #[derive(Debug, Clone)]
 enum Page {
@@ -158,6 +165,9 @@ impl Page {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct IdIndex {
     pages: HashMap<u64, Page, RandomState>,
+    /// Ids of pages too sparse to keep (see the module). An id is in its
+    /// page or here, never both.
+    loose: HashMap<u64, u32, RandomState>,
     /// The page of the newest ids, dense while it is (see the module).
     frontier: Option<u64>,
     len: usize,
@@ -171,12 +181,23 @@ fn split(id: u64) -> (u64, usize) {
 impl IdIndex {
     pub(crate) fn get(&self, id: u64) -> Option<u32> {
         let (page, at) = split(id);
-        self.pages.get(&page)?.get(at)
+        if let Some(slot) = self.pages.get(&page).and_then(|p| p.get(at)) {
+            return Some(slot);
+        }
+        if self.loose.is_empty() {
+            return None;
+        }
+        self.loose.get(&id).copied()
     }
 
     /// Maps `id` to `slot` (never `u32::MAX`); the slot it had, if any.
     pub(crate) fn insert(&mut self, id: u64, slot: u32) -> Option<u32> {
         assert_ne!(slot, VACANT, "slot {VACANT} cannot be indexed");
+        if !self.loose.is_empty() {
+            if let Some(old) = self.loose.get_mut(&id) {
+                return Some(std::mem::replace(old, slot));
+            }
+        }
         let (page_no, at) = split(id);
         let next_to_frontier = self
             .frontier
@@ -204,20 +225,62 @@ impl IdIndex {
 
     pub(crate) fn remove(&mut self, id: u64) -> Option<u32> {
         let (page_no, at) = split(id);
-        let page = self.pages.get_mut(&page_no)?;
-        let old = page.remove(at)?;
+        let Some(old) = self.pages.get_mut(&page_no).and_then(|p| p.remove(at)) else {
+            let old = self.loose.remove(&id)?;
+            self.len -= 1;
+            if self.loose.len() < self.loose.capacity() / 4 {
+                self.loose.shrink_to_fit();
+            }
+            return Some(old);
+        };
         self.len -= 1;
-        if page.len() == 0 {
-            self.pages.remove(&page_no);
-        } else if self.frontier != Some(page_no) {
-            page.rebalance();
-        }
+        self.settle_page(page_no);
         Some(old)
+    }
+
+    /// Reshapes page `page_no` after a change: drops it empty, turns it
+    /// sparse or dense, gives its ids to the loose map when too few (the
+    /// frontier stays as it is).
+    fn settle_page(&mut self, page_no: u64) {
+        if self.frontier == Some(page_no) {
+            if self.pages.get(&page_no).is_some_and(|p| p.len() == 0) {
+                self.pages.remove(&page_no);
+            }
+            return;
+        }
+        let Some(page) = self.pages.get_mut(&page_no) else {
+            return;
+        };
+        page.rebalance();
+        if page.len() >= LOOSE_BELOW {
+            return;
+        }
+        if let Some(Page::Sparse { offsets, slots }) = self.pages.remove(&page_no) {
+            let base = page_no << PAGE_BITS;
+            for (at, slot) in offsets.iter().zip(slots) {
+                self.loose.insert(base | u64::from(*at), slot);
+            }
+        }
+    }
+
+    /// Reshapes every page (after a bulk load, which only adds ids: pages
+    /// it left with a few ids give them to the loose map).
+    pub(crate) fn settle(&mut self) {
+        let pages: Vec<u64> = self.pages.keys().copied().collect();
+        for page_no in pages {
+            self.settle_page(page_no);
+        }
     }
 
     /// Ids mapped.
     pub(crate) fn len(&self) -> usize {
         self.len
+    }
+
+    /// Ids in the loose map (tests of the layout).
+    #[cfg(test)]
+    fn loose_len(&self) -> usize {
+        self.loose.len()
     }
 
     /// Pages kept, dense and sparse (tests of the layout).
@@ -264,11 +327,46 @@ mod tests {
         assert_eq!(index.page_counts(), (1, 24));
         assert!((first..first + 100_000).all(|id| index.get(id).is_some() == (id % 5 == 0)));
         assert_eq!(index.remove(first + 1), None);
-        // Emptied pages are dropped.
+        // Down to a few ids a page, they go to the loose map; emptied
+        // pages are dropped.
+        for id in first..first + 100_000 {
+            if id % 1000 != 0 {
+                index.remove(id);
+            }
+        }
+        assert_eq!(index.len(), 100);
+        assert_eq!(index.page_counts(), (1, 0), "only the frontier is a page");
+        assert_eq!(index.loose_len(), 98);
+        assert!((first..first + 100_000).all(|id| index.get(id).is_some() == (id % 1000 == 0)));
+        assert_eq!(
+            index.insert(first + 615, 9),
+            Some(615),
+            "a loose id replaced"
+        );
+        assert_eq!(index.get(first + 615), Some(9));
         for id in first..first + 100_000 {
             index.remove(id);
         }
         assert_eq!((index.len(), index.page_counts()), (0, (0, 0)));
+        assert_eq!(index.loose_len(), 0);
+    }
+
+    #[test]
+    fn a_load_of_scattered_ids_leaves_them_loose() {
+        let mut index = IdIndex::default();
+        // Survivors of a namespace that kept 3 ids in 4,096, loaded in no
+        // particular order, then the root's page and its neighbour.
+        for (slot, id) in (1..200u64).rev().map(|p| (p << 12) | 7).enumerate() {
+            for k in 0..3 {
+                index.insert(id + k * 100, (3 * slot as u64 + k) as u32);
+            }
+        }
+        index.settle();
+        // The first page loaded is the frontier, and stays a page.
+        assert_eq!(index.page_counts(), (1, 0));
+        assert_eq!(index.loose_len(), 594);
+        assert_eq!(index.get((5 << 12) | 107), Some(3 * 194 + 1));
+        assert_eq!(index.get((5 << 12) | 108), None);
     }
 
     #[test]
@@ -303,7 +401,10 @@ mod tests {
         // A small xorshift: ids cluster in a few pages so that pages cross
         // both lines many times, with some ids far away.
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for step in 0..400_000u32 {
+        let mut saw_loose = false;
+        // Then mostly removes, so pages thin out to the loose map, with a
+        // settle now and then; then mostly inserts again.
+        for step in 0..900_000u32 {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
@@ -312,7 +413,15 @@ mod tests {
             } else {
                 1_000_000 + x % 20_000
             };
-            if x.is_multiple_of(3) {
+            let remove = match step {
+                0..400_000 => x.is_multiple_of(3),
+                400_000..700_000 => !x.is_multiple_of(10),
+                _ => x.is_multiple_of(4),
+            };
+            if step % 100_000 == 50_000 {
+                index.settle();
+            }
+            if remove {
                 assert_eq!(index.remove(id), model.remove(&id), "remove {id}");
             } else {
                 assert_eq!(
@@ -321,12 +430,14 @@ mod tests {
                     "insert {id}"
                 );
             }
-            if step % 50_000 == 0 {
+            saw_loose |= index.loose_len() > 0;
+            if step % 50_000 == 0 || step == 699_999 {
                 assert_eq!(index.len(), model.len());
                 assert!(model.iter().all(|(id, s)| index.get(*id) == Some(*s)));
             }
         }
         assert_eq!(index.len(), model.len());
         assert!(model.iter().all(|(id, s)| index.get(*id) == Some(*s)));
+        assert!(saw_loose, "the thinning phase left ids loose");
     }
 }

@@ -155,6 +155,12 @@ impl<T: Keyed> IdSlab<T> {
         self.index.len()
     }
 
+    /// Reshapes the index after a load that only added records (see
+    /// [`IdIndex::settle`]).
+    pub(crate) fn settle(&mut self) {
+        self.index.settle();
+    }
+
     /// Every record, in no particular order.
     pub(crate) fn values(&self) -> impl Iterator<Item = &T> {
         self.slots.iter().flatten()

@@ -148,6 +148,7 @@ pub fn new_state_shared(
     for (file, b) in ns.all_blocks() {
         blocks.add_block(b.id, b.gs, file, Vec::new());
     }
+    blocks.settle_index();
     // Start-up safe mode waits for the complete blocks; the block manager
     // keeps their count of safe ones as replicas are reported.
     let complete: Vec<crate::namespace::BlockRecord> = ns

@@ -523,6 +523,7 @@ impl Namespace {
                 }
             }
         }
+        self.inodes.settle();
         if self.inode_count() != total {
             return Err(format!(
                 "{} inode records but {} distinct ids",
