@@ -203,11 +203,10 @@ impl IdIndex {
             .frontier
             .is_none_or(|f| page_no == f || page_no == f + 1);
         if next_to_frontier && !self.pages.contains_key(&page_no) {
-            // A new frontier: the page it takes over from may thin out.
+            // A new frontier: the page it takes over from may thin out,
+            // or give its few ids to the loose map.
             if let Some(old) = self.frontier.replace(page_no) {
-                if let Some(page) = self.pages.get_mut(&old) {
-                    page.rebalance();
-                }
+                self.settle_page(old);
             }
             self.pages.insert(page_no, Page::dense());
         }
@@ -349,6 +348,21 @@ mod tests {
         }
         assert_eq!((index.len(), index.page_counts()), (0, (0, 0)));
         assert_eq!(index.loose_len(), 0);
+    }
+
+    #[test]
+    fn a_frontier_left_behind_with_few_ids_gives_them_to_the_loose_map() {
+        let mut index = IdIndex::default();
+        for id in 16_384..20_000u64 {
+            index.insert(id, id as u32);
+        }
+        for id in 16_387..20_000u64 {
+            index.remove(id);
+        }
+        assert_eq!(index.page_counts(), (1, 0), "the frontier stays dense");
+        index.insert(20_480, 7);
+        assert_eq!((index.page_counts(), index.loose_len()), ((1, 0), 3));
+        assert!((16_384..16_387u64).all(|id| index.get(id) == Some(id as u32)));
     }
 
     #[test]
