@@ -14,9 +14,9 @@
 //! the corrupt replica is deleted first so that its node can.
 //!
 //! Memory: block states sit in a slab with their replicas inline
-//! (`table.rs`; replicas that agree share one stamp and length), replicas
-//! name DataNodes and storages by 4-byte indexes,
-//! and each DataNode's list of blocks is a vector of slots (`nodes.rs`).
+//! (`table.rs`; replicas that agree share the block's stamp and one
+//! length), replicas name a DataNode and its storage in 4 bytes, and each
+//! DataNode's set of blocks is a roaring bitmap of slots (`nodes.rs`).
 //! What only some blocks need (start-up safe mode's committed length,
 //! `safe_mode.rs`; the pipeline of a block being written, `pipelines.rs`)
 //! sits in side tables by block id.
@@ -207,7 +207,7 @@ impl BlockManager {
             .blocks
             .slot_or_insert(id, || BlockState::new(id, gs, file));
         if let Some(state) = self.blocks.at_mut(slot) {
-            state.gs = gs;
+            state.replicas.set_gs(gs);
             state.file = file;
         }
     }
@@ -267,20 +267,9 @@ impl BlockManager {
             removed
         });
         for r in &removed {
-            self.unhold(r.node, r.pos);
+            self.nodes.release(r.node, slot);
         }
         removed.len()
-    }
-
-    /// Drops entry `pos` of DataNode `node`'s list of blocks, and moves the
-    /// position of the replica whose entry took its place.
-    fn unhold(&mut self, node: u32, pos: u32) {
-        let Some(moved) = self.nodes.release(node, pos) else {
-            return;
-        };
-        if let Some(s) = self.blocks.at_mut(moved) {
-            s.replicas.set_pos(node, pos);
-        }
     }
 
     /// Drops `datanode`'s replica of `id` (all its storages) and its entry
@@ -307,7 +296,7 @@ impl BlockManager {
         let expected: Option<Box<[u32]>> =
             expected.map(|e| e.iter().map(|d| self.nodes.index(d)).collect());
         if let Some(state) = self.blocks.get_mut(&id) {
-            state.gs = gs;
+            state.replicas.set_gs(gs);
             if let Some(e) = expected {
                 self.set_pipeline(id, e);
             }
@@ -347,7 +336,7 @@ impl BlockManager {
                 .map(|s| s.replicas.iter().collect())
                 .unwrap_or_default();
             for r in &replicas {
-                self.unhold(r.node, r.pos);
+                self.nodes.release(r.node, slot);
             }
             if self.blocks.remove(id).is_none() {
                 continue;
@@ -387,12 +376,12 @@ impl BlockManager {
             self.invalidate_replica(datanode, id, gs);
             return ReportOutcome::Invalidate;
         };
-        let storage = self.nodes.storage(storage);
         let node = self.nodes.index(datanode);
+        let storage = self.nodes.storage(node, storage);
         let Some(state) = self.blocks.at_mut(slot) else {
             return ReportOutcome::Invalidate;
         };
-        if gs < state.gs {
+        if gs < state.gs() {
             // A stale replica from before a pipeline recovery: never served.
             self.drop_replica(datanode, id);
             self.invalidate_replica(datanode, id, gs);
@@ -403,7 +392,6 @@ impl BlockManager {
             num_bytes,
             node,
             storage,
-            pos: 0,
             finalized,
             corrupt: false,
         };
@@ -415,15 +403,14 @@ impl BlockManager {
                 // A corrupt replica reported again (its node did not set it
                 // aside) is still corrupt; a new stamp is a new replica.
                 replica.corrupt = r.corrupt && r.gs == gs;
-                replica.pos = r.pos;
-                let changed = !r.same_as(&replica);
+                let changed = r != replica;
                 if changed {
                     state.replicas.set(i, replica);
                 }
                 changed
             }
             None => {
-                replica.pos = self.nodes.hold(node, slot);
+                self.nodes.hold(node, slot);
                 if let Some(state) = self.blocks.at_mut(slot) {
                     state.replicas.push(replica);
                 }
@@ -490,7 +477,7 @@ impl BlockManager {
     /// reader is then handed them with `corrupt = true`, as HDFS does).
     pub fn all_corrupt(&self, id: BlockId) -> bool {
         self.blocks.get(&id).is_some_and(|s| {
-            let mut current = s.replicas.iter().filter(|r| r.gs >= s.gs).peekable();
+            let mut current = s.replicas.iter().filter(|r| r.gs >= s.gs()).peekable();
             current.peek().is_some() && current.all(|r| r.corrupt)
         })
     }
@@ -569,12 +556,11 @@ impl BlockManager {
             return;
         };
         // A storage never seen holds no replica on record.
-        let storage = self.nodes.find_storage(storage);
+        let storage = self.nodes.find_storage(node, storage);
         let gone: Vec<(u32, BlockId)> = self
             .nodes
             .held(node)
-            .iter()
-            .filter_map(|slot| self.blocks.at(*slot).map(|s| (*slot, s.id)))
+            .filter_map(|slot| self.blocks.at(slot).map(|s| (slot, s.id)))
             .filter(|(_, id)| !listed.contains(id))
             .collect();
         for (slot, id) in gone {
@@ -626,7 +612,6 @@ impl BlockManager {
             return;
         };
         for slot in self.nodes.take_held(node) {
-            // The whole list is gone: no position to keep up to date.
             let Some(state) = self.blocks.at_mut(slot) else {
                 continue;
             };
@@ -661,7 +646,11 @@ impl BlockManager {
                 .map(|d| (self.nodes.uuid(*d).clone(), None))
                 .collect();
         }
-        let mut reps: Vec<Replica> = state.replicas.iter().filter(|r| r.gs >= state.gs).collect();
+        let mut reps: Vec<Replica> = state
+            .replicas
+            .iter()
+            .filter(|r| r.gs >= state.gs())
+            .collect();
         // Corrupt replicas only when there is nothing else.
         if reps.iter().any(|r| !r.corrupt) {
             reps.retain(|r| !r.corrupt);
@@ -671,7 +660,7 @@ impl BlockManager {
             .map(|r| {
                 (
                     self.nodes.uuid(r.node).clone(),
-                    Some(self.nodes.storage_name(r.storage).to_string()),
+                    Some(self.nodes.storage_name(r.node, r.storage).to_string()),
                 )
             })
             .collect()
@@ -682,7 +671,7 @@ impl BlockManager {
         self.blocks.get(&id).map_or_else(Vec::new, |s| {
             s.replicas
                 .iter()
-                .filter(|r| r.is_good(s.gs))
+                .filter(|r| r.is_good(s.gs()))
                 .map(|r| r.num_bytes)
                 .collect()
         })
@@ -690,9 +679,9 @@ impl BlockManager {
 
     /// Number of live replicas of a block (finalized, current stamp).
     pub fn replica_count(&self, id: BlockId) -> usize {
-        self.blocks
-            .get(&id)
-            .map_or(0, |s| s.replicas.iter().filter(|r| r.is_good(s.gs)).count())
+        self.blocks.get(&id).map_or(0, |s| {
+            s.replicas.iter().filter(|r| r.is_good(s.gs())).count()
+        })
     }
 
     /// Every DataNode that may hold a replica of `id`: reported replicas and
@@ -728,7 +717,7 @@ impl BlockManager {
     fn info(&self, r: Replica) -> ReplicaInfo<'_> {
         ReplicaInfo {
             datanode: self.nodes.uuid(r.node),
-            storage: self.nodes.storage_name(r.storage),
+            storage: self.nodes.storage_name(r.node, r.storage),
             gs: r.gs,
             num_bytes: r.num_bytes,
             finalized: r.finalized,

@@ -9,7 +9,9 @@
 //! cargo test --release -p cairn-namenode --test memory_per_file -- --ignored --nocapture --test-threads 1
 //! ```
 //!
-//! (one at a time: they share the process's RSS). docs/namenode-memory.md
+//! (one at a time: they share the process's RSS); `CAIRN_MEMORY_SCALE=10`
+//! makes the two cases of 1M files 10M (about 2 GB, minutes).
+//! docs/namenode-memory.md
 //! has the figures before and after issue 11, and for each step of issue
 //! 14 that makes the namespace leaner; `memory_baseline.rs` keeps them
 //! from regressing.
@@ -27,6 +29,14 @@ fn rss_kib() -> u64 {
         .expect("VmRSS")
 }
 
+/// How many millions of files the 1M cases build (`CAIRN_MEMORY_SCALE`).
+fn millions() -> u64 {
+    std::env::var("CAIRN_MEMORY_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1)
+}
+
 fn report(case: &str, files: u64, inodes: usize, before: u64, after: u64) {
     println!(
         "{case}: files={files} inodes={inodes} size_of::<INode>={} rss_before_kib={before} \
@@ -39,13 +49,14 @@ fn report(case: &str, files: u64, inodes: usize, before: u64, after: u64) {
 #[test]
 #[ignore = "measurement: 1M files, run by hand (see the module doc)"]
 fn resident_memory_per_empty_file() {
+    let m = millions();
     let before = rss_kib();
-    let ns = memory::flat(1_000, 1_000);
+    let ns = memory::flat(1_000 * m, 1_000);
     let after = rss_kib();
-    assert_eq!(ns.inode_count(), 1_001_001);
+    assert_eq!(ns.inode_count() as u64, 1_001_000 * m + 1);
     report(
-        "1M empty files in 1,000 dirs",
-        1_000_000,
+        &format!("{m}M empty files in {m},000 dirs"),
+        1_000_000 * m,
         ns.inode_count(),
         before,
         after,
@@ -88,22 +99,24 @@ fn resident_memory_nnthroughput_create_files_left_open() {
 #[test]
 #[ignore = "measurement: 1M files and 3M replicas, run by hand (see the module doc)"]
 fn resident_memory_per_file_with_one_block_three_replicas() {
+    let m = millions();
+    let files = 1_000_000 * m;
     let before = rss_kib();
-    let ns = memory::files_of_one_block(1_000, 1_000);
+    let ns = memory::files_of_one_block(1_000 * m, 1_000);
     let namespace = rss_kib();
-    let bm = memory::block_map(1_000_000);
+    let bm = memory::block_map(files);
     let after = rss_kib();
-    assert_eq!(bm.block_count(), 1_000_000);
+    assert_eq!(bm.block_count() as u64, files);
     // Which side the bytes are on: the namespace (inodes and their block
     // lists) and the block map.
     println!(
         "namespace {:.1} B/file, block map {:.1} B/block",
-        (namespace - before) as f64 * 1024.0 / 1e6,
-        (after - namespace) as f64 * 1024.0 / 1e6
+        (namespace - before) as f64 * 1024.0 / files as f64,
+        (after - namespace) as f64 * 1024.0 / files as f64
     );
     report(
-        "1M files of one block, 3 replicas each (namespace + block map)",
-        1_000_000,
+        &format!("{m}M files of one block, 3 replicas each (namespace + block map)"),
+        files,
         ns.inode_count(),
         before,
         after,

@@ -1,25 +1,57 @@
 //! The DataNodes and storages that replicas are on, each named once: a
-//! replica holds 4-byte indexes instead of a uuid and a storage id. Also
-//! the per-DataNode list of the blocks it holds (block-table slots, each
-//! replica knowing its position in its node's list), so a full report and
-//! a node's removal cost O(that node's replicas) at 4 bytes per replica,
-//! where a hash set per node cost about 19. Indexes are never reused (a
-//! handful of DataNodes and storages per cluster; re-registrations keep
-//! their uuid).
+//! replica holds a 4-byte [`Placed`] instead of a uuid and a storage id.
+//! Also the set of blocks each DataNode holds (block-table slots in a
+//! roaring bitmap: about a bit per slot where a node holds most blocks, 2
+//! bytes per replica where it holds few), so a full report and a node's
+//! removal cost O(that node's replicas). Indexes are never reused (a
+//! handful of DataNodes per cluster, a handful of storages per DataNode;
+//! re-registrations keep their uuid).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+
+use roaring::RoaringBitmap;
 
 use crate::datanodes::DatanodeUuid;
+
+/// Bits of a [`Placed`] that number the storage within its DataNode.
+const STORAGE_BITS: u32 = 10;
+
+/// A DataNode and one of its storages in 4 bytes: the node's index above
+/// [`STORAGE_BITS`] bits of the storage's number among the node's. A
+/// replica whose node or storage does not fit (past 4M DataNodes or 1,024
+/// storages on one) keeps whole numbers instead (`table.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) struct Placed(u32);
+
+impl Placed {
+    /// Packs `node` and `storage`, dropping what does not fit (see
+    /// [`Placed::holds`]).
+    pub fn new(node: u32, storage: u32) -> Self {
+        Placed((node << STORAGE_BITS) | (storage & ((1 << STORAGE_BITS) - 1)))
+    }
+
+    pub fn node(self) -> u32 {
+        self.0 >> STORAGE_BITS
+    }
+
+    pub fn storage(self) -> u32 {
+        self.0 & ((1 << STORAGE_BITS) - 1)
+    }
+
+    /// Whether this is exactly where `r` is (nothing was dropped).
+    pub fn holds(self, r: &super::table::Replica) -> bool {
+        self.node() == r.node && self.storage() == r.storage
+    }
+}
 
 #[derive(Debug, Default)]
 pub(super) struct Nodes {
     uuids: Vec<DatanodeUuid>,
     by_uuid: HashMap<DatanodeUuid, u32>,
+    /// By DataNode index: its storage ids, numbered in the order first seen.
+    storages: Vec<Vec<Box<str>>>,
     /// By DataNode index: the slots of the blocks it holds a replica of.
-    held: Vec<Vec<u32>>,
-    storage_names: Vec<Arc<str>>,
-    by_storage: HashMap<Arc<str>, u32>,
+    held: Vec<RoaringBitmap>,
 }
 
 impl Nodes {
@@ -35,7 +67,8 @@ impl Nodes {
         }
         let n = u32::try_from(self.uuids.len()).expect("more than 2^32 DataNodes");
         self.uuids.push(uuid.clone());
-        self.held.push(Vec::new());
+        self.storages.push(Vec::new());
+        self.held.push(RoaringBitmap::new());
         self.by_uuid.insert(uuid.clone(), n);
         n
     }
@@ -44,59 +77,58 @@ impl Nodes {
         &self.uuids[n as usize]
     }
 
-    /// The index of storage id `name`, given one if new.
-    pub fn storage(&mut self, name: &str) -> u32 {
-        if let Some(s) = self.by_storage.get(name) {
-            return *s;
+    /// The number of storage `name` among DataNode `n`'s, given one if new.
+    /// A DataNode has a handful of storages: a scan beats a hash.
+    pub fn storage(&mut self, n: u32, name: &str) -> u32 {
+        if let Some(s) = self.find_storage(n, name) {
+            return s;
         }
-        let s = u32::try_from(self.storage_names.len()).expect("more than 2^32 storages");
-        let name: Arc<str> = Arc::from(name);
-        self.storage_names.push(Arc::clone(&name));
-        self.by_storage.insert(name, s);
+        let list = &mut self.storages[n as usize];
+        let s = u32::try_from(list.len()).expect("more than 2^32 storages on a DataNode");
+        list.push(name.into());
         s
     }
 
-    /// The index of storage id `name`, if known.
-    pub fn find_storage(&self, name: &str) -> Option<u32> {
-        self.by_storage.get(name).copied()
+    /// The number of storage `name` among DataNode `n`'s, if known.
+    pub fn find_storage(&self, n: u32, name: &str) -> Option<u32> {
+        let list = self.storages.get(n as usize)?;
+        let s = list.iter().position(|x| **x == *name)?;
+        u32::try_from(s).ok()
     }
 
-    pub fn storage_name(&self, s: u32) -> &str {
-        &self.storage_names[s as usize]
+    /// The id of storage `s` of DataNode `n`.
+    pub fn storage_name(&self, n: u32, s: u32) -> &str {
+        &self.storages[n as usize][s as usize]
     }
 
-    /// The block slots DataNode `n` holds a replica of.
-    pub fn held(&self, n: u32) -> &[u32] {
-        self.held.get(n as usize).map_or(&[], Vec::as_slice)
+    /// The block slots DataNode `n` holds a replica of, in slot order.
+    pub fn held(&self, n: u32) -> impl Iterator<Item = u32> + '_ {
+        self.held.get(n as usize).into_iter().flat_map(|b| b.iter())
     }
 
-    /// Records that DataNode `n` holds block `slot`; returns its position.
-    pub fn hold(&mut self, n: u32, slot: u32) -> u32 {
-        let list = &mut self.held[n as usize];
-        let pos = u32::try_from(list.len()).expect("more than 2^32 replicas on a DataNode");
-        list.push(slot);
-        pos
+    /// Whether DataNode `n`'s set has block `slot` (the tests' check).
+    #[cfg(test)]
+    pub fn is_held(&self, n: u32, slot: u32) -> bool {
+        self.held
+            .get(n as usize)
+            .is_some_and(|set| set.contains(slot))
     }
 
-    /// Forgets the entry at `pos` of DataNode `n`'s list; returns the slot
-    /// moved into `pos` (its replica's position must follow), if any.
-    pub fn release(&mut self, n: u32, pos: u32) -> Option<u32> {
-        let list = &mut self.held[n as usize];
-        let pos = pos as usize;
-        if pos >= list.len() {
-            return None;
+    /// Records that DataNode `n` holds block `slot`.
+    pub fn hold(&mut self, n: u32, slot: u32) {
+        self.held[n as usize].insert(slot);
+    }
+
+    /// Records that DataNode `n` no longer holds block `slot`.
+    pub fn release(&mut self, n: u32, slot: u32) {
+        if let Some(set) = self.held.get_mut(n as usize) {
+            set.remove(slot);
         }
-        list.swap_remove(pos);
-        if list.is_empty() && list.capacity() > 0 {
-            // A node that left should not keep its peak list.
-            *list = Vec::new();
-        }
-        list.get(pos).copied()
     }
 
-    /// Takes DataNode `n`'s whole list (it left): the caller drops the
+    /// Takes DataNode `n`'s whole set (it left): the caller drops the
     /// replicas themselves.
-    pub fn take_held(&mut self, n: u32) -> Vec<u32> {
+    pub fn take_held(&mut self, n: u32) -> RoaringBitmap {
         std::mem::take(&mut self.held[n as usize])
     }
 
@@ -105,7 +137,48 @@ impl Nodes {
         self.uuids
             .iter()
             .zip(&self.held)
-            .filter(|(_, l)| !l.is_empty())
-            .map(|(u, l)| (u, l.len()))
+            .filter(|(_, set)| !set.is_empty())
+            .map(|(u, set)| (u, set.len() as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocks::table::Replica;
+    use crate::namespace::GenStamp;
+
+    #[test]
+    fn a_place_packs_a_node_and_its_storage_or_says_it_cannot() {
+        let at = |node, storage| Replica {
+            gs: GenStamp(1),
+            num_bytes: 0,
+            node,
+            storage,
+            finalized: true,
+            corrupt: false,
+        };
+        for (node, storage) in [(0, 0), (7, 3), ((1 << 22) - 1, 1023)] {
+            let p = Placed::new(node, storage);
+            assert_eq!((p.node(), p.storage()), (node, storage));
+            assert!(p.holds(&at(node, storage)));
+        }
+        for (node, storage) in [(1 << 22, 0), (3, 1024), (u32::MAX, u32::MAX)] {
+            assert!(!Placed::new(node, storage).holds(&at(node, storage)));
+        }
+    }
+
+    #[test]
+    fn storages_are_numbered_per_datanode() {
+        let mut nodes = Nodes::default();
+        let a = nodes.index(&DatanodeUuid("a".into()));
+        let b = nodes.index(&DatanodeUuid("b".into()));
+        assert_eq!(nodes.storage(a, "DS-1"), 0);
+        assert_eq!(nodes.storage(a, "DS-2"), 1);
+        assert_eq!(nodes.storage(b, "DS-3"), 0);
+        assert_eq!(nodes.storage(a, "DS-2"), 1);
+        assert_eq!(nodes.find_storage(b, "DS-1"), None);
+        assert_eq!(nodes.storage_name(a, 1), "DS-2");
+        assert_eq!(nodes.find_storage(9, "DS-1"), None, "an unknown node");
     }
 }

@@ -50,7 +50,7 @@ impl BlockManager {
     /// nothing is judged again) when the map already says so.
     pub fn ensure_block(&mut self, id: BlockId, gs: GenStamp, file: INodeId) {
         if let Some(state) = self.blocks.get(&id) {
-            if state.gs == gs && state.file == file {
+            if state.gs() == gs && state.file == file {
                 return;
             }
         }

@@ -73,7 +73,7 @@ impl BlockManager {
             state
                 .replicas
                 .iter()
-                .any(|r| r.node == *n && r.is_good(state.gs))
+                .any(|r| r.node == *n && r.is_good(state.gs()))
         });
         if pipeline.committed && all_good {
             self.forget_pipeline(state.id);

@@ -40,8 +40,7 @@ impl BlockManager {
         self.changed.extend(
             self.nodes
                 .held(node)
-                .iter()
-                .filter_map(|slot| blocks.at(*slot).map(|s| s.id)),
+                .filter_map(|slot| blocks.at(slot).map(|s| s.id)),
         );
     }
 
@@ -106,13 +105,13 @@ impl BlockManager {
             let live: Vec<Replica> = state
                 .replicas
                 .iter()
-                .filter(|r| r.is_good(state.gs) && (view.counts)(self.nodes.uuid(r.node)))
+                .filter(|r| r.is_good(state.gs()) && (view.counts)(self.nodes.uuid(r.node)))
                 .collect();
             let out_of_service = state
                 .replicas
                 .iter()
                 .filter(|r| {
-                    r.is_good(state.gs)
+                    r.is_good(state.gs())
                         && !(view.counts)(self.nodes.uuid(r.node))
                         && (view.readable)(self.nodes.uuid(r.node))
                 })
@@ -195,7 +194,7 @@ impl BlockManager {
             let live_holders: Vec<DatanodeUuid> = state
                 .replicas
                 .iter()
-                .filter(|r| r.is_good(state.gs) && (view.counts)(self.nodes.uuid(r.node)))
+                .filter(|r| r.is_good(state.gs()) && (view.counts)(self.nodes.uuid(r.node)))
                 .map(|r| self.nodes.uuid(r.node).clone())
                 .collect();
             let live = live_holders.len();
@@ -207,7 +206,7 @@ impl BlockManager {
             let sources: Vec<Replica> = state
                 .replicas
                 .iter()
-                .filter(|r| r.is_good(state.gs) && (view.readable)(self.nodes.uuid(r.node)))
+                .filter(|r| r.is_good(state.gs()) && (view.readable)(self.nodes.uuid(r.node)))
                 .collect();
             let Some(source) = sources
                 .iter()
@@ -238,7 +237,7 @@ impl BlockManager {
             }
             let t = Transfer {
                 block: id,
-                gs: state.gs,
+                gs: state.gs(),
                 num_bytes,
                 targets,
             };
@@ -305,8 +304,7 @@ impl BlockManager {
         };
         self.nodes
             .held(node)
-            .iter()
-            .filter_map(|slot| self.blocks.at(*slot))
+            .filter_map(|slot| self.blocks.at(slot))
             .all(|state| self.safe_elsewhere(state, node, replication_of, alive))
     }
 
@@ -322,8 +320,7 @@ impl BlockManager {
         self.nodes.find(datanode).map_or(0, |node| {
             self.nodes
                 .held(node)
-                .iter()
-                .filter_map(|slot| self.blocks.at(*slot))
+                .filter_map(|slot| self.blocks.at(slot))
                 .filter(|state| !self.safe_elsewhere(state, node, replication_of, alive))
                 .count()
         })
@@ -342,7 +339,7 @@ impl BlockManager {
         let elsewhere = state
             .replicas
             .iter()
-            .filter(|r| r.node != node && r.is_good(state.gs) && alive(self.nodes.uuid(r.node)))
+            .filter(|r| r.node != node && r.is_good(state.gs()) && alive(self.nodes.uuid(r.node)))
             .count();
         elsewhere >= want
     }

@@ -93,9 +93,9 @@ impl BlockManager {
             let datanode = self.nodes.uuid(r.node);
             if r.corrupt {
                 c.corrupt += 1;
-            } else if r.is_good(state.gs) && (view.counts)(datanode) {
+            } else if r.is_good(state.gs()) && (view.counts)(datanode) {
                 c.live += 1;
-            } else if r.is_good(state.gs) && (view.readable)(datanode) {
+            } else if r.is_good(state.gs()) && (view.readable)(datanode) {
                 c.out_of_service += 1;
             }
         }
@@ -152,7 +152,7 @@ impl BlockManager {
     ) -> Option<(GenStamp, Vec<ReplicaInfo<'_>>, Vec<&DatanodeUuid>)> {
         self.blocks.get(&id).map(|s| {
             (
-                s.gs,
+                s.gs(),
                 s.replicas.iter().map(|r| self.info(r)).collect(),
                 self.pipeline(id)
                     .iter()
@@ -263,7 +263,7 @@ impl BlockManager {
         let _ = write!(
             out,
             "{file}: {}{} (replicas: live: {} decommissioning and decommissioned: {} corrupt: {} in excess: 0 maintenance mode: 0) ",
-            block_name(id, state.gs),
+            block_name(id, state.gs()),
             if usable > 0 { "" } else { " MISSING" },
             c.live,
             c.out_of_service,
@@ -294,7 +294,7 @@ impl BlockManager {
             pending.len()
         );
         for (id, deadline) in pending {
-            let gs = self.blocks.get(id).map_or(GenStamp(0), |s| s.gs);
+            let gs = self.blocks.get(id).map_or(GenStamp(0), |s| s.gs());
             let started = deadline
                 .checked_sub(view.pending_timeout)
                 .unwrap_or(*deadline);
@@ -354,10 +354,10 @@ impl BlockManager {
                 let _ = writeln!(
                     out,
                     "Block={}\tSize={}\tNode={}\tStorageID={}\tStorageState=NORMAL\tTotalReplicas={}\tReason=CORRUPTION_REPORTED",
-                    block_name(id, state.gs),
+                    block_name(id, state.gs()),
                     (view.block_len)(state.file, id),
                     (view.node_name)(self.nodes.uuid(r.node)),
-                    self.nodes.storage_name(r.storage),
+                    self.nodes.storage_name(r.node, r.storage),
                     state.replicas.len(),
                 );
             }

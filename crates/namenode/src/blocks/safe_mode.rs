@@ -78,7 +78,7 @@ impl BlockManager {
         let good = state
             .replicas
             .iter()
-            .filter(|r| r.is_good(state.gs) && r.num_bytes == counted.len)
+            .filter(|r| r.is_good(state.gs()) && r.num_bytes == counted.len)
             .count();
         let now_safe = good >= tally.min;
         if now_safe != counted.safe {

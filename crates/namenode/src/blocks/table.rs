@@ -2,14 +2,15 @@
 //! (`crate::id_slab`: a `Vec` of states, no per-block allocation, found
 //! through a paged index of ids, which a NameNode hands out one after
 //! another). A block's replicas live inline in its state (room for HDFS's
-//! default replication of 3 without an allocation, one stamp and length
-//! for all of them while they agree: [`Replicas`]), each naming its
-//! DataNode and storage by a 4-byte index into [`super::nodes::Nodes`]
-//! rather than by a string. Slots are stable while a block lives, so the
-//! per-DataNode lists of blocks hold slot numbers.
+//! default replication of 3 without an allocation, sharing the block's
+//! stamp and one length while they agree: [`Replicas`]), each naming its
+//! DataNode and that node's storage in 4 bytes ([`Placed`]). Slots are
+//! stable while a block lives, so the per-DataNode sets of blocks hold
+//! slot numbers.
 
 use smallvec::SmallVec;
 
+use super::nodes::Placed;
 use crate::id_slab::{IdSlab, Keyed};
 use crate::namespace::{BlockId, GenStamp, INodeId};
 
@@ -20,11 +21,8 @@ pub(super) struct Replica {
     pub num_bytes: u64,
     /// The DataNode, an index into `Nodes`.
     pub node: u32,
-    /// The storage id, an index into `Nodes`' storage names.
+    /// The storage, a number among that DataNode's storages in `Nodes`.
     pub storage: u32,
-    /// Where this block's slot sits in its DataNode's list of blocks (so
-    /// the entry goes in O(1) when the replica does).
-    pub pos: u32,
     /// Finalized on the DataNode (as opposed to being written).
     pub finalized: bool,
     /// Reported bad: never served while a good replica exists, not live.
@@ -37,23 +35,13 @@ impl Replica {
         self.finalized && !self.corrupt && self.gs >= gs
     }
 
-    /// The same replica as far as the block map's decisions go (its place
-    /// in the per-node list aside).
-    pub fn same_as(&self, other: &Replica) -> bool {
-        Replica { pos: 0, ..*self } == Replica { pos: 0, ..*other }
+    fn placed(&self) -> Placed {
+        Placed::new(self.node, self.storage)
     }
 }
 
-/// Where a replica is, without its stamp, length and flags.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Placed {
-    node: u32,
-    storage: u32,
-    pos: u32,
-}
-
-/// How many replicas a [`Replicas::Shared`] holds; an enum so that its
-/// spare values give the outer enums their tags for free.
+/// How many replicas a [`Replicas`] holds in its compact form; an enum so
+/// that its spare values give the outer enums their tags for free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 enum Count {
@@ -67,19 +55,21 @@ impl Count {
     const ALL: [Count; 4] = [Count::Zero, Count::One, Count::Two, Count::Three];
 }
 
-/// The replicas of a block, in the order they were first reported. In the
-/// steady state (up to three replicas, all of one generation stamp and
-/// length, as after their block reports) the stamp and length are kept
-/// once and each replica is 12 bytes of indexes plus two bits; anything
-/// else (a block being written, a stale or over-replicated one) keeps
-/// whole replicas in a vector. Every change goes through [`Replicas::edit`],
-/// which picks the form again.
+/// A block's generation stamp and its replicas, in the order they were
+/// first reported. In the steady state (up to three replicas of the
+/// block's own stamp, all of one length, as after their block reports) the
+/// stamp and length are kept once and each replica is 4 bytes of place
+/// plus two bits: 32 bytes in all. Anything else (a block being written
+/// to replicas of different lengths, a stale or over-replicated one)
+/// keeps whole replicas in a boxed slice. Every change goes through
+/// [`Replicas::edit`] or [`Replicas::set_gs`], which pick the form again.
 #[derive(Debug, Clone)]
 pub(super) struct Replicas(Form);
 
 #[derive(Debug, Clone)]
 enum Form {
     Shared {
+        /// The block's stamp, and every replica's.
         gs: GenStamp,
         num_bytes: u64,
         count: Count,
@@ -89,30 +79,40 @@ enum Form {
         corrupt: u8,
         placed: [Placed; 3],
     },
-    Each(Vec<Replica>),
+    Each {
+        /// The block's stamp; each replica has its own.
+        gs: GenStamp,
+        all: Box<[Replica]>,
+    },
 }
 
 /// Replicas taken out of their compact form to be changed.
 pub(super) type Unpacked = SmallVec<[Replica; 4]>;
 
-impl Default for Replicas {
-    fn default() -> Self {
-        Replicas(Form::Shared {
-            gs: GenStamp(0),
-            num_bytes: 0,
-            count: Count::Zero,
-            finalized: 0,
-            corrupt: 0,
-            placed: [Placed::default(); 3],
-        })
-    }
-}
-
 impl Replicas {
+    /// No replicas yet, of a block at stamp `gs`.
+    pub fn new(gs: GenStamp) -> Self {
+        Replicas::pack(gs, Unpacked::new())
+    }
+
+    /// The block's generation stamp.
+    pub fn gs(&self) -> GenStamp {
+        match &self.0 {
+            Form::Shared { gs, .. } | Form::Each { gs, .. } => *gs,
+        }
+    }
+
+    /// Gives the block a new stamp; its replicas keep theirs.
+    pub fn set_gs(&mut self, gs: GenStamp) {
+        if gs != self.gs() {
+            *self = Replicas::pack(gs, self.iter().collect());
+        }
+    }
+
     pub fn len(&self) -> usize {
         match &self.0 {
             Form::Shared { count, .. } => *count as usize,
-            Form::Each(v) => v.len(),
+            Form::Each { all, .. } => all.len(),
         }
     }
 
@@ -132,13 +132,12 @@ impl Replicas {
             } => (i < *count as usize).then(|| Replica {
                 gs: *gs,
                 num_bytes: *num_bytes,
-                node: placed[i].node,
-                storage: placed[i].storage,
-                pos: placed[i].pos,
+                node: placed[i].node(),
+                storage: placed[i].storage(),
                 finalized: finalized & (1 << i) != 0,
                 corrupt: corrupt & (1 << i) != 0,
             }),
-            Form::Each(v) => v.get(i).copied(),
+            Form::Each { all, .. } => all.get(i).copied(),
         }
     }
 
@@ -152,33 +151,32 @@ impl Replicas {
     pub fn edit<T>(&mut self, change: impl FnOnce(&mut Unpacked) -> T) -> T {
         let mut all: Unpacked = self.iter().collect();
         let out = change(&mut all);
-        *self = Replicas::pack(all);
+        *self = Replicas::pack(self.gs(), all);
         out
     }
 
-    fn pack(all: Unpacked) -> Replicas {
+    fn pack(gs: GenStamp, all: Unpacked) -> Replicas {
+        let num_bytes = all.first().map_or(0, |r| r.num_bytes);
         let shared = all.len() <= 3
             && all
-                .windows(2)
-                .all(|w| w[0].gs == w[1].gs && w[0].num_bytes == w[1].num_bytes);
+                .iter()
+                .all(|r| r.gs == gs && r.num_bytes == num_bytes && r.placed().holds(r));
         if !shared {
-            return Replicas(Form::Each(all.into_vec()));
+            return Replicas(Form::Each {
+                gs,
+                all: all.into_vec().into_boxed_slice(),
+            });
         }
         let mut placed = [Placed::default(); 3];
         let (mut finalized, mut corrupt) = (0u8, 0u8);
         for (i, r) in all.iter().enumerate() {
-            placed[i] = Placed {
-                node: r.node,
-                storage: r.storage,
-                pos: r.pos,
-            };
+            placed[i] = r.placed();
             finalized |= u8::from(r.finalized) << i;
             corrupt |= u8::from(r.corrupt) << i;
         }
-        let first = all.first();
         Replicas(Form::Shared {
-            gs: first.map_or(GenStamp(0), |r| r.gs),
-            num_bytes: first.map_or(0, |r| r.num_bytes),
+            gs,
+            num_bytes,
             count: Count::ALL[all.len()],
             finalized,
             corrupt,
@@ -203,34 +201,12 @@ impl Replicas {
         let mut keep = keep;
         self.edit(|all| all.retain(|r| keep(r)));
     }
-
-    /// Moves the replica on DataNode `node` to position `pos` of that
-    /// node's list of blocks.
-    pub fn set_pos(&mut self, node: u32, pos: u32) {
-        match &mut self.0 {
-            // The position is no part of what the form depends on.
-            Form::Shared { count, placed, .. } => {
-                if let Some(p) = placed[..*count as usize]
-                    .iter_mut()
-                    .find(|p| p.node == node)
-                {
-                    p.pos = pos;
-                }
-            }
-            Form::Each(v) => {
-                if let Some(r) = v.iter_mut().find(|r| r.node == node) {
-                    r.pos = pos;
-                }
-            }
-        }
-    }
 }
 
 #[derive(Debug, Clone)]
 pub(super) struct BlockState {
     pub id: BlockId,
     pub file: INodeId,
-    pub gs: GenStamp,
     /// Its committed length and whether start-up safe mode counts it
     /// safe, and the pipeline it was handed out with, live in side tables
     /// of the block manager (only blocks in start-up safe mode or handed
@@ -243,9 +219,13 @@ impl BlockState {
         BlockState {
             id,
             file,
-            gs,
-            replicas: Replicas::default(),
+            replicas: Replicas::new(gs),
         }
+    }
+
+    /// The block's generation stamp.
+    pub fn gs(&self) -> GenStamp {
+        self.replicas.gs()
     }
 
     /// The position in `replicas` of the replica on DataNode `node`.
@@ -277,10 +257,10 @@ mod tests {
 
     #[test]
     fn three_replicas_fit_inline_in_a_compact_state() {
-        // id, file, stamp (24); the replicas' shared stamp and length
-        // (16), three 12-byte placements, their count and two flag bytes
-        // (39); the safe-mode figures and the pipeline are in side tables.
-        assert_eq!(std::mem::size_of::<Option<BlockState>>(), 80);
+        // id and file (16); the block's stamp, the replicas' one length,
+        // three 4-byte places, their count and two flag bytes (32); the
+        // safe-mode figures and the pipeline are in side tables.
+        assert_eq!(std::mem::size_of::<Option<BlockState>>(), 48);
     }
 
     fn replica(node: u32, gs: u64, num_bytes: u64) -> Replica {
@@ -289,7 +269,6 @@ mod tests {
             num_bytes,
             node,
             storage: node + 10,
-            pos: node * 7,
             finalized: node.is_multiple_of(2),
             corrupt: node == 2,
         }
@@ -301,7 +280,7 @@ mod tests {
 
     #[test]
     fn replicas_keep_one_stamp_and_length_while_they_agree() {
-        let mut r = Replicas::default();
+        let mut r = Replicas::new(GenStamp(1001));
         assert!(r.is_empty() && is_shared(&r));
         for node in 0..3 {
             r.push(replica(node, 1001, 64));
@@ -331,22 +310,52 @@ mod tests {
             vec![1, 2, 3],
             "order kept"
         );
-
-        // Positions move in either form without changing anything else.
-        let moved = |node, pos| {
-            Some(Replica {
-                pos,
-                ..replica(node, 1001, 64)
-            })
-        };
-        r.set_pos(2, 99);
-        assert_eq!(r.get(1), moved(2, 99));
-        r.set(0, replica(1, 1002, 64));
-        r.set_pos(3, 5);
-        assert_eq!(r.get(2), moved(3, 5));
-        assert_eq!(r.get(3), None);
         r.retain(|_| false);
         assert!(r.is_empty() && is_shared(&r));
+        assert_eq!(r.gs(), GenStamp(1001));
+    }
+
+    #[test]
+    fn a_new_block_stamp_leaves_the_replicas_theirs() {
+        let mut r = Replicas::new(GenStamp(1001));
+        for node in 0..2 {
+            r.push(replica(node, 1001, 64));
+        }
+        r.set_gs(GenStamp(1002));
+        assert_eq!(r.gs(), GenStamp(1002));
+        assert!(!is_shared(&r), "replicas of another stamp than the block's");
+        assert_eq!(
+            r.iter().collect::<Vec<_>>(),
+            (0..2).map(|n| replica(n, 1001, 64)).collect::<Vec<_>>()
+        );
+        // Reported again at the new stamp: compact again.
+        for i in 0..2 {
+            r.set(i, replica(i as u32, 1002, 64));
+        }
+        assert!(is_shared(&r));
+        assert_eq!(r.get(1), Some(replica(1, 1002, 64)));
+        // A replica ahead of the block (reported before the NameNode
+        // learned the new stamp) keeps its own stamp too.
+        r.set(0, replica(0, 1003, 64));
+        assert!(!is_shared(&r));
+        assert_eq!(r.get(0), Some(replica(0, 1003, 64)));
+        assert_eq!(r.gs(), GenStamp(1002));
+    }
+
+    #[test]
+    fn places_beyond_the_packed_range_keep_whole_replicas() {
+        let mut r = Replicas::new(GenStamp(7));
+        let far = Replica {
+            node: u32::MAX - 1,
+            storage: 5000,
+            ..replica(0, 7, 64)
+        };
+        r.push(replica(0, 7, 64));
+        r.push(far);
+        assert!(!is_shared(&r), "a place that does not pack");
+        assert_eq!(r.get(1), Some(far));
+        r.retain(|x| x.node == 0);
+        assert!(is_shared(&r));
     }
 
     #[test]

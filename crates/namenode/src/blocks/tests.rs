@@ -396,8 +396,7 @@ fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
         let id = s.id;
         let slot = bm.blocks.slot_of(id).expect("found by its id");
         for r in s.replicas.iter() {
-            let held = bm.nodes.held(r.node);
-            assert_eq!(held.get(r.pos as usize), Some(&slot), "position of {id}");
+            assert!(bm.nodes.is_held(r.node, slot), "{id} in its node's set");
             on_node
                 .entry(bm.nodes.uuid(r.node).clone())
                 .or_default()
@@ -407,7 +406,7 @@ fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
         let good = s
             .replicas
             .iter()
-            .filter(|r| r.is_good(s.gs) && Some(r.num_bytes) == counted.map(|c| c.len))
+            .filter(|r| r.is_good(s.gs()) && Some(r.num_bytes) == counted.map(|c| c.len))
             .count();
         let is_safe = counted.is_some() && good >= min;
         assert_eq!(
@@ -421,12 +420,12 @@ fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
         let live = s
             .replicas
             .iter()
-            .filter(|r| r.is_good(s.gs) && (view.counts)(uuid(r)))
+            .filter(|r| r.is_good(s.gs()) && (view.counts)(uuid(r)))
             .count();
         let out = s
             .replicas
             .iter()
-            .filter(|r| r.is_good(s.gs) && !(view.counts)(uuid(r)) && (view.readable)(uuid(r)))
+            .filter(|r| r.is_good(s.gs()) && !(view.counts)(uuid(r)) && (view.readable)(uuid(r)))
             .count();
         assert_eq!(bm.queue_level(id), priority(live, out, want), "block {id}");
     }
@@ -435,8 +434,8 @@ fn check_against_recount(bm: &BlockManager, view: &BlockView<'_>, min: usize) {
         .holding()
         .map(|(d, _)| {
             let n = bm.nodes.find(d).expect("indexed");
-            let ids = bm.nodes.held(n).iter();
-            let ids = ids.map(|slot| bm.blocks.at(*slot).expect("live slot").id);
+            let ids = bm.nodes.held(n);
+            let ids = ids.map(|slot| bm.blocks.at(slot).expect("live slot").id);
             (d.clone(), ids.collect())
         })
         .collect();
