@@ -13,6 +13,9 @@ use crate::trash::TrashSettings;
 pub const CAIRN_JOURNAL_PREALLOCATE_STEP: &str = "cairn.namenode.edits.preallocate.step";
 /// Edit-log preallocation scheme: fallocate (default), fill, sparse, none.
 pub const CAIRN_JOURNAL_PREALLOCATION: &str = "cairn.namenode.edits.preallocation";
+/// The longest a batch of edits waits for more when other writers are
+/// adding to it (Cairn; microseconds, default 0: off).
+pub const CAIRN_JOURNAL_COMMIT_DELAY_US: &str = "cairn.namenode.edits.commit-delay-us";
 /// Open files per `listOpenFiles` reply (HDFS's key; default 1000).
 pub const DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES: &str =
     "dfs.namenode.list.openfiles.num.responses";
@@ -323,10 +326,20 @@ fn journal_config(
             ))
         }
     };
+    let default_delay = crate::journal::file::DEFAULT_COMMIT_DELAY.as_micros() as u64;
+    let delay = conf.get_u64(CAIRN_JOURNAL_COMMIT_DELAY_US, default_delay)?;
+    if delay > 1_000_000 {
+        return Err(invalid(
+            CAIRN_JOURNAL_COMMIT_DELAY_US,
+            delay,
+            "must be at most 1000000 (one second)",
+        ));
+    }
     Ok(crate::journal::file::JournalConfig {
         preallocation,
         step_bytes: step,
         sync: true,
+        commit_delay: Duration::from_micros(delay),
         metrics: Default::default(),
     })
 }

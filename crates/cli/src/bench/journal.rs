@@ -113,6 +113,8 @@ async fn one_scheme(base: &Path, name: &str, a: &JournalArgs) -> anyhow::Result<
             preallocation: pre,
             step_bytes: a.step,
             sync: true,
+            // The raw log, as the seed measured it: no lingering.
+            commit_delay: std::time::Duration::ZERO,
             metrics: Default::default(),
         },
     )
@@ -186,6 +188,8 @@ async fn sweep_point(
                 preallocation: pre,
                 step_bytes: step,
                 sync,
+                // The raw log, as the seed measured it: no lingering.
+                commit_delay: std::time::Duration::ZERO,
                 metrics: Default::default(),
             },
         )

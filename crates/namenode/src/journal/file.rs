@@ -17,8 +17,8 @@
 
 use std::io;
 use std::path::PathBuf;
-use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use cairn_common::disk::{Disk, DiskFile};
 use futures::future::BoxFuture;
@@ -51,6 +51,10 @@ pub struct JournalConfig {
     pub step_bytes: u64,
     /// fdatasync after each batch (off only for benchmarks).
     pub sync: bool,
+    /// The longest a batch waits for more edits when edits from other
+    /// writers arrived during the previous sync (zero: never); see
+    /// [`Writer::linger`].
+    pub commit_delay: Duration,
     /// Sync latency, batch sizes and transactions, for `/jmx` and `/prom`.
     pub metrics: std::sync::Arc<crate::metrics::JournalMetrics>,
 }
@@ -61,9 +65,52 @@ impl Default for JournalConfig {
             preallocation: Preallocation::Fallocate,
             step_bytes: 1024 * 1024,
             sync: true,
+            commit_delay: DEFAULT_COMMIT_DELAY,
             metrics: Default::default(),
         }
     }
+}
+
+/// How long a batch may wait for more edits under concurrent writers: off
+/// by default. Lingering halves the syncs of a client that trickles its
+/// calls (Hadoop's NNThroughputBenchmark), but costs a fixed set of
+/// writers that each wait for their edit their overlap with the sync
+/// (docs/namenode-cpu.md, "A commit delay").
+pub const DEFAULT_COMMIT_DELAY: Duration = Duration::ZERO;
+
+/// Holds the pending batch back while other writers keep adding to it, so
+/// that one fdatasync and one round of wake-ups serve more edits. Called
+/// only when edits arrived during the previous sync: a lone writer waits
+/// for that sync before its next edit, so it never finds edits pending
+/// and never lingers. The batch goes once it has `target` edits (the
+/// sizes batches reached lately: a fixed set of writers that each wait
+/// for their edit, as a benchmark's threads, has then all appended), when
+/// no edit arrived for half the delay (the other writers are done), or at
+/// the end of the delay.
+fn linger<'a>(
+    shared: &'a Shared,
+    delay: Duration,
+    target: u64,
+    mut p: MutexGuard<'a, Pending>,
+) -> Option<MutexGuard<'a, Pending>> {
+    let quiet = delay / 2;
+    let until = Instant::now() + delay;
+    // The append that brings the batch to its target signals; the others
+    // do not, so the batch costs no wake-up per edit.
+    p.signal_at = target;
+    while !p.shutdown && p.records < target {
+        let now = Instant::now();
+        if now >= until {
+            break;
+        }
+        let seen = p.records;
+        p = shared.wake.wait_timeout(p, quiet.min(until - now)).ok()?.0;
+        if p.records == seen {
+            break;
+        }
+    }
+    p.signal_at = u64::MAX;
+    Some(p)
 }
 
 /// One open segment file in one journal directory.
@@ -94,6 +141,9 @@ struct Pending {
     /// to signal it (a futex call per append otherwise, while the thread
     /// is busy syncing the previous batch and will look anyway).
     writer_waiting: bool,
+    /// While the sync thread lingers for more edits ([`linger`]): the
+    /// pending count at which an append signals it (`u64::MAX` otherwise).
+    signal_at: u64,
 }
 
 struct Shared {
@@ -132,6 +182,8 @@ struct Writer {
     shared: Arc<Shared>,
     durable: watch::Sender<Durable>,
     spare: Vec<u8>,
+    /// How many edits a lingering batch waits for ([`linger`]).
+    linger_target: u64,
 }
 
 fn allocate(file: &dyn DiskFile, from: u64, len: u64, mode: Preallocation) -> io::Result<()> {
@@ -264,6 +316,16 @@ impl Writer {
                 let Ok(mut p) = self.shared.pending.lock() else {
                     return;
                 };
+                // Edits that arrived while the previous batch was synced
+                // come from other writers than that batch's.
+                let concurrent = !p.buf.is_empty();
+                if concurrent && !self.config.commit_delay.is_zero() {
+                    let target = self.linger_target;
+                    p = match linger(&self.shared, self.config.commit_delay, target, p) {
+                        Some(p) => p,
+                        None => return,
+                    };
+                }
                 while p.buf.is_empty() && !p.shutdown {
                     p.writer_waiting = true;
                     p = match self.shared.wake.wait(p) {
@@ -280,7 +342,11 @@ impl Writer {
                     p.buf.clear();
                     continue;
                 }
-                take_batch(&mut p, &mut self.spare)
+                let batch = take_batch(&mut p, &mut self.spare);
+                // The largest batches of late, forgotten slowly (by a
+                // sixteenth a batch) once they stop coming.
+                self.linger_target = batch.2.max(self.linger_target - self.linger_target / 16);
+                batch
             };
             let len = buf.len() as u64;
             if let Err(why) = self.ensure_room(len) {
@@ -416,6 +482,7 @@ impl FileEditLog {
                 refusing: None,
                 shutdown: false,
                 writer_waiting: false,
+                signal_at: u64::MAX,
             }),
             wake: Condvar::new(),
             stats: Mutex::new(JournalStats::default()),
@@ -439,6 +506,7 @@ impl FileEditLog {
             shared: shared.clone(),
             durable: tx,
             spare: Vec::new(),
+            linger_target: 0,
         };
         if !matches!(writer.config.preallocation, Preallocation::None) {
             writer.extend_to(step).map_err(io::Error::other)?;
@@ -513,7 +581,7 @@ impl EditLog for FileEditLog {
             p.records += 1;
         }
         let last = p.last_txid;
-        let wake = p.writer_waiting;
+        let wake = p.writer_waiting || p.records >= p.signal_at;
         drop(p);
         self.metrics
             .record_append(edits.len() as u64, started.elapsed());
