@@ -45,24 +45,19 @@ impl PartialEq for Children {
 impl Eq for Children {}
 
 impl Children {
-    /// Children from ids in name order, with no spare room.
-    fn exact(ids: Vec<INodeId>) -> Self {
+    /// Children from `(name, id)` pairs in any order (an image's list).
+    pub fn from_named<S: AsRef<str>>(mut named: Vec<(S, INodeId)>) -> Self {
+        named.sort_by(|a, b| a.0.as_ref().as_bytes().cmp(b.0.as_ref().as_bytes()));
+        Self::from_sorted(named.into_iter().map(|(_, id)| id).collect())
+    }
+
+    /// Children from ids already in name order (an image's group, whose
+    /// order the loader has checked), with no spare room.
+    pub fn from_sorted(ids: Vec<INodeId>) -> Self {
         debug_assert!(!ids.contains(&INodeId::NONE));
         Self {
             ids: ids.into_boxed_slice(),
         }
-    }
-
-    /// Children from `(name, id)` pairs in any order (an image's list).
-    pub fn from_named<S: AsRef<str>>(mut named: Vec<(S, INodeId)>) -> Self {
-        named.sort_by(|a, b| a.0.as_ref().as_bytes().cmp(b.0.as_ref().as_bytes()));
-        Self::exact(named.into_iter().map(|(_, id)| id).collect())
-    }
-
-    /// Children from ids already in name order (an image's group, whose
-    /// order the loader has checked).
-    pub fn from_sorted(ids: Vec<INodeId>) -> Self {
-        Self::exact(ids)
     }
 
     /// Appends ids that sort after every present child (the rest of an
