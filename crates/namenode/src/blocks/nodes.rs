@@ -8,6 +8,7 @@
 //! re-registrations keep their uuid).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use roaring::RoaringBitmap;
 
@@ -44,12 +45,20 @@ impl Placed {
     }
 }
 
+/// One DataNode's storage ids, numbered in the order first seen (found by
+/// hash: a DataNode may report any number of them).
+#[derive(Debug, Default)]
+struct Storages {
+    names: Vec<Arc<str>>,
+    numbers: HashMap<Arc<str>, u32>,
+}
+
 #[derive(Debug, Default)]
 pub(super) struct Nodes {
     uuids: Vec<DatanodeUuid>,
     by_uuid: HashMap<DatanodeUuid, u32>,
-    /// By DataNode index: its storage ids, numbered in the order first seen.
-    storages: Vec<Vec<Box<str>>>,
+    /// By DataNode index: its storages.
+    storages: Vec<Storages>,
     /// By DataNode index: the slots of the blocks it holds a replica of.
     held: Vec<RoaringBitmap>,
 }
@@ -67,7 +76,7 @@ impl Nodes {
         }
         let n = u32::try_from(self.uuids.len()).expect("more than 2^32 DataNodes");
         self.uuids.push(uuid.clone());
-        self.storages.push(Vec::new());
+        self.storages.push(Storages::default());
         self.held.push(RoaringBitmap::new());
         self.by_uuid.insert(uuid.clone(), n);
         n
@@ -78,27 +87,26 @@ impl Nodes {
     }
 
     /// The number of storage `name` among DataNode `n`'s, given one if new.
-    /// A DataNode has a handful of storages: a scan beats a hash.
     pub fn storage(&mut self, n: u32, name: &str) -> u32 {
         if let Some(s) = self.find_storage(n, name) {
             return s;
         }
-        let list = &mut self.storages[n as usize];
-        let s = u32::try_from(list.len()).expect("more than 2^32 storages on a DataNode");
-        list.push(name.into());
+        let node = &mut self.storages[n as usize];
+        let s = u32::try_from(node.names.len()).expect("more than 2^32 storages on a DataNode");
+        let name: Arc<str> = Arc::from(name);
+        node.names.push(Arc::clone(&name));
+        node.numbers.insert(name, s);
         s
     }
 
     /// The number of storage `name` among DataNode `n`'s, if known.
     pub fn find_storage(&self, n: u32, name: &str) -> Option<u32> {
-        let list = self.storages.get(n as usize)?;
-        let s = list.iter().position(|x| **x == *name)?;
-        u32::try_from(s).ok()
+        self.storages.get(n as usize)?.numbers.get(name).copied()
     }
 
     /// The id of storage `s` of DataNode `n`.
     pub fn storage_name(&self, n: u32, s: u32) -> &str {
-        &self.storages[n as usize][s as usize]
+        &self.storages[n as usize].names[s as usize]
     }
 
     /// The block slots DataNode `n` holds a replica of, in slot order.

@@ -184,6 +184,8 @@ struct Writer {
     spare: Vec<u8>,
     /// How many edits a lingering batch waits for ([`linger`]).
     linger_target: u64,
+    /// The last batch was cut at its size limit, leaving edits pending.
+    left_behind: bool,
 }
 
 fn allocate(file: &dyn DiskFile, from: u64, len: u64, mode: Preallocation) -> io::Result<()> {
@@ -318,7 +320,7 @@ impl Writer {
                 };
                 // Edits that arrived while the previous batch was synced
                 // come from other writers than that batch's.
-                let concurrent = !p.buf.is_empty();
+                let concurrent = !p.buf.is_empty() && !self.left_behind;
                 if concurrent && !self.config.commit_delay.is_zero() {
                     let target = self.linger_target;
                     p = match linger(&self.shared, self.config.commit_delay, target, p) {
@@ -344,8 +346,12 @@ impl Writer {
                 }
                 let batch = take_batch(&mut p, &mut self.spare);
                 // The largest batches of late, forgotten slowly (by a
-                // sixteenth a batch) once they stop coming.
-                self.linger_target = batch.2.max(self.linger_target - self.linger_target / 16);
+                // sixteenth a batch, at least one) once they stop coming.
+                let forgotten = (self.linger_target / 16).max(1);
+                self.linger_target = batch.2.max(self.linger_target.saturating_sub(forgotten));
+                // Edits left behind by a batch cut at its size limit were
+                // there before that sync: no sign of concurrent writers.
+                self.left_behind = !p.buf.is_empty();
                 batch
             };
             let len = buf.len() as u64;
@@ -507,6 +513,7 @@ impl FileEditLog {
             durable: tx,
             spare: Vec::new(),
             linger_target: 0,
+            left_behind: false,
         };
         if !matches!(writer.config.preallocation, Preallocation::None) {
             writer.extend_to(step).map_err(io::Error::other)?;
