@@ -47,11 +47,36 @@ struct Member {
 }
 
 /// A free port on `host`, held until the returned listener is dropped so
-/// that the next call picks another one.
+/// that the next call picks another one. Taken below the kernel's range
+/// of ephemeral ports where it can: a NameNode restarted on its port must
+/// find it free, and a port from that range can meanwhile be the local
+/// end of any outgoing connection (the kernel hands them out), which keeps
+/// the NameNode from coming back for as long as that connection lives.
 fn free_port(host: &str) -> anyhow::Result<(u16, TcpListener)> {
+    /// Ports below this are left to well-known services.
+    const LOWEST: u16 = 10_000;
+    if let Some(first_ephemeral) = first_ephemeral_port().filter(|p| *p > LOWEST + 1_000) {
+        let span = u64::from(first_ephemeral - LOWEST);
+        for _ in 0..200 {
+            let pick = std::hash::BuildHasher::hash_one(
+                &std::collections::hash_map::RandomState::new(),
+                std::time::Instant::now(),
+            );
+            let port = LOWEST + u16::try_from(pick % span).unwrap_or(0);
+            if let Ok(l) = TcpListener::bind((host, port)) {
+                return Ok((port, l));
+            }
+        }
+    }
     let l =
         TcpListener::bind((host, 0)).with_context(|| format!("finding a free port on {host}"))?;
     Ok((l.local_addr()?.port(), l))
+}
+
+/// The first port of the kernel's ephemeral range (Linux), if readable.
+fn first_ephemeral_port() -> Option<u16> {
+    let range = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").ok()?;
+    range.split_whitespace().next()?.parse().ok()
 }
 
 /// The members' addresses for a new cluster: RPC on the port of
@@ -341,6 +366,19 @@ pub fn run(args: UpArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn free_ports_come_from_below_the_ephemeral_range() {
+        let Some(first) = first_ephemeral_port().filter(|p| *p > 11_000) else {
+            return; // no such range to stay out of here
+        };
+        let held: Vec<_> = (0..20)
+            .map(|_| free_port("127.0.0.1").expect("a free port"))
+            .collect();
+        for (port, _) in &held {
+            assert!((10_000..first).contains(port), "port {port}");
+        }
+    }
 
     #[test]
     fn the_written_configuration_reads_back_as_a_nameservice() {
