@@ -53,7 +53,7 @@ pub struct JournalConfig {
     pub sync: bool,
     /// The longest a batch waits for more edits when edits from other
     /// writers arrived during the previous sync (zero: never); see
-    /// [`Writer::linger`].
+    /// [`linger`].
     pub commit_delay: Duration,
     /// Sync latency, batch sizes and transactions, for `/jmx` and `/prom`.
     pub metrics: std::sync::Arc<crate::metrics::JournalMetrics>,
