@@ -3,8 +3,11 @@
 //! range possibly shorter.
 //!
 //! Two CRC32C implementations are kept on purpose. [`Crc32cImpl::Hardware`]
-//! is the `crc32c` crate (SSE 4.2 / ARMv8 CRC instructions, with its own
-//! fallback on CPUs without them); [`Crc32cImpl::Software`] is a plain
+//! is the `crc-fast` crate (carry-less multiply folding over SIMD registers,
+//! with its own fallback on CPUs without them; on this project's 2-core VM
+//! it checksums 512-byte chunks at 50 µs a MiB where the `crc32c` crate,
+//! which runs one CRC instruction chain for inputs under 768 bytes, took
+//! 120); [`Crc32cImpl::Software`] is a plain
 //! table-driven loop, one byte per step. The switch
 //! `cairn.datanode.checksum.hardware` picks one, so HDFS-959's "fast CRC"
 //! item can be measured against a slow one. CRC32 (zlib's) is only used to
@@ -78,7 +81,7 @@ impl ChecksumKind {
 /// Which CRC32C code computes checksums (`cairn.datanode.checksum.hardware`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Crc32cImpl {
-    /// The `crc32c` crate: CPU instructions where available.
+    /// The `crc-fast` crate: SIMD instructions where available.
     Hardware,
     /// A byte-at-a-time table lookup, as Java's pre-HADOOP-6166 code did.
     Software,
@@ -121,7 +124,8 @@ fn table_crc(table: &[u32; 256], data: &[u8]) -> u32 {
 /// CRC32C of `data` with the chosen implementation.
 pub fn crc32c(imp: Crc32cImpl, data: &[u8]) -> u32 {
     match imp {
-        Crc32cImpl::Hardware => crc32c::crc32c(data),
+        // CRC-32/ISCSI is CRC32C; the crate returns every width as a u64.
+        Crc32cImpl::Hardware => crc_fast::checksum(crc_fast::CrcAlgorithm::Crc32Iscsi, data) as u32,
         Crc32cImpl::Software => table_crc(&CRC32C_TABLE, data),
     }
 }
@@ -271,7 +275,21 @@ mod tests {
 
     #[test]
     fn hardware_and_software_crc32c_agree() {
-        for (len, seed) in [(1, 1), (7, 2), (511, 3), (512, 4), (513, 5), (65536, 6)] {
+        // Every length up to a few chunks, at every start offset within a
+        // 16-byte SIMD lane (the fast code folds aligned blocks and
+        // handles heads and tails apart), then some long inputs.
+        let data = pseudo_random(1200, 1);
+        for start in 0..16 {
+            for len in 0..=data.len() - start {
+                let slice = &data[start..start + len];
+                assert_eq!(
+                    crc32c(Crc32cImpl::Hardware, slice),
+                    crc32c(Crc32cImpl::Software, slice),
+                    "start {start} len {len}"
+                );
+            }
+        }
+        for (len, seed) in [(4095, 2), (65536, 3), (1 << 20, 4)] {
             let data = pseudo_random(len, seed);
             assert_eq!(
                 crc32c(Crc32cImpl::Hardware, &data),
