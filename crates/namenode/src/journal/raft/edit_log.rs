@@ -219,7 +219,15 @@ async fn watch_leadership(
         {
             let m = metrics.borrow_and_update();
             if m.state == ServerState::Leader && m.current_leader == Some(m.id) {
-                if led.is_none_or(|(term, _)| term != m.current_term) {
+                // The watch keeps only the latest metrics: a lead lost and
+                // taken again in a later term between two looks shows as a
+                // new term. Step down from the old one first, so the new
+                // term waits to catch up (and is logged) like any other.
+                if let Some((term, _)) = led.filter(|(term, _)| *term != m.current_term) {
+                    led = None;
+                    step_down(term, &progress, &ready, &durable);
+                }
+                if led.is_none() {
                     led = Some((m.current_term, m.last_log_index.unwrap_or(0)));
                 }
                 let caught_up = led
@@ -235,21 +243,7 @@ async fn watch_leadership(
                     info!(term = m.current_term, "active for term {}", m.current_term);
                 }
             } else if let Some((term, _)) = led.take() {
-                ready.store(false, Ordering::Release);
-                let applied = progress.applied_txid.load(Ordering::Acquire);
-                let committed = *progress.committed_txid.borrow();
-                if applied > committed {
-                    progress.diverged.store(true, Ordering::Release);
-                    fail(
-                        &durable,
-                        format!(
-                            "lost the lead of term {term} with txids {}..={applied} uncommitted",
-                            committed + 1
-                        ),
-                    );
-                } else {
-                    info!(term, "no longer active; nothing uncommitted");
-                }
+                step_down(term, &progress, &ready, &durable);
             }
         }
         if metrics.changed().await.is_err() {
@@ -261,6 +255,27 @@ async fn watch_leadership(
             fail(&durable, "the Raft core stopped".into());
             return;
         }
+    }
+}
+
+/// Stops taking edits after leading `term`; edits applied but not
+/// committed may have been replaced by another leader's, so they fail the
+/// log (the NameNode restarts from what is on disk).
+fn step_down(term: u64, progress: &Progress, ready: &AtomicBool, durable: &watch::Sender<Durable>) {
+    ready.store(false, Ordering::Release);
+    let applied = progress.applied_txid.load(Ordering::Acquire);
+    let committed = *progress.committed_txid.borrow();
+    if applied > committed {
+        progress.diverged.store(true, Ordering::Release);
+        fail(
+            durable,
+            format!(
+                "lost the lead of term {term} with txids {}..={applied} uncommitted",
+                committed + 1
+            ),
+        );
+    } else {
+        info!(term, "no longer active; nothing uncommitted");
     }
 }
 

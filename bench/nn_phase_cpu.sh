@@ -1,0 +1,30 @@
+#!/bin/bash
+# NameNode CPU per call over one NNThroughputBenchmark op's own phase: a fresh
+# `cairn namenode` alone, the benchmark from the shared harness (16 threads),
+# CPU (/proc/PID/stat utime+stime) from the op's first call to its FILES-th,
+# both found by polling the NameNode's /prom count for METHOD.
+# usage: nn_phase_cpu.sh BINARY OP METHOD FILES [namenode args...]
+#   e.g. nn_phase_cpu.sh target/release/cairn fileStatus getFileInfo 40000
+set -u
+BIN=$1; OP=$2; METHOD=$3; FILES=$4; shift 4
+H=${HARNESS:-$(dirname "$0")/../../shared/anchors/hdfs-harness/harness}
+D=$(mktemp -d /tmp/nn_phase_cpu.XXXX)
+PORT=$((20000 + RANDOM % 20000))
+"$BIN" namenode --dir "$D" --format --force >/dev/null 2>&1
+"$BIN" namenode "$@" --dir "$D" --rpc-address 127.0.0.1:$PORT --http-address 127.0.0.1:$((PORT + 1)) >"$D/nn.log" 2>&1 &
+PID=$!
+sleep 1.5
+cpu() { awk '{print $14 + $15}' /proc/$PID/stat; }
+calls() {
+  curl -s http://127.0.0.1:$((PORT + 1))/prom |
+    awk -v m="cairn_rpc_processing_seconds_count{method=\"$METHOD\"}" '$1 == m {print $2}'
+}
+"$H" nnbench --fs hdfs://127.0.0.1:$PORT --op "$OP" --threads 16 --files "$FILES" >"$D/bench.log" 2>&1 &
+B=$!
+until [ "$(calls)" != "" ] && [ "$(calls)" -gt 0 ]; do sleep 0.01; kill -0 $B 2>/dev/null || break; done
+n0=$(calls); c0=$(cpu)
+until [ "$(calls)" -ge "$FILES" ]; do sleep 0.01; kill -0 $B 2>/dev/null || break; done
+n1=$(calls); c1=$(cpu)
+wait $B
+echo "$OP calls=$((n1 - n0)) ticks=$((c1 - c0)) us_per_call=$(((c1 - c0) * 10000 / (n1 - n0 + 1))) $(grep -oE "ops_per_sec=[0-9.]+" "$D/bench.log")"
+kill $PID; wait $PID 2>/dev/null; rm -rf "$D"
