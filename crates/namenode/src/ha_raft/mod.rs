@@ -9,8 +9,9 @@
 //! with the log and with leadership.
 //!
 //! The Raft log lives in `<first name dir>/raft`. On its first start a
-//! member whose log is empty forms the group from the configured members
-//! (every member does, with the same membership, which openraft allows).
+//! member whose log is empty forms the group from the configured members:
+//! the one with the lowest id at once, each other only if it has heard
+//! from none before it after its turn ([`crate::journal::raft::member::form_group`]).
 //! Every `cairn.namenode.raft.snapshot.entries` entries a member writes a
 //! snapshot (its checkpoint, in the Raft directory) and purges the log
 //! behind it; a restart starts from the snapshot. `-recover` cuts a damaged
@@ -106,11 +107,17 @@ pub async fn run(
         );
     } else if fresh {
         info!(members = ?settings.members, "forming the Raft group of nameservice {}", settings.nameservice);
-        // Every new member does this with the same membership; a member
-        // that heard from another first is initialized already.
-        if let Err(e) = member.initialize(&settings.members).await {
-            info!(error = %e, "Raft group not formed here (another member did)");
-        }
+        // In the background: a member after the first waits its turn, and
+        // serves (as a standby) meanwhile.
+        let (raft, me, members) = (member.raft.clone(), settings.id, settings.members.clone());
+        let timing = settings.timing.clone();
+        tokio::spawn(async move {
+            match crate::journal::raft::member::form_group(&raft, me, &members, &timing).await {
+                Ok(true) => info!("Raft group formed here"),
+                Ok(false) => info!("Raft group formed by another member"),
+                Err(e) => info!(error = %e, "Raft group not formed here (another member did)"),
+            }
+        });
     }
     if !fresh && joining {
         // Part of the group now: a later start is an ordinary one.

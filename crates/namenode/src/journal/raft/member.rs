@@ -201,11 +201,7 @@ impl RaftMember {
     /// # Errors
     /// When the member is already part of a group, or Raft stopped.
     pub async fn initialize(&self, members: &BTreeMap<NodeId, String>) -> io::Result<()> {
-        let nodes: BTreeMap<NodeId, BasicNode> = members
-            .iter()
-            .map(|(id, addr)| (*id, BasicNode::new(addr)))
-            .collect();
-        self.raft.initialize(nodes).await.map_err(io::Error::other)
+        initialize(&self.raft, members).await
     }
 
     /// Stops the member: Raft, its listener, the edit log's tasks.
@@ -213,4 +209,54 @@ impl RaftMember {
         self.server.abort();
         let _ = self.raft.shutdown().await;
     }
+}
+
+async fn initialize(raft: &Raft, members: &BTreeMap<NodeId, String>) -> io::Result<()> {
+    let nodes: BTreeMap<NodeId, BasicNode> = members
+        .iter()
+        .map(|(id, addr)| (*id, BasicNode::new(addr)))
+        .collect();
+    raft.initialize(nodes).await.map_err(io::Error::other)
+}
+
+/// How long each member after the first waits for the group to be formed
+/// by one before it, for every member before it: a few elections' worth,
+/// so that the first one's vote requests and heartbeats reach it.
+pub fn forming_turn(timing: &MemberTiming) -> Duration {
+    (timing.election_max + timing.heartbeat) * 4
+}
+
+/// Forms a new group of `members` from `me`, a member whose log is empty,
+/// unless another member forms it first.
+///
+/// Only one member may form it at a time: openraft orders leaders of the
+/// same term by node id, so a member that formed the group a moment after
+/// another (an election in the same first term) deposed the leader the
+/// others had just elected, and that leader, holding its first edits
+/// uncommitted, had to stop. So the member with the lowest id forms it at
+/// once and each other waits its turn ([`forming_turn`] for every member
+/// before it) and forms it only if it has heard from none by then (a vote
+/// request or a heartbeat makes it part of the group): a nameservice whose
+/// first member never started still forms.
+///
+/// # Errors
+/// When Raft stopped.
+pub async fn form_group(
+    raft: &Raft,
+    me: NodeId,
+    members: &BTreeMap<NodeId, String>,
+    timing: &MemberTiming,
+) -> io::Result<bool> {
+    let before = members.keys().filter(|id| **id < me).count() as u32;
+    let until = tokio::time::Instant::now() + forming_turn(timing) * before;
+    while tokio::time::Instant::now() < until {
+        if raft.is_initialized().await.map_err(io::Error::other)? {
+            return Ok(false);
+        }
+        tokio::time::sleep(timing.heartbeat).await;
+    }
+    if raft.is_initialized().await.map_err(io::Error::other)? {
+        return Ok(false);
+    }
+    initialize(raft, members).await.map(|()| true)
 }
