@@ -13,10 +13,10 @@ use compact_str::CompactString;
 use foldhash::fast::RandomState;
 
 use super::children::Children;
-use super::names::{ClientNames, NameId};
+use super::names::{ClientNames, NameId, NameTable, PartPairs};
 use super::{
-    BlockRecord, BlockSize, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Namespace,
-    UnderConstruction, ROOT_INODE_ID,
+    BlockRecord, BlockSize, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Millis48,
+    Namespace, UnderConstruction, ROOT_INODE_ID,
 };
 
 /// An inode as an image writes it; `owner` and `group` index
@@ -115,6 +115,8 @@ pub struct BulkPart {
     steps: Vec<Step>,
     open: Option<OpenGroup>,
     names: Vec<NameId>,
+    /// The owner-group pairs of `nodes`, numbered in this part.
+    pairs: PartPairs,
     /// The writers of this part's open files, one per client (an image
     /// lists each open file with its writer's names).
     writers: ClientNames,
@@ -176,6 +178,7 @@ impl BulkPart {
                 .ok_or_else(|| format!("inode {}: name index {i} not in the name table", r.id))
         };
         let (owner, group) = (name_id(r.owner)?, name_id(r.group)?);
+        let ownership = self.pairs.get(owner, group);
         if r.id == INodeId::NONE {
             // 0 marks the end of a directory's children (`Children`).
             return Err(format!("inode {:?} has inode id 0", r.name));
@@ -234,12 +237,11 @@ impl BulkPart {
             parent_id: *parent,
             name,
             permission: r.permission,
-            owner,
-            group,
+            ownership,
             replication,
             block_size,
-            mtime_ms: r.mtime_ms,
-            atime_ms: r.atime_ms,
+            mtime: Millis48::saturating(r.mtime_ms),
+            atime: Millis48::saturating(r.atime_ms),
             kind,
         });
         Ok(())
@@ -267,15 +269,15 @@ impl Namespace {
         names.iter().map(|n| self.names.intern(n)).collect()
     }
 
-    fn view(node: &INode) -> InodeView<'_> {
+    fn view<'a>(names: &NameTable, node: &'a INode) -> InodeView<'a> {
         InodeView {
             id: node.id,
             name: &node.name,
             permission: node.permission,
-            owner: node.owner.index(),
-            group: node.group.index(),
-            mtime_ms: node.mtime_ms,
-            atime_ms: node.atime_ms,
+            owner: names.owner(node.ownership).index(),
+            group: names.group(node.ownership).index(),
+            mtime_ms: node.mtime_ms(),
+            atime_ms: node.atime_ms(),
             file: node.file().map(|f| FileView {
                 replication: node.replication,
                 block_size: node.block_size(),
@@ -287,7 +289,7 @@ impl Namespace {
 
     /// The root as an image writes it.
     pub fn image_root(&self) -> InodeView<'_> {
-        Self::view(self.node(ROOT_INODE_ID))
+        Self::view(&self.names, self.node(ROOT_INODE_ID))
     }
 
     /// Calls `group` with every directory that has children and its
@@ -310,7 +312,7 @@ impl Namespace {
                 if node.is_dir() {
                     queue.push_back(*id);
                 }
-                views.push(Self::view(node));
+                views.push(Self::view(&self.names, node));
             }
             group(dir, &views);
         }
@@ -362,8 +364,8 @@ impl Namespace {
             }
             out.push(Edit::SetTimes {
                 path,
-                mtime_ms: Some(node.mtime_ms),
-                atime_ms: Some(node.atime_ms),
+                mtime_ms: Some(node.mtime_ms()),
+                atime_ms: Some(node.atime_ms()),
             });
         }
         out.extend(
@@ -443,12 +445,12 @@ impl Namespace {
                     .ok_or_else(|| format!("root: name index {i} not in the name table"))
             };
             let (owner, group) = (name_id(root.owner)?, name_id(root.group)?);
+            let ownership = self.names.ownership(owner, group);
             let r = self.node_mut(ROOT_INODE_ID);
             r.permission = root.permission;
-            r.owner = owner;
-            r.group = group;
-            r.mtime_ms = root.mtime_ms;
-            r.atime_ms = root.atime_ms;
+            r.ownership = ownership;
+            r.set_mtime_ms(root.mtime_ms);
+            r.set_atime_ms(root.atime_ms);
         }
         let total: usize = 1 + parts.iter().map(|p| p.nodes.len()).sum::<usize>();
         self.inodes.reserve(total);
@@ -463,10 +465,19 @@ impl Namespace {
                 mut groups,
                 steps,
                 writers,
+                pairs,
                 ..
             } = part;
             self.client_names.adopt(writers);
-            for node in nodes {
+            let ownerships = pairs.into_table(&mut self.names);
+            for mut node in nodes {
+                node.ownership =
+                    ownerships
+                        .get(node.ownership.index())
+                        .copied()
+                        .ok_or_else(|| {
+                            format!("inode {}: owner-group pair not in its part", node.id)
+                        })?;
                 max_id = max_id.max(node.id.0);
                 self.inodes.insert(node);
             }

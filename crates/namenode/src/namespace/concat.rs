@@ -215,12 +215,12 @@ impl Namespace {
             self.remove_tree(*id);
         }
         let node = self.node_mut(target_id);
-        node.mtime_ms = mtime_ms;
+        node.set_mtime_ms(mtime_ms);
         let (replication, block_size) = (node.replication, node.block_size());
         let f = file_mut(node, target)?;
         f.blocks.extend(blocks);
         let delta = file_usage_at(f, replication, block_size, policy).minus(&before);
-        self.node_mut(parent).mtime_ms = mtime_ms;
+        self.node_mut(parent).set_mtime_ms(mtime_ms);
         self.add_usage(parent, &delta);
         // The sources' blocks moved to the target: none is freed.
         self.clear_freed();

@@ -11,7 +11,8 @@ use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
 use super::{
     AclEntry, BlockId, BlockList, BlockRecord, BlockSize, Children, FileNode, GenStamp, INode,
-    INodeId, INodeKind, Namespace, QuotaCounts, Resolved, StorageType, XAttr, XAttrNamespace,
+    INodeId, INodeKind, Millis48, Namespace, QuotaCounts, Resolved, StorageType, XAttr,
+    XAttrNamespace,
 };
 
 /// A change to the namespace, as the journal records it. Paths are final
@@ -432,8 +433,8 @@ impl Namespace {
                 }
                 self.check_new_id(*id, None)?;
                 self.record_child_created(parent, &name, *id);
-                self.node_mut(parent).mtime_ms = *mtime_ms;
-                let (owner, group) = (self.names.intern(owner), self.names.intern(group));
+                self.node_mut(parent).set_mtime_ms(*mtime_ms);
+                let ownership = self.names.ownership_of(owner, group);
                 self.link(
                     parent,
                     INode {
@@ -441,12 +442,11 @@ impl Namespace {
                         parent_id: parent,
                         name: CompactString::new(&name),
                         permission: *permission,
-                        owner,
-                        group,
+                        ownership,
                         replication: 0,
                         block_size: BlockSize::default(),
-                        mtime_ms: *mtime_ms,
-                        atime_ms: 0,
+                        mtime: Millis48::saturating(*mtime_ms),
+                        atime: Millis48::default(),
                         kind: INodeKind::Directory {
                             children: Children::default(),
                         },
@@ -483,8 +483,8 @@ impl Namespace {
                 }
                 self.add_usage(parent, &delta);
                 self.record_child_created(parent, &name, *id);
-                self.node_mut(parent).mtime_ms = *mtime_ms;
-                let (owner, group) = (self.names.intern(owner), self.names.intern(group));
+                self.node_mut(parent).set_mtime_ms(*mtime_ms);
+                let ownership = self.names.ownership_of(owner, group);
                 let writer = self.client_names.intern(client_name, client_machine);
                 self.link(
                     parent,
@@ -493,12 +493,11 @@ impl Namespace {
                         parent_id: parent,
                         name: CompactString::new(&name),
                         permission: *permission,
-                        owner,
-                        group,
+                        ownership,
                         replication: *replication,
                         block_size: file_block_size,
-                        mtime_ms: *mtime_ms,
-                        atime_ms: *mtime_ms,
+                        mtime: Millis48::saturating(*mtime_ms),
+                        atime: Millis48::saturating(*mtime_ms),
                         kind: INodeKind::File(FileNode {
                             blocks: BlockList::default(),
                             under_construction: Some(writer),
@@ -514,7 +513,7 @@ impl Namespace {
                 let freed = self.usage_of(id).negated();
                 self.remove_tree(id);
                 self.add_usage(parent, &freed);
-                self.node_mut(parent).mtime_ms = *mtime_ms;
+                self.node_mut(parent).set_mtime_ms(*mtime_ms);
             }
             Edit::Rename {
                 src,
@@ -563,8 +562,8 @@ impl Namespace {
                 node.name = CompactString::new(&name);
                 self.add_child(dst_parent, id);
                 self.record_child_created(dst_parent, &name, id);
-                self.node_mut(src_parent).mtime_ms = *mtime_ms;
-                self.node_mut(dst_parent).mtime_ms = *mtime_ms;
+                self.node_mut(src_parent).set_mtime_ms(*mtime_ms);
+                self.node_mut(dst_parent).set_mtime_ms(*mtime_ms);
             }
             _ => unreachable!("apply_tree_edit got {edit:?}"),
         }
@@ -584,7 +583,7 @@ impl Namespace {
                 self.record_modification(id);
                 let copied = last.and_then(|l| self.copy_on_truncate_source(id, l.id));
                 let node = self.node_mut(id);
-                node.mtime_ms = *mtime_ms;
+                node.set_mtime_ms(*mtime_ms);
                 let f = file_mut(node, path)?;
                 match (last, copied) {
                     // Copy-on-truncate: the new block takes the old one's place.
@@ -671,15 +670,16 @@ impl Namespace {
             Edit::SetOwner { path, owner, group } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
-                let owner = owner.as_deref().map(|o| self.names.intern(o));
-                let group = group.as_deref().map(|g| self.names.intern(g));
-                let node = self.node_mut(id);
-                if let Some(o) = owner {
-                    node.owner = o;
+                let mut ownership = self.node(id).ownership;
+                if let Some(o) = owner.as_deref() {
+                    let o = self.names.intern(o);
+                    ownership = self.names.with_owner(ownership, o);
                 }
-                if let Some(g) = group {
-                    node.group = g;
+                if let Some(g) = group.as_deref() {
+                    let g = self.names.intern(g);
+                    ownership = self.names.with_group(ownership, g);
                 }
+                self.node_mut(id).ownership = ownership;
             }
             Edit::SetTimes {
                 path,
@@ -690,10 +690,10 @@ impl Namespace {
                 self.record_modification(id);
                 let node = self.node_mut(id);
                 if let Some(m) = mtime_ms {
-                    node.mtime_ms = *m;
+                    node.set_mtime_ms(*m);
                 }
                 if let Some(a) = atime_ms {
-                    node.atime_ms = *a;
+                    node.set_atime_ms(*a);
                 }
             }
             Edit::SetReplication { path, replication } => {

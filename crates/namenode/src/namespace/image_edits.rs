@@ -43,7 +43,7 @@ impl Namespace {
                         permission: node.permission,
                         owner: self.owner_of(node).to_string(),
                         group: self.group_of(node).to_string(),
-                        mtime_ms: node.mtime_ms,
+                        mtime_ms: node.mtime_ms(),
                     }),
                     INodeKind::File(f) => {
                         let uc = f.under_construction.clone();
@@ -53,7 +53,7 @@ impl Namespace {
                             permission: node.permission,
                             owner: self.owner_of(node).to_string(),
                             group: self.group_of(node).to_string(),
-                            mtime_ms: node.mtime_ms,
+                            mtime_ms: node.mtime_ms(),
                             replication: node.replication,
                             block_size: node.block_size(),
                             client_name: uc
@@ -79,7 +79,7 @@ impl Namespace {
                         if uc.is_none() || truncating.is_some() {
                             create.push(Edit::CloseFile {
                                 path: path.clone(),
-                                mtime_ms: node.mtime_ms,
+                                mtime_ms: node.mtime_ms(),
                                 last: None,
                                 length: Some(f.blocks.iter().map(|b| b.num_bytes).sum()),
                             });
@@ -94,7 +94,7 @@ impl Namespace {
                                 new_length: kept + tb.num_bytes,
                                 client_name: u.client_name().to_string(),
                                 client_machine: u.client_machine().to_string(),
-                                mtime_ms: node.mtime_ms,
+                                mtime_ms: node.mtime_ms(),
                                 truncate_block: Some(tb),
                             });
                         }
@@ -131,8 +131,8 @@ impl Namespace {
             }
             attrs.push(Edit::SetTimes {
                 path: path.clone(),
-                mtime_ms: Some(node.mtime_ms),
-                atime_ms: Some(node.atime_ms),
+                mtime_ms: Some(node.mtime_ms()),
+                atime_ms: Some(node.atime_ms()),
             });
             if let Some(children) = node.children() {
                 for child in children.values().rev() {

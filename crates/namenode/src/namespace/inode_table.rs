@@ -32,7 +32,7 @@ impl IdSlab<INode> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::namespace::{INodeKind, NameTable};
+    use crate::namespace::{INodeKind, Millis48, NameTable};
 
     fn dir(id: u64, mtime_ms: u64) -> INode {
         let mut names = NameTable::default();
@@ -41,12 +41,11 @@ mod tests {
             parent_id: INodeId::NONE,
             name: "d".into(),
             permission: 0o755,
-            owner: names.intern("u"),
-            group: names.intern("g"),
+            ownership: names.ownership_of("u", "g"),
             replication: 0,
             block_size: crate::namespace::BlockSize::default(),
-            mtime_ms,
-            atime_ms: 0,
+            mtime: Millis48::saturating(mtime_ms),
+            atime: Millis48::default(),
             kind: INodeKind::Directory {
                 children: Default::default(),
             },
@@ -56,14 +55,15 @@ mod tests {
     #[test]
     fn a_slot_costs_no_more_than_the_inode() {
         // `None` fits in a niche of the inode: a vacant slot costs nothing
-        // beyond the inode's own size, 96 bytes with a 24-byte inline name
+        // beyond the inode's own size, 88 bytes with a 24-byte inline name
         // (a file's part, its block list and writer, is 24 bytes; a
-        // directory's, its children, 16).
+        // directory's, its children, 16; owner and group one 4-byte pair,
+        // the two times 6 bytes each).
         assert_eq!(
             std::mem::size_of::<Option<INode>>(),
             std::mem::size_of::<INode>()
         );
-        assert!(std::mem::size_of::<INode>() <= 96);
+        assert!(std::mem::size_of::<INode>() <= 88);
     }
 
     #[test]
@@ -74,11 +74,11 @@ mod tests {
         }
         t.insert(dir(7, 2));
         assert_eq!(t.len(), 1000);
-        assert_eq!(t.get(&INodeId(7)).map(|n| n.mtime_ms), Some(2));
+        assert_eq!(t.get(&INodeId(7)).map(|n| n.mtime_ms()), Some(2));
         if let Some(n) = t.get_mut(&INodeId(8)) {
-            n.mtime_ms = 3;
+            n.set_mtime_ms(3);
         }
-        assert_eq!(t.get(&INodeId(8)).map(|n| n.mtime_ms), Some(3));
+        assert_eq!(t.get(&INodeId(8)).map(|n| n.mtime_ms()), Some(3));
         assert_eq!(t.remove(&INodeId(9)).map(|n| n.id), Some(INodeId(9)));
         assert!(t.remove(&INodeId(9)).is_none());
         assert!(!t.contains_key(&INodeId(9)) && t.contains_key(&INodeId(10)));
@@ -87,7 +87,7 @@ mod tests {
         // The freed slot is reused, and the table still finds every id.
         t.insert(dir(5000, 4));
         assert_eq!(t.slot_count(), 1000);
-        assert_eq!(t.get(&INodeId(5000)).map(|n| n.mtime_ms), Some(4));
+        assert_eq!(t.get(&INodeId(5000)).map(|n| n.mtime_ms()), Some(4));
         assert!((1..=1000)
             .filter(|i| *i != 9)
             .all(|i| t.contains_key(&INodeId(i))));

@@ -73,14 +73,14 @@ pub use children::Children;
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
-pub use names::{NameId, NameTable};
+pub use names::{NameId, NameTable, Ownership};
 pub use quota::{DirQuota, QuotaCounts, QuotaUsage, StorageType, QUOTA_DONT_SET, QUOTA_RESET};
 pub use read::{ContentSummary, FileStatus, Listing};
 pub use snapshot::{SnapshotLimits, SnapshotState};
 pub use storage_policy::{StoragePolicy, StoragePolicySwitches};
 pub use tree::{
     BlockId, BlockList, BlockRecord, BlockSize, FileNode, GenStamp, INode, INodeId, INodeKind,
-    UnderConstruction, FIRST_BLOCK_ID, FIRST_GENERATION_STAMP, ROOT_INODE_ID,
+    Millis48, UnderConstruction, FIRST_BLOCK_ID, FIRST_GENERATION_STAMP, ROOT_INODE_ID,
 };
 pub use truncate::{TruncateRecovery, Truncated};
 pub use write::AllocatedBlock;
@@ -213,12 +213,11 @@ impl Namespace {
             parent_id: INodeId::NONE,
             name: compact_str::CompactString::const_new(""),
             permission: 0o755,
-            owner: names.intern(superuser),
-            group: names.intern(supergroup),
+            ownership: names.ownership_of(superuser, supergroup),
             replication: 0,
             block_size: BlockSize::default(),
-            mtime_ms: now_ms,
-            atime_ms: 0,
+            mtime: Millis48::saturating(now_ms),
+            atime: Millis48::default(),
             kind: INodeKind::Directory {
                 children: Children::default(),
             },

@@ -7,8 +7,8 @@
 
 use super::permission::{Access, Caller};
 use super::{
-    BlockId, BlockSize, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace,
-    Required, Resolved, ROOT_INODE_ID,
+    BlockId, BlockSize, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Millis48,
+    Namespace, Required, Resolved, ROOT_INODE_ID,
 };
 
 /// What a delete or overwrite removed: the files (for their leases) and
@@ -650,6 +650,18 @@ impl Namespace {
             return Err(FsError::FileNotFound(format!(
                 "File/Directory {} does not exist.",
                 res.path()
+            )));
+        }
+        // Inodes hold times up to the year 10889 (`Millis48`); HDFS takes
+        // any long, but a later time can only be a mistake.
+        if let Some(t) = [mtime_ms, atime_ms]
+            .into_iter()
+            .flatten()
+            .find(|t| Millis48::new(*t).is_none())
+        {
+            return Err(FsError::IllegalArgument(format!(
+                "setTimes: time {t} ms is beyond the latest a NameNode holds ({} ms, in the year 10889)",
+                Millis48::MAX_MS
             )));
         }
         let edit = Edit::SetTimes {

@@ -23,11 +23,65 @@ impl NameId {
     }
 }
 
-/// The distinct user and group names of a namespace.
+/// An inode's owner and group together, interned as a pair in a
+/// [`NameTable`]: a namespace's inodes share few such pairs, and one
+/// 4-byte id in the inode takes the room of two (as HDFS keeps mode, user
+/// and group in one long per inode).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ownership(u32);
+
+impl Ownership {
+    /// Its position in the table that made it.
+    pub(super) fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// The (owner, group) pairs of one image part's inodes, numbered in the
+/// part (the decoding threads cannot share the namespace's table): the
+/// part's inodes hold these numbers until [`PartPairs::into_table`] maps
+/// them to the namespace's own.
+#[derive(Debug, Default)]
+pub struct PartPairs {
+    pairs: Vec<(NameId, NameId)>,
+    ids: HashMap<(NameId, NameId), Ownership, foldhash::fast::RandomState>,
+    last: Option<((NameId, NameId), Ownership)>,
+}
+
+impl PartPairs {
+    /// The part's number for (`owner`, `group`).
+    pub fn get(&mut self, owner: NameId, group: NameId) -> Ownership {
+        match self.last {
+            Some((pair, id)) if pair == (owner, group) => id,
+            _ => {
+                let next = Ownership(u32::try_from(self.pairs.len()).unwrap_or(u32::MAX));
+                let id = *self.ids.entry((owner, group)).or_insert(next);
+                if id == next {
+                    self.pairs.push((owner, group));
+                }
+                self.last = Some(((owner, group), id));
+                id
+            }
+        }
+    }
+
+    /// The namespace's id for each of the part's numbers, in order.
+    pub fn into_table(self, names: &mut NameTable) -> Vec<Ownership> {
+        self.pairs
+            .into_iter()
+            .map(|(o, g)| names.ownership(o, g))
+            .collect()
+    }
+}
+
+/// The distinct user and group names of a namespace, and the distinct
+/// (owner, group) pairs of its inodes.
 #[derive(Debug, Clone, Default)]
 pub struct NameTable {
     names: Vec<Arc<str>>,
     ids: HashMap<Arc<str>, NameId>,
+    pairs: Vec<(NameId, NameId)>,
+    pair_ids: HashMap<(NameId, NameId), Ownership, foldhash::fast::RandomState>,
 }
 
 impl NameTable {
@@ -59,6 +113,47 @@ impl NameTable {
     /// for comparisons against a caller's name).
     pub fn find(&self, name: &str) -> Option<NameId> {
         self.ids.get(name).copied()
+    }
+
+    /// The id of the pair (`owner`, `group`), adding it on first use.
+    pub fn ownership(&mut self, owner: NameId, group: NameId) -> Ownership {
+        if let Some(id) = self.pair_ids.get(&(owner, group)) {
+            return *id;
+        }
+        // Fewer distinct pairs than 2^32 is all a real cluster can have
+        // (as for names above).
+        let id = Ownership(u32::try_from(self.pairs.len()).expect("too many owner-group pairs"));
+        self.pairs.push((owner, group));
+        self.pair_ids.insert((owner, group), id);
+        id
+    }
+
+    /// The pair of the names `owner` and `group`, interning both.
+    pub fn ownership_of(&mut self, owner: &str, group: &str) -> Ownership {
+        let (o, g) = (self.intern(owner), self.intern(group));
+        self.ownership(o, g)
+    }
+
+    /// The owner of a pair (ids only come from this table).
+    pub fn owner(&self, id: Ownership) -> NameId {
+        self.pairs[id.0 as usize].0
+    }
+
+    /// The group of a pair.
+    pub fn group(&self, id: Ownership) -> NameId {
+        self.pairs[id.0 as usize].1
+    }
+
+    /// `id` with its owner replaced by `owner`.
+    pub fn with_owner(&mut self, id: Ownership, owner: NameId) -> Ownership {
+        let group = self.group(id);
+        self.ownership(owner, group)
+    }
+
+    /// `id` with its group replaced by `group`.
+    pub fn with_group(&mut self, id: Ownership, group: NameId) -> Ownership {
+        let owner = self.owner(id);
+        self.ownership(owner, group)
     }
 }
 
@@ -138,6 +233,22 @@ mod tests {
         assert_eq!(t.get(b), "hadoop");
         assert_eq!(t.find("hadoop"), Some(b));
         assert_eq!(t.find("bob"), None);
+    }
+
+    #[test]
+    fn an_owner_and_group_pair_is_interned_once() {
+        let mut t = NameTable::default();
+        let a = t.ownership_of("alice", "staff");
+        let b = t.ownership_of("bob", "staff");
+        assert_eq!(t.ownership_of("alice", "staff"), a);
+        assert_ne!(a, b);
+        assert_eq!(t.get(t.owner(b)), "bob");
+        assert_eq!(t.get(t.group(b)), "staff");
+        let alice = t.find("alice").expect("interned");
+        assert_eq!(t.with_owner(b, alice), a);
+        let admins = t.intern("admins");
+        let c = t.with_group(a, admins);
+        assert_eq!((t.get(t.owner(c)), t.get(t.group(c))), ("alice", "admins"));
     }
 
     #[test]

@@ -382,6 +382,16 @@ fn setters_and_replication_limits() {
     ns.set_times(&root(), "/f", Some(5), None).expect("times");
     assert_eq!(stat(&ns, "/f").mtime_ms, 5);
     assert_eq!(stat(&ns, "/f").atime_ms, NOW);
+    // Inodes hold times up to 2^48 - 1 ms; later ones are refused whole.
+    let latest = (1u64 << 48) - 1;
+    ns.set_times(&root(), "/f", None, Some(latest))
+        .expect("latest");
+    assert_eq!(stat(&ns, "/f").atime_ms, latest);
+    assert!(matches!(
+        ns.set_times(&root(), "/f", Some(7), Some(latest + 1)),
+        Err(FsError::IllegalArgument(_))
+    ));
+    assert_eq!(stat(&ns, "/f").mtime_ms, 5);
     assert!(ns.set_replication(&root(), "/f", 2).expect("ok").is_some());
     assert_eq!(stat(&ns, "/f").replication, 2);
     assert!(ns.set_replication(&root(), "/", 2).expect("ok").is_none());

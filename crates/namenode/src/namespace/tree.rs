@@ -10,7 +10,7 @@ use std::sync::Arc;
 use compact_str::CompactString;
 
 use super::children::Children;
-use super::names::{NameId, NameTable};
+use super::names::{NameTable, Ownership};
 use super::permission::mode_string;
 use super::{path, FsError, Namespace};
 
@@ -190,9 +190,9 @@ impl From<Vec<BlockRecord>> for BlockList {
     }
 }
 
-/// A file's block size in the 4 bytes an inode has spare beside its
-/// permission, owner, group and replication (so a file's part of the inode
-/// is 24 bytes and the inode 96): sizes below 2 GiB as they are, larger
+/// A file's block size in 4 bytes of the inode beside its permission,
+/// owner-group pair and replication (so a file's part of the inode is 24
+/// bytes and the inode 88): sizes below 2 GiB as they are, larger
 /// ones as a count of 512-byte chunks (up to 512 GiB) or of MiB (up to
 /// 1 PiB). HDFS clients make block sizes multiples of the 512-byte
 /// checksum chunk; a create with a larger size that is neither is refused
@@ -265,6 +265,35 @@ pub(super) fn block_size_loaded(bytes: u64, what: impl std::fmt::Display) -> Blo
     })
 }
 
+/// A time in milliseconds since the epoch in 6 bytes: up to
+/// [`Millis48::MAX_MS`] (2^48 − 1 ms, in the year 10889). With the
+/// owner-group pair, this is what brings the inode from 96 bytes to 88.
+/// HDFS takes any long; setTimes refuses later times with a clear error,
+/// and every other time is the NameNode's own clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Millis48([u16; 3]);
+
+impl Millis48 {
+    /// The latest time that can be held.
+    pub const MAX_MS: u64 = (1 << 48) - 1;
+
+    /// `ms` if it can be held.
+    pub fn new(ms: u64) -> Option<Self> {
+        (ms <= Self::MAX_MS).then_some(Self([ms as u16, (ms >> 16) as u16, (ms >> 32) as u16]))
+    }
+
+    /// `ms`, or the latest time that can be held.
+    pub fn saturating(ms: u64) -> Self {
+        Self::new(ms.min(Self::MAX_MS)).unwrap_or_default()
+    }
+
+    /// The time in milliseconds.
+    pub fn get(self) -> u64 {
+        let [lo, mid, hi] = self.0;
+        u64::from(lo) | (u64::from(mid) << 16) | (u64::from(hi) << 32)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct FileNode {
     pub blocks: BlockList,
@@ -301,10 +330,9 @@ pub struct INode {
     /// the inode (most names), longer ones on the heap.
     pub name: CompactString,
     pub permission: u16,
-    /// Interned in the namespace's [`NameTable`]: read through
-    /// `Namespace::owner_of` / `group_of`.
-    pub owner: NameId,
-    pub group: NameId,
+    /// Owner and group, interned as a pair in the namespace's
+    /// [`NameTable`]: read through `Namespace::owner_of` / `group_of`.
+    pub ownership: Ownership,
     /// A file's replication (0 for a directory, as HDFS reports it). Kept
     /// here rather than in [`FileNode`] so it fills the padding beside
     /// `permission`, as does the block size.
@@ -312,12 +340,34 @@ pub struct INode {
     /// A file's block size (0 for a directory); read through
     /// [`INode::block_size`].
     pub block_size: BlockSize,
-    pub mtime_ms: u64,
-    pub atime_ms: u64,
+    /// Read through [`INode::mtime_ms`] and [`INode::atime_ms`].
+    pub mtime: Millis48,
+    pub atime: Millis48,
     pub kind: INodeKind,
 }
 
 impl INode {
+    /// Modification time, milliseconds since the epoch.
+    pub fn mtime_ms(&self) -> u64 {
+        self.mtime.get()
+    }
+
+    /// Access time, milliseconds since the epoch.
+    pub fn atime_ms(&self) -> u64 {
+        self.atime.get()
+    }
+
+    /// Sets the modification time (held at [`Millis48::MAX_MS`] beyond it;
+    /// setTimes refuses such times before they get here).
+    pub fn set_mtime_ms(&mut self, ms: u64) {
+        self.mtime = Millis48::saturating(ms);
+    }
+
+    /// Sets the access time (as [`INode::set_mtime_ms`]).
+    pub fn set_atime_ms(&mut self, ms: u64) {
+        self.atime = Millis48::saturating(ms);
+    }
+
     /// A file's block size in bytes (0 for a directory).
     pub fn block_size(&self) -> u64 {
         self.block_size.bytes()
@@ -353,8 +403,8 @@ impl INode {
     pub(super) fn describe(&self, names: &NameTable) -> String {
         format!(
             "{}:{}:{}{}",
-            names.get(self.owner),
-            names.get(self.group),
+            names.get(names.owner(self.ownership)),
+            names.get(names.group(self.ownership)),
             if self.is_dir() { 'd' } else { '-' },
             mode_string(self.permission)
         )
@@ -426,12 +476,12 @@ impl Namespace {
 
     /// The owner of `node` (a user name).
     pub fn owner_of(&self, node: &INode) -> &str {
-        self.names.get(node.owner)
+        self.names.get(self.names.owner(node.ownership))
     }
 
     /// The group of `node`.
     pub fn group_of(&self, node: &INode) -> &str {
-        self.names.get(node.group)
+        self.names.get(self.names.group(node.ownership))
     }
 
     pub fn inode(&self, id: INodeId) -> Option<&INode> {
@@ -587,6 +637,18 @@ mod tests {
             (512 << 30) + (1 << 20)
         );
         assert_eq!(BlockSize::at_least(u64::MAX).bytes(), (1 << 50) - (1 << 20));
+    }
+
+    #[test]
+    fn times_round_trip_up_to_48_bits() {
+        for ms in [0, 1, 0xffff, 0x1_0000, 1_795_834_010_913, Millis48::MAX_MS] {
+            assert_eq!(Millis48::new(ms).map(Millis48::get), Some(ms), "{ms}");
+            assert_eq!(Millis48::saturating(ms).get(), ms);
+        }
+        for ms in [Millis48::MAX_MS + 1, 1 << 63, u64::MAX] {
+            assert_eq!(Millis48::new(ms), None, "{ms}");
+            assert_eq!(Millis48::saturating(ms).get(), Millis48::MAX_MS);
+        }
     }
 
     #[test]

@@ -305,7 +305,7 @@ impl Namespace {
                 }
                 self.record_blocks_before_cut(id);
                 let node = self.node_mut(id);
-                node.mtime_ms = *mtime_ms;
+                node.set_mtime_ms(*mtime_ms);
                 let f = file_mut(node, path)?;
                 if f.under_construction.is_some() {
                     return Err(ApplyError(format!("truncate of {path}, which is open")));

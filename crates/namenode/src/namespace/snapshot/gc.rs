@@ -68,7 +68,7 @@ impl Namespace {
             self.snapshots.pins.clear();
         }
         let node = self.node_mut(dir);
-        node.mtime_ms = node.mtime_ms.max(mtime_ms);
+        node.set_mtime_ms(node.mtime_ms().max(mtime_ms));
         Ok(())
     }
 

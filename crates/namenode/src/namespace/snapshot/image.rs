@@ -7,7 +7,7 @@
 use super::{DirDiff, FileDiff, SnapshotInfo, Snapshottable};
 use crate::namespace::storage_policy::UNSPECIFIED_POLICY_ID;
 use crate::namespace::{
-    ApplyError, BlockSize, Children, FileNode, INode, INodeId, INodeKind, Namespace,
+    ApplyError, BlockSize, Children, FileNode, INode, INodeId, INodeKind, Millis48, Namespace,
 };
 
 /// Entries per image part: keeps each stored record far below the
@@ -226,12 +226,11 @@ impl Namespace {
                     parent_id: r.parent.unwrap_or(INodeId::NONE),
                     name: compact_str::CompactString::new(&r.name),
                     permission: r.attrs.permission,
-                    owner: self.names.intern(&r.attrs.owner),
-                    group: self.names.intern(&r.attrs.group),
+                    ownership: self.names.ownership_of(&r.attrs.owner, &r.attrs.group),
                     replication: r.file.as_ref().map_or(0, |f| f.0),
                     block_size,
-                    mtime_ms: r.attrs.mtime_ms,
-                    atime_ms: r.attrs.atime_ms,
+                    mtime: Millis48::saturating(r.attrs.mtime_ms),
+                    atime: Millis48::saturating(r.attrs.atime_ms),
                     kind,
                 },
             );

@@ -99,8 +99,8 @@ impl Namespace {
             permission: node.permission,
             owner: self.owner_of(node).to_string(),
             group: self.group_of(node).to_string(),
-            mtime_ms: node.mtime_ms,
-            atime_ms: node.atime_ms,
+            mtime_ms: node.mtime_ms(),
+            atime_ms: node.atime_ms(),
             acl,
             xattrs,
         }
@@ -675,7 +675,7 @@ impl Namespace {
             .insert(snapshot_id, (id, last_inode_id));
         // The directory's own state at the snapshot, before its mtime moves.
         self.record_modification(id);
-        self.node_mut(id).mtime_ms = mtime_ms;
+        self.node_mut(id).set_mtime_ms(mtime_ms);
         Ok(())
     }
 }
