@@ -1,7 +1,8 @@
 //! Interned user and group names. A namespace has millions of inodes but
-//! only a handful of distinct owners and groups, so each inode keeps a
-//! 4-byte [`NameId`] instead of two heap strings of its own. Names are
-//! never removed: the table grows only with the distinct names ever used.
+//! only a handful of distinct owners and groups, so each inode keeps one
+//! 4-byte [`Ownership`] (its owner and group [`NameId`]s as an interned
+//! pair) instead of two heap strings of its own. Names and pairs are never
+//! removed: the table grows only with the distinct ones ever used.
 
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
