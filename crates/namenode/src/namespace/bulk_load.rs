@@ -13,7 +13,7 @@ use compact_str::CompactString;
 use foldhash::fast::RandomState;
 
 use super::children::Children;
-use super::names::{ClientNames, NameId, NameTable, PartPairs};
+use super::names::{ClientNames, NameId, NameTable, PairTable};
 use super::{
     BlockRecord, BlockSize, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Millis48,
     Namespace, UnderConstruction, ROOT_INODE_ID,
@@ -116,7 +116,7 @@ pub struct BulkPart {
     open: Option<OpenGroup>,
     names: Vec<NameId>,
     /// The owner-group pairs of `nodes`, numbered in this part.
-    pairs: PartPairs,
+    pairs: PairTable,
     /// The writers of this part's open files, one per client (an image
     /// lists each open file with its writer's names).
     writers: ClientNames,
@@ -178,7 +178,7 @@ impl BulkPart {
                 .ok_or_else(|| format!("inode {}: name index {i} not in the name table", r.id))
         };
         let (owner, group) = (name_id(r.owner)?, name_id(r.group)?);
-        let ownership = self.pairs.get(owner, group);
+        let ownership = self.pairs.intern(owner, group);
         if r.id == INodeId::NONE {
             // 0 marks the end of a directory's children (`Children`).
             return Err(format!("inode {:?} has inode id 0", r.name));
@@ -469,7 +469,7 @@ impl Namespace {
                 ..
             } = part;
             self.client_names.adopt(writers);
-            let ownerships = pairs.into_table(&mut self.names);
+            let ownerships = pairs.into_namespace(&mut self.names);
             for mut node in nodes {
                 node.ownership =
                     ownerships

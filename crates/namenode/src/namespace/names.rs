@@ -38,36 +38,39 @@ impl Ownership {
     }
 }
 
-/// The (owner, group) pairs of one image part's inodes, numbered in the
-/// part (the decoding threads cannot share the namespace's table): the
-/// part's inodes hold these numbers until [`PartPairs::into_table`] maps
-/// them to the namespace's own.
-#[derive(Debug, Default)]
-pub struct PartPairs {
+/// Distinct (owner, group) pairs, each numbered once in the order first
+/// seen: the namespace's own (in its [`NameTable`]), or one image part's
+/// while it is decoded on its own thread, whose inodes hold the part's
+/// numbers until [`PairTable::into_namespace`] maps them to the
+/// namespace's.
+#[derive(Debug, Clone, Default)]
+pub struct PairTable {
     pairs: Vec<(NameId, NameId)>,
     ids: HashMap<(NameId, NameId), Ownership, foldhash::fast::RandomState>,
-    last: Option<((NameId, NameId), Ownership)>,
 }
 
-impl PartPairs {
-    /// The part's number for (`owner`, `group`).
-    pub fn get(&mut self, owner: NameId, group: NameId) -> Ownership {
-        match self.last {
-            Some((pair, id)) if pair == (owner, group) => id,
-            _ => {
-                let next = Ownership(u32::try_from(self.pairs.len()).unwrap_or(u32::MAX));
-                let id = *self.ids.entry((owner, group)).or_insert(next);
-                if id == next {
-                    self.pairs.push((owner, group));
-                }
-                self.last = Some(((owner, group), id));
-                id
-            }
+impl PairTable {
+    /// The number of (`owner`, `group`), adding it on first use.
+    pub fn intern(&mut self, owner: NameId, group: NameId) -> Ownership {
+        if let Some(id) = self.ids.get(&(owner, group)) {
+            return *id;
         }
+        // Fewer distinct pairs than 2^32 is all a real cluster can have
+        // (as for names, above).
+        let id = Ownership(u32::try_from(self.pairs.len()).expect("too many owner-group pairs"));
+        self.pairs.push((owner, group));
+        self.ids.insert((owner, group), id);
+        id
     }
 
-    /// The namespace's id for each of the part's numbers, in order.
-    pub fn into_table(self, names: &mut NameTable) -> Vec<Ownership> {
+    /// The pair numbered `id` (ids only come from this table).
+    fn get(&self, id: Ownership) -> (NameId, NameId) {
+        self.pairs[id.index()]
+    }
+
+    /// The namespace's id for each of this (a part's) table's numbers, in
+    /// order.
+    pub fn into_namespace(self, names: &mut NameTable) -> Vec<Ownership> {
         self.pairs
             .into_iter()
             .map(|(o, g)| names.ownership(o, g))
@@ -81,8 +84,7 @@ impl PartPairs {
 pub struct NameTable {
     names: Vec<Arc<str>>,
     ids: HashMap<Arc<str>, NameId>,
-    pairs: Vec<(NameId, NameId)>,
-    pair_ids: HashMap<(NameId, NameId), Ownership, foldhash::fast::RandomState>,
+    pairs: PairTable,
 }
 
 impl NameTable {
@@ -118,15 +120,7 @@ impl NameTable {
 
     /// The id of the pair (`owner`, `group`), adding it on first use.
     pub fn ownership(&mut self, owner: NameId, group: NameId) -> Ownership {
-        if let Some(id) = self.pair_ids.get(&(owner, group)) {
-            return *id;
-        }
-        // Fewer distinct pairs than 2^32 is all a real cluster can have
-        // (as for names above).
-        let id = Ownership(u32::try_from(self.pairs.len()).expect("too many owner-group pairs"));
-        self.pairs.push((owner, group));
-        self.pair_ids.insert((owner, group), id);
-        id
+        self.pairs.intern(owner, group)
     }
 
     /// The pair of the names `owner` and `group`, interning both.
@@ -137,12 +131,12 @@ impl NameTable {
 
     /// The owner of a pair (ids only come from this table).
     pub fn owner(&self, id: Ownership) -> NameId {
-        self.pairs[id.0 as usize].0
+        self.pairs.get(id).0
     }
 
     /// The group of a pair.
     pub fn group(&self, id: Ownership) -> NameId {
-        self.pairs[id.0 as usize].1
+        self.pairs.get(id).1
     }
 
     /// `id` with its owner replaced by `owner`.

@@ -222,7 +222,7 @@ async fn initialize(raft: &Raft, members: &BTreeMap<NodeId, String>) -> io::Resu
 /// How long each member after the first waits for the group to be formed
 /// by one before it, for every member before it: a few elections' worth,
 /// so that the first one's vote requests and heartbeats reach it.
-pub fn forming_turn(timing: &MemberTiming) -> Duration {
+fn forming_turn(timing: &MemberTiming) -> Duration {
     (timing.election_max + timing.heartbeat) * 4
 }
 
@@ -249,14 +249,13 @@ pub async fn form_group(
 ) -> io::Result<bool> {
     let before = members.keys().filter(|id| **id < me).count() as u32;
     let until = tokio::time::Instant::now() + forming_turn(timing) * before;
-    while tokio::time::Instant::now() < until {
+    loop {
         if raft.is_initialized().await.map_err(io::Error::other)? {
             return Ok(false);
         }
+        if tokio::time::Instant::now() >= until {
+            return initialize(raft, members).await.map(|()| true);
+        }
         tokio::time::sleep(timing.heartbeat).await;
     }
-    if raft.is_initialized().await.map_err(io::Error::other)? {
-        return Ok(false);
-    }
-    initialize(raft, members).await.map(|()| true)
 }
