@@ -417,6 +417,10 @@ async fn acknowledged_operations_survive_random_sigkills() {
             let _ = t.await;
         }
         let restarted = NameNode::start_at(dir, &["dfs.heartbeat.interval=1"], &addr);
+        // The next round's first write needs the DataNode registered with
+        // the new NameNode (the reads below pass vacuously for a client
+        // with no settled file).
+        restarted.wait_for_datanodes(1);
         let c = restarted.client(None);
         // Truncates acknowledged before the kill whose recovery had not
         // finished: the restarted NameNode must resume them.

@@ -426,7 +426,15 @@ impl Cluster {
 
     /// Waits until `n` DataNodes are live at the NameNode.
     pub fn wait_for_datanodes(&self, n: usize) {
-        let addr = self.nn.addr;
+        self.nn.wait_for_datanodes(n);
+    }
+}
+
+impl NameNode {
+    /// Waits until `n` DataNodes are live here (registered again after a
+    /// restart), then until safe mode is off.
+    pub fn wait_for_datanodes(&self, n: usize) {
+        let addr = self.addr;
         // Its own thread and runtime, so async tests can call it too.
         let ok = std::thread::spawn(move || {
             let rt = tokio::runtime::Builder::new_current_thread()
@@ -460,8 +468,8 @@ impl Cluster {
         })
         .join()
         .expect("wait thread");
-        assert!(ok, "DataNodes did not register:\n{}", self.nn.log());
-        self.nn.wait_safe_mode_off();
+        assert!(ok, "DataNodes did not register:\n{}", self.log());
+        self.wait_safe_mode_off();
     }
 }
 
