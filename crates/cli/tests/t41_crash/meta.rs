@@ -198,9 +198,13 @@ async fn snapshot_with_a_new_file(
     Ok(())
 }
 
-/// In turn: deletes the oldest snapshot (while two are left), renames it,
-/// truncates the newest live file of `/m<id>/s` (inside a block a snapshot
-/// sees: a copy-on-truncate), deletes the oldest live file.
+/// Every other time truncates the newest live file of `/m<id>/s` (inside a
+/// block a snapshot sees: a copy-on-truncate); in between, in turn, deletes
+/// the oldest snapshot (while two are left), renames it, deletes the oldest
+/// live file. The truncate waits for its block recovery, which a kill often
+/// interrupts; the four clients reach it at about the same time, so each
+/// tries it several times a run (once a run per client left all four
+/// interrupted in one run of ten).
 async fn drop_something(
     c: &hdfs_native::Client,
     raw: &Client,
@@ -214,7 +218,13 @@ async fn drop_something(
         let snap = m.snapshots.keys().next().cloned();
         (m.live.keys().next().cloned(), snap, m.snapshots.len())
     };
-    let turn = (j / 6) % 4;
+    // This runs for every sixth `j`: alternately a truncate, and one of
+    // the three others.
+    let turn = if (j / 6).is_multiple_of(2) {
+        2
+    } else {
+        [0, 1, 3][(j / 12 % 3) as usize]
+    };
     match (oldest_snap, oldest_file) {
         (Some(s), _) if count >= 2 && turn == 0 => {
             lock().in_flight = vec![format!("snap:{s}")];
