@@ -493,6 +493,10 @@ fn data_flow(cluster: &Cluster) {
     assert_eq!(st["FileStatus"]["length"], data.len());
     assert_eq!(st["FileStatus"]["permission"], "600");
     assert_eq!(st["FileStatus"]["replication"], 1);
+    // A file's summary names its policy "Replicated" (a directory's is empty).
+    let (_, cs) = call(nn, "GET", "/webhdfs/v1/data/f?op=GETCONTENTSUMMARY");
+    assert_eq!(cs["ContentSummary"]["ecPolicy"], "Replicated");
+    assert_eq!(cs["ContentSummary"]["directoryCount"], 0);
 
     // OPEN: redirected to a DataNode holding the block at the offset.
     let (code, headers, _) = http_request(

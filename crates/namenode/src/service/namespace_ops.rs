@@ -52,7 +52,18 @@ impl NameNodeState {
                 snapshot_file_count: Some(0),
                 snapshot_directory_count: Some(0),
                 snapshot_space_consumed: Some(0),
-                erasure_coding_policy: Some(String::new()),
+                // As HDFS: a file (no directory counted) is "Replicated",
+                // a directory without an erasure-coding policy of its own
+                // (Cairn sets none) the empty name. `ls -e` and `count -e`
+                // print it.
+                erasure_coding_policy: Some(
+                    if s.directory_count == 0 {
+                        "Replicated"
+                    } else {
+                        ""
+                    }
+                    .to_string(),
+                ),
             },
         })
     }
