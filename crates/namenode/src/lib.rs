@@ -29,6 +29,7 @@ use monitors::{
 };
 pub mod namespace;
 pub mod proxy_users;
+pub mod refresh_service;
 pub mod retry_cache;
 pub mod safemode;
 pub mod service;
@@ -454,12 +455,13 @@ pub async fn serve_state(
     let ha = Arc::new(crate::ha_service::HaServiceProtocolService {
         state: state.clone(),
     });
+    let refresh = crate::refresh_service::RefreshService::all(&state);
     let namenode = Arc::new(crate::datanode_service::NamenodeProtocolService { state });
-    serve(
-        listener,
-        vec![client, datanode, namenode, ha],
-        server_config,
-        shutdown,
-    )
-    .await
+    let mut protocols: Vec<Arc<dyn cairn_rpc::Protocol>> = vec![client, datanode, namenode, ha];
+    protocols.extend(
+        refresh
+            .into_iter()
+            .map(|r| r as Arc<dyn cairn_rpc::Protocol>),
+    );
+    serve(listener, protocols, server_config, shutdown).await
 }

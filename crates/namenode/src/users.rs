@@ -97,6 +97,15 @@ impl UserDirectory {
     }
 
     /// The user's groups if looked up less than the cache's lifetime ago.
+    /// Forgets every cached group list (`dfsadmin
+    /// -refreshUserToGroupsMappings`): the next call of each user looks its
+    /// groups up again.
+    pub fn forget_groups(&self) {
+        if let Ok(mut cache) = self.cache.lock() {
+            cache.clear();
+        }
+    }
+
     fn cached(&self, user: &str) -> Option<Arc<[String]>> {
         let cache = self.cache.lock().ok()?;
         let (at, groups) = cache.get(user)?;
@@ -139,6 +148,11 @@ mod tests {
         assert_eq!(root.groups, dir.caller("root").groups);
         let nobody = dir.caller_async(Arc::from("no-such-user-cairn-test")).await;
         assert!(nobody.groups.is_empty() && !nobody.is_superuser);
+        // refreshUserToGroupsMappings: the next call looks the groups up again.
+        dir.forget_groups();
+        assert!(dir.cached("root").is_none());
+        assert!(dir.caller("root").is_superuser);
+        assert!(dir.cached("root").is_some());
     }
 
     #[test]

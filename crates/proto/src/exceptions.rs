@@ -22,6 +22,8 @@ pub const PATH_IS_NOT_EMPTY_DIRECTORY: &str =
 pub const INVALID_PATH: &str = "org.apache.hadoop.fs.InvalidPathException";
 /// Permission denied.
 pub const ACCESS_CONTROL: &str = "org.apache.hadoop.security.AccessControlException";
+/// Service-level authorization refusals (`refreshServiceAcl` while it is off).
+pub const AUTHORIZATION: &str = "org.apache.hadoop.security.authorize.AuthorizationException";
 /// Mutation while in safe mode.
 pub const SAFE_MODE: &str = "org.apache.hadoop.hdfs.server.namenode.SafeModeException";
 /// An invalid ACL, or ACLs turned off.

@@ -11,6 +11,11 @@ pub const NAMENODE_PROTOCOL: &str = "org.apache.hadoop.hdfs.server.protocol.Name
 /// `refreshUserToGroupsMappings` / `refreshSuperUserGroupsConfiguration`.
 pub const REFRESH_USER_MAPPINGS_PROTOCOL: &str =
     "org.apache.hadoop.security.RefreshUserMappingsProtocol";
+/// `hdfs dfsadmin -refreshCallQueue`.
+pub const REFRESH_CALL_QUEUE_PROTOCOL: &str = "org.apache.hadoop.ipc.RefreshCallQueueProtocol";
+/// `hdfs dfsadmin -refreshServiceAcl`.
+pub const REFRESH_AUTHORIZATION_POLICY_PROTOCOL: &str =
+    "org.apache.hadoop.security.authorize.RefreshAuthorizationPolicyProtocol";
 /// Served on the DataNode IPC port (`getReplicaVisibleLength`).
 pub const CLIENT_DATANODE_PROTOCOL: &str = "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol";
 /// DataNode -> DataNode calls on the IPC port (block recovery:

@@ -78,14 +78,18 @@ pub fn category(method: &str) -> Category {
         | "getSlowDatanodeReport"
         | "setSafeMode"
         | "refreshNodes"
-        | "saveNamespace" => Category::Unchecked,
+        | "saveNamespace"
+        | "finalizeUpgrade"
+        | "upgradeStatus" => Category::Unchecked,
         "rollEdits" => Category::Journal,
         m if is_coordinated(m) => Category::Read,
         "getFsStats"
         | "getFsReplicatedBlockStats"
         | "getFsECBlockGroupStats"
         | "getQuotaUsage"
-        | "metaSave" => Category::Read,
+        | "metaSave"
+        | "listCachePools"
+        | "listCacheDirectives" => Category::Read,
         _ => Category::Write,
     }
 }

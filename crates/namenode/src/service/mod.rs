@@ -32,6 +32,7 @@ mod retry;
 mod snapshots;
 mod storage_policy;
 mod truncate_concat;
+mod upgrade_cache;
 mod write_path;
 mod xattrs;
 
@@ -345,6 +346,11 @@ impl NameNodeState {
             "rollEdits" => self.roll_edits(&caller).await,
             "metaSave" => self.meta_save(&caller, decode(&req)?).await,
             "refreshNodes" => self.refresh_nodes(&caller),
+            "finalizeUpgrade" => self.finalize_upgrade(&caller, decode(&req)?),
+            "upgradeStatus" => self.upgrade_status(decode(&req)?),
+            "rollingUpgrade" => self.rolling_upgrade(&caller, decode(&req)?),
+            "listCachePools" => self.list_cache_pools(decode(&req)?),
+            "listCacheDirectives" => self.list_cache_directives(decode(&req)?),
             "setBalancerBandwidth" => self.set_balancer_bandwidth(&caller, decode(&req)?),
             "mkdirs" => self.mkdirs(&caller, decode(&req)?).await,
             "delete" => self.delete(&caller, decode(&req)?).await,

@@ -40,7 +40,8 @@ import org.apache.hadoop.util.Tool;
  * Script lines are the arguments of {@code hdfs dfsadmin} ({@code -report},
  * {@code -safemode enter}, ...), parsed as {@link ShellScript} parses its
  * scripts; a line starting {@code fs}, {@code lsSnapshottableDir},
- * {@code snapshotDiff}, {@code fsck} or {@code haadmin} runs that tool instead (FsShell, and hadoop-hdfs's
+ * {@code snapshotDiff}, {@code fsck}, {@code haadmin}, {@code ec} or {@code cacheadmin} runs
+ * that tool instead (FsShell, and hadoop-hdfs's
  * {@code tools.snapshot.LsSnapshottableDir} and {@code SnapshotDiff}, as
  * {@code hdfs dfs}, {@code hdfs lsSnapshottableDir} and {@code hdfs
  * snapshotDiff} do). {@code %write PATH TEXT} and {@code %append PATH TEXT}
@@ -82,7 +83,9 @@ public final class DfsAdmin {
       "lsSnapshottableDir", "org.apache.hadoop.hdfs.tools.snapshot.LsSnapshottableDir",
       "snapshotDiff", "org.apache.hadoop.hdfs.tools.snapshot.SnapshotDiff",
       "fsck", "org.apache.hadoop.hdfs.tools.DFSck",
-      "haadmin", "org.apache.hadoop.hdfs.tools.DFSHAAdmin");
+      "haadmin", "org.apache.hadoop.hdfs.tools.DFSHAAdmin",
+      "ec", "org.apache.hadoop.hdfs.tools.ECAdmin",
+      "cacheadmin", "org.apache.hadoop.hdfs.tools.CacheAdmin");
 
   public static void main(String[] argv) {
     int rc;

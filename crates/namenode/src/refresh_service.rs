@@ -1,0 +1,120 @@
+//! The refresh protocols `hdfs dfsadmin` calls on the NameNode's RPC port
+//! besides ClientProtocol, as HDFS serves them (no superuser check: HDFS
+//! leaves these to service-level authorization):
+//!
+//! - `RefreshUserMappingsProtocol`: `refreshUserToGroupsMappings` forgets
+//!   the cached group lists, so group changes apply from the next call
+//!   rather than after the cache's five minutes.
+//!   `refreshSuperUserGroupsConfiguration` is refused: Cairn reads the
+//!   `hadoop.proxyuser.*` rules once, at start-up, and says so rather
+//!   than answer that it reloaded them.
+//! - `RefreshCallQueueProtocol`: `refreshCallQueue` succeeds with nothing to
+//!   do; Cairn's RPC server has no configurable call queue to rebuild.
+//! - `RefreshAuthorizationPolicyProtocol`: `refreshServiceAcl` fails as it
+//!   does on HDFS with service-level authorization off (its default):
+//!   Cairn does not implement service-level authorization.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use cairn_proto::exceptions as ex;
+use cairn_proto::hadoop::common as pb;
+use cairn_proto::protocols;
+use cairn_rpc::{CallContext, CallError, Protocol};
+use futures::future::BoxFuture;
+use prost::Message;
+use tracing::info;
+
+use crate::service::NameNodeState;
+
+type CallResult = Result<Bytes, CallError>;
+
+fn answer<Q: Message + Default, R: Message>(request: &Bytes, reply: R) -> CallResult {
+    Q::decode(request.clone()).map_err(|e| CallError::BadRequest(e.to_string()))?;
+    Ok(Bytes::from(reply.encode_to_vec()))
+}
+
+/// Which of the three protocols an endpoint serves.
+#[derive(Debug, Clone, Copy)]
+pub enum Refresh {
+    UserMappings,
+    CallQueue,
+    AuthorizationPolicy,
+}
+
+/// One refresh protocol's endpoint.
+pub struct RefreshService {
+    pub state: Arc<NameNodeState>,
+    pub which: Refresh,
+}
+
+impl RefreshService {
+    /// The endpoints of all three protocols.
+    pub fn all(state: &Arc<NameNodeState>) -> Vec<Arc<RefreshService>> {
+        [
+            Refresh::UserMappings,
+            Refresh::CallQueue,
+            Refresh::AuthorizationPolicy,
+        ]
+        .into_iter()
+        .map(|which| {
+            Arc::new(RefreshService {
+                state: Arc::clone(state),
+                which,
+            })
+        })
+        .collect()
+    }
+
+    fn run(&self, ctx: &CallContext, method: &str, request: &Bytes) -> CallResult {
+        let user = &ctx.user;
+        match (self.which, method) {
+            (Refresh::UserMappings, "refreshUserToGroupsMappings") => {
+                info!(%user, "refreshing all user-to-groups mappings");
+                self.state.users.forget_groups();
+                answer::<pb::RefreshUserToGroupsMappingsRequestProto, _>(
+                    request,
+                    pb::RefreshUserToGroupsMappingsResponseProto {},
+                )
+            }
+            (Refresh::UserMappings, "refreshSuperUserGroupsConfiguration") => {
+                Err(CallError::remote(
+                    ex::UNSUPPORTED_OPERATION,
+                    "Cairn reads the hadoop.proxyuser.* rules at start-up only; \
+                     restart the NameNode to apply changed rules",
+                ))
+            }
+            (Refresh::CallQueue, "refreshCallQueue") => {
+                info!(%user, "refreshCallQueue: no configurable call queue to rebuild");
+                answer::<pb::RefreshCallQueueRequestProto, _>(
+                    request,
+                    pb::RefreshCallQueueResponseProto {},
+                )
+            }
+            (Refresh::AuthorizationPolicy, "refreshServiceAcl") => Err(CallError::remote(
+                ex::AUTHORIZATION,
+                "Service Level Authorization not enabled!",
+            )),
+            (_, other) => Err(CallError::NoSuchMethod(other.to_string())),
+        }
+    }
+}
+
+impl Protocol for RefreshService {
+    fn name(&self) -> &str {
+        match self.which {
+            Refresh::UserMappings => protocols::REFRESH_USER_MAPPINGS_PROTOCOL,
+            Refresh::CallQueue => protocols::REFRESH_CALL_QUEUE_PROTOCOL,
+            Refresh::AuthorizationPolicy => protocols::REFRESH_AUTHORIZATION_POLICY_PROTOCOL,
+        }
+    }
+
+    fn call(
+        self: Arc<Self>,
+        ctx: CallContext,
+        method: String,
+        request: Bytes,
+    ) -> BoxFuture<'static, CallResult> {
+        Box::pin(async move { self.run(&ctx, &method, &request) })
+    }
+}
