@@ -189,6 +189,7 @@ fn dir_list(dirs: &[PathBuf]) -> String {
 
 async fn run_namenode(
     mut conf: Configuration,
+    reload: impl Fn() -> Result<Configuration, String> + Send + Sync + 'static,
     dir: Option<String>,
     format: bool,
     force: bool,
@@ -199,7 +200,9 @@ async fn run_namenode(
         conf.set(keys::DFS_NAMENODE_NAME_DIR, d);
     }
     conf.use_own_namenode_keys()?;
-    let config = cairn_namenode::config::NameNodeConfig::from_conf(&conf)?;
+    let mut config = cairn_namenode::config::NameNodeConfig::from_conf(&conf)?;
+    // `dfsadmin -refreshSuperUserGroupsConfiguration` reads the rules again.
+    config.proxy_users.set_source(reload);
     if config.name_dirs.is_empty() {
         anyhow::bail!(
             "no metadata directory: pass --dir DIR or set {}",
@@ -562,8 +565,17 @@ fn main() -> ExitCode {
                 if *bootstrap_standby {
                     return runtime.block_on(bootstrap::run(conf, dir.clone(), *force));
                 }
+                let (conf_dir, define) = (cli.conf.clone(), cli.define.clone());
+                let reload = move || {
+                    let mut conf = Configuration::load(conf_dir.as_deref())
+                        .map_err(|e| format!("loading configuration: {e}"))?;
+                    conf.apply_overrides(&define)
+                        .map_err(|e| format!("applying -D overrides: {e}"))?;
+                    Ok(conf)
+                };
                 runtime.block_on(run_namenode(
                     conf,
+                    reload,
                     dir.clone(),
                     *format,
                     *force,

@@ -51,10 +51,16 @@ fn rpc_header(call_id: i32) -> RpcRequestHeaderProto {
 }
 
 fn context_frame(user: &str) -> Vec<u8> {
+    context_frame_as(user, None)
+}
+
+/// A connection context for `user`, acting through `real` when given
+/// (`doAs`).
+fn context_frame_as(user: &str, real: Option<&str>) -> Vec<u8> {
     let ctx = IpcConnectionContextProto {
         user_info: Some(UserInformationProto {
             effective_user: Some(user.into()),
-            real_user: None,
+            real_user: real.map(Into::into),
         }),
         protocol: Some("org.apache.hadoop.hdfs.protocol.ClientProtocol".into()),
     };
@@ -500,4 +506,50 @@ fn a_flood_of_garbage_connections_leaves_the_server_serving() {
         "a task panicked:\n{}",
         nn.log()
     );
+}
+
+#[test]
+fn acting_for_another_user_needs_a_proxyuser_rule() {
+    // Goal: as on HDFS, a connection whose context names a real user (a
+    // service acting for its users, `doAs`) is refused with a FATAL
+    // AuthorizationException unless `hadoop.proxyuser.<real>.*` allows that
+    // user from that address; an allowed one is served as the effective
+    // user, and a plain connection needs no rule.
+    let nn = NameNode::start(&[
+        "hadoop.proxyuser.hue.users=alice",
+        "hadoop.proxyuser.hue.hosts=127.0.0.1",
+    ]);
+    let refused = |user: &str, real: &str| {
+        let mut s = connect(&nn);
+        s.write_all(PREAMBLE).expect("preamble");
+        s.write_all(&context_frame_as(user, Some(real)))
+            .expect("context");
+        s.write_all(&get_file_info(1, "/")).expect("call");
+        let (h, _) = read_response(&mut s).expect("a FATAL response");
+        assert_eq!(h.status, RpcStatusProto::Fatal as i32, "{h:?}");
+        assert_eq!(
+            h.exception_class_name.as_deref(),
+            Some("org.apache.hadoop.security.authorize.AuthorizationException")
+        );
+        assert!(closed_within(&mut s, PATIENCE), "the connection is closed");
+        h.error_msg.unwrap_or_default()
+    };
+    assert_eq!(
+        refused("bob", "hue"),
+        "User: hue is not allowed to impersonate bob"
+    );
+    assert_eq!(
+        refused("alice", "oozie"),
+        "User: oozie is not allowed to impersonate alice"
+    );
+    for context in [context_frame_as("alice", Some("hue")), context_frame("bob")] {
+        let mut s = connect(&nn);
+        s.write_all(PREAMBLE).expect("preamble");
+        s.write_all(&context).expect("context");
+        s.write_all(&get_file_info(1, "/")).expect("call");
+        let (h, body) = read_response(&mut s).expect("a response");
+        assert_eq!(h.status, RpcStatusProto::Success as i32, "{h:?}");
+        let r = pb::GetFileInfoResponseProto::decode_length_delimited(&body[..]).expect("decode");
+        assert!(r.fs.is_some());
+    }
 }

@@ -374,6 +374,7 @@ pub(crate) async fn serve_namenode(
     } = listeners;
     let config = &state.config;
     let ids = state.clone();
+    let proxies = state.clone();
     let server_config = ServerConfig {
         max_frame_bytes: config.max_frame_bytes,
         handler_count: config.handler_count,
@@ -383,6 +384,11 @@ pub(crate) async fn serve_namenode(
         // Every response header carries the last written txid (HDFS's
         // GlobalStateIdContext), for observer-read clients.
         state_id: Some(cairn_rpc::StateIdSource::new(move || ids.state_id())),
+        // doAs over RPC needs a `hadoop.proxyuser.*` rule, as on HDFS.
+        proxy_check: Some(cairn_rpc::ProxyCheck::new(move |real, user, addr| {
+            let groups = proxies.users.caller(user).groups;
+            proxies.config.proxy_users.check(real, user, &groups, addr)
+        })),
     };
     match state.read_exclude_list() {
         Ok(list) => {

@@ -2,10 +2,14 @@
 //! real user `R` may act as user `U` when `hadoop.proxyuser.R.users` lists
 //! `U` or `hadoop.proxyuser.R.groups` lists one of `U`'s groups (`*`: any),
 //! and only from the addresses of `hadoop.proxyuser.R.hosts` (`*`, IPs,
-//! CIDR ranges, host names). WebHDFS's `doas` is checked here.
+//! CIDR ranges, host names). WebHDFS's `doas` and RPC connections that
+//! name a real user are checked here. `dfsadmin
+//! -refreshSuperUserGroupsConfiguration` reads the rules again from where
+//! the NameNode read its configuration ([`ProxyUsers::reload`]).
 
 use std::collections::HashMap;
 use std::net::{IpAddr, ToSocketAddrs};
+use std::sync::{Arc, RwLock};
 
 use cairn_common::config::Configuration;
 use cairn_common::webhdfs as web;
@@ -48,14 +52,70 @@ struct Rule {
     hosts: Allowed,
 }
 
-/// Every `hadoop.proxyuser.*` rule.
-#[derive(Debug, Clone, Default)]
+/// Reads the configuration again (its files and start-up overrides).
+type ConfSource = Arc<dyn Fn() -> Result<Configuration, String> + Send + Sync>;
+
+/// Every `hadoop.proxyuser.*` rule. Clones share the rules, so a reload
+/// reaches every holder.
+#[derive(Clone, Default)]
 pub struct ProxyUsers {
-    rules: HashMap<String, Rule>,
+    rules: Arc<RwLock<Arc<HashMap<String, Rule>>>>,
+    source: Option<ConfSource>,
+}
+
+impl std::fmt::Debug for ProxyUsers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProxyUsers")
+            .field("rules", &self.current())
+            .field("reloadable", &self.source.is_some())
+            .finish()
+    }
 }
 
 impl ProxyUsers {
     pub fn from_conf(conf: &Configuration) -> ProxyUsers {
+        ProxyUsers {
+            rules: Arc::new(RwLock::new(Arc::new(Self::rules_of(conf)))),
+            source: None,
+        }
+    }
+
+    /// Where [`ProxyUsers::reload`] reads the configuration from.
+    pub fn set_source(
+        &mut self,
+        source: impl Fn() -> Result<Configuration, String> + Send + Sync + 'static,
+    ) {
+        self.source = Some(Arc::new(source));
+    }
+
+    /// Reads the rules again from the configuration source.
+    ///
+    /// # Errors
+    /// No source was set, or it failed (the rules in force stay).
+    pub fn reload(&self) -> Result<(), String> {
+        let source = self
+            .source
+            .as_ref()
+            .ok_or("this NameNode has no configuration files to read again")?;
+        let rules = Self::rules_of(&source()?);
+        let count = rules.len();
+        let mut held = self
+            .rules
+            .write()
+            .map_err(|_| "proxy-user rules lock poisoned".to_string())?;
+        *held = Arc::new(rules);
+        tracing::info!(real_users = count, "hadoop.proxyuser.* rules read again");
+        Ok(())
+    }
+
+    fn current(&self) -> Arc<HashMap<String, Rule>> {
+        match self.rules.read() {
+            Ok(r) => Arc::clone(&r),
+            Err(p) => Arc::clone(&p.into_inner()),
+        }
+    }
+
+    fn rules_of(conf: &Configuration) -> HashMap<String, Rule> {
         let mut rules: HashMap<String, Rule> = HashMap::new();
         for (key, value) in conf.iter() {
             let Some(rest) = key.strip_prefix(PREFIX) else {
@@ -72,7 +132,7 @@ impl ProxyUsers {
                 _ => {}
             }
         }
-        ProxyUsers { rules }
+        rules
     }
 
     /// Whether `real` may act as `user` (whose groups are `groups`) from
@@ -85,7 +145,8 @@ impl ProxyUsers {
         addr: IpAddr,
     ) -> Result<(), String> {
         let denied = || format!("User: {real} is not allowed to impersonate {user}");
-        let rule = self.rules.get(real).ok_or_else(denied)?;
+        let rules = self.current();
+        let rule = rules.get(real).ok_or_else(denied)?;
         let user_ok = match &rule.users {
             Allowed::Any => true,
             Allowed::Some(list) => list.iter().any(|u| u == user),
@@ -188,6 +249,29 @@ mod tests {
             conf.set(k, v);
         }
         ProxyUsers::from_conf(&conf)
+    }
+
+    #[test]
+    fn reload_reads_the_rules_again_for_every_holder() {
+        let local: IpAddr = "127.0.0.1".parse().expect("ip");
+        let mut p = rules(&[]);
+        assert!(p.reload().is_err(), "no source: nothing to read again");
+        let files = Arc::new(std::sync::Mutex::new(Configuration::new()));
+        let source = Arc::clone(&files);
+        p.set_source(move || Ok(source.lock().map_err(|e| e.to_string())?.clone()));
+        let held = p.clone();
+        assert!(held.check("hue", "alice", &[], local).is_err());
+        files
+            .lock()
+            .expect("conf")
+            .set("hadoop.proxyuser.hue.users", "alice");
+        files
+            .lock()
+            .expect("conf")
+            .set("hadoop.proxyuser.hue.hosts", "*");
+        p.reload().expect("reload");
+        assert!(held.check("hue", "alice", &[], local).is_ok());
+        assert!(held.check("hue", "bob", &[], local).is_err());
     }
 
     #[test]

@@ -5,9 +5,9 @@
 //! - `RefreshUserMappingsProtocol`: `refreshUserToGroupsMappings` forgets
 //!   the cached group lists, so group changes apply from the next call
 //!   rather than after the cache's five minutes.
-//!   `refreshSuperUserGroupsConfiguration` is refused: Cairn reads the
-//!   `hadoop.proxyuser.*` rules once, at start-up, and says so rather
-//!   than answer that it reloaded them.
+//!   `refreshSuperUserGroupsConfiguration` reads the `hadoop.proxyuser.*`
+//!   rules again from the configuration files (and start-up `-D`
+//!   overrides) the NameNode was started with.
 //! - `RefreshCallQueueProtocol`: `refreshCallQueue` succeeds with nothing to
 //!   do; Cairn's RPC server has no configurable call queue to rebuild.
 //! - `RefreshAuthorizationPolicyProtocol`: `refreshServiceAcl` fails as it
@@ -78,11 +78,16 @@ impl RefreshService {
                 )
             }
             (Refresh::UserMappings, "refreshSuperUserGroupsConfiguration") => {
-                Err(CallError::remote(
-                    ex::UNSUPPORTED_OPERATION,
-                    "Cairn reads the hadoop.proxyuser.* rules at start-up only; \
-                     restart the NameNode to apply changed rules",
-                ))
+                info!(%user, "refreshing the proxy-user rules");
+                self.state
+                    .config
+                    .proxy_users
+                    .reload()
+                    .map_err(|why| CallError::remote(ex::IO, why))?;
+                answer::<pb::RefreshSuperUserGroupsConfigurationRequestProto, _>(
+                    request,
+                    pb::RefreshSuperUserGroupsConfigurationResponseProto {},
+                )
             }
             (Refresh::CallQueue, "refreshCallQueue") => {
                 info!(%user, "refreshCallQueue: no configurable call queue to rebuild");

@@ -17,10 +17,12 @@ pub mod error;
 pub mod frame;
 mod inflight;
 pub mod metrics;
+pub mod proxy_check;
 pub mod server;
 pub mod state_id;
 
 pub use error::CallError;
 pub use metrics::RpcMetrics;
+pub use proxy_check::ProxyCheck;
 pub use server::{CallContext, Protocol, ServerConfig};
 pub use state_id::StateIdSource;

@@ -62,6 +62,9 @@ pub struct ServerConfig {
     /// The state id every response header carries (the NameNode's last
     /// written txid); none: the field is left out.
     pub state_id: Option<crate::StateIdSource>,
+    /// Who may act for another user (a connection context with a real
+    /// user); none: anyone may, as with no check configured.
+    pub proxy_check: Option<crate::ProxyCheck>,
 }
 
 impl Default for ServerConfig {
@@ -73,6 +76,7 @@ impl Default for ServerConfig {
             idle_timeout: Duration::from_secs(120),
             metrics: Arc::new(RpcMetrics::default()),
             state_id: None,
+            proxy_check: None,
         }
     }
 }
@@ -570,11 +574,26 @@ impl Connection {
                 )
                 .await);
         };
-        self.real_user = ctx
+        let real_user = ctx
             .user_info
             .and_then(|u| u.real_user)
-            .filter(|u| !u.is_empty())
-            .map(Arc::from);
+            .filter(|u| !u.is_empty());
+        if let (Some(real), Some(check)) = (&real_user, &self.shared.config.proxy_check) {
+            if let Err(why) = check.allow(real, &user, self.addr.ip()) {
+                tracing::info!(%real, %user, "connection refused: {why}");
+                return Err(self
+                    .fatal(
+                        header.call_id,
+                        exceptions::AUTHORIZATION,
+                        &why,
+                        RpcErrorCodeProto::FatalUnauthorized,
+                        &Bytes::new(),
+                        -1,
+                    )
+                    .await);
+            }
+        }
+        self.real_user = real_user.map(Arc::from);
         self.user = Some(Arc::from(user));
         Ok(())
     }
