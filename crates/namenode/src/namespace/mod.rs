@@ -54,6 +54,7 @@ pub mod permission;
 pub mod quota;
 mod quota_policy;
 mod read;
+mod reserved;
 pub mod snapshot;
 pub mod storage_policy;
 mod tree;

@@ -25,7 +25,7 @@ impl Namespace {
     }
 
     /// HDFS's checks of a new name: its length, then that it is not the
-    /// reserved `.snapshot` (`verifyINodeName`).
+    /// reserved `.snapshot` (`verifyINodeName`), nor `.reserved` at the root.
     pub(super) fn check_component(&self, parent_path: &str, name: &str) -> Result<(), FsError> {
         if name.len() > self.limits.max_component_len {
             return Err(FsError::PathComponentTooLong(format!(
@@ -37,6 +37,11 @@ impl Namespace {
         if name == super::snapshot::DOT_SNAPSHOT {
             return Err(FsError::IllegalArgument(
                 "\".snapshot\" is a reserved name.".into(),
+            ));
+        }
+        if parent_path == "/" && name == super::reserved::DOT_RESERVED {
+            return Err(FsError::IllegalArgument(
+                super::reserved::RESERVED_AT_ROOT.into(),
             ));
         }
         Ok(())

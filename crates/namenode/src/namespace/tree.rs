@@ -511,6 +511,8 @@ impl Namespace {
     /// `.snapshot` of a snapshottable directory is refused (reads of those
     /// go through `snapshot_path` first; anything else is a write).
     pub(super) fn resolve(&self, src: &str) -> Result<Resolved, FsError> {
+        let src = self.unreserved(src)?;
+        let src = src.as_ref();
         let comps = path::components(src)?;
         self.refuse_snapshot_write(src)?;
         let mut inodes = Vec::with_capacity(comps.len() + 1);

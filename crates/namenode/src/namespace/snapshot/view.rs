@@ -62,7 +62,8 @@ impl Namespace {
         if self.snapshots.dirs.is_empty() || !src.contains(DOT_SNAPSHOT) {
             return Ok(None);
         }
-        let comps = path::components(src)?;
+        let src = self.unreserved(src)?;
+        let comps = path::components(&src)?;
         let mut cur = crate::namespace::ROOT_INODE_ID;
         let mut ancestors = Vec::new();
         for (i, c) in comps.iter().enumerate() {
