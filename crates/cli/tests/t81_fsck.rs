@@ -329,6 +329,42 @@ async fn move_copies_the_readable_blocks(cluster: &Cluster) {
     client.delete("/lost+found", true).await.expect("delete");
 }
 
+/// `listCorruptFileBlocks` (`DistributedFileSystem.listCorruptFileBlocks`)
+/// reads the list fsck's `-list-corruptfileblocks` prints: the superuser
+/// gets the file with the corrupt block, a path outside it nothing, anyone
+/// else HDFS's refusal.
+async fn corrupt_files_over_rpc(cluster: &Cluster) {
+    use cairn_proto::hadoop::hdfs as pb;
+    use cairn_proto::protocols::CLIENT_PROTOCOL;
+    use cairn_rpc::client::Client;
+    let list = |user: String, path: &str| {
+        let req = pb::ListCorruptFileBlocksRequestProto {
+            path: path.into(),
+            cookie: None,
+        };
+        let addr = cluster.nn.addr;
+        async move {
+            let c = Client::connect(addr, &user, CLIENT_PROTOCOL)
+                .await
+                .expect("connect");
+            c.call::<_, pb::ListCorruptFileBlocksResponseProto>("listCorruptFileBlocks", &req)
+                .await
+        }
+    };
+    let me = common::current_user();
+    let got = list(me.clone(), "/fsck").await.expect("superuser");
+    assert_eq!(got.corrupt.files, vec!["/fsck/one".to_string()]);
+    let next = list(me.clone(), "/elsewhere").await.expect("superuser");
+    assert!(next.corrupt.files.is_empty(), "{next:?}");
+    let refused = list("mallory".into(), "/fsck")
+        .await
+        .expect_err("not superuser");
+    assert_eq!(
+        refused.class(),
+        Some("org.apache.hadoop.security.AccessControlException")
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fsck_reports_match_apache_hdfs() {
     let mut cluster = Cluster::start(2, DEFINES);
@@ -355,6 +391,8 @@ async fn fsck_reports_match_apache_hdfs() {
     });
     assert!(reported, "the corrupt replica was not reported");
     check_cairn_fsck(&cluster, "corrupt", &["/fsck", "/fsck -files -blocks"]);
+    // Before the phase's `fsck -delete` removes the file.
+    corrupt_files_over_rpc(&cluster).await;
     assert_phase(&run_phase(&cluster, "corrupt"), "corrupt");
 
     move_copies_the_readable_blocks(&cluster).await;

@@ -147,6 +147,81 @@ fn is_under(path: &str, parent: &str) -> bool {
     }
 }
 
+/// A block with no good replica left, with its file.
+pub(crate) struct CorruptBlock {
+    pub id: BlockId,
+    /// The file's replication.
+    pub replication: u16,
+    pub path: String,
+}
+
+/// One page of [`corrupt_file_blocks`].
+pub(crate) struct CorruptPage {
+    pub blocks: Vec<CorruptBlock>,
+    /// Where the next page starts.
+    pub cookie: String,
+}
+
+/// The blocks with no good replica left of the files under `path`, after
+/// `cookie` (a position in the corrupt queue), at most 500: each as
+/// with its file, and the cookie of the next page. HDFS's `FSNamesystem.listCorruptFileBlocks`, behind both
+/// fsck's `-list-corruptfileblocks` and the `listCorruptFileBlocks` RPC.
+///
+/// # Errors
+/// During start-up safe mode, while corrupt blocks are known (HDFS's
+/// replication queues are not populated yet), as HDFS words it.
+pub(crate) fn corrupt_file_blocks(
+    state: &NameNodeState,
+    path: &str,
+    cookie: Option<&str>,
+) -> Result<CorruptPage, CallError> {
+    let ns = state.read_namespace()?;
+    let bm = state.lock_blocks()?;
+    let corrupt = bm.corrupt_queue();
+    if corrupt.is_empty() {
+        return Ok(CorruptPage {
+            blocks: Vec::new(),
+            cookie: cookie.unwrap_or("0").to_string(),
+        });
+    }
+    if state.startup_safe_mode.is_on() {
+        return Err(CallError::remote(
+            ex::IO,
+            "Cannot run listCorruptFileBlocks because replication queues have not been initialized.",
+        ));
+    }
+    let skip = cookie
+        .and_then(|c| c.parse::<i32>().ok())
+        .unwrap_or(0)
+        .max(0) as usize;
+    let mut entries = Vec::new();
+    let mut next = skip;
+    for id in corrupt.iter().skip(skip) {
+        next += 1;
+        let Some(file) = bm.owner_of(*id) else {
+            continue;
+        };
+        let Some(file_path) = ns.path_of(file) else {
+            continue;
+        };
+        if is_under(&file_path, path) {
+            let replication = ns.file_replication(file).unwrap_or(0);
+            entries.push(CorruptBlock {
+                id: *id,
+                replication,
+                path: file_path,
+            });
+            if entries.len() >= MAX_CORRUPT_FILES_RETURNED {
+                break;
+            }
+        }
+    }
+    Ok(CorruptPage {
+        blocks: entries,
+        cookie: next.to_string(),
+    })
+}
+
 /// `listcorruptfileblocks`: one page of "blk_<id>\t<replication>\t<path>"
 /// lines after the cookie, then the cookie for the next page.
 pub(super) async fn list_corrupt_file_blocks(
@@ -156,47 +231,10 @@ pub(super) async fn list_corrupt_file_blocks(
     out: &mut Output,
 ) -> Result<(), Failure> {
     require_superuser(state, caller, "listCorruptFileBlocks")?;
-    let mut entries = Vec::new();
-    let cookie = {
-        let ns = state.read_namespace()?;
-        let bm = state.lock_blocks()?;
-        let corrupt = bm.corrupt_queue();
-        if corrupt.is_empty() {
-            req.start_block_after.clone().unwrap_or_else(|| "0".into())
-        } else {
-            if state.startup_safe_mode.is_on() {
-                return Err(CallError::remote(
-                    ex::IO,
-                    "Cannot run listCorruptFileBlocks because replication queues have not been initialized.",
-                )
-                .into());
-            }
-            let skip = req
-                .start_block_after
-                .as_deref()
-                .and_then(|c| c.parse::<i32>().ok())
-                .unwrap_or(0)
-                .max(0) as usize;
-            let mut next = skip;
-            for id in corrupt.iter().skip(skip) {
-                next += 1;
-                let Some(file) = bm.owner_of(*id) else {
-                    continue;
-                };
-                let Some(path) = ns.path_of(file) else {
-                    continue;
-                };
-                if is_under(&path, &req.path) {
-                    let replication = ns.file_replication(file).unwrap_or(0);
-                    entries.push(format!("blk_{id}\t{replication}\t{path}"));
-                    if entries.len() >= MAX_CORRUPT_FILES_RETURNED {
-                        break;
-                    }
-                }
-            }
-            next.to_string()
-        }
-    };
+    let CorruptPage {
+        blocks: entries,
+        cookie,
+    } = corrupt_file_blocks(state, &req.path, req.start_block_after.as_deref())?;
     let filler = if !entries.is_empty() {
         entries.len().to_string()
     } else if cookie == "0" {
@@ -205,8 +243,8 @@ pub(super) async fn list_corrupt_file_blocks(
         "no more".into()
     };
     out.println(&format!("Cookie:\t{cookie}"));
-    for e in &entries {
-        out.println(e);
+    for b in &entries {
+        out.println(&format!("blk_{}\t{}\t{}", b.id, b.replication, b.path));
     }
     out.println(&format!(
         "\n\nThe filesystem under path '{}' has {filler} CORRUPT files",

@@ -22,6 +22,8 @@ mod repair;
 mod summary;
 mod walk;
 
+pub(crate) use lookups::corrupt_file_blocks;
+
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Arc;

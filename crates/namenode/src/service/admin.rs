@@ -226,6 +226,28 @@ impl NameNodeState {
         })
     }
 
+    /// `listCorruptFileBlocks` (`DistributedFileSystem.listCorruptFileBlocks`):
+    /// one page of the files under the path with a block that has no good
+    /// replica left, a path per block as HDFS lists them, and the cookie of
+    /// the next page; superuser (when permissions are on), as fsck's
+    /// `-list-corruptfileblocks`, which reads the same list.
+    pub(super) fn list_corrupt_file_blocks(
+        &self,
+        caller: &Caller,
+        r: pb::ListCorruptFileBlocksRequestProto,
+    ) -> CallResult {
+        if self.config.permissions_enabled {
+            require_superuser(caller, "listCorruptFileBlocks")?;
+        }
+        let page = crate::fsck::corrupt_file_blocks(self, &r.path, r.cookie.as_deref())?;
+        encode(&pb::ListCorruptFileBlocksResponseProto {
+            corrupt: pb::CorruptFileBlocksProto {
+                files: page.blocks.into_iter().map(|b| b.path).collect(),
+                cookie: page.cookie,
+            },
+        })
+    }
+
     /// `refreshNodes`.
     pub(super) fn refresh_nodes(&self, caller: &Caller) -> CallResult {
         require_superuser(caller, "refreshNodes")?;

@@ -89,7 +89,8 @@ pub fn category(method: &str) -> Category {
         | "getQuotaUsage"
         | "metaSave"
         | "listCachePools"
-        | "listCacheDirectives" => Category::Read,
+        | "listCacheDirectives"
+        | "listCorruptFileBlocks" => Category::Read,
         _ => Category::Write,
     }
 }

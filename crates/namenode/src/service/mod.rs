@@ -350,6 +350,7 @@ impl NameNodeState {
             "upgradeStatus" => self.upgrade_status(decode(&req)?),
             "rollingUpgrade" => self.rolling_upgrade(&caller, decode(&req)?),
             "listCachePools" => self.list_cache_pools(decode(&req)?),
+            "listCorruptFileBlocks" => self.list_corrupt_file_blocks(&caller, decode(&req)?),
             "listCacheDirectives" => self.list_cache_directives(decode(&req)?),
             "setBalancerBandwidth" => self.set_balancer_bandwidth(&caller, decode(&req)?),
             "mkdirs" => self.mkdirs(&caller, decode(&req)?).await,
