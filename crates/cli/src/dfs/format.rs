@@ -132,6 +132,8 @@ pub(crate) struct LsWidths {
     length: usize,
     owner: usize,
     group: usize,
+    /// `-e`: the erasure-coding policy column's width (none: no column).
+    ec_policy: Option<usize>,
 }
 
 impl Default for LsWidths {
@@ -143,6 +145,7 @@ impl Default for LsWidths {
             length: 10,
             owner: 0,
             group: 0,
+            ec_policy: None,
         }
     }
 }
@@ -161,8 +164,22 @@ impl LsWidths {
         }
     }
 
-    /// One `-ls` line: `drwxr-xr-x   - owner group          0 2024-01-01 00:00 /path`.
-    pub(crate) fn line(&self, st: &FileStatus, options: LsLine, shown_path: &str) -> String {
+    /// `-e`: sizes the policy column to the longest of `policies` (Hadoop
+    /// sizes it per batch, as the others).
+    pub(crate) fn widen_ec_policy<'a>(&mut self, policies: impl IntoIterator<Item = &'a str>) {
+        let widest = policies.into_iter().map(|p| p.chars().count()).max();
+        self.ec_policy = Some(widest.unwrap_or(0));
+    }
+
+    /// One `-ls` line: `drwxr-xr-x   - owner group          0 2024-01-01 00:00 /path`,
+    /// with `ec_policy` after the group under `-e`.
+    pub(crate) fn line(
+        &self,
+        st: &FileStatus,
+        options: LsLine,
+        shown_path: &str,
+        ec_policy: Option<&str>,
+    ) -> String {
         let kind = if st.isdir { 'd' } else { '-' };
         let acl = if st.permission & ACL_BIT != 0 {
             '+'
@@ -189,6 +206,9 @@ impl LsWidths {
         // while every owner (group) seen so far is empty.
         push_left(&mut line, &st.owner, self.owner);
         push_left(&mut line, &st.group, self.group);
+        if let Some(width) = self.ec_policy {
+            line.push_str(&format!("{:<width$} ", ec_policy.unwrap_or("")));
+        }
         line.push_str(&format!(
             "{:>width$} {} {shown_path}",
             size_u64(length, options.human),
@@ -444,11 +464,11 @@ mod tests {
         let dir = status(true, 0o755, "root", "supergroup", 0);
         let file = status(false, 0o644, "root", "supergroup", 0);
         w.widen([&dir, &file]);
-        let line = w.line(&dir, LsLine::default(), "/conf/a");
+        let line = w.line(&dir, LsLine::default(), "/conf/a", None);
         let (head, tail) = line.split_at(line.len() - " 2023-11-14 22:13 /conf/a".len());
         assert_eq!(head, "drwxr-xr-x   - root supergroup          0");
         assert!(tail.ends_with(" /conf/a"), "{line:?}");
-        let line = w.line(&file, LsLine::default(), "/conf/a/f1");
+        let line = w.line(&file, LsLine::default(), "/conf/a/f1", None);
         assert!(
             line.starts_with("-rw-r--r--   3 root supergroup          0 "),
             "{line:?}"
@@ -462,7 +482,7 @@ mod tests {
         let short = status(false, 0o600, "bob", "g", 5);
         w.widen([&long_owner]);
         w.widen([&short]);
-        let line = w.line(&short, LsLine::default(), "f");
+        let line = w.line(&short, LsLine::default(), "f", None);
         assert!(
             line.starts_with("-rw-------   3 bob            g           5 "),
             "{line:?}"
@@ -474,6 +494,7 @@ mod tests {
                 access_time: false,
             },
             "f",
+            None,
         );
         assert!(
             human.starts_with("-rw-------   3 alice-the-long g      11.5 G "),
@@ -486,7 +507,7 @@ mod tests {
         let mut w = LsWidths::default();
         let st = status(true, 0o755, "", "", 0);
         w.widen([&st]);
-        let line = w.line(&st, LsLine::default(), "/d");
+        let line = w.line(&st, LsLine::default(), "/d", None);
         assert!(line.starts_with("drwxr-xr-x   -          0 "), "{line:?}");
     }
 

@@ -6,21 +6,23 @@
 //! entries come in batches of 100, each widening the columns before it is
 //! printed: Hadoop's output, column shifts included.
 
+use std::collections::HashMap;
+
 use super::args::{CommandFormat, UsageError};
 use super::format::{printable, LsLine, LsWidths};
-use super::shell::{not_found, Item, Shell, SortBy, Step, Walk};
+use super::shell::{not_found, FsId, Item, Shell, SortBy, Step, Walk};
 
 const FORMAT: CommandFormat = CommandFormat::new(
     0,
     usize::MAX,
-    &["C", "d", "h", "q", "R", "r", "t", "S", "u"],
+    &["C", "d", "h", "q", "R", "r", "t", "S", "u", "e"],
 );
 
 /// Entries per batch of a recursive listing, as Hadoop's
 /// `Ls.getListingGroupSize`.
 const RECURSIVE_BATCH_LEN: usize = 100;
 
-pub(crate) const USAGE: &str = "[-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [<path> ...]";
+pub(crate) const USAGE: &str = "[-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [-e] [<path> ...]";
 pub(crate) const DESCRIPTION: &str = "\
 List the contents that match the specified file pattern. If path is not
 specified, the contents of /user/<currentUser> will be listed. For a directory
@@ -44,7 +46,8 @@ and file entries are of the form:
   -S  Sort files by size.
   -r  Reverse the order of the sort.
   -u  Use time of last access instead of modification for
-      display and sorting.";
+      display and sorting.
+  -e  Display the erasure coding policy of files and directories.";
 
 /// What one `-ls` run was asked for.
 struct Options {
@@ -54,6 +57,9 @@ struct Options {
     hide_non_printable: bool,
     line: LsLine,
     sort_by: SortBy,
+    /// `-e`: a column with each entry's erasure-coding policy (its content
+    /// summary's, one call per entry as in Hadoop).
+    ec_policy: bool,
 }
 
 /// Runs `-ls`.
@@ -78,7 +84,9 @@ pub(crate) async fn run(shell: &mut Shell, mut args: Vec<String>) -> Result<(), 
             access_time,
         },
         sort_by: sort_order(by_time, by_size, reverse, access_time),
+        ec_policy: flags.has("e"),
     };
+    let mut policies = Policies::default();
     // Hadoop reads whole directories (and sorts them) unless it recurses
     // without any ordering flag.
     let sorted = !options.recursive || by_time || by_size || reverse;
@@ -94,8 +102,13 @@ pub(crate) async fn run(shell: &mut Shell, mut args: Vec<String>) -> Result<(), 
         if !(options.list_dirs && status.isdir) {
             if !options.path_only {
                 widths.widen([status]);
+                if options.ec_policy {
+                    policies
+                        .fetch(shell, item.fs, [item.path.clone()], &mut widths)
+                        .await;
+                }
             }
-            print(shell, &options, &widths, &item);
+            print(shell, &options, &widths, &policies, &item);
             continue;
         }
         let batch_len = if sorted {
@@ -111,16 +124,20 @@ pub(crate) async fn run(shell: &mut Shell, mut args: Vec<String>) -> Result<(), 
         walk.descend(shell, &item);
         while let Some(step) = walk.next(shell).await {
             match step {
-                Step::Batch(statuses) => {
+                Step::Batch(entries) => {
                     if !options.recursive && !options.path_only {
-                        shell.out(&format!("Found {} items", statuses.len()));
+                        shell.out(&format!("Found {} items", entries.len()));
                     }
                     if !options.path_only {
-                        widths.widen(&statuses);
+                        widths.widen(entries.iter().filter_map(|e| e.status.as_ref()));
+                        if options.ec_policy {
+                            let paths = entries.iter().map(|e| e.path.clone());
+                            policies.fetch(shell, item.fs, paths, &mut widths).await;
+                        }
                     }
                 }
                 Step::Entry(entry) => {
-                    print(shell, &options, &widths, &entry);
+                    print(shell, &options, &widths, &policies, &entry);
                     if options.recursive && entry.is_dir() {
                         walk.descend(shell, &entry);
                     }
@@ -131,7 +148,31 @@ pub(crate) async fn run(shell: &mut Shell, mut args: Vec<String>) -> Result<(), 
     Ok(())
 }
 
-fn print(shell: &Shell, options: &Options, widths: &LsWidths, item: &Item) {
+/// `-e`: the erasure-coding policy of the entries listed so far, by path.
+#[derive(Default)]
+struct Policies(HashMap<String, String>);
+
+impl Policies {
+    /// Asks for the policy of each of `paths` (an error leaves it blank)
+    /// and sizes the column to them.
+    async fn fetch(
+        &mut self,
+        shell: &Shell,
+        fs: FsId,
+        paths: impl IntoIterator<Item = String>,
+        widths: &mut LsWidths,
+    ) {
+        let mut batch = Vec::new();
+        for path in paths {
+            let policy = super::usage::ec_policy(shell, fs, &path).await;
+            batch.push(policy.clone());
+            self.0.insert(path, policy);
+        }
+        widths.widen_ec_policy(batch.iter().map(String::as_str));
+    }
+}
+
+fn print(shell: &Shell, options: &Options, widths: &LsWidths, policies: &Policies, item: &Item) {
     let shown = if options.hide_non_printable {
         printable(&item.display)
     } else {
@@ -140,7 +181,8 @@ fn print(shell: &Shell, options: &Options, widths: &LsWidths, item: &Item) {
     if options.path_only {
         shell.out(&shown);
     } else if let Some(status) = &item.status {
-        shell.out(&widths.line(status, options.line, &shown));
+        let policy = policies.0.get(&item.path).map(String::as_str);
+        shell.out(&widths.line(status, options.line, &shown, policy));
     }
 }
 

@@ -347,6 +347,11 @@ impl Shell {
         match client.get_file_info(path).await {
             Ok(status) => Ok(Some(status)),
             Err(HdfsError::FileNotFound(_)) => Ok(None),
+            // The NameNode's FileNotFoundException (an inode path whose id
+            // names nothing): as Hadoop's PathData, the path does not exist.
+            Err(HdfsError::RPCError(class, _)) if class == "java.io.FileNotFoundException" => {
+                Ok(None)
+            }
             Err(e) => Err(e),
         }
     }
@@ -650,7 +655,7 @@ fn default_authority(conf: &Configuration) -> Result<String, String> {
 pub(crate) enum Step {
     /// A batch of entries about to be handed out one by one (for `-ls`'s
     /// "Found N items" and column widths).
-    Batch(Vec<FileStatus>),
+    Batch(Vec<Item>),
     /// The next entry.
     Entry(Item),
 }
@@ -739,9 +744,9 @@ impl Walk {
             if let Some(sort_by) = self.sort_by {
                 batch.sort_by(sort_by);
             }
-            let statuses = batch.iter().filter_map(|i| i.status.clone()).collect();
+            let items = batch.clone();
             frame.pending = batch.into();
-            return Some(Step::Batch(statuses));
+            return Some(Step::Batch(items));
         }
     }
 }

@@ -1,12 +1,14 @@
 //! `-count` and `-du`: Hadoop's `Count` and `Du`, both built on the
 //! NameNode's content summary.
 
+use cairn_proto::hadoop::hdfs as pb;
+
 use super::args::{CommandFormat, UsageError};
 use super::format::{count_columns, count_header, size_u64, Table};
 use super::quota::{quota_line, quota_usage, storage_type_header, storage_types, take_type_option};
-use super::shell::{not_found, Item, Shell, Step, Walk};
+use super::shell::{not_found, FsId, Item, Shell, Step, Walk};
 
-pub(crate) const COUNT_USAGE: &str = "[-q] [-h] [-v] [-t [<storage type>]] [-u] <path> ...";
+pub(crate) const COUNT_USAGE: &str = "[-q] [-h] [-v] [-t [<storage type>]] [-u] [-e] <path> ...";
 pub(crate) const COUNT_DESCRIPTION: &str = "\
 Count the number of directories, files and bytes under the paths
 that match the specified file pattern. The output columns are:
@@ -25,7 +27,8 @@ types that support quota. The list of possible storage types(case insensitive):
 ram_disk, ssd, disk, archive and nvdimm.
 It can also pass the value '', 'all' or 'ALL' to specify all the storage types.
 The -u option shows the quota and the usage against the quota
-without the detailed content summary.";
+without the detailed content summary.
+The -e option shows the erasure coding policy.";
 
 pub(crate) const DU_USAGE: &str = "[-s] [-h] [-v] <path> ...";
 pub(crate) const DU_DESCRIPTION: &str = "\
@@ -43,7 +46,7 @@ level deep into a directory.
 The output is in the form
   size  disk space consumed  name(full path)";
 
-const COUNT_FORMAT: CommandFormat = CommandFormat::new(1, usize::MAX, &["q", "h", "v", "u"]);
+const COUNT_FORMAT: CommandFormat = CommandFormat::new(1, usize::MAX, &["q", "h", "v", "u", "e"]);
 const DU_FORMAT: CommandFormat = CommandFormat::new(0, usize::MAX, &["h", "s", "v"]);
 
 /// Runs `-count`.
@@ -57,6 +60,7 @@ pub(crate) async fn count(shell: &mut Shell, mut args: Vec<String>) -> Result<()
     let quota = flags.has("q");
     let human = flags.has("h");
     let quota_only = flags.has("u");
+    let ec_policy = flags.has("e");
     // -t counts only with -q or -u.
     let types = match type_list {
         Some(list) if quota || quota_only => Some(storage_types(&list)?),
@@ -67,7 +71,12 @@ pub(crate) async fn count(shell: &mut Shell, mut args: Vec<String>) -> Result<()
             Some(types) => storage_type_header(types),
             None => count_header(quota, quota_only),
         };
-        shell.out(&format!("{header}PATHNAME"));
+        let ec = if ec_policy {
+            format!("{:>20} ", "ERASURECODING_POLICY")
+        } else {
+            String::new()
+        };
+        shell.out(&format!("{header}{ec}PATHNAME"));
     }
     for item in shell.expand_all(&args).await? {
         if !item.exists() {
@@ -75,31 +84,62 @@ pub(crate) async fn count(shell: &mut Shell, mut args: Vec<String>) -> Result<()
             continue;
         }
         // -u and -t ask for the quota usage alone, as Hadoop does.
-        if quota_only || types.is_some() {
+        let columns = if quota_only || types.is_some() {
             match quota_usage(shell, item.fs, &item.path).await {
-                Ok(usage) => {
-                    let columns = quota_line(&usage, types.as_deref(), human);
-                    shell.out(&format!("{columns}{}", item.display));
+                Ok(usage) => quota_line(&usage, types.as_deref(), human),
+                Err(message) => {
+                    shell.error(&message);
+                    continue;
                 }
-                Err(message) => shell.error(&message),
             }
-            continue;
-        }
-        let Some(client) = shell.client(item.fs) else {
-            continue;
+        } else {
+            let Some(client) = shell.client(item.fs) else {
+                continue;
+            };
+            match client.get_content_summary(&item.path).await {
+                Ok(summary) => count_columns(&summary, quota, human),
+                Err(e) => {
+                    let message = shell.describe(&e, &item.display, item.fs);
+                    shell.error(&message);
+                    continue;
+                }
+            }
         };
-        match client.get_content_summary(&item.path).await {
-            Ok(summary) => {
-                let columns = count_columns(&summary, quota, human);
-                shell.out(&format!("{columns}{}", item.display));
-            }
-            Err(e) => {
-                let message = shell.describe(&e, &item.display, item.fs);
-                shell.error(&message);
-            }
-        }
+        let ec = if ec_policy {
+            ec_policy_column(shell, &item).await
+        } else {
+            String::new()
+        };
+        shell.out(&format!("{columns}{ec}{}", item.display));
     }
     Ok(())
+}
+
+/// The erasure-coding policy of `path` as its content summary names it
+/// ("Replicated" for a plain file, empty for a directory without one);
+/// empty when the call fails, which `-ls -e` and `-count -e` then show.
+pub(crate) async fn ec_policy(shell: &Shell, fs: FsId, path: &str) -> String {
+    let request = pb::GetContentSummaryRequestProto {
+        path: path.to_owned(),
+    };
+    shell
+        .call::<_, pb::GetContentSummaryResponseProto>(fs, "getContentSummary", &request)
+        .await
+        .ok()
+        .and_then(|r| r.summary.erasure_coding_policy)
+        .unwrap_or_default()
+}
+
+/// `-count -e`'s column: the policy right-aligned in 20 (Hadoop's
+/// `ContentSummary` format), `EC:` before any policy but "Replicated".
+async fn ec_policy_column(shell: &Shell, item: &Item) -> String {
+    let policy = ec_policy(shell, item.fs, &item.path).await;
+    let label = if policy == "Replicated" {
+        policy
+    } else {
+        format!("EC:{policy}")
+    };
+    format!("{label:>20} ")
 }
 
 /// Runs `-du`: one row per entry of a directory argument (per argument

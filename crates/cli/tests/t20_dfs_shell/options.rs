@@ -65,7 +65,7 @@ fn usage_errors_help_and_generic_options() {
     out.code_is(0);
     assert!(out
         .stdout
-        .starts_with("-ls [-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [<path> ...] :\n"));
+        .starts_with("-ls [-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [-e] [<path> ...] :\n"));
 
     // -D fs.defaultFS instead of -fs; -conf with a site file.
     let define = format!("fs.defaultFS={}", nn.url);
