@@ -29,9 +29,16 @@ use crate::service::NameNodeState;
 
 type CallResult = Result<Bytes, CallError>;
 
-fn answer<Q: Message + Default, R: Message>(request: &Bytes, reply: R) -> CallResult {
-    Q::decode(request.clone()).map_err(|e| CallError::BadRequest(e.to_string()))?;
-    Ok(Bytes::from(reply.encode_to_vec()))
+/// Checks that `request` is a well-formed `Q` (the calls take empty
+/// messages) before anything is done.
+fn decode<Q: Message + Default>(request: &Bytes) -> Result<(), CallError> {
+    Q::decode(request.clone())
+        .map(drop)
+        .map_err(|e| CallError::BadRequest(e.to_string()))
+}
+
+fn reply<R: Message>(r: R) -> CallResult {
+    Ok(Bytes::from(r.encode_to_vec()))
 }
 
 /// Which of the three protocols an endpoint serves.
@@ -70,36 +77,33 @@ impl RefreshService {
         let user = &ctx.user;
         match (self.which, method) {
             (Refresh::UserMappings, "refreshUserToGroupsMappings") => {
+                decode::<pb::RefreshUserToGroupsMappingsRequestProto>(request)?;
                 info!(%user, "refreshing all user-to-groups mappings");
                 self.state.users.forget_groups();
-                answer::<pb::RefreshUserToGroupsMappingsRequestProto, _>(
-                    request,
-                    pb::RefreshUserToGroupsMappingsResponseProto {},
-                )
+                reply(pb::RefreshUserToGroupsMappingsResponseProto {})
             }
             (Refresh::UserMappings, "refreshSuperUserGroupsConfiguration") => {
+                decode::<pb::RefreshSuperUserGroupsConfigurationRequestProto>(request)?;
                 info!(%user, "refreshing the proxy-user rules");
                 self.state
                     .config
                     .proxy_users
                     .reload()
                     .map_err(|why| CallError::remote(ex::IO, why))?;
-                answer::<pb::RefreshSuperUserGroupsConfigurationRequestProto, _>(
-                    request,
-                    pb::RefreshSuperUserGroupsConfigurationResponseProto {},
-                )
+                reply(pb::RefreshSuperUserGroupsConfigurationResponseProto {})
             }
             (Refresh::CallQueue, "refreshCallQueue") => {
+                decode::<pb::RefreshCallQueueRequestProto>(request)?;
                 info!(%user, "refreshCallQueue: no configurable call queue to rebuild");
-                answer::<pb::RefreshCallQueueRequestProto, _>(
-                    request,
-                    pb::RefreshCallQueueResponseProto {},
-                )
+                reply(pb::RefreshCallQueueResponseProto {})
             }
-            (Refresh::AuthorizationPolicy, "refreshServiceAcl") => Err(CallError::remote(
-                ex::AUTHORIZATION,
-                "Service Level Authorization not enabled!",
-            )),
+            (Refresh::AuthorizationPolicy, "refreshServiceAcl") => {
+                decode::<pb::RefreshServiceAclRequestProto>(request)?;
+                Err(CallError::remote(
+                    ex::AUTHORIZATION,
+                    "Service Level Authorization not enabled!",
+                ))
+            }
             (_, other) => Err(CallError::NoSuchMethod(other.to_string())),
         }
     }
