@@ -96,7 +96,6 @@ impl UserDirectory {
         }
     }
 
-    /// The user's groups if looked up less than the cache's lifetime ago.
     /// Forgets every cached group list (`dfsadmin
     /// -refreshUserToGroupsMappings`): the next call of each user looks its
     /// groups up again.
@@ -106,6 +105,7 @@ impl UserDirectory {
         }
     }
 
+    /// The user's groups if looked up less than the cache's lifetime ago.
     fn cached(&self, user: &str) -> Option<Arc<[String]>> {
         let cache = self.cache.lock().ok()?;
         let (at, groups) = cache.get(user)?;

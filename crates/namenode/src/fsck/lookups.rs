@@ -25,10 +25,9 @@ fn require_superuser(
     caller: &Caller,
     operation: &str,
 ) -> Result<(), Failure> {
-    if !state.config.permissions_enabled {
-        return Ok(());
-    }
-    crate::service::require_superuser(caller, operation).map_err(Failure::from)
+    state
+        .require_superuser_if_checked(caller, operation)
+        .map_err(Failure::from)
 }
 
 /// HDFS's `Block.getBlockId(name)`: the id of `blk_<id>` (or of a meta

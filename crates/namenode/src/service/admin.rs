@@ -36,6 +36,23 @@ pub(crate) fn require_superuser(caller: &Caller, operation: &str) -> Result<(), 
 }
 
 impl NameNodeState {
+    /// [`require_superuser`] while permissions are checked
+    /// (`dfs.permissions.enabled`); anyone otherwise, as HDFS's
+    /// `FSNamesystem.checkSuperuserPrivilege`.
+    ///
+    /// # Errors
+    /// As [`require_superuser`].
+    pub(crate) fn require_superuser_if_checked(
+        &self,
+        caller: &Caller,
+        operation: &str,
+    ) -> Result<(), CallError> {
+        if !self.config.permissions_enabled {
+            return Ok(());
+        }
+        require_superuser(caller, operation)
+    }
+
     /// The redundancy figures of every block, judged against the files'
     /// replication and the DataNodes' liveness now.
     pub(crate) fn redundancy_stats(&self) -> Result<RedundancyStats, CallError> {
@@ -236,9 +253,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::ListCorruptFileBlocksRequestProto,
     ) -> CallResult {
-        if self.config.permissions_enabled {
-            require_superuser(caller, "listCorruptFileBlocks")?;
-        }
+        self.require_superuser_if_checked(caller, "listCorruptFileBlocks")?;
         let page = crate::fsck::corrupt_file_blocks(self, &r.path, r.cookie.as_deref())?;
         encode(&pb::ListCorruptFileBlocksResponseProto {
             corrupt: pb::CorruptFileBlocksProto {
