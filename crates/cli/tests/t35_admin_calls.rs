@@ -384,3 +384,367 @@ async fn roll_edits_and_save_namespace_survive_a_restart() {
         assert!(fs.get_file_info(p).await.is_ok(), "{p} lost:\n{}", nn.log());
     }
 }
+
+async fn restore(c: &Client, arg: &str) -> Result<bool, ClientError> {
+    let req = pb::RestoreFailedStorageRequestProto { arg: arg.into() };
+    call::<_, pb::RestoreFailedStorageResponseProto>(c, "restoreFailedStorage", &req)
+        .await
+        .map(|r| r.result)
+}
+
+async fn call<Req: prost::Message, Resp: prost::Message + Default>(
+    c: &Client,
+    method: &str,
+    req: &Req,
+) -> Result<Resp, ClientError> {
+    c.call(method, req).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn features_off_answer_as_hdfs_does() {
+    // Goal: the calls whose feature a default HDFS has off (tokens without
+    // Kerberos, symlinks, the storage-policy satisfier, encryption zones
+    // without a KMS, erasure-coding administration) answer with HDFS 3.4's
+    // results and exceptions, in its order of checks, not "unknown method".
+    let nn = NameNode::start(&[]);
+    let fs = nn.client(None);
+    fs.mkdirs("/d", 0o755, true).await.expect("mkdirs");
+    fs.create("/d/f", WriteOptions::default())
+        .await
+        .expect("create")
+        .close()
+        .await
+        .expect("close");
+    let c = rpc(&nn, &current_user()).await;
+    let alice = rpc(&nn, "alice").await;
+
+    let t: pb::GetDelegationTokenResponseProto = call(
+        &c,
+        "getDelegationToken",
+        &pb::GetDelegationTokenRequestProto {
+            renewer: "yarn".into(),
+        },
+    )
+    .await
+    .expect("getDelegationToken");
+    assert!(t.token.is_none(), "no token without Kerberos: {t:?}");
+    let token = cairn_proto::hadoop::common::TokenProto {
+        identifier: vec![0, 1, 2].into(),
+        password: vec![3].into(),
+        kind: "HDFS_DELEGATION_TOKEN".into(),
+        service: "127.0.0.1:8020".into(),
+    };
+    let (class, msg) = remote(
+        call::<_, pb::RenewDelegationTokenResponseProto>(
+            &c,
+            "renewDelegationToken",
+            &pb::RenewDelegationTokenRequestProto {
+                token: token.clone(),
+            },
+        )
+        .await,
+    );
+    assert_eq!(
+        class,
+        "org.apache.hadoop.security.token.SecretManager$InvalidToken"
+    );
+    assert!(msg.contains("unknown token"), "{msg}");
+    let (class, _) = remote(
+        call::<_, pb::CancelDelegationTokenResponseProto>(
+            &c,
+            "cancelDelegationToken",
+            &pb::CancelDelegationTokenRequestProto { token },
+        )
+        .await,
+    );
+    assert!(class.ends_with("$InvalidToken"), "{class}");
+    let key: pb::GetDataEncryptionKeyResponseProto = call(
+        &c,
+        "getDataEncryptionKey",
+        &pb::GetDataEncryptionKeyRequestProto {},
+    )
+    .await
+    .expect("getDataEncryptionKey");
+    assert!(key.data_encryption_key.is_none());
+
+    let (class, msg) = remote(
+        call::<_, pb::CreateSymlinkResponseProto>(
+            &c,
+            "createSymlink",
+            &pb::CreateSymlinkRequestProto {
+                target: "/d/f".into(),
+                link: "/d/l".into(),
+                dir_perm: pb::FsPermissionProto { perm: 0o755 },
+                create_parent: false,
+            },
+        )
+        .await,
+    );
+    assert_eq!(
+        (class.as_str(), msg.as_str()),
+        (
+            "java.lang.UnsupportedOperationException",
+            "Symlinks not supported"
+        )
+    );
+    assert_eq!(fs.get_file_info("/d/l").await.ok().map(|_| ()), None);
+    for (path, class, msg) in [
+        (
+            "/d/f",
+            "java.io.IOException",
+            "Path /d/f is not a symbolic link",
+        ),
+        (
+            "/d",
+            "java.io.IOException",
+            "Path /d is not a symbolic link",
+        ),
+        (
+            "/d/none",
+            "java.io.FileNotFoundException",
+            "File does not exist: /d/none",
+        ),
+    ] {
+        let got = remote(
+            call::<_, pb::GetLinkTargetResponseProto>(
+                &c,
+                "getLinkTarget",
+                &pb::GetLinkTargetRequestProto { path: path.into() },
+            )
+            .await,
+        );
+        assert_eq!(got, (class.to_string(), msg.to_string()), "{path}");
+    }
+
+    let (class, msg) = remote(
+        call::<_, pb::SatisfyStoragePolicyResponseProto>(
+            &c,
+            "satisfyStoragePolicy",
+            &pb::SatisfyStoragePolicyRequestProto { src: "/d".into() },
+        )
+        .await,
+    );
+    assert_eq!(
+        class,
+        "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException"
+    );
+    assert!(
+        msg.starts_with("Cannot request to satisfy storage policy"),
+        "{msg}"
+    );
+
+    let (class, msg) = remote(
+        call::<_, pb::CreateEncryptionZoneResponseProto>(
+            &c,
+            "createEncryptionZone",
+            &pb::CreateEncryptionZoneRequestProto {
+                src: "/d".into(),
+                key_name: Some("k".into()),
+            },
+        )
+        .await,
+    );
+    assert_eq!(
+        (class.as_str(), msg.as_str()),
+        (
+            "java.io.IOException",
+            "Can't create an encryption zone for /d since no key provider is available."
+        )
+    );
+    let (_, msg) = remote(
+        call::<_, pb::CreateEncryptionZoneResponseProto>(
+            &alice,
+            "createEncryptionZone",
+            &pb::CreateEncryptionZoneRequestProto {
+                src: "/d".into(),
+                key_name: None,
+            },
+        )
+        .await,
+    );
+    assert!(msg.ends_with("for operation createEncryptionZone"), "{msg}");
+    let (_, msg) = remote(
+        call::<_, pb::ReencryptEncryptionZoneResponseProto>(
+            &c,
+            "reencryptEncryptionZone",
+            &pb::ReencryptEncryptionZoneRequestProto {
+                action: pb::ReencryptActionProto::StartReencrypt as i32,
+                zone: "/d".into(),
+            },
+        )
+        .await,
+    );
+    assert_eq!(
+        msg,
+        "No key provider configured, re-encryption operation is rejected"
+    );
+
+    // Erasure coding: nothing enabled; "replication" is what /d is.
+    let (class, msg) = remote(
+        call::<_, pb::SetErasureCodingPolicyResponseProto>(
+            &c,
+            "setErasureCodingPolicy",
+            &pb::SetErasureCodingPolicyRequestProto {
+                src: "/d".into(),
+                ec_policy_name: None,
+            },
+        )
+        .await,
+    );
+    assert_eq!(class, "org.apache.hadoop.HadoopIllegalArgumentException");
+    assert!(
+        msg.starts_with(
+            "Policy 'RS-6-3-1024k' does not match any enabled erasure coding policies: []."
+        ),
+        "{msg}"
+    );
+    let set = |src: &str| pb::SetErasureCodingPolicyRequestProto {
+        src: src.into(),
+        ec_policy_name: Some("replication".into()),
+    };
+    let _: pb::SetErasureCodingPolicyResponseProto = call(&c, "setErasureCodingPolicy", &set("/d"))
+        .await
+        .expect("replication on a directory");
+    let (_, msg) = remote(
+        call::<_, pb::SetErasureCodingPolicyResponseProto>(
+            &c,
+            "setErasureCodingPolicy",
+            &set("/d/f"),
+        )
+        .await,
+    );
+    assert_eq!(
+        msg,
+        "Attempt to set an erasure coding policy for a file /d/f"
+    );
+    let (class, msg) = remote(
+        call::<_, pb::SetErasureCodingPolicyResponseProto>(
+            &c,
+            "setErasureCodingPolicy",
+            &set("/none"),
+        )
+        .await,
+    );
+    assert_eq!(
+        (class.as_str(), msg.as_str()),
+        ("java.io.FileNotFoundException", "Path not found: /none")
+    );
+    let (class, msg) = remote(
+        call::<_, pb::UnsetErasureCodingPolicyResponseProto>(
+            &c,
+            "unsetErasureCodingPolicy",
+            &pb::UnsetErasureCodingPolicyRequestProto { src: "/d".into() },
+        )
+        .await,
+    );
+    assert_eq!(
+        (class.as_str(), msg.as_str()),
+        (
+            "org.apache.hadoop.hdfs.protocol.NoECPolicySetException",
+            "No erasure coding policy explicitly set on /d"
+        )
+    );
+    for method in [
+        "enableErasureCodingPolicy",
+        "disableErasureCodingPolicy",
+        "removeErasureCodingPolicy",
+    ] {
+        let (class, msg) = remote(
+            call::<_, pb::EnableErasureCodingPolicyResponseProto>(
+                &c,
+                method,
+                &pb::EnableErasureCodingPolicyRequestProto {
+                    ec_policy_name: "XOR-2-1-1024k".into(),
+                },
+            )
+            .await,
+        );
+        assert_eq!(
+            (class.as_str(), msg.as_str()),
+            (
+                "org.apache.hadoop.HadoopIllegalArgumentException",
+                "The policy name XOR-2-1-1024k does not exist"
+            ),
+            "{method}"
+        );
+    }
+    let added: pb::AddErasureCodingPoliciesResponseProto = call(
+        &c,
+        "addErasureCodingPolicies",
+        &pb::AddErasureCodingPoliciesRequestProto {
+            ec_policies: vec![pb::ErasureCodingPolicyProto {
+                name: Some("mine".into()),
+                id: 70,
+                ..Default::default()
+            }],
+        },
+    )
+    .await
+    .expect("addErasureCodingPolicies");
+    assert_eq!(added.responses.len(), 1);
+    assert!(!added.responses[0].succeed);
+    assert_eq!(added.responses[0].policy.name.as_deref(), Some("mine"));
+    let codecs: pb::GetErasureCodingCodecsResponseProto = call(
+        &c,
+        "getErasureCodingCodecs",
+        &pb::GetErasureCodingCodecsRequestProto {},
+    )
+    .await
+    .expect("codecs");
+    assert!(codecs.codec.is_empty());
+    let topo: pb::GetEcTopologyResultForPoliciesResponseProto = call(
+        &c,
+        "getECTopologyResultForPolicies",
+        &pb::GetEcTopologyResultForPoliciesRequestProto { policies: vec![] },
+    )
+    .await
+    .expect("topology");
+    assert!(topo.response.is_supported);
+    assert_eq!(
+        topo.response.result_message,
+        "No erasure coding policy is given."
+    );
+
+    // restoreFailedStorage: a flag, superuser only (op name from the arg).
+    assert!(!restore(&c, "check").await.expect("check"));
+    assert!(restore(&c, "true").await.expect("true"));
+    assert!(restore(&c, "check").await.expect("check"));
+    assert!(!restore(&c, "false").await.expect("false"));
+    let (_, msg) = remote(restore(&alice, "check").await);
+    assert!(
+        msg.ends_with("for operation checkRestoreFailedStorage"),
+        "{msg}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_calls_need_no_superuser_when_permissions_are_off() {
+    // Goal: HDFS's checkSuperuserPrivilege checks nothing while
+    // dfs.permissions.enabled is false, for every admin call.
+    let nn = NameNode::start(&["dfs.permissions.enabled=false"]);
+    let alice = rpc(&nn, "alice").await;
+    let all = [pb::OpenFilesTypeProto::AllOpenFiles];
+    open_files(&alice, 0, &all, "/")
+        .await
+        .expect("listOpenFiles as anyone");
+    let _: pb::GetDatanodeReportResponseProto = call(
+        &alice,
+        "getDatanodeReport",
+        &pb::GetDatanodeReportRequestProto { r#type: 1 },
+    )
+    .await
+    .expect("datanodeReport as anyone");
+    let _: pb::RollEditsResponseProto = call(&alice, "rollEdits", &pb::RollEditsRequestProto {})
+        .await
+        .expect("rollEdits as anyone");
+    let r: pb::RestoreFailedStorageResponseProto = call(
+        &alice,
+        "restoreFailedStorage",
+        &pb::RestoreFailedStorageRequestProto {
+            arg: "check".into(),
+        },
+    )
+    .await
+    .expect("restoreFailedStorage as anyone");
+    assert!(!r.result);
+}

@@ -150,7 +150,7 @@ async fn transition(
         HaServiceState::Observer => "transitionToObserver",
     };
     let caller = state.users.caller_async(Arc::clone(&ctx.user)).await;
-    crate::service::require_superuser(&caller, operation)?;
+    state.require_superuser(&caller, operation)?;
     require_ha(state)?;
     let from = state.ha.get();
     // In a Raft group the active is the leader: moving it is moving the

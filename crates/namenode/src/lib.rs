@@ -198,6 +198,7 @@ pub fn new_state_shared(
         retry_cache: Arc::new(crate::retry_cache::RetryCache::new(
             config.retry_cache.clone(),
         )),
+        restore_failed_storage: AtomicBool::new(false),
         config,
     });
     built(&state);

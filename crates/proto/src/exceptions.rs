@@ -58,8 +58,14 @@ pub const QUOTA_BY_STORAGE_TYPE_EXCEEDED: &str =
     "org.apache.hadoop.hdfs.protocol.QuotaByStorageTypeExceededException";
 /// setQuota on a file.
 pub const PATH_IS_NOT_DIRECTORY: &str = "org.apache.hadoop.fs.PathIsNotDirectoryException";
-/// setQuota by storage type when that is off, or with a name quota.
-pub const UNSUPPORTED_ACTION: &str = "org.apache.hadoop.hdfs.protocol.UnsupportedActionException";
+/// setQuota by storage type when that is off, or with a name quota;
+/// satisfyStoragePolicy with the satisfier off.
+pub const UNSUPPORTED_ACTION: &str =
+    "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException";
+/// unsetErasureCodingPolicy where none is set.
+pub const NO_EC_POLICY_SET: &str = "org.apache.hadoop.hdfs.protocol.NoECPolicySetException";
+/// A delegation token the NameNode does not know.
+pub const INVALID_TOKEN: &str = "org.apache.hadoop.security.token.SecretManager$InvalidToken";
 
 // ---- HA and retries ----
 

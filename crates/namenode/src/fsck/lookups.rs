@@ -26,7 +26,7 @@ fn require_superuser(
     operation: &str,
 ) -> Result<(), Failure> {
     state
-        .require_superuser_if_checked(caller, operation)
+        .require_superuser(caller, operation)
         .map_err(Failure::from)
 }
 

@@ -17,12 +17,12 @@ use crate::blocks::{BlockView, RedundancyStats};
 use crate::datanodes::{DatanodeManager, DatanodeUuid};
 use crate::namespace::permission::Caller;
 
-/// HDFS's `checkSuperuserPrivilege(operation)`.
+/// HDFS's `FSPermissionChecker.checkSuperuserPrivilege`.
 ///
 /// # Errors
 /// AccessControlException "Access denied for user X. Superuser privilege
 /// is required for operation OP" for anyone but the superuser.
-pub(crate) fn require_superuser(caller: &Caller, operation: &str) -> Result<(), CallError> {
+fn superuser_only(caller: &Caller, operation: &str) -> Result<(), CallError> {
     if caller.is_superuser {
         return Ok(());
     }
@@ -36,13 +36,15 @@ pub(crate) fn require_superuser(caller: &Caller, operation: &str) -> Result<(), 
 }
 
 impl NameNodeState {
-    /// [`require_superuser`] while permissions are checked
+    /// The superuser only while permissions are checked
     /// (`dfs.permissions.enabled`); anyone otherwise, as HDFS's
-    /// `FSNamesystem.checkSuperuserPrivilege`.
+    /// `FSNamesystem.checkSuperuserPrivilege`, which every admin call goes
+    /// through.
     ///
     /// # Errors
-    /// As [`require_superuser`].
-    pub(crate) fn require_superuser_if_checked(
+    /// AccessControlException "Access denied for user X. Superuser privilege
+    /// is required for operation OP" for anyone but the superuser.
+    pub(crate) fn require_superuser(
         &self,
         caller: &Caller,
         operation: &str,
@@ -50,7 +52,7 @@ impl NameNodeState {
         if !self.config.permissions_enabled {
             return Ok(());
         }
-        require_superuser(caller, operation)
+        superuser_only(caller, operation)
     }
 
     /// The redundancy figures of every block, judged against the files'
@@ -120,7 +122,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::GetDatanodeReportRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "datanodeReport")?;
+        self.require_superuser(caller, "datanodeReport")?;
         let di = self
             .report_infos(r.r#type)?
             .into_iter()
@@ -157,7 +159,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::GetDatanodeStorageReportRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "getDatanodeStorageReport")?;
+        self.require_superuser(caller, "getDatanodeStorageReport")?;
         let reports = self
             .report_infos(r.r#type)?
             .into_iter()
@@ -188,7 +190,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::SetBalancerBandwidthRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "setBalancerBandwidth")?;
+        self.require_superuser(caller, "setBalancerBandwidth")?;
         // DFSAdmin refuses negative values itself; the NameNode passes on
         // what it is given, as HDFS does.
         let bandwidth = u64::try_from(r.bandwidth).unwrap_or(0);
@@ -225,7 +227,7 @@ impl NameNodeState {
             A::SafemodeGet => None,
         };
         if let Some(op) = operation {
-            require_superuser(caller, op)?;
+            self.require_superuser(caller, op)?;
         }
         match action {
             A::SafemodeEnter => self.safe_mode.store(true, Ordering::Release),
@@ -253,7 +255,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::ListCorruptFileBlocksRequestProto,
     ) -> CallResult {
-        self.require_superuser_if_checked(caller, "listCorruptFileBlocks")?;
+        self.require_superuser(caller, "listCorruptFileBlocks")?;
         let page = crate::fsck::corrupt_file_blocks(self, &r.path, r.cookie.as_deref())?;
         encode(&pb::ListCorruptFileBlocksResponseProto {
             corrupt: pb::CorruptFileBlocksProto {
@@ -265,7 +267,7 @@ impl NameNodeState {
 
     /// `refreshNodes`.
     pub(super) fn refresh_nodes(&self, caller: &Caller) -> CallResult {
-        require_superuser(caller, "refreshNodes")?;
+        self.require_superuser(caller, "refreshNodes")?;
         let entries = self.read_exclude_list().map_err(CallError::io)?;
         let changed = self.lock_datanodes()?.set_exclude_list(entries);
         tracing::info!(changed, "refreshNodes: exclude list applied");

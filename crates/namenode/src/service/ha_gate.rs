@@ -80,7 +80,9 @@ pub fn category(method: &str) -> Category {
         | "refreshNodes"
         | "saveNamespace"
         | "finalizeUpgrade"
-        | "upgradeStatus" => Category::Unchecked,
+        | "upgradeStatus"
+        | "restoreFailedStorage"
+        | "getECTopologyResultForPolicies" => Category::Unchecked,
         "rollEdits" => Category::Journal,
         m if is_coordinated(m) => Category::Read,
         "getFsStats"
@@ -129,6 +131,9 @@ fn is_coordinated(method: &str) -> bool {
             | "getErasureCodingPolicy"
             | "listOpenFiles"
             | "getEnclosingRoot"
+            | "getLinkTarget"
+            | "getErasureCodingCodecs"
+            | "getDataEncryptionKey"
     )
 }
 

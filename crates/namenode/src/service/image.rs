@@ -27,7 +27,6 @@ use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::CallError;
 use tracing::info;
 
-use super::admin::require_superuser;
 use super::convert::encode;
 use super::{now_ms, CallResult, NameNodeState};
 use crate::blocks::{BlockView, MetaSaveView};
@@ -112,7 +111,7 @@ impl NameNodeState {
     /// `rollEdits` (superuser, not in safe mode): finalizes the segment
     /// being written and answers the first txid of the next one.
     pub(super) async fn roll_edits(self: &Arc<Self>, caller: &Caller) -> CallResult {
-        require_superuser(caller, "rollEditLog")?;
+        self.require_superuser(caller, "rollEditLog")?;
         let state = self.clone();
         let first = tokio::task::spawn_blocking(move || -> Result<u64, CallError> {
             let _ns = state
@@ -145,7 +144,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::SaveNamespaceRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "saveNamespace")?;
+        self.require_superuser(caller, "saveNamespace")?;
         let state = self.clone();
         let (window, gap) = (r.time_window.unwrap_or(0), r.tx_gap.unwrap_or(0));
         let saved = tokio::task::spawn_blocking(move || state.save_namespace_now(window, gap))
@@ -219,7 +218,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::MetaSaveRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "metaSave")?;
+        self.require_superuser(caller, "metaSave")?;
         let path = self.metasave_path(&r.filename)?;
         let text = self.metasave_text()?;
         let written = path.clone();

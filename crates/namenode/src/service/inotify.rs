@@ -10,7 +10,6 @@
 use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::CallError;
 
-use super::admin::require_superuser;
 use super::convert::encode;
 use super::{CallResult, NameNodeState};
 use crate::inotify;
@@ -22,7 +21,7 @@ const MAX_EVENTS_PER_RPC: usize = 1000;
 impl NameNodeState {
     /// `getCurrentEditLogTxid`: the last transaction written.
     pub(super) fn get_current_edit_log_txid(&self, caller: &Caller) -> CallResult {
-        require_superuser(caller, "getCurrentEditLogTxid")?;
+        self.require_superuser(caller, "getCurrentEditLogTxid")?;
         encode(&pb::GetCurrentEditLogTxidResponseProto {
             txid: i64::try_from(self.journal.last_txid().0).unwrap_or(i64::MAX),
         })
@@ -34,7 +33,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::GetEditsFromTxidRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "getEditsFromTxid")?;
+        self.require_superuser(caller, "getEditsFromTxid")?;
         let sync = self.journal.last_txid().0;
         let from = u64::try_from(r.txid).unwrap_or(0).max(1);
         let mut batches = Vec::new();

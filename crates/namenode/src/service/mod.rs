@@ -20,6 +20,7 @@
 mod acls;
 mod admin;
 mod convert;
+mod features_off;
 mod ha_gate;
 mod image;
 mod inotify;
@@ -36,7 +37,6 @@ mod upgrade_cache;
 mod write_path;
 mod xattrs;
 
-pub(crate) use admin::require_superuser;
 pub use convert::{block_record, to_call_error};
 pub use ha_gate::{standby_refusal, Category, OBSERVER_CATCH_UP};
 pub use image::LastImage;
@@ -62,7 +62,7 @@ use crate::namespace::permission::Caller;
 use crate::namespace::{Edit, FsError, INodeId, Namespace, Removed};
 use crate::users::UserDirectory;
 
-use convert::{decode, empty_token};
+use convert::decode;
 
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
@@ -124,6 +124,9 @@ pub struct NameNodeState {
     pub last_written: std::sync::atomic::AtomicU64,
     /// Answers of at-most-once calls, for their retries.
     pub retry_cache: Arc<crate::retry_cache::RetryCache>,
+    /// HDFS's `restoreFailedStorage` flag (`dfs.namenode.name.dir.restore`,
+    /// off); set and read by dfsadmin, with nothing to restore.
+    pub restore_failed_storage: AtomicBool,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's
@@ -395,11 +398,13 @@ impl NameNodeState {
             "getSnapshotDiffReportListing" => {
                 self.get_snapshot_diff_report_listing(&caller, decode(&req)?)
             }
-            other => {
-                debug!(method = other, "unknown ClientProtocol method");
-                let _ = empty_token();
-                Err(CallError::NoSuchMethod(other.to_string()))
-            }
+            other => match self.dispatch_feature_off(&caller, other, &req) {
+                Some(result) => result,
+                None => {
+                    debug!(method = other, "unknown ClientProtocol method");
+                    Err(CallError::NoSuchMethod(other.to_string()))
+                }
+            },
         };
         if result.is_ok() {
             state.metrics.record(method);

@@ -8,7 +8,6 @@ use cairn_proto::exceptions as ex;
 use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::CallError;
 
-use super::admin::require_superuser;
 use super::convert::encode;
 use super::{CallResult, NameNodeState};
 use crate::datanodes::DatanodeUuid;
@@ -37,7 +36,7 @@ impl NameNodeState {
                 format!("Absolute path required, but got '{path}'"),
             ));
         }
-        require_superuser(caller, "listOpenFiles")?;
+        self.require_superuser(caller, "listOpenFiles")?;
         let filter = normalize_filter(&path);
         let all = pb::OpenFilesTypeProto::AllOpenFiles as i32;
         let blocking = pb::OpenFilesTypeProto::BlockingDecommission as i32;
@@ -125,7 +124,7 @@ impl NameNodeState {
         caller: &Caller,
         _r: pb::ListEncryptionZonesRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "listEncryptionZones")?;
+        self.require_superuser(caller, "listEncryptionZones")?;
         encode(&pb::ListEncryptionZonesResponseProto {
             zones: Vec::new(),
             has_more: false,
@@ -139,7 +138,7 @@ impl NameNodeState {
         caller: &Caller,
         _r: pb::ListReencryptionStatusRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "listReencryptionStatus")?;
+        self.require_superuser(caller, "listReencryptionStatus")?;
         encode(&pb::ListReencryptionStatusResponseProto {
             statuses: Vec::new(),
             has_more: false,

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use bytes::Bytes;
 use cairn_proto::hadoop::hdfs as pb;
 
-use super::admin::require_superuser;
 use super::convert::{encode, status_proto};
 use super::{now_ms, CallResult, NameNodeState};
 use crate::namespace::permission::Caller;
@@ -28,7 +27,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::AllowSnapshotRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "allowSnapshot")?;
+        self.require_superuser(caller, "allowSnapshot")?;
         let what = format!("allow snapshot for {}", r.snapshot_root);
         self.mutate(
             || what.clone(),
@@ -44,7 +43,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::DisallowSnapshotRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "disallowSnapshot")?;
+        self.require_superuser(caller, "disallowSnapshot")?;
         let what = format!("disallow snapshot for {}", r.snapshot_root);
         self.mutate(
             || what.clone(),

@@ -16,7 +16,6 @@ use cairn_proto::exceptions as ex;
 use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::CallError;
 
-use super::admin::require_superuser;
 use super::convert::encode;
 use super::{CallResult, NameNodeState};
 use crate::namespace::permission::Caller;
@@ -28,7 +27,7 @@ impl NameNodeState {
         caller: &Caller,
         _: pb::FinalizeUpgradeRequestProto,
     ) -> CallResult {
-        require_superuser(caller, "finalizeUpgrade")?;
+        self.require_superuser(caller, "finalizeUpgrade")?;
         encode(&pb::FinalizeUpgradeResponseProto {})
     }
 
@@ -53,7 +52,7 @@ impl NameNodeState {
             A::Start => "startRollingUpgrade",
             A::Finalize => "finalizeRollingUpgrade",
         };
-        require_superuser(caller, operation)?;
+        self.require_superuser(caller, operation)?;
         if action == A::Start {
             return Err(CallError::remote(
                 ex::UNSUPPORTED_OPERATION,
