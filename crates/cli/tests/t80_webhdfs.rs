@@ -618,7 +618,14 @@ fn hostile_requests(cluster: &Cluster) {
         ("GET", "/webhdfs/v1/?op=FOO", 400, "Invalid value for webhdfs parameter \"op\": FOO is not a valid GET operation."),
         ("GET", "/webhdfs/v1/?op=MKDIRS", 400, "Invalid value for webhdfs parameter \"op\": MKDIRS is not a valid GET operation."),
         ("GET", "/webhdfs/v1/", 400, "op=NULL is not supported"),
-        ("PUT", "/webhdfs/v1/s?op=CREATESYMLINK", 400, "CREATESYMLINK is not supported"),
+        ("PUT", "/webhdfs/v1/s?op=CREATESYMLINK", 400, "Required param destination for op: CREATESYMLINK is null or empty"),
+        // Features a default HDFS has off answer as there.
+        ("PUT", "/webhdfs/v1/s?op=CREATESYMLINK&destination=/t", 400, "Symlinks not supported"),
+        ("GET", "/webhdfs/v1/?op=GETLINKTARGET", 403, "Path / is not a symbolic link"),
+        ("GET", "/webhdfs/v1/none?op=GETLINKTARGET", 404, "File does not exist: /none"),
+        ("PUT", "/webhdfs/v1/?op=SATISFYSTORAGEPOLICY", 403, "Cannot request to satisfy storage policy when storage policy satisfier feature has been disabled by admin. Seek for an admin help to enable it or use Mover tool."),
+        ("PUT", "/webhdfs/v1/?op=SETECPOLICY&ecpolicy=XOR-2-1-1024k", 400, "Policy 'XOR-2-1-1024k' does not match any enabled erasure coding policies: []. An erasure coding policy can be enabled by enableErasureCodingPolicy API."),
+        ("PUT", "/webhdfs/v1/?op=ENABLEECPOLICY&ecpolicy=X", 403, "Access denied for user dr.who. Superuser privilege is required for operation enableErasureCodingPolicy"),
         ("GET", "/webhdfs/v1/?op=OPEN&offset=abc", 400, "Invalid value for webhdfs parameter \"offset\": Failed to parse \"abc\" as a radix-10 long integer."),
         ("GET", "/webhdfs/v1/?op=OPEN&offset=99999999999999999999", 400, "Invalid value for webhdfs parameter \"offset\": Failed to parse \"99999999999999999999\" as a radix-10 long integer."),
         ("GET", "/webhdfs/v1/?op=OPEN&offset=-1", 400, "Invalid value for webhdfs parameter \"offset\": Invalid parameter range: offset = -1 < 0"),
@@ -636,6 +643,18 @@ fn hostile_requests(cluster: &Cluster) {
         let (_, m) = remote_error(nn, method, path, *status);
         assert_eq!(&m, message, "{method} {path}");
     }
+    let (_, m) = remote_error(nn, "POST", "/webhdfs/v1/?op=UNSETECPOLICY", 403);
+    assert!(
+        m.starts_with("Permission denied: user=dr.who, access=WRITE, inode=\"/\":"),
+        "{m}"
+    );
+    let (code, token) = call(nn, "GET", "/webhdfs/v1/?op=GETDELEGATIONTOKEN");
+    assert_eq!((code, token), (200, serde_json::json!({ "Token": null })));
+    let (code, codecs) = call(nn, "GET", "/webhdfs/v1/?op=GETECCODECS");
+    assert_eq!(
+        (code, codecs),
+        (200, serde_json::json!({ "ErasureCodingCodecs": {} }))
+    );
     let (code, _, _) = http_request(nn, "PATCH", "/webhdfs/v1/?op=GETFILESTATUS", b"");
     assert_eq!(code, 405);
 

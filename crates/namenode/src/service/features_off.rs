@@ -28,6 +28,7 @@ use cairn_rpc::CallError;
 
 use super::convert::{decode, encode};
 use super::{CallResult, NameNodeState};
+use crate::namespace::permission::Access;
 use crate::namespace::permission::Caller;
 use crate::namespace::FsError;
 
@@ -234,10 +235,11 @@ impl NameNodeState {
         ))
     }
 
-    /// Whether an EC call's path is a directory; FileNotFound as HDFS's
-    /// `FSDirErasureCodingOp` says it when it is missing.
+    /// Whether an EC call's path is a directory, after HDFS's WRITE check
+    /// on it; FileNotFound as `FSDirErasureCodingOp` says it when missing.
     fn ec_target_is_dir(&self, caller: &Caller, src: &str) -> Result<bool, CallError> {
         self.read(|ns| {
+            ns.check_path_access(caller, src, Access::WRITE)?;
             ns.get_file_info(caller, src)?
                 .map(|st| st.is_dir)
                 .ok_or_else(|| FsError::FileNotFound(format!("Path not found: {src}")))

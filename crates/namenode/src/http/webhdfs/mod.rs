@@ -19,6 +19,7 @@
 //! builds the answers.
 
 mod acl_xattr;
+mod features_off;
 mod json;
 mod read_ops;
 mod redirect;
@@ -221,26 +222,21 @@ async fn run(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, W
     if let Some(r) = redirect::run(state, req).await {
         return r;
     }
+    if let Some(r) = features_off::run(state, req).await {
+        return r;
+    }
     Err(unknown_op(method, &req.op))
 }
 
-/// Operations HDFS 3.4's WebHDFS has that Cairn does not serve (no
-/// delegation tokens, symlinks or erasure coding).
+/// Operations HDFS 3.4's WebHDFS has that Cairn does not serve (token
+/// renewal and cancellation, erasure-coding policy reads, the enclosing
+/// root).
 const UNSERVED: &[(&str, &str)] = &[
-    ("GET", "GETDELEGATIONTOKEN"),
     ("GET", "GETECPOLICY"),
     ("GET", "GETECPOLICIES"),
-    ("GET", "GETECCODECS"),
-    ("GET", "GETLINKTARGET"),
     ("GET", "GETENCLOSINGROOT"),
-    ("PUT", "CREATESYMLINK"),
     ("PUT", "RENEWDELEGATIONTOKEN"),
     ("PUT", "CANCELDELEGATIONTOKEN"),
-    ("PUT", "ENABLEECPOLICY"),
-    ("PUT", "DISABLEECPOLICY"),
-    ("PUT", "SETECPOLICY"),
-    ("PUT", "SATISFYSTORAGEPOLICY"),
-    ("POST", "UNSETECPOLICY"),
 ];
 
 /// HDFS's answer to an op the HTTP method does not have (the op parameter
