@@ -12,7 +12,9 @@
 # `webhdfs-checksums` (FileChecksums, replication 1, over the cluster's
 # WebHDFS: whole-file checksums from the DataNodes' GETFILECHECKSUM) or
 # `dfsadmin` (DfsAdmin: the `hdfs dfsadmin` script scripts/admin/dfsadmin.txt;
-# `quota` is the same program on scripts/admin/quota.txt;
+# `quota` is the same program on scripts/admin/quota.txt; `cacheadmin` on
+# scripts/admin/cacheadmin.txt, each run on a fresh cluster (directive ids
+# are never reused);
 # 1 DataNode, run before the other programs of its cluster, as its -report
 # counts blocks and they leave deleted ones behind for a few heartbeats) or
 # `storagepolicies` (DfsAdmin --tool storagepolicies: the `hdfs
@@ -63,6 +65,7 @@ program_args() {
     dfsadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/dfsadmin.txt" ;;
     storagepolicies) echo "--main DfsAdmin --tool storagepolicies --script $HERE/scripts/admin/storagepolicies.txt" ;;
     quota) echo "--main DfsAdmin --script $HERE/scripts/admin/quota.txt" ;;
+    cacheadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/cacheadmin.txt" ;;
     snapshots) echo "--main DfsAdmin --script $HERE/scripts/admin/snapshots.txt" ;;
     checksums) echo "--main FileChecksums --replications 1,3" ;;
     checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
@@ -73,7 +76,7 @@ program_args() {
 }
 program_datanodes() {
   case "$1" in
-    appcalls | inotify | dfsadmin | storagepolicies | quota | snapshots) echo 1 ;;
+    appcalls | inotify | dfsadmin | storagepolicies | quota | snapshots | cacheadmin) echo 1 ;;
     *) echo 3 ;;
   esac
 }
@@ -112,7 +115,7 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
-  NAMES+=(dfsadmin storagepolicies quota snapshots appcalls inotify checksums checksums-crc32 truncate-concat fsck)
+  NAMES+=(dfsadmin storagepolicies quota cacheadmin snapshots appcalls inotify checksums checksums-crc32 truncate-concat fsck)
 fi
 SCRIPTS=()
 PROGRAMS=()
@@ -199,11 +202,22 @@ for s in ss:
   WEBURL="webhdfs://127.0.0.1:$http_port"
 }
 
+# Programs whose every run needs a cluster of its own.
+fresh_cluster_each_run() {
+  [ "$1" = cacheadmin ]
+}
+
 # record NAME RUN.SH-ARGS...: runs twice, checks both outputs agree, writes the golden.
 record() {
   local n="$1"
   shift
   for run in 1 2; do
+    if fresh_cluster_each_run "$n"; then
+      stop_cluster
+      start_cluster "$(program_datanodes "$n")"
+      # The new cluster's URL replaces the one in the arguments.
+      set -- "${@:1:$#-1}" "$URL"
+    fi
     echo "regenerate-golden: $n, run $run against $URL" >&2
     "$HERE/run.sh" "$@" > "$WORK/$n.$run.txt"
   done

@@ -141,6 +141,22 @@ fn quota_transcript_matches_apache_hdfs() {
 }
 
 #[test]
+fn cacheadmin_transcript_matches_apache_hdfs() {
+    // Goal: `hdfs cacheadmin` pools and directives (add, modify, remove,
+    // list with statistics, pool permissions, limits, time-to-live, the
+    // errors) print as against Apache HDFS 3.4.1 (before: "Unknown method
+    // addCachePool"). A fresh cluster: directive ids start at 1.
+    let cluster = Cluster::start(1, &[]);
+    let got = dfsadmin(
+        &cluster.nn.url(),
+        &java_dir().join("scripts/admin/cacheadmin.txt"),
+    );
+    let want = std::fs::read_to_string(java_dir().join("expected/cacheadmin.txt"))
+        .expect("expected/cacheadmin.txt");
+    common::assert_matches_golden(&got, &want, "cacheadmin");
+}
+
+#[test]
 fn report_shows_blocks_under_replication() {
     // Goal: -report and -metasave count real blocks: a file of replication 3
     // on one DataNode is under-replicated, of the highest priority (one

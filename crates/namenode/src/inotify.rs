@@ -266,6 +266,11 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
         | Edit::SnapshotImage(_) => Vec::new(),
         // Ids of the call an op answered, not an op.
         Edit::RetryId { .. } => Vec::new(),
+        // Nor of cache pools and directives.
+        Edit::PutCachePool(_)
+        | Edit::RemoveCachePool { .. }
+        | Edit::PutCacheDirective(_)
+        | Edit::RemoveCacheDirective { .. } => Vec::new(),
         Edit::SetReplication { path, replication } => vec![event(
             T::EventMetadata,
             pb::MetadataUpdateEventProto {

@@ -102,6 +102,30 @@ pub fn date_minute(epoch_ms: u64) -> String {
     )
 }
 
+/// `SimpleDateFormat("yyyy-MM-dd'T'HH:mm:ssZ")` of a time in milliseconds
+/// since the epoch (UTC), as a cache directive's absolute expiration
+/// prints.
+pub fn iso_seconds(epoch_ms: u64) -> String {
+    let (year, month, day) = civil_from_days((epoch_ms / 86_400_000) as i64);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{}+0000",
+        time_of_day(epoch_ms)
+    )
+}
+
+/// HDFS's `DFSUtil.durationToString`: "DDD:HH:MM:SS.mmm".
+pub fn duration(ms: i64) -> String {
+    let (sign, ms) = if ms < 0 { ("-", -ms) } else { ("", ms) };
+    format!(
+        "{sign}{:03}:{:02}:{:02}:{:02}.{:03}",
+        ms / 86_400_000,
+        (ms / 3_600_000) % 24,
+        (ms / 60_000) % 60,
+        (ms / 1000) % 60,
+        ms % 1000
+    )
+}
+
 /// HDFS's default snapshot name, `SimpleDateFormat("'s'yyyyMMdd-HHmmss.SSS")`
 /// of a time in milliseconds since the epoch (UTC).
 pub fn snapshot_name(epoch_ms: u64) -> String {

@@ -62,6 +62,8 @@ pub const PATH_IS_NOT_DIRECTORY: &str = "org.apache.hadoop.fs.PathIsNotDirectory
 /// satisfyStoragePolicy with the satisfier off.
 pub const UNSUPPORTED_ACTION: &str =
     "org.apache.hadoop.hdfs.server.namenode.UnsupportedActionException";
+/// A cache pool or directive request that cannot be met.
+pub const INVALID_REQUEST: &str = "org.apache.hadoop.fs.InvalidRequestException";
 /// unsetErasureCodingPolicy where none is set.
 pub const NO_EC_POLICY_SET: &str = "org.apache.hadoop.hdfs.protocol.NoECPolicySetException";
 /// A delegation token the NameNode does not know.

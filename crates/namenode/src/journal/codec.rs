@@ -7,6 +7,8 @@
 use cairn_proto::cairn::journal as pj;
 use prost::Message;
 
+use super::cache_codec::{cache_from_proto, cache_to_proto};
+
 use crate::namespace::{
     AclEntry, AclEntryType, AclScope, BlockId, BlockRecord, Edit, GenStamp, INodeId, StorageType,
     XAttr, XAttrNamespace,
@@ -36,7 +38,7 @@ pub(super) fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
 /// Converts an edit to its stored form.
 pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
     use pj::edit_proto::Op;
-    if let Some(op) = super::snapshot_codec::to_proto(e) {
+    if let Some(op) = super::snapshot_codec::to_proto(e).or_else(|| cache_to_proto(e)) {
         return pj::EditProto { op: Some(op) };
     }
     let op = match e.clone() {
@@ -230,6 +232,10 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
         | Edit::DeleteSnapshot { .. }
         | Edit::RenameSnapshot { .. }
         | Edit::SnapshotImage(_) => unreachable!("snapshot edits are encoded above"),
+        Edit::PutCachePool(_)
+        | Edit::RemoveCachePool { .. }
+        | Edit::PutCacheDirective(_)
+        | Edit::RemoveCacheDirective { .. } => unreachable!("cache edits are encoded above"),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -245,7 +251,7 @@ fn narrow16(v: u32, what: &str) -> Result<u16, String> {
 pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
     use pj::edit_proto::Op;
     let op = p.op.as_ref().ok_or("edit record without an operation")?;
-    if let Some(edit) = super::snapshot_codec::from_proto(op) {
+    if let Some(edit) = super::snapshot_codec::from_proto(op).or_else(|| cache_from_proto(op)) {
         return edit;
     }
     Ok(match op.clone() {
@@ -387,6 +393,10 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
         | Op::DeleteSnapshot(_)
         | Op::RenameSnapshot(_)
         | Op::SnapshotImage(_) => unreachable!("snapshot edits are decoded above"),
+        Op::PutCachePool(_)
+        | Op::RemoveCachePool(_)
+        | Op::PutCacheDirective(_)
+        | Op::RemoveCacheDirective(_) => unreachable!("cache edits are decoded above"),
     })
 }
 

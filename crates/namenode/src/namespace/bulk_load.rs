@@ -373,6 +373,7 @@ impl Namespace {
                 .into_iter()
                 .map(|p| Edit::SnapshotImage(Box::new(p))),
         );
+        out.extend(self.cache_edits());
         out
     }
 

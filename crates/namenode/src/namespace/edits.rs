@@ -7,6 +7,7 @@
 
 use compact_str::CompactString;
 
+use super::cache::{CacheDirective, CachePool};
 use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
 use super::{
@@ -202,6 +203,20 @@ pub enum Edit {
         client_id: [u8; 16],
         call_id: i32,
     },
+    /// A cache pool as it now is, added or changed (HDFS's
+    /// OP_ADD_CACHE_POOL / OP_MODIFY_CACHE_POOL).
+    PutCachePool(Box<CachePool>),
+    /// A cache pool and its directives removed (OP_REMOVE_CACHE_POOL).
+    RemoveCachePool {
+        name: String,
+    },
+    /// A cache directive as it now is, added or changed
+    /// (OP_ADD_CACHE_DIRECTIVE / OP_MODIFY_CACHE_DIRECTIVE).
+    PutCacheDirective(Box<CacheDirective>),
+    /// OP_REMOVE_CACHE_DIRECTIVE.
+    RemoveCacheDirective {
+        id: i64,
+    },
 }
 
 /// The usage of one new name.
@@ -387,6 +402,10 @@ impl Namespace {
             | Edit::RenameSnapshot { .. } => self.apply_snapshot_edit(edit),
             Edit::SnapshotImage(image) => self.apply_snapshot_image(image),
             Edit::RetryId { .. } => Ok(()),
+            Edit::PutCachePool(_)
+            | Edit::RemoveCachePool { .. }
+            | Edit::PutCacheDirective(_)
+            | Edit::RemoveCacheDirective { .. } => self.apply_cache_edit(edit),
         }
     }
 

@@ -153,6 +153,7 @@ impl Namespace {
                 .into_iter()
                 .map(|p| Edit::SnapshotImage(Box::new(p))),
         );
+        create.extend(self.cache_edits());
         create
     }
 }

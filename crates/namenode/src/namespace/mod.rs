@@ -41,6 +41,7 @@ pub mod acl;
 mod acl_storage;
 mod authorize;
 pub mod bulk_load;
+pub mod cache;
 mod children;
 mod concat;
 mod edits;
@@ -144,6 +145,9 @@ pub enum FsError {
     /// HDFS's `XAttrNotFoundException` (getXAttrs of a name not set).
     #[error("{0}")]
     XAttrNotFound(String),
+    /// `org.apache.hadoop.fs.InvalidRequestException` (cache administration).
+    #[error("{0}")]
+    InvalidRequest(String),
 }
 
 /// Limits from the configuration (`dfs.namenode.fs-limits.*`).
@@ -203,6 +207,8 @@ pub struct Namespace {
     posix_acl_inheritance: bool,
     /// Snapshots: snapshottable directories, diffs, retained inodes.
     snapshots: SnapshotState,
+    /// Cache pools and directives.
+    cache: cache::CacheState,
 }
 
 impl Namespace {
@@ -254,6 +260,7 @@ impl Namespace {
             allow_owner_set_quota: false,
             posix_acl_inheritance: true,
             snapshots: SnapshotState::default(),
+            cache: cache::CacheState::default(),
         }
     }
 

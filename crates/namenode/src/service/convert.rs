@@ -48,6 +48,7 @@ pub fn to_call_error(e: FsError) -> CallError {
         FsError::Snapshot(_) => ex::SNAPSHOT,
         FsError::SnapshotAccessControl(_) => ex::SNAPSHOT_ACCESS_CONTROL,
         FsError::XAttrNotFound(_) => ex::XATTR_NOT_FOUND,
+        FsError::InvalidRequest(_) => ex::INVALID_REQUEST,
     };
     CallError::remote(class, e.to_string())
 }

@@ -19,6 +19,7 @@
 
 mod acls;
 mod admin;
+mod cache;
 mod convert;
 mod features_off;
 mod ha_gate;
@@ -33,7 +34,7 @@ mod retry;
 mod snapshots;
 mod storage_policy;
 mod truncate_concat;
-mod upgrade_cache;
+mod upgrade;
 mod write_path;
 mod xattrs;
 
@@ -352,9 +353,15 @@ impl NameNodeState {
             "finalizeUpgrade" => self.finalize_upgrade(&caller, decode(&req)?),
             "upgradeStatus" => self.upgrade_status(decode(&req)?),
             "rollingUpgrade" => self.rolling_upgrade(&caller, decode(&req)?),
-            "listCachePools" => self.list_cache_pools(decode(&req)?),
+            "listCachePools" => self.list_cache_pools(&caller, decode(&req)?),
+            "addCachePool" => self.add_cache_pool(&caller, decode(&req)?).await,
+            "modifyCachePool" => self.modify_cache_pool(&caller, decode(&req)?).await,
+            "removeCachePool" => self.remove_cache_pool(&caller, decode(&req)?).await,
+            "addCacheDirective" => self.add_cache_directive(&caller, decode(&req)?).await,
+            "modifyCacheDirective" => self.modify_cache_directive(&caller, decode(&req)?).await,
+            "removeCacheDirective" => self.remove_cache_directive(&caller, decode(&req)?).await,
             "listCorruptFileBlocks" => self.list_corrupt_file_blocks(&caller, decode(&req)?),
-            "listCacheDirectives" => self.list_cache_directives(decode(&req)?),
+            "listCacheDirectives" => self.list_cache_directives(&caller, decode(&req)?),
             "setBalancerBandwidth" => self.set_balancer_bandwidth(&caller, decode(&req)?),
             "mkdirs" => self.mkdirs(&caller, decode(&req)?).await,
             "delete" => self.delete(&caller, decode(&req)?).await,

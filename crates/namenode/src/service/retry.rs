@@ -38,20 +38,36 @@ enum Answer {
     /// when the request named the snapshot (a generated name is known
     /// only where it ran: there the call runs again).
     SnapshotPath,
+    /// addCacheDirective: the new id, kept where it ran (a follower runs
+    /// the call again).
+    CacheDirectiveId,
 }
 
 impl Answer {
     /// Whether the answer is kept whole where the call ran.
     fn kept(self) -> bool {
-        matches!(self, Answer::Append | Answer::SnapshotPath)
+        matches!(
+            self,
+            Answer::Append | Answer::SnapshotPath | Answer::CacheDirectiveId
+        )
     }
 }
 
 fn at_most_once(method: &str) -> Option<Answer> {
     Some(match method {
         "delete" | "rename" => Answer::True,
-        "rename2" | "concat" | "createSymlink" | "updatePipeline" | "deleteSnapshot"
-        | "renameSnapshot" => Answer::Empty,
+        "rename2"
+        | "concat"
+        | "createSymlink"
+        | "updatePipeline"
+        | "deleteSnapshot"
+        | "renameSnapshot"
+        | "addCachePool"
+        | "modifyCachePool"
+        | "removeCachePool"
+        | "modifyCacheDirective"
+        | "removeCacheDirective" => Answer::Empty,
+        "addCacheDirective" => Answer::CacheDirectiveId,
         "create" => Answer::FileStatus,
         "append" => Answer::Append,
         "createSnapshot" => Answer::SnapshotPath,
@@ -142,6 +158,7 @@ impl NameNodeState {
                 };
                 self.append_answer(ctx, &st, partial)?
             }
+            Answer::CacheDirectiveId => return Ok(None),
             Answer::SnapshotPath => {
                 let r: pb::CreateSnapshotRequestProto = decode(req)?;
                 // An empty name, like none, was generated where it ran.

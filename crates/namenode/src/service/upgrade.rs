@@ -1,16 +1,11 @@
-//! Two families of `hdfs dfsadmin` / `hdfs cacheadmin` calls that Cairn
-//! answers for what it is, as HDFS answers them on a cluster where nothing
-//! is in progress:
-//!
-//! - Upgrades. Cairn has no layout upgrade in progress, ever (its image and
-//!   edit formats are read as they are, with no pre-upgrade copy to keep),
-//!   so `upgradeStatus` says finalized and `finalizeUpgrade` has nothing
-//!   to do (superuser only, as HDFS). `rollingUpgrade`: QUERY and FINALIZE
-//!   report no rolling upgrade (superuser only); START is refused, since
-//!   Cairn keeps no rollback image to go back to.
-//! - Centralized cache management. Cairn has no cache pools or directives
-//!   (DataNodes do not pin blocks in memory), so both listings are empty;
-//!   adding a pool or directive stays an unknown method.
+//! Upgrades: the `hdfs dfsadmin` calls that Cairn answers for what it is,
+//! as HDFS answers them on a cluster where nothing is in progress. Cairn
+//! has no layout upgrade in progress, ever (its image and edit formats are
+//! read as they are, with no pre-upgrade copy to keep), so `upgradeStatus`
+//! says finalized and `finalizeUpgrade` has nothing to do (superuser only,
+//! as HDFS). `rollingUpgrade`: QUERY and FINALIZE report no rolling upgrade
+//! (superuser only); START is refused, since Cairn keeps no rollback image
+//! to go back to.
 
 use cairn_proto::exceptions as ex;
 use cairn_proto::hadoop::hdfs as pb;
@@ -61,26 +56,6 @@ impl NameNodeState {
         }
         encode(&pb::RollingUpgradeResponseProto {
             rolling_upgrade_info: None,
-        })
-    }
-
-    /// `listCachePools`: there are none.
-    pub(super) fn list_cache_pools(&self, _: pb::ListCachePoolsRequestProto) -> CallResult {
-        encode(&pb::ListCachePoolsResponseProto {
-            entries: Vec::new(),
-            has_more: false,
-        })
-    }
-
-    /// `listCacheDirectives`: there are none, whatever the filter (HDFS
-    /// too lists nothing for a pool that does not exist).
-    pub(super) fn list_cache_directives(
-        &self,
-        _: pb::ListCacheDirectivesRequestProto,
-    ) -> CallResult {
-        encode(&pb::ListCacheDirectivesResponseProto {
-            elements: Vec::new(),
-            has_more: false,
         })
     }
 }
