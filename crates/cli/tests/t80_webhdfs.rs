@@ -623,6 +623,8 @@ fn hostile_requests(cluster: &Cluster) {
         ("PUT", "/webhdfs/v1/s?op=CREATESYMLINK&destination=/t", 400, "Symlinks not supported"),
         ("GET", "/webhdfs/v1/?op=GETLINKTARGET", 403, "Path / is not a symbolic link"),
         ("GET", "/webhdfs/v1/none?op=GETLINKTARGET", 404, "File does not exist: /none"),
+        ("GET", "/webhdfs/v1/none?op=GETECPOLICY", 404, "Path not found: /none"),
+        ("GET", "/webhdfs/v1/?op=GETENCLOSINGROOT", 400, "Invalid value for webhdfs parameter \"op\": GETENCLOSINGROOT is not a valid GET operation."),
         ("PUT", "/webhdfs/v1/?op=SATISFYSTORAGEPOLICY", 403, "Cannot request to satisfy storage policy when storage policy satisfier feature has been disabled by admin. Seek for an admin help to enable it or use Mover tool."),
         ("PUT", "/webhdfs/v1/?op=SETECPOLICY&ecpolicy=XOR-2-1-1024k", 400, "Policy 'XOR-2-1-1024k' does not match any enabled erasure coding policies: []. An erasure coding policy can be enabled by enableErasureCodingPolicy API."),
         ("PUT", "/webhdfs/v1/?op=ENABLEECPOLICY&ecpolicy=X", 403, "Access denied for user dr.who. Superuser privilege is required for operation enableErasureCodingPolicy"),
@@ -650,6 +652,13 @@ fn hostile_requests(cluster: &Cluster) {
     );
     let (code, token) = call(nn, "GET", "/webhdfs/v1/?op=GETDELEGATIONTOKEN");
     assert_eq!((code, token), (200, serde_json::json!({ "Token": null })));
+    assert_eq!(
+        call(nn, "GET", "/webhdfs/v1/?op=GETECPOLICY"),
+        (200, Value::Null)
+    );
+    let (code, all) = call(nn, "GET", "/webhdfs/v1/?op=GETECPOLICIES");
+    let none = serde_json::json!({ "ErasureCodingPolicies": { "ErasureCodingPolicyInfo": null } });
+    assert_eq!((code, all), (200, none));
     let (code, codecs) = call(nn, "GET", "/webhdfs/v1/?op=GETECCODECS");
     assert_eq!(
         (code, codecs),

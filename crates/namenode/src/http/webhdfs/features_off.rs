@@ -24,6 +24,8 @@ pub(super) async fn run(
         (&Method::GET, "GETDELEGATIONTOKEN") => delegation_token(state, req).await,
         (&Method::GET, "GETLINKTARGET") => link_target(state, req).await,
         (&Method::GET, "GETECCODECS") => codecs(state, req).await,
+        (&Method::GET, "GETECPOLICY") => ec_policy(state, req).await,
+        (&Method::GET, "GETECPOLICIES") => ec_policies(state, req).await,
         (&Method::PUT, "CREATESYMLINK") => create_symlink(state, req).await,
         (&Method::PUT, "SATISFYSTORAGEPOLICY") => {
             let r = pb::SatisfyStoragePolicyRequestProto {
@@ -126,6 +128,49 @@ async fn codecs(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response
     Ok(ok_json(
         "ErasureCodingCodecs",
         serde_json::Value::Object(map),
+    ))
+}
+
+/// GETECPOLICY: the path's policy, JSON `null` for a replicated one (HDFS
+/// writes the Java null as it is).
+async fn ec_policy(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
+    let r: pb::GetErasureCodingPolicyResponseProto = call(
+        state,
+        req,
+        "getErasureCodingPolicy",
+        &pb::GetErasureCodingPolicyRequestProto {
+            src: req.path.clone(),
+        },
+    )
+    .await?;
+    match r.ec_policy {
+        None => Ok(web::json_response(
+            axum::http::StatusCode::OK,
+            &serde_json::Value::Null,
+        )),
+        Some(p) => Err(WebError::io(format!(
+            "erasure coding policy {:?} cannot be shown",
+            p.name
+        ))),
+    }
+}
+
+/// GETECPOLICIES: `{"ErasureCodingPolicies": {"ErasureCodingPolicyInfo":
+/// null}}` while there are none (HDFS's JSON of an empty array).
+async fn ec_policies(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
+    let r: pb::GetErasureCodingPoliciesResponseProto = call(
+        state,
+        req,
+        "getErasureCodingPolicies",
+        &pb::GetErasureCodingPoliciesRequestProto {},
+    )
+    .await?;
+    if !r.ec_policies.is_empty() {
+        return Err(WebError::io("erasure coding policies cannot be shown"));
+    }
+    Ok(ok_json(
+        "ErasureCodingPolicies",
+        json!({ "ErasureCodingPolicyInfo": null }),
     ))
 }
 

@@ -229,12 +229,8 @@ async fn run(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, W
 }
 
 /// Operations HDFS 3.4's WebHDFS has that Cairn does not serve (token
-/// renewal and cancellation, erasure-coding policy reads, the enclosing
-/// root).
+/// renewal and cancellation).
 const UNSERVED: &[(&str, &str)] = &[
-    ("GET", "GETECPOLICY"),
-    ("GET", "GETECPOLICIES"),
-    ("GET", "GETENCLOSINGROOT"),
     ("PUT", "RENEWDELEGATIONTOKEN"),
     ("PUT", "CANCELDELEGATIONTOKEN"),
 ];
