@@ -112,6 +112,16 @@ async fn pools_and_directives_survive_restarts_and_page() {
         .collect();
     assert_eq!(names, ["p", "private"]);
     assert_eq!(add_directive(&c, "/d", "private").await.expect("add"), 4);
+    // The newest id is removed before the image is written: the image
+    // keeps the counter, so 5 is not handed out again.
+    assert_eq!(add_directive(&c, "/e", "p").await.expect("add"), 5);
+    let _: pb::RemoveCacheDirectiveResponseProto = c
+        .call(
+            "removeCacheDirective",
+            &pb::RemoveCacheDirectiveRequestProto { id: 5 },
+        )
+        .await
+        .expect("remove");
 
     // From a checkpoint image (saveNamespace in safe mode).
     for action in [
@@ -146,8 +156,9 @@ async fn pools_and_directives_survive_restarts_and_page() {
     assert!(nn.log().contains("image"), "{}", nn.log());
     let c = rpc(&nn, &su).await;
     assert_eq!(ids(&directives(&c, 0).await), [1, 3, 4]);
+    assert_eq!(add_directive(&c, "/f", "p").await.expect("add"), 6);
     let got = directives(&c, 3).await;
-    assert_eq!((ids(&got), got.has_more), (vec![4], false));
+    assert_eq!((ids(&got), got.has_more), (vec![4, 6], false));
     let e = &got.elements[0];
     assert_eq!(
         (
@@ -171,7 +182,7 @@ async fn pools_and_directives_survive_restarts_and_page() {
     let private = &seen.entries[1];
     assert_eq!(private.info.pool_name.as_deref(), Some("private"));
     assert!(private.info.owner_name.is_none() && private.info.mode.is_none());
-    assert_eq!(ids(&directives(&alice, 0).await), [1, 3]);
+    assert_eq!(ids(&directives(&alice, 0).await), [1, 3, 6]);
 
     // Pages of 100, resumed after the last pool name and directive id.
     for i in 0..120 {
@@ -190,5 +201,5 @@ async fn pools_and_directives_survive_restarts_and_page() {
     let page = directives(&c, 0).await;
     assert_eq!((page.elements.len(), page.has_more), (100, true));
     let rest = directives(&c, *ids(&page).last().expect("ids")).await;
-    assert_eq!((rest.elements.len(), rest.has_more), (53, false));
+    assert_eq!((rest.elements.len(), rest.has_more), (54, false));
 }

@@ -270,7 +270,8 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
         Edit::PutCachePool(_)
         | Edit::RemoveCachePool { .. }
         | Edit::PutCacheDirective(_)
-        | Edit::RemoveCacheDirective { .. } => Vec::new(),
+        | Edit::RemoveCacheDirective { .. }
+        | Edit::CacheDirectiveIds { .. } => Vec::new(),
         Edit::SetReplication { path, replication } => vec![event(
             T::EventMetadata,
             pb::MetadataUpdateEventProto {

@@ -36,6 +36,9 @@ pub fn cache_to_proto(e: &Edit) -> Option<Op> {
         Edit::RemoveCacheDirective { id } => {
             Op::RemoveCacheDirective(pj::RemoveCacheDirectiveEdit { id: *id })
         }
+        Edit::CacheDirectiveIds { last_id } => {
+            Op::CacheDirectiveIds(pj::CacheDirectiveIdsEdit { last_id: *last_id })
+        }
         _ => return None,
     })
 }
@@ -77,6 +80,7 @@ pub fn cache_from_proto(op: &Op) -> Option<Result<Edit, String>> {
             })
         }
         Op::RemoveCacheDirective(r) => Ok(Edit::RemoveCacheDirective { id: r.id }),
+        Op::CacheDirectiveIds(r) => Ok(Edit::CacheDirectiveIds { last_id: r.last_id }),
         _ => return None,
     })
 }

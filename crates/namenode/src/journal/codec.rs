@@ -235,7 +235,8 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
         Edit::PutCachePool(_)
         | Edit::RemoveCachePool { .. }
         | Edit::PutCacheDirective(_)
-        | Edit::RemoveCacheDirective { .. } => unreachable!("cache edits are encoded above"),
+        | Edit::RemoveCacheDirective { .. }
+        | Edit::CacheDirectiveIds { .. } => unreachable!("cache edits are encoded above"),
     };
     pj::EditProto { op: Some(op) }
 }
@@ -396,7 +397,8 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
         Op::PutCachePool(_)
         | Op::RemoveCachePool(_)
         | Op::PutCacheDirective(_)
-        | Op::RemoveCacheDirective(_) => unreachable!("cache edits are decoded above"),
+        | Op::RemoveCacheDirective(_)
+        | Op::CacheDirectiveIds(_) => unreachable!("cache edits are decoded above"),
     })
 }
 

@@ -103,6 +103,9 @@ impl Namespace {
                     return Err(ApplyError(format!("no cache directive {id} to remove")));
                 }
             }
+            Edit::CacheDirectiveIds { last_id } => {
+                cache.last_directive_id = cache.last_directive_id.max(*last_id);
+            }
             _ => unreachable!("not a cache edit: {edit:?}"),
         }
         Ok(())
@@ -131,8 +134,10 @@ impl Namespace {
     }
 
     /// The edits that rebuild the cache state (for images): pools, then
-    /// their directives.
+    /// their directives, then the last id handed out (when any was).
     pub(super) fn cache_edits(&self) -> impl Iterator<Item = Edit> + '_ {
+        let last_id = self.cache.last_directive_id;
+        let ids = (last_id > 0).then_some(Edit::CacheDirectiveIds { last_id });
         let pools = self
             .cache
             .pools
@@ -143,7 +148,7 @@ impl Namespace {
             .directives
             .values()
             .map(|d| Edit::PutCacheDirective(Box::new(d.clone())));
-        pools.chain(directives)
+        pools.chain(directives).chain(ids)
     }
 }
 
@@ -195,6 +200,11 @@ mod tests {
             .is_err());
         assert!(ns.apply(&Edit::RemoveCacheDirective { id: 1 }).is_err());
         let edits: Vec<Edit> = ns.cache_edits().collect();
-        assert_eq!(edits.len(), 2);
+        assert_eq!(edits.len(), 3, "pool b, directive 2, the last id");
+        let mut imaged = Namespace::new("su", "sg", 0, Limits::default());
+        for e in &edits {
+            imaged.apply(e).expect("apply");
+        }
+        assert_eq!(imaged.cache().next_directive_id(), 4, "3 was handed out");
     }
 }

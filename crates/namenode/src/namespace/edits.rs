@@ -217,6 +217,11 @@ pub enum Edit {
     RemoveCacheDirective {
         id: i64,
     },
+    /// The last cache directive id handed out (in images, as HDFS's
+    /// nextDirectiveId), never lowered.
+    CacheDirectiveIds {
+        last_id: i64,
+    },
 }
 
 /// The usage of one new name.
@@ -405,7 +410,8 @@ impl Namespace {
             Edit::PutCachePool(_)
             | Edit::RemoveCachePool { .. }
             | Edit::PutCacheDirective(_)
-            | Edit::RemoveCacheDirective { .. } => self.apply_cache_edit(edit),
+            | Edit::RemoveCacheDirective { .. }
+            | Edit::CacheDirectiveIds { .. } => self.apply_cache_edit(edit),
         }
     }
 
