@@ -124,6 +124,24 @@ async fn mkdir_everywhere(
     }
 }
 
+/// Listens on a member's address again after it stopped. The port was
+/// free when the member let it go, but until it is bound again any
+/// outgoing connection on this machine may get it as its local port (other
+/// tests' clients do): wait for that connection to end rather than fail.
+async fn rebind(addr: &str) -> TcpListener {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        match TcpListener::bind(addr).await {
+            Ok(l) => return l,
+            Err(e) if std::time::Instant::now() < deadline => {
+                eprintln!("rebind {addr}: {e}; trying again");
+                tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+            }
+            Err(e) => panic!("rebind {addr}: {e}"),
+        }
+    }
+}
+
 /// Stops every member and starts them again from their directories.
 async fn restart_all(
     members: BTreeMap<u64, RaftMember>,
@@ -136,7 +154,7 @@ async fn restart_all(
     }
     let mut members = BTreeMap::new();
     for (id, addr) in addrs {
-        let l = TcpListener::bind(addr).await.expect("rebind");
+        let l = rebind(addr).await;
         members.insert(*id, start_with(*id, root, l, snapshots).await);
     }
     members
@@ -209,7 +227,7 @@ async fn three_members_replicate_fail_over_and_catch_up() {
 
     // The old leader restarts from its directory (fresh namespace: it
     // re-applies its log) and catches up with what it missed.
-    let l = TcpListener::bind(&addrs[&leader]).await.expect("rebind");
+    let l = rebind(&addrs[&leader]).await;
     let back = start(leader, root.path(), l).await;
     wait_for(&back, &paths).await;
     members.insert(leader, back);
@@ -264,7 +282,7 @@ async fn snapshots_purge_the_log_and_catch_up_a_member_left_behind() {
 
     // It restarts: from its own snapshot, then the leader's snapshot
     // (its log no longer has what the member misses), then entries.
-    let l = TcpListener::bind(&addrs[&victim]).await.expect("rebind");
+    let l = rebind(&addrs[&victim]).await;
     let back = start_often(victim, root.path(), l).await;
     assert!(back.loaded_txid >= 20, "started from its snapshot");
     wait_for(&back, &paths).await;
@@ -310,7 +328,7 @@ async fn a_leader_recovered_from_a_damaged_log_follows_and_catches_up() {
     let end = data.iter().rposition(|b| *b != 0).expect("records") + 1;
     data[end / 2] ^= 0xff;
     std::fs::write(&log, &data).expect("write log");
-    let l = TcpListener::bind(&addrs[&leader]).await.expect("rebind");
+    let l = rebind(&addrs[&leader]).await;
     let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
     let spec = common::spec_with(leader, root.path(), SnapshotSettings::default());
     assert!(
@@ -327,7 +345,7 @@ async fn a_leader_recovered_from_a_damaged_log_follows_and_catches_up() {
     assert!(done.saved_in.is_some());
     let mut members = BTreeMap::new();
     for (id, addr) in &addrs {
-        let l = TcpListener::bind(addr).await.expect("rebind");
+        let l = rebind(addr).await;
         let m = start_with(*id, root.path(), l, SnapshotSettings::default()).await;
         if *id == leader {
             let last = m.raft.metrics().borrow().last_log_index.unwrap_or(0);
