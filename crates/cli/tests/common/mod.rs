@@ -15,7 +15,7 @@ use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// One HTTP/1.1 exchange with `addr` (no keep-alive): the status code, the
 /// response headers (names lower-cased) and the body.
@@ -105,13 +105,52 @@ impl NameNode {
     }
 
     /// Like [`NameNode::start_in`], on a given RPC address (a restart on the
-    /// same port, so running DataNodes find it again).
+    /// same port, so running DataNodes find it again). Until it is bound
+    /// again, an outgoing connection elsewhere on the machine may hold the
+    /// port as its local one for a moment: the start is retried for up to
+    /// 30 s while the NameNode reports the address in use.
     pub fn start_at(dir: tempfile::TempDir, defines: &[&str], rpc_address: &str) -> NameNode {
         let log = dir.path().join("namenode.log");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let logged_before = std::fs::metadata(&log).map_or(0, |m| m.len());
+            match Self::spawn(dir.path(), &log, defines, rpc_address) {
+                Ok((child, addr, http)) => {
+                    return NameNode {
+                        child,
+                        addr,
+                        http,
+                        dir,
+                        log,
+                    }
+                }
+                Err(why) => {
+                    let text = std::fs::read(&log).unwrap_or_default();
+                    let new =
+                        String::from_utf8_lossy(&text[text.len().min(logged_before as usize)..])
+                            .into_owned();
+                    let in_use = new.contains("Address already in use");
+                    if !(in_use && !rpc_address.ends_with(":0") && Instant::now() < deadline) {
+                        panic!("{why}\n{new}");
+                    }
+                    eprintln!("NameNode on {rpc_address}: address in use; trying again");
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+            }
+        }
+    }
+
+    /// Starts the process; its RPC and HTTP addresses, or why not.
+    fn spawn(
+        dir: &std::path::Path,
+        log: &std::path::Path,
+        defines: &[&str],
+        rpc_address: &str,
+    ) -> Result<(Child, SocketAddr, SocketAddr), String> {
         let log_file = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(&log)
+            .open(log)
             .expect("log file");
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_cairn"));
         // As MiniDFSCluster: no safe-mode extension once blocks are
@@ -122,7 +161,7 @@ impl NameNode {
         }
         cmd.arg("namenode")
             .arg("--dir")
-            .arg(dir.path().join("name"))
+            .arg(dir.join("name"))
             .arg("--rpc-address")
             .arg(rpc_address)
             // A free HTTP port even when restarting on a fixed RPC port
@@ -150,25 +189,20 @@ impl NameNode {
             .trim()
             .rsplit("hdfs://")
             .next()
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| {
-                let _ = child.kill();
-                panic!(
-                    "NameNode did not report its address: {line:?}\n{}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                )
-            });
+            .and_then(|a| a.parse().ok());
+        let Some(addr) = addr else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("NameNode did not report its address: {line:?}"));
+        };
         let Some(http) = http else {
             let _ = child.kill();
-            panic!("NameNode did not report its HTTP address: {http_line:?}");
+            let _ = child.wait();
+            return Err(format!(
+                "NameNode did not report its HTTP address: {http_line:?}"
+            ));
         };
-        NameNode {
-            child,
-            addr,
-            http,
-            dir,
-            log,
-        }
+        Ok((child, addr, http))
     }
 
     pub fn url(&self) -> String {
