@@ -266,6 +266,18 @@ requests! {
     CLIENT_PROTOCOL "truncate" => TruncateRequestProto,
     CLIENT_PROTOCOL "concat" => ConcatRequestProto,
     CLIENT_PROTOCOL "setQuota" => SetQuotaRequestProto,
+    CLIENT_PROTOCOL "addCachePool" => AddCachePoolRequestProto,
+    CLIENT_PROTOCOL "modifyCachePool" => ModifyCachePoolRequestProto,
+    CLIENT_PROTOCOL "removeCachePool" => RemoveCachePoolRequestProto,
+    CLIENT_PROTOCOL "listCachePools" => ListCachePoolsRequestProto,
+    CLIENT_PROTOCOL "addCacheDirective" => AddCacheDirectiveRequestProto,
+    CLIENT_PROTOCOL "modifyCacheDirective" => ModifyCacheDirectiveRequestProto,
+    CLIENT_PROTOCOL "removeCacheDirective" => RemoveCacheDirectiveRequestProto,
+    CLIENT_PROTOCOL "listCacheDirectives" => ListCacheDirectivesRequestProto,
+    CLIENT_PROTOCOL "createSymlink" => CreateSymlinkRequestProto,
+    CLIENT_PROTOCOL "setErasureCodingPolicy" => SetErasureCodingPolicyRequestProto,
+    CLIENT_PROTOCOL "addErasureCodingPolicies" => AddErasureCodingPoliciesRequestProto,
+    CLIENT_PROTOCOL "restoreFailedStorage" => RestoreFailedStorageRequestProto,
 }
 
 /// Decodes `request` as the service for (protocol, method) does, block
