@@ -14,7 +14,8 @@
 # `dfsadmin` (DfsAdmin: the `hdfs dfsadmin` script scripts/admin/dfsadmin.txt;
 # `quota` is the same program on scripts/admin/quota.txt; `cacheadmin` on
 # scripts/admin/cacheadmin.txt, each run on a fresh cluster (directive ids
-# are never reused);
+# are never reused); `dnadmin` on scripts/admin/dnadmin.txt, each run on a
+# fresh cluster (it shuts its DataNode down);
 # 1 DataNode, run before the other programs of its cluster, as its -report
 # counts blocks and they leave deleted ones behind for a few heartbeats) or
 # `storagepolicies` (DfsAdmin --tool storagepolicies: the `hdfs
@@ -66,6 +67,7 @@ program_args() {
     storagepolicies) echo "--main DfsAdmin --tool storagepolicies --script $HERE/scripts/admin/storagepolicies.txt" ;;
     quota) echo "--main DfsAdmin --script $HERE/scripts/admin/quota.txt" ;;
     cacheadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/cacheadmin.txt" ;;
+    dnadmin) echo "--main DfsAdmin --script $HERE/scripts/admin/dnadmin.txt" ;;
     snapshots) echo "--main DfsAdmin --script $HERE/scripts/admin/snapshots.txt" ;;
     checksums) echo "--main FileChecksums --replications 1,3" ;;
     checksums-crc32) echo "--main FileChecksums --replications 1 --bpc 1024 -D dfs.checksum.type=CRC32" ;;
@@ -76,7 +78,7 @@ program_args() {
 }
 program_datanodes() {
   case "$1" in
-    appcalls | inotify | dfsadmin | storagepolicies | quota | snapshots | cacheadmin) echo 1 ;;
+    appcalls | inotify | dfsadmin | storagepolicies | quota | snapshots | cacheadmin | dnadmin) echo 1 ;;
     *) echo 3 ;;
   esac
 }
@@ -115,7 +117,7 @@ else
   for f in "$HERE"/scripts/*.txt; do
     NAMES+=("$(basename "$f" .txt)")
   done
-  NAMES+=(dfsadmin storagepolicies quota cacheadmin snapshots appcalls inotify checksums checksums-crc32 truncate-concat fsck)
+  NAMES+=(dfsadmin storagepolicies quota cacheadmin dnadmin snapshots appcalls inotify checksums checksums-crc32 truncate-concat fsck)
 fi
 SCRIPTS=()
 PROGRAMS=()
@@ -204,7 +206,7 @@ for s in ss:
 
 # Programs whose every run needs a cluster of its own.
 fresh_cluster_each_run() {
-  [ "$1" = cacheadmin ]
+  [ "$1" = cacheadmin ] || [ "$1" = dnadmin ]
 }
 
 # record NAME RUN.SH-ARGS...: runs twice, checks both outputs agree, writes the golden.

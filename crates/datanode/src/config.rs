@@ -64,6 +64,8 @@ pub mod keys {
     /// Bytes of the volume kept free for other uses, bytes (size suffixes
     /// allowed).
     pub const DFS_DATANODE_DU_RESERVED: &str = "dfs.datanode.du.reserved";
+    /// Bytes a second the balancer may move through this DataNode.
+    pub const DFS_DATANODE_BALANCE_BANDWIDTHPERSEC: &str = "dfs.datanode.balance.bandwidthPerSec";
 
     /// See the module docs: HDFS-959 item 2.1.
     pub const PIPELINED_STAGES: &str = "cairn.datanode.write.pipelined-stages";
@@ -220,6 +222,9 @@ pub struct DataNodeConfig {
     pub checksum_kind: ChecksumKind,
     /// Bytes of the volume left for others (`dfs.datanode.du.reserved`).
     pub reserved_bytes: u64,
+    /// `dfs.datanode.balance.bandwidthPerSec` (100 MiB), until the active
+    /// NameNode sends another (`dfsadmin -setBalancerBandwidth`).
+    pub balance_bandwidth: u64,
     /// The HDFS-959 switches.
     pub write_path: WritePath,
     /// Packets one write may queue for its disk stage.
@@ -550,6 +555,8 @@ impl DataNodeConfig {
             bytes_per_checksum,
             checksum_kind,
             reserved_bytes: conf.get_bytes(dk::DFS_DATANODE_DU_RESERVED, 0)?,
+            balance_bandwidth: conf
+                .get_bytes(dk::DFS_DATANODE_BALANCE_BANDWIDTHPERSEC, 100 << 20)?,
             write_path,
             disk_queue_packets: buffers.disk_queue_packets,
             checksum_balancing_depth: buffers.checksum_balancing_depth,

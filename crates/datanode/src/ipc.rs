@@ -3,7 +3,8 @@
 //! `getReplicaVisibleLength` for a file whose last block is still being
 //! written (over SASL even with security off, which the RPC server
 //! handles); `dfsadmin -refreshNamenodes` calls `refreshNamenodes`
-//! ([`crate::refresh`]; HDFS's superuser check first); every other method
+//! ([`crate::refresh`]; HDFS's superuser check first); the other
+//! administration calls are in [`crate::admin`]; every other method
 //! answers `RpcNoSuchMethodException`.
 //!
 //! InterDatanodeProtocol is served on the same port: the primary DataNode
@@ -27,51 +28,9 @@ use cairn_rpc::{CallContext, CallError, Protocol};
 use futures::future::BoxFuture;
 use prost::Message;
 
-use crate::config::DataNodeConfig;
+use crate::admin::Administration;
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
-use crate::refresh::Refresher;
 use crate::storage::{ReplicaState, ReportedState, Storage, StorageError};
-
-/// Who may make administrative calls, and the refresh they can ask for.
-pub struct Administration {
-    refresher: Refresher,
-    permissions_enabled: bool,
-    /// The user the DataNode runs as (always allowed, as in HDFS).
-    own_user: String,
-    supergroup: String,
-}
-
-impl Administration {
-    pub(crate) fn new(config: &DataNodeConfig, refresher: Refresher) -> Self {
-        Administration {
-            refresher,
-            permissions_enabled: config.permissions_enabled,
-            own_user: cairn_common::local_users::process_user(),
-            supergroup: config.supergroup.clone(),
-        }
-    }
-
-    /// HDFS's `DataNode.checkSuperuserPrivilege`: with permissions on,
-    /// only the DataNode's own user or a member of the supergroup.
-    fn check_superuser(&self, ctx: &CallContext) -> Result<(), CallError> {
-        let user: &str = &ctx.user;
-        if !self.permissions_enabled || user == self.own_user {
-            return Ok(());
-        }
-        // A group lookup may be slow (NSS); admin calls are rare.
-        if cairn_common::local_users::groups_of(user).contains(&self.supergroup) {
-            return Ok(());
-        }
-        Err(CallError::remote(
-            exceptions::ACCESS_CONTROL,
-            format!(
-                "Access denied for user {user}. Superuser privilege is required \
-                 (the DataNode's user {} or group {})",
-                self.own_user, self.supergroup
-            ),
-        ))
-    }
-}
 
 /// The ClientDatanodeProtocol service.
 pub struct ClientDatanodeService {
@@ -90,7 +49,7 @@ impl ClientDatanodeService {
         self.admin.check_superuser(ctx)?;
         let done = self
             .admin
-            .refresher
+            .refresher()
             .refresh()
             .await
             .map_err(|why| CallError::io(format!("refreshNamenodes: {why}")))?;
@@ -165,7 +124,10 @@ impl Protocol for ClientDatanodeService {
                         GetReplicaVisibleLengthResponseProto { length }.encode_to_vec(),
                     ))
                 }
-                _ => Err(CallError::NoSuchMethod(method)),
+                other => match self.admin.call(&ctx, other, request).await {
+                    Some(result) => result,
+                    None => Err(CallError::NoSuchMethod(method)),
+                },
             }
         })
     }

@@ -26,6 +26,7 @@
 //! Entry points: [`DataNode::bind`] then [`DataNode::run`] (so a caller can
 //! print the bound addresses in between), or [`run`] for both.
 
+pub mod admin;
 mod block_recovery;
 pub mod block_report;
 pub mod checksum;
@@ -98,6 +99,14 @@ pub(crate) struct Shared {
     pub serving: std::sync::Mutex<Vec<SocketAddr>>,
     /// Asks the actors' task to serve a re-read list of NameNodes.
     pub refresher: Refresher,
+    /// The balancer's bandwidth, bytes a second (`getBalancerBandwidth`).
+    pub balancer_bandwidth: std::sync::atomic::AtomicU64,
+    /// Block reports asked for by `triggerBlockReport` (each actor watches).
+    pub report_trigger: tokio::sync::watch::Sender<admin::ReportTrigger>,
+    /// Block pools a NameNode has given this DataNode.
+    pub pools: std::sync::Mutex<std::collections::BTreeSet<String>>,
+    /// When the DataNode started (`getDatanodeInfo`'s uptime).
+    pub started: std::time::Instant,
 }
 
 impl Shared {
@@ -176,6 +185,7 @@ impl DataNode {
         let inflight = Arc::new(Semaphore::new(config.max_inflight_bytes));
         let (refresher, refresh_rx) = Refresher::new(config.namenode_source.clone());
         let serving = std::sync::Mutex::new(config.namenodes.clone());
+        let balance_bandwidth = config.balance_bandwidth;
         Ok(DataNode {
             shared: Arc::new(Shared {
                 config,
@@ -186,6 +196,10 @@ impl DataNode {
                 inflight,
                 serving,
                 refresher,
+                balancer_bandwidth: std::sync::atomic::AtomicU64::new(balance_bandwidth),
+                report_trigger: tokio::sync::watch::Sender::new(admin::ReportTrigger::default()),
+                pools: std::sync::Mutex::default(),
+                started: std::time::Instant::now(),
             }),
             xfer,
             ipc,
@@ -256,7 +270,7 @@ impl DataNode {
             vec![
                 Arc::new(ipc::ClientDatanodeService::new(
                     shared.storage.clone(),
-                    ipc::Administration::new(&shared.config, shared.refresher.clone()),
+                    admin::Administration::new(shared.clone(), shutdown.clone()),
                 )),
                 Arc::new(ipc::InterDatanodeService::new(
                     shared.storage.clone(),

@@ -36,6 +36,17 @@ impl NameNodeLink {
                     }
                 }
                 Ok(CmdType::RegisterCommand) => return Err(LinkError::Reregister),
+                Ok(CmdType::BalancerBandwidthCommand) => {
+                    // `dfsadmin -setBalancerBandwidth`; 0 and below keep
+                    // the old value, as HDFS.
+                    let bandwidth = cmd.balancer_cmd.as_ref().map_or(0, |b| b.bandwidth);
+                    if bandwidth > 0 {
+                        self.shared
+                            .balancer_bandwidth
+                            .store(bandwidth, std::sync::atomic::Ordering::Release);
+                        info!(bandwidth, "balancer bandwidth set by the NameNode");
+                    }
+                }
                 Ok(CmdType::BlockRecoveryCommand) => {
                     if let Some(rc) = &cmd.recovery_cmd {
                         self.recoveries

@@ -377,6 +377,8 @@ impl NameNodeLink {
         let mut heartbeats_without_lease = 0u32;
         let mut next_report = Instant::now() + cfg.block_report_interval;
         let mut next_heartbeat = Instant::now();
+        let mut trigger = self.shared.report_trigger.subscribe();
+        let mut full_seen = trigger.borrow_and_update().full_seq;
         loop {
             // Incremental reports first: they gate the clients' `complete`.
             if let Err(e) = self.flush_ibr(&s).await {
@@ -431,6 +433,16 @@ impl NameNodeLink {
                 e = self.ibr_rx.recv() => {
                     if let Some(e) = e {
                         self.keep(e);
+                    }
+                }
+                // `triggerBlockReport`: incremental reports go at the top
+                // of the loop; a full one takes the next heartbeat's lease.
+                Ok(()) = trigger.changed() => {
+                    let t = *trigger.borrow_and_update();
+                    if t.applies_to(self.namenode) && t.full_seq > full_seen {
+                        full_seen = t.full_seq;
+                        need_report = true;
+                        next_heartbeat = Instant::now();
                     }
                 }
             }

@@ -108,6 +108,9 @@ impl NameNodeLink {
             })
             .map_err(LinkError::Invalid)?;
         let pool = BlockPoolId::new(&ns.block_pool_id).map_err(LinkError::Invalid)?;
+        if let Ok(mut pools) = self.shared.pools.lock() {
+            pools.insert(ns.block_pool_id.clone());
+        }
         let storage = self.shared.storage.clone();
         let p2 = pool.clone();
         tokio::task::spawn_blocking(move || storage.add_pool(&p2))

@@ -43,6 +43,7 @@ pub mod layout;
 mod load;
 mod locks;
 pub mod meta;
+mod pool_admin;
 pub mod reader;
 pub mod recover_rbw;
 pub mod recovery;

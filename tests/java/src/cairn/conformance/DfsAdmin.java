@@ -164,7 +164,7 @@ public final class DfsAdmin {
         } else if (s.args[0].startsWith("%")) {
           c = directive(conf, open, s.args);
         } else {
-          String[] args = s.args;
+          String[] args = datanodeArgs(conf, s.args);
           Class<?> toolClass = adminClass;
           String other = OTHER_TOOLS.get(args[0]);
           if (other != null) {
@@ -180,13 +180,21 @@ public final class DfsAdmin {
         for (String l : norm.block(c.out)) {
           out.println(masked ? mask(l) : l);
         }
+        List<String> errs = new java.util.ArrayList<>();
         for (String l : norm.block(c.err)) {
           // DFSAdmin prints some server exceptions whole: Hadoop's message
           // with its stack trace, dropped by the normaliser but for the
-          // blank line that ended it. Cairn sends no trace.
-          if (!l.isEmpty()) {
-            out.println(("! " + (masked ? mask(l) : l)).stripTrailing());
+          // blank line that ended it, and for what DFSAdmin printed after
+          // the exception (`-reconfig`'s "."), which joins the message's
+          // line again. Cairn sends no trace.
+          if (l.equals(".") && !errs.isEmpty()) {
+            errs.set(errs.size() - 1, errs.get(errs.size() - 1) + l);
+          } else if (!l.isEmpty()) {
+            errs.add(l);
           }
+        }
+        for (String l : errs) {
+          out.println(("! " + (masked ? mask(l) : l)).stripTrailing());
         }
         out.println("exit=" + c.exit);
         out.println();
@@ -212,6 +220,27 @@ public final class DfsAdmin {
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("cannot create " + toolClass.getName(), e);
     }
+  }
+
+  /**
+   * The arguments of a line with @DN@ replaced by the IPC address
+   * (ip:port) of the cluster's first DataNode, for the commands that talk
+   * to a DataNode (-getDatanodeInfo, -triggerBlockReport, ...).
+   */
+  private static String[] datanodeArgs(Configuration conf, String[] args) throws IOException {
+    String[] out = args.clone();
+    for (int i = 0; i < out.length; i++) {
+      if (out[i].contains("@DN@")) {
+        org.apache.hadoop.hdfs.DistributedFileSystem dfs =
+            (org.apache.hadoop.hdfs.DistributedFileSystem) FileSystem.get(conf);
+        org.apache.hadoop.hdfs.protocol.DatanodeInfo[] dns = dfs.getDataNodeStats();
+        if (dns.length == 0) {
+          throw new IOException("@DN@: the cluster has no live DataNode");
+        }
+        out[i] = out[i].replace("@DN@", dns[0].getIpAddr() + ":" + dns[0].getIpcPort());
+      }
+    }
+    return out;
   }
 
   /** Local files of %local lines, named by @LOCAL@ in %fs lines. */
@@ -316,10 +345,12 @@ public final class DfsAdmin {
     Pattern.compile("(?<=^New segment starts at txid )\\d+$"),
     Pattern.compile("(?<=^Hostname: ).+$"),
     Pattern.compile("(?<=^Name: <dn> \\().+(?=\\)$)"),
+    // -getDatanodeInfo's uptime in seconds.
+    Pattern.compile("(?<=^Uptime: )\\d+(?=,)"),
   };
   private static final String[] MASKED = {
     "http://<nn-http>", "<bpid>", "blk_<id>_<gs>", "blk_<id>", "<storage>", "<ms>",
-    "<bytes>", "<pct>", "<date>", "<dn>", "<client>", "<txid>", "<host>", "<host>",
+    "<bytes>", "<pct>", "<date>", "<dn>", "<client>", "<txid>", "<host>", "<host>", "<s>",
   };
 
   static String mask(String line) {
