@@ -629,11 +629,17 @@ async fn features_off_answer_as_hdfs_does() {
         (class.as_str(), msg.as_str()),
         ("java.io.FileNotFoundException", "Path not found: /none")
     );
+    // The "replication" set above is kept (HDFS's system xattr, hidden
+    // from getXAttrs): the first unset removes it, the second finds none.
+    let unset = pb::UnsetErasureCodingPolicyRequestProto { src: "/d".into() };
+    let _: pb::UnsetErasureCodingPolicyResponseProto = call(&c, "unsetErasureCodingPolicy", &unset)
+        .await
+        .expect("unset the replication policy");
     let (class, msg) = remote(
         call::<_, pb::UnsetErasureCodingPolicyResponseProto>(
             &c,
             "unsetErasureCodingPolicy",
-            &pb::UnsetErasureCodingPolicyRequestProto { src: "/d".into() },
+            &unset,
         )
         .await,
     );

@@ -44,6 +44,7 @@ pub mod bulk_load;
 pub mod cache;
 mod children;
 mod concat;
+mod ec_policy;
 mod edits;
 mod image_edits;
 mod inode_table;
@@ -148,6 +149,9 @@ pub enum FsError {
     /// `org.apache.hadoop.fs.InvalidRequestException` (cache administration).
     #[error("{0}")]
     InvalidRequest(String),
+    /// HDFS's `NoECPolicySetException` (unsetErasureCodingPolicy).
+    #[error("{0}")]
+    NoEcPolicySet(String),
 }
 
 /// Limits from the configuration (`dfs.namenode.fs-limits.*`).

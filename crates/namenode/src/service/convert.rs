@@ -49,6 +49,7 @@ pub fn to_call_error(e: FsError) -> CallError {
         FsError::SnapshotAccessControl(_) => ex::SNAPSHOT_ACCESS_CONTROL,
         FsError::XAttrNotFound(_) => ex::XATTR_NOT_FOUND,
         FsError::InvalidRequest(_) => ex::INVALID_REQUEST,
+        FsError::NoEcPolicySet(_) => ex::NO_EC_POLICY_SET,
     };
     CallError::remote(class, e.to_string())
 }

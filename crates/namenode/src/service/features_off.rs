@@ -20,6 +20,7 @@
 //!   to retry.
 
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use cairn_proto::exceptions as ex;
@@ -28,7 +29,6 @@ use cairn_rpc::CallError;
 
 use super::convert::{decode, encode};
 use super::{CallResult, NameNodeState};
-use crate::namespace::permission::Access;
 use crate::namespace::permission::Caller;
 use crate::namespace::FsError;
 
@@ -69,8 +69,6 @@ impl NameNodeState {
                 decode(req).and_then(|r| self.create_encryption_zone(caller, r))
             }
             "reencryptEncryptionZone" => decode(req).and_then(|r| self.reencrypt_zone(caller, r)),
-            "setErasureCodingPolicy" => decode(req).and_then(|r| self.set_ec_policy(caller, r)),
-            "unsetErasureCodingPolicy" => decode(req).and_then(|r| self.unset_ec_policy(caller, r)),
             "enableErasureCodingPolicy" => decode(req).and_then(|r| {
                 let r: pb::EnableErasureCodingPolicyRequestProto = r;
                 self.change_ec_policy(caller, "enable", &r.ec_policy_name)
@@ -188,62 +186,45 @@ impl NameNodeState {
         ))
     }
 
-    /// `setErasureCodingPolicy`: only "replication", which a directory is
-    /// already (nothing to record); every other name is not enabled.
-    fn set_ec_policy(
-        &self,
+    /// `setErasureCodingPolicy`: only "replication", kept on the directory
+    /// as HDFS keeps it; every other name is not enabled.
+    pub(super) async fn set_ec_policy(
+        self: &Arc<Self>,
         caller: &Caller,
         r: pb::SetErasureCodingPolicyRequestProto,
     ) -> CallResult {
-        self.refuse_in_safe_mode(&format!("Cannot set erasure coding policy on {}", r.src))?;
-        let name = r.ec_policy_name.as_deref().unwrap_or(DEFAULT_EC_POLICY);
-        if !name.eq_ignore_ascii_case("replication") {
-            return Err(CallError::remote(
-                ex::HADOOP_ILLEGAL_ARGUMENT,
-                format!(
-                    "Policy '{name}' does not match any enabled erasure coding policies: []. \
-                     An erasure coding policy can be enabled by enableErasureCodingPolicy API."
-                ),
-            ));
-        }
-        let is_dir = self.ec_target_is_dir(caller, &r.src)?;
-        if !is_dir {
-            return Err(CallError::io(format!(
-                "Attempt to set an erasure coding policy for a file {}",
-                r.src
-            )));
-        }
+        let name = r
+            .ec_policy_name
+            .clone()
+            .unwrap_or_else(|| DEFAULT_EC_POLICY.to_string());
+        self.mutate(
+            || format!("set erasure coding policy on {}", r.src),
+            |ns| {
+                if !name.eq_ignore_ascii_case("replication") {
+                    return Err(FsError::IllegalArgument(format!(
+                        "Policy '{name}' does not match any enabled erasure coding policies: []. \
+                         An erasure coding policy can be enabled by enableErasureCodingPolicy API."
+                    )));
+                }
+                Ok(((), vec![ns.set_replication_ec_policy(caller, &r.src)?]))
+            },
+        )
+        .await?;
         encode(&pb::SetErasureCodingPolicyResponseProto {})
     }
 
-    /// `unsetErasureCodingPolicy`: no directory has a policy of its own.
-    fn unset_ec_policy(
-        &self,
+    /// `unsetErasureCodingPolicy`.
+    pub(super) async fn unset_ec_policy(
+        self: &Arc<Self>,
         caller: &Caller,
         r: pb::UnsetErasureCodingPolicyRequestProto,
     ) -> CallResult {
-        self.refuse_in_safe_mode(&format!("Cannot unset erasure coding policy on {}", r.src))?;
-        if !self.ec_target_is_dir(caller, &r.src)? {
-            return Err(CallError::io(format!(
-                "Cannot unset an erasure coding policy on a file {}",
-                r.src
-            )));
-        }
-        Err(CallError::remote(
-            ex::NO_EC_POLICY_SET,
-            format!("No erasure coding policy explicitly set on {}", r.src),
-        ))
-    }
-
-    /// Whether an EC call's path is a directory, after HDFS's WRITE check
-    /// on it; FileNotFound as `FSDirErasureCodingOp` says it when missing.
-    fn ec_target_is_dir(&self, caller: &Caller, src: &str) -> Result<bool, CallError> {
-        self.read(|ns| {
-            ns.check_path_access(caller, src, Access::WRITE)?;
-            ns.get_file_info(caller, src)?
-                .map(|st| st.is_dir)
-                .ok_or_else(|| FsError::FileNotFound(format!("Path not found: {src}")))
-        })
+        self.mutate(
+            || format!("unset erasure coding policy on {}", r.src),
+            |ns| Ok(((), vec![ns.unset_ec_policy(caller, &r.src)?])),
+        )
+        .await?;
+        encode(&pb::UnsetErasureCodingPolicyResponseProto {})
     }
 
     /// `enable`/`disable`/`removeErasureCodingPolicy`: no policy exists.

@@ -339,6 +339,8 @@ impl NameNodeState {
             "getStoragePolicy" => self.get_storage_policy(&caller, decode(&req)?),
             "getErasureCodingPolicies" => self.get_erasure_coding_policies(),
             "getErasureCodingPolicy" => self.get_erasure_coding_policy(&caller, decode(&req)?),
+            "setErasureCodingPolicy" => self.set_ec_policy(&caller, decode(&req)?).await,
+            "unsetErasureCodingPolicy" => self.unset_ec_policy(&caller, decode(&req)?).await,
             "getEnclosingRoot" => self.get_enclosing_root(),
             "checkAccess" => self.check_access(&caller, decode(&req)?),
             "msync" => self.msync(),

@@ -40,7 +40,8 @@ import org.apache.hadoop.util.Tool;
  * Script lines are the arguments of {@code hdfs dfsadmin} ({@code -report},
  * {@code -safemode enter}, ...), parsed as {@link ShellScript} parses its
  * scripts; a line starting {@code fs}, {@code lsSnapshottableDir},
- * {@code snapshotDiff}, {@code fsck}, {@code haadmin}, {@code ec} or {@code cacheadmin} runs
+ * {@code snapshotDiff}, {@code fsck}, {@code haadmin}, {@code ec}, {@code cacheadmin},
+ * {@code crypto}, {@code debug} or {@code storagepolicies} runs
  * that tool instead (FsShell, and hadoop-hdfs's
  * {@code tools.snapshot.LsSnapshottableDir} and {@code SnapshotDiff}, as
  * {@code hdfs dfs}, {@code hdfs lsSnapshottableDir} and {@code hdfs
@@ -85,7 +86,10 @@ public final class DfsAdmin {
       "fsck", "org.apache.hadoop.hdfs.tools.DFSck",
       "haadmin", "org.apache.hadoop.hdfs.tools.DFSHAAdmin",
       "ec", "org.apache.hadoop.hdfs.tools.ECAdmin",
-      "cacheadmin", "org.apache.hadoop.hdfs.tools.CacheAdmin");
+      "cacheadmin", "org.apache.hadoop.hdfs.tools.CacheAdmin",
+      "crypto", "org.apache.hadoop.hdfs.tools.CryptoAdmin",
+      "debug", "org.apache.hadoop.hdfs.tools.DebugAdmin",
+      "storagepolicies", "org.apache.hadoop.hdfs.tools.StoragePolicyAdmin");
 
   public static void main(String[] argv) {
     int rc;
