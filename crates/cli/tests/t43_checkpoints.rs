@@ -6,7 +6,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{wait_until, NameNode};
+use common::{http_request, wait_until, NameNode};
 
 fn images_and_segments(dir: &std::path::Path) -> (Vec<u64>, usize) {
     let mut images = Vec::new();
@@ -61,4 +61,46 @@ async fn images_follow_the_log_and_old_files_are_purged() {
     let c = nn.client(None);
     let listed = c.list_status("/cp", false).await.expect("list");
     assert_eq!(listed.len(), 400);
+}
+
+#[test]
+fn dfsadmin_fetch_image_downloads_the_newest_image() {
+    // Goal: `hdfs dfsadmin -fetchImage DIR` (HDFS's ImageServlet at
+    // /imagetransfer, what operators back a NameNode up with) saves the
+    // newest checkpoint image under its own name, byte for byte; an image
+    // that is not there is HDFS's 410.
+    let nn = NameNode::start(&[]);
+    let name = nn.dir.path().join("name");
+    let (images, _) = images_and_segments(&name);
+    let newest = *images.last().expect("the format's image");
+    let file = format!("fsimage_{newest:019}");
+    let out = tempfile::tempdir().expect("tempdir");
+    let script = out.path().join("fetch.txt");
+    let target = out.path().join("backup");
+    std::fs::create_dir(&target).expect("mkdir");
+    std::fs::write(&script, format!("-fetchImage {}\n", target.display())).expect("script");
+    let http = format!("dfs.namenode.http-address={}", nn.http);
+    let transcript = common::run_java_kit(&[
+        "--main",
+        "DfsAdmin",
+        "--fs",
+        &nn.url(),
+        "--script",
+        &script.to_string_lossy(),
+        "-D",
+        &http,
+    ]);
+    assert!(transcript.contains("exit=0"), "{transcript}");
+    let fetched = std::fs::read(target.join(&file)).expect("the fetched image");
+    assert_eq!(fetched, std::fs::read(name.join(&file)).expect("the image"));
+
+    let (status, headers, body) =
+        http_request(nn.http, "GET", "/imagetransfer?getimage=1&txid=latest", b"");
+    assert_eq!(status, 200);
+    assert_eq!(body, fetched);
+    assert!(headers
+        .iter()
+        .any(|(k, v)| k == "x-image-edits-name" && *v == file));
+    let (status, _, _) = http_request(nn.http, "GET", "/imagetransfer?getimage=1&txid=99999", b"");
+    assert_eq!(status, 410);
 }

@@ -1,10 +1,11 @@
 //! The NameNode's HTTP server (`dfs.namenode.http-address`, HDFS's port
 //! 9870): WebHDFS under `/webhdfs/v1`; fsck on `/fsck`; the web UI (`/`,
 //! `/datanodes`, `/explorer`); HDFS's servlets `/jmx`, `/prom`, `/conf`,
-//! `/stacks` and `/logLevel`. The connection loop and its limits are
+//! `/stacks` and `/logLevel`; `/imagetransfer` for `dfsadmin -fetchImage`. The connection loop and its limits are
 //! [`cairn_common::http::serve`]'s.
 
 pub mod fsck;
+pub mod image_transfer;
 pub mod jmx;
 pub mod prom;
 pub mod status;
@@ -29,6 +30,7 @@ pub fn router(state: Arc<NameNodeState>) -> Router {
         .route("/webhdfs/v1/{*path}", axum::routing::any(webhdfs::handle))
         .route("/jmx", get(jmx::handle))
         .route("/prom", get(prom::handle))
+        .route("/imagetransfer", get(image_transfer::handle))
         .merge(ui::routes())
         .fallback(not_found)
         .with_state(state)
