@@ -3,8 +3,9 @@
 //! transcript) does not: a triggered full report reaches the NameNode,
 //! the balancer bandwidth follows `setBalancerBandwidth`, evicted writers
 //! recover their pipelines, the volume report describes the data
-//! directory, nothing is reconfigurable, a served block pool is not
-//! deleted, and `shutdownDatanode` stops the process.
+//! directory, nothing is reconfigurable (nor on the NameNode's
+//! ReconfigurationProtocol), a served block pool is not deleted, and
+//! `shutdownDatanode` stops the process.
 
 mod common;
 
@@ -180,6 +181,33 @@ async fn datanode_administration() {
         .expect("start");
     let s = status(&dn).await;
     assert!(s.start_time > 0 && s.end_time >= Some(s.start_time) && s.changes.is_empty());
+
+    // The NameNode's ReconfigurationProtocol (`-reconfig namenode`) alike.
+    let nn_reconfig = Client::connect(
+        cluster.nn.addr,
+        &current_user(),
+        cairn_proto::protocols::RECONFIGURATION_PROTOCOL,
+    )
+    .await
+    .expect("connect");
+    assert_eq!(status(&nn_reconfig).await.start_time, 0);
+    let _: pb::StartReconfigurationResponseProto = nn_reconfig
+        .call(
+            "startReconfiguration",
+            &pb::StartReconfigurationRequestProto {},
+        )
+        .await
+        .expect("start on the NameNode");
+    let s = status(&nn_reconfig).await;
+    assert!(s.start_time > 0 && s.end_time >= Some(s.start_time) && s.changes.is_empty());
+    let props: pb::ListReconfigurablePropertiesResponseProto = nn_reconfig
+        .call(
+            "listReconfigurableProperties",
+            &pb::ListReconfigurablePropertiesRequestProto {},
+        )
+        .await
+        .expect("NameNode properties");
+    assert!(props.name.is_empty());
 
     // The pool the NameNode serves is not deleted, forced or not.
     let bpid = {

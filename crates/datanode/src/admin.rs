@@ -320,3 +320,39 @@ impl Administration {
         })
     }
 }
+
+/// `ReconfigurationProtocol` on the IPC port: HDFS's DataNode serves the
+/// three reconfiguration calls under that name too (Hadoop's own
+/// `dfsadmin -reconfig datanode` uses ClientDatanodeProtocol's).
+pub struct ReconfigurationService {
+    pub admin: Arc<Administration>,
+}
+
+impl cairn_rpc::Protocol for ReconfigurationService {
+    fn name(&self) -> &str {
+        cairn_proto::protocols::RECONFIGURATION_PROTOCOL
+    }
+
+    fn call(
+        self: Arc<Self>,
+        ctx: CallContext,
+        method: String,
+        request: Bytes,
+    ) -> futures::future::BoxFuture<'static, Result<Bytes, CallError>> {
+        Box::pin(async move {
+            let reconfiguration = matches!(
+                method.as_str(),
+                "startReconfiguration"
+                    | "getReconfigurationStatus"
+                    | "listReconfigurableProperties"
+            );
+            if !reconfiguration {
+                return Err(CallError::NoSuchMethod(method));
+            }
+            self.admin
+                .call(&ctx, &method, request)
+                .await
+                .unwrap_or(Err(CallError::NoSuchMethod(method)))
+        })
+    }
+}

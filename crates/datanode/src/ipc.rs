@@ -35,12 +35,12 @@ use crate::storage::{ReplicaState, ReportedState, Storage, StorageError};
 /// The ClientDatanodeProtocol service.
 pub struct ClientDatanodeService {
     storage: Arc<Storage>,
-    admin: Administration,
+    admin: Arc<Administration>,
 }
 
 impl ClientDatanodeService {
     /// A service answering from `storage`'s replica map.
-    pub fn new(storage: Arc<Storage>, admin: Administration) -> Self {
+    pub fn new(storage: Arc<Storage>, admin: Arc<Administration>) -> Self {
         ClientDatanodeService { storage, admin }
     }
 

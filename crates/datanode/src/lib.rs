@@ -265,13 +265,17 @@ impl DataNode {
             max_connections: 1024,
             ..ServerConfig::default()
         };
+        let administration = Arc::new(admin::Administration::new(shared.clone(), shutdown.clone()));
         let ipc = tokio::spawn(serve_ipc(
             self.ipc,
             vec![
                 Arc::new(ipc::ClientDatanodeService::new(
                     shared.storage.clone(),
-                    admin::Administration::new(shared.clone(), shutdown.clone()),
+                    administration.clone(),
                 )),
+                Arc::new(admin::ReconfigurationService {
+                    admin: administration,
+                }),
                 Arc::new(ipc::InterDatanodeService::new(
                     shared.storage.clone(),
                     shared.ibr.clone(),

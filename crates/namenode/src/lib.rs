@@ -29,6 +29,7 @@ use monitors::{
 };
 pub mod namespace;
 pub mod proxy_users;
+pub mod reconfig_service;
 pub mod refresh_service;
 pub mod retry_cache;
 pub mod safemode;
@@ -463,8 +464,12 @@ pub async fn serve_state(
         state: state.clone(),
     });
     let refresh = crate::refresh_service::RefreshService::all(&state);
+    let reconfig = Arc::new(crate::reconfig_service::ReconfigurationService::new(
+        state.clone(),
+    ));
     let namenode = Arc::new(crate::datanode_service::NamenodeProtocolService { state });
-    let mut protocols: Vec<Arc<dyn cairn_rpc::Protocol>> = vec![client, datanode, namenode, ha];
+    let mut protocols: Vec<Arc<dyn cairn_rpc::Protocol>> =
+        vec![client, datanode, namenode, ha, reconfig];
     protocols.extend(
         refresh
             .into_iter()

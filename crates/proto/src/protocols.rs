@@ -16,6 +16,9 @@ pub const REFRESH_CALL_QUEUE_PROTOCOL: &str = "org.apache.hadoop.ipc.RefreshCall
 /// `hdfs dfsadmin -refreshServiceAcl`.
 pub const REFRESH_AUTHORIZATION_POLICY_PROTOCOL: &str =
     "org.apache.hadoop.security.authorize.RefreshAuthorizationPolicyProtocol";
+/// `hdfs dfsadmin -reconfig namenode` (the NameNode's RPC port).
+pub const RECONFIGURATION_PROTOCOL: &str =
+    "org.apache.hadoop.hdfs.protocol.ReconfigurationProtocol";
 /// Served on the DataNode IPC port (`getReplicaVisibleLength`).
 pub const CLIENT_DATANODE_PROTOCOL: &str = "org.apache.hadoop.hdfs.protocol.ClientDatanodeProtocol";
 /// DataNode -> DataNode calls on the IPC port (block recovery:

@@ -229,11 +229,16 @@ public final class DfsAdmin {
   /**
    * The arguments of a line with @DN@ replaced by the IPC address
    * (ip:port) of the cluster's first DataNode, for the commands that talk
-   * to a DataNode (-getDatanodeInfo, -triggerBlockReport, ...).
+   * to a DataNode (-getDatanodeInfo, -triggerBlockReport, ...), and @NN@ by
+   * the NameNode's RPC address (-reconfig namenode).
    */
   private static String[] datanodeArgs(Configuration conf, String[] args) throws IOException {
     String[] out = args.clone();
     for (int i = 0; i < out.length; i++) {
+      if (out[i].contains("@NN@")) {
+        java.net.URI fs = FileSystem.getDefaultUri(conf);
+        out[i] = out[i].replace("@NN@", fs.getHost() + ":" + fs.getPort());
+      }
       if (out[i].contains("@DN@")) {
         org.apache.hadoop.hdfs.DistributedFileSystem dfs =
             (org.apache.hadoop.hdfs.DistributedFileSystem) FileSystem.get(conf);

@@ -1,0 +1,97 @@
+//! `ReconfigurationProtocol` on the NameNode's RPC port (`hdfs dfsadmin
+//! -reconfig namenode HOST:PORT start|status|properties`), superuser only
+//! as HDFS's `NameNodeRpcServer` (the operation names are HDFS's). No
+//! property of a Cairn NameNode changes while it runs, so the list of
+//! reconfigurable properties is empty and a started reconfiguration ends
+//! at once with no change: what HDFS reports when only properties it
+//! cannot change at run time were edited.
+
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+use cairn_proto::hadoop::hdfs as pb;
+use cairn_proto::protocols;
+use cairn_rpc::{CallContext, CallError, Protocol};
+use futures::future::BoxFuture;
+use prost::Message;
+use tracing::info;
+
+use crate::service::NameNodeState;
+
+type CallResult = Result<Bytes, CallError>;
+
+/// The endpoint, with the last reconfiguration's start and end (ms since
+/// the epoch).
+pub struct ReconfigurationService {
+    pub state: Arc<NameNodeState>,
+    last: Mutex<Option<(i64, i64)>>,
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+fn reply<R: Message>(r: &R) -> CallResult {
+    Ok(Bytes::from(r.encode_to_vec()))
+}
+
+impl ReconfigurationService {
+    pub fn new(state: Arc<NameNodeState>) -> Self {
+        Self {
+            state,
+            last: Mutex::new(None),
+        }
+    }
+
+    async fn run(&self, ctx: &CallContext, method: &str, request: Bytes) -> CallResult {
+        let caller = self.state.users.caller_async(Arc::clone(&ctx.user)).await;
+        match method {
+            "startReconfiguration" => {
+                pb::StartReconfigurationRequestProto::decode(request)?;
+                self.state
+                    .require_superuser(&caller, "startNamenodeReconfiguration")?;
+                let now = now_ms();
+                if let Ok(mut last) = self.last.lock() {
+                    *last = Some((now, now));
+                }
+                info!(user = %ctx.user, "reconfiguration started: no property is reconfigurable");
+                reply(&pb::StartReconfigurationResponseProto {})
+            }
+            "getReconfigurationStatus" => {
+                pb::GetReconfigurationStatusRequestProto::decode(request)?;
+                self.state
+                    .require_superuser(&caller, "getNamenodeReconfigurationStatus")?;
+                let last = self.last.lock().ok().and_then(|l| *l);
+                reply(&pb::GetReconfigurationStatusResponseProto {
+                    start_time: last.map_or(0, |(start, _)| start),
+                    end_time: last.map(|(_, end)| end),
+                    changes: Vec::new(),
+                })
+            }
+            "listReconfigurableProperties" => {
+                pb::ListReconfigurablePropertiesRequestProto::decode(request)?;
+                self.state
+                    .require_superuser(&caller, "listNamenodeReconfigurableProperties")?;
+                reply(&pb::ListReconfigurablePropertiesResponseProto { name: Vec::new() })
+            }
+            other => Err(CallError::NoSuchMethod(other.to_string())),
+        }
+    }
+}
+
+impl Protocol for ReconfigurationService {
+    fn name(&self) -> &str {
+        protocols::RECONFIGURATION_PROTOCOL
+    }
+
+    fn call(
+        self: Arc<Self>,
+        ctx: CallContext,
+        method: String,
+        request: Bytes,
+    ) -> BoxFuture<'static, CallResult> {
+        Box::pin(async move { self.run(&ctx, &method, request).await })
+    }
+}
