@@ -48,20 +48,31 @@ impl NameNodeState {
         req: &Bytes,
     ) -> Option<CallResult> {
         Some(match method {
-            "getDelegationToken" => self.get_delegation_token(),
-            "renewDelegationToken" => self.renew_delegation_token(),
-            "cancelDelegationToken" => self.cancel_delegation_token(),
-            "getDataEncryptionKey" => encode(&pb::GetDataEncryptionKeyResponseProto {
-                data_encryption_key: None,
-            }),
+            "getDelegationToken" => decode::<pb::GetDelegationTokenRequestProto>(req)
+                .and_then(|_| self.get_delegation_token()),
+            "renewDelegationToken" => decode::<pb::RenewDelegationTokenRequestProto>(req)
+                .and_then(|_| self.renew_delegation_token()),
+            "cancelDelegationToken" => decode::<pb::CancelDelegationTokenRequestProto>(req)
+                .and_then(|_| self.cancel_delegation_token()),
+            "getDataEncryptionKey" => {
+                decode::<pb::GetDataEncryptionKeyRequestProto>(req).and_then(|_| {
+                    encode(&pb::GetDataEncryptionKeyResponseProto {
+                        data_encryption_key: None,
+                    })
+                })
+            }
             "createSymlink" => decode(req).and_then(create_symlink),
             "getLinkTarget" => decode(req).and_then(|r| self.get_link_target(caller, r)),
-            "satisfyStoragePolicy" => Err(CallError::remote(
-                ex::UNSUPPORTED_ACTION,
-                "Cannot request to satisfy storage policy when storage policy satisfier \
-                 feature has been disabled by admin. Seek for an admin help to enable it or \
-                 use Mover tool.",
-            )),
+            "satisfyStoragePolicy" => {
+                decode::<pb::SatisfyStoragePolicyRequestProto>(req).and_then(|_| {
+                    Err(CallError::remote(
+                        ex::UNSUPPORTED_ACTION,
+                        "Cannot request to satisfy storage policy when storage policy \
+                         satisfier feature has been disabled by admin. Seek for an admin help \
+                         to enable it or use Mover tool.",
+                    ))
+                })
+            }
             "restoreFailedStorage" => {
                 decode(req).and_then(|r| self.restore_failed_storage(caller, r))
             }
@@ -82,9 +93,10 @@ impl NameNodeState {
                 self.change_ec_policy(caller, "remove", &r.ec_policy_name)
             }),
             "addErasureCodingPolicies" => decode(req).and_then(|r| self.add_ec_policies(caller, r)),
-            "getErasureCodingCodecs" => {
-                encode(&pb::GetErasureCodingCodecsResponseProto { codec: Vec::new() })
-            }
+            "getErasureCodingCodecs" => decode::<pb::GetErasureCodingCodecsRequestProto>(req)
+                .and_then(|_| {
+                    encode(&pb::GetErasureCodingCodecsResponseProto { codec: Vec::new() })
+                }),
             "getECTopologyResultForPolicies" => {
                 decode(req).and_then(|r| self.ec_topology_result(caller, r))
             }
