@@ -247,7 +247,8 @@ async fn a_fourth_namenode_joins_from_a_snapshot_and_leaves() {
     install_site(&up, &conf4.join("hdfs-site.xml"));
     let dns = datanodes(up.addr(&active)).await;
     assert_eq!(dns.len(), 3, "{dns:?}");
-    // Only the DataNode's user or the supergroup may (HDFS's check).
+    // Only the DataNode's user or the supergroup may (HDFS's check and
+    // message).
     let refused = Command::new(env!("CARGO_BIN_EXE_cairn"))
         .env("HADOOP_USER_NAME", "mallory")
         .args(["admin", "-refreshNamenodes", &dns[0].0])
@@ -255,7 +256,7 @@ async fn a_fourth_namenode_joins_from_a_snapshot_and_leaves() {
         .expect("run cairn");
     let why = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        !refused.status.success() && why.contains("Access denied for user mallory"),
+        !refused.status.success() && why.contains("AccessControlException: Permission denied."),
         "{refused:?}"
     );
     assert_eq!(served_by(&dns[0].1).len(), 3);
