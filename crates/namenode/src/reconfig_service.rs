@@ -27,12 +27,6 @@ pub struct ReconfigurationService {
     last: Mutex<Option<(i64, i64)>>,
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 fn reply<R: Message>(r: &R) -> CallResult {
     Ok(Bytes::from(r.encode_to_vec()))
 }
@@ -52,7 +46,7 @@ impl ReconfigurationService {
                 pb::StartReconfigurationRequestProto::decode(request)?;
                 self.state
                     .require_superuser(&caller, "startNamenodeReconfiguration")?;
-                let now = now_ms();
+                let now = crate::service::now_ms_signed();
                 if let Ok(mut last) = self.last.lock() {
                     *last = Some((now, now));
                 }

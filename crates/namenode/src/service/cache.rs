@@ -26,12 +26,6 @@ const FORCE: u32 = 1;
 /// `...directives.num.responses` defaults.
 const LIST_BATCH: usize = 100;
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
-
 fn invalid(message: impl Into<String>) -> FsError {
     FsError::InvalidRequest(message.into())
 }
@@ -97,7 +91,7 @@ fn directive_path(path: Option<&str>) -> Result<String, FsError> {
 /// A directive's absolute expiry from the request's expiration and the
 /// pool's maximum (HDFS's `validateExpiryTime`).
 fn expiry(e: Option<&pb::CacheDirectiveInfoExpirationProto>, max_ms: i64) -> Result<i64, FsError> {
-    let now = now_ms();
+    let now = super::now_ms_signed();
     let Some(e) = e else {
         return Ok(now.saturating_add(max_ms));
     };
@@ -218,7 +212,7 @@ fn check_limit(
         return Ok(());
     }
     let needed = needed_bytes(ns, path, replication);
-    let (_, pools) = statistics(ns, now_ms());
+    let (_, pools) = statistics(ns, super::now_ms_signed());
     let used = pools.get(pool.name.as_str()).map_or(0, |s| s.bytes_needed);
     if used.saturating_add(needed) > pool.limit {
         return Err(invalid(format!(
@@ -501,7 +495,7 @@ impl NameNodeState {
     ) -> CallResult {
         let checked = self.config.permissions_enabled;
         self.read(|ns| {
-            let (_, stats) = statistics(ns, now_ms());
+            let (_, stats) = statistics(ns, super::now_ms_signed());
             let after = ns
                 .cache()
                 .pools()
@@ -553,7 +547,7 @@ impl NameNodeState {
                 }
                 prev = id - 1;
             }
-            let now = now_ms();
+            let now = super::now_ms_signed();
             let (stats, _) = statistics(ns, now);
             let mut elements = Vec::new();
             let mut has_more = false;

@@ -65,6 +65,12 @@ use crate::users::UserDirectory;
 
 use convert::decode;
 
+/// [`now_ms`] as the signed milliseconds Hadoop's messages carry (cache
+/// expiries, reconfiguration times).
+pub(crate) fn now_ms_signed() -> i64 {
+    i64::try_from(now_ms()).unwrap_or(i64::MAX)
+}
+
 pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
