@@ -174,6 +174,31 @@ async fn the_lead_moves_where_the_operator_says() {
         .await
         .expect("createSnapshot");
     let snapped = pb::CreateSnapshotResponseProto::decode(snapped).expect("decode");
+    // addCacheDirective: the new id travels in the log with the call's ids.
+    let pool = pb::AddCachePoolRequestProto {
+        info: pb::CachePoolInfoProto {
+            pool_name: Some("retried".into()),
+            ..Default::default()
+        },
+    };
+    raw.call_raw("addCachePool", &pool.encode_to_vec())
+        .await
+        .expect("addCachePool");
+    let directive = pb::AddCacheDirectiveRequestProto {
+        info: pb::CacheDirectiveInfoProto {
+            path: Some("/retried/snapped".into()),
+            pool: Some("retried".into()),
+            ..Default::default()
+        },
+        cache_flags: None,
+    }
+    .encode_to_vec();
+    let directive_id = raw.next_call_id();
+    let added = raw
+        .call_raw("addCacheDirective", &directive)
+        .await
+        .expect("addCacheDirective");
+    let added = pb::AddCacheDirectiveResponseProto::decode(added).expect("decode");
 
     // cairn admin -failover: exactly the named standby becomes active.
     let to = standby_other_than(&up, &[&from]);
@@ -243,10 +268,30 @@ async fn the_lead_moves_where_the_operator_says() {
         .expect("the retried createSnapshot is answered, not refused as a second one");
     let again = pb::CreateSnapshotResponseProto::decode(again).expect("decode");
     assert_eq!(again.snapshot_path, snapped.snapshot_path);
+    let again = retrying
+        .retry_raw("addCacheDirective", &directive, directive_id, 1)
+        .await
+        .expect("retried addCacheDirective");
+    let again = pb::AddCacheDirectiveResponseProto::decode(again).expect("decode");
+    assert_eq!(
+        again.id, added.id,
+        "the first run's directive, not a second"
+    );
+    let listed: pb::ListCacheDirectivesResponseProto = retrying
+        .call(
+            "listCacheDirectives",
+            &pb::ListCacheDirectivesRequestProto {
+                prev_id: 0,
+                filter: pb::CacheDirectiveInfoProto::default(),
+            },
+        )
+        .await
+        .expect("listCacheDirectives");
+    assert_eq!(listed.elements.len(), 1, "{listed:?}");
     let now = up.jmx_bean(&to, "RetryCache.NameNodeRetryCache")["CacheHit"]
         .as_u64()
         .expect("CacheHit");
-    assert_eq!(now, hits + 4, "the four retries were cache hits on {to}");
+    assert_eq!(now, hits + 5, "the five retries were cache hits on {to}");
 
     // Failing over to the active is refused, as haadmin does.
     let (code, out) = admin(&up, &["-failover", &from, &to]);

@@ -202,4 +202,65 @@ async fn pools_and_directives_survive_restarts_and_page() {
     assert_eq!((page.elements.len(), page.has_more), (100, true));
     let rest = directives(&c, *ids(&page).last().expect("ids")).await;
     assert_eq!((rest.elements.len(), rest.has_more), (54, false));
+
+    // Replications are Java shorts: the translator refuses a wider one
+    // before any check (`Shorts.checkedCast`), the uint32 read as an int.
+    let add = |replication: u32, pool: &'static str| {
+        let c = &c;
+        async move {
+            let info = pb::CacheDirectiveInfoProto {
+                path: Some("/f".into()),
+                pool: Some(pool.into()),
+                replication: Some(replication),
+                ..Default::default()
+            };
+            let r: Result<pb::AddCacheDirectiveResponseProto, _> = c
+                .call(
+                    "addCacheDirective",
+                    &pb::AddCacheDirectiveRequestProto {
+                        info,
+                        cache_flags: None,
+                    },
+                )
+                .await;
+            match r {
+                Err(ClientError::Remote { class, message }) => (class, message),
+                other => panic!("replication {replication}: {other:?}"),
+            }
+        }
+    };
+    let illegal = "java.lang.IllegalArgumentException".to_string();
+    let invalid = "org.apache.hadoop.fs.InvalidRequestException".to_string();
+    assert_eq!(
+        add(40_000, "none").await,
+        (illegal.clone(), "Out of range: 40000".into())
+    );
+    assert_eq!(
+        add(u32::MAX - 40_000, "p").await,
+        (illegal, "Out of range: -40001".into())
+    );
+    assert_eq!(
+        add(u32::MAX, "p").await,
+        (invalid.clone(), "Invalid replication factor -1 <= 0".into())
+    );
+    assert_eq!(
+        add(0, "p").await,
+        (invalid.clone(), "Invalid replication factor 0 <= 0".into())
+    );
+    let negative = pb::CachePoolInfoProto {
+        pool_name: Some("neg".into()),
+        default_replication: Some(u32::MAX),
+        ..Default::default()
+    };
+    let r = c
+        .call::<_, pb::AddCachePoolResponseProto>(
+            "addCachePool",
+            &pb::AddCachePoolRequestProto { info: negative },
+        )
+        .await;
+    assert!(
+        matches!(&r, Err(ClientError::Remote { class, message })
+            if *class == invalid && message == "Default Replication is negative"),
+        "{r:?}"
+    );
 }

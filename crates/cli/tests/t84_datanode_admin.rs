@@ -237,6 +237,35 @@ async fn datanode_administration() {
         assert!(msg.starts_with("The block pool is still running."), "{msg}");
     }
 
+    // A pool no NameNode serves: refused while block files lie in it (the
+    // disk decides; no replica of it is loaded), deleted when forced.
+    let served = find_dir(&cluster.dns[0].dir, &bpid).expect("the served pool's directory");
+    let gone = served.with_file_name("BP-1-127.0.0.1-1");
+    let subdir = gone.join("finalized/subdir0/subdir0");
+    std::fs::create_dir_all(&subdir).expect("mkdir");
+    std::fs::write(subdir.join("blk_1073741825"), b"data").expect("block file");
+    let delete = |force| {
+        let dn = &dn;
+        async move {
+            dn.call::<_, pb::DeleteBlockPoolResponseProto>(
+                "deleteBlockPool",
+                &pb::DeleteBlockPoolRequestProto {
+                    block_pool: "BP-1-127.0.0.1-1".into(),
+                    force,
+                },
+            )
+            .await
+        }
+    };
+    let (_, msg) = remote(delete(false).await);
+    assert_eq!(
+        msg,
+        "Cannot delete block pool, it contains some block files"
+    );
+    assert!(subdir.join("blk_1073741825").exists());
+    delete(true).await.expect("forced deleteBlockPool");
+    assert!(!gone.exists());
+
     // Not the superuser: refused, as HDFS.
     let alice = dn_client(&cluster, "alice").await;
     let (class, msg) = remote(
@@ -275,4 +304,20 @@ async fn datanode_administration() {
         cluster.dns[0].wait_exit(Duration::from_secs(30)).is_some(),
         "the DataNode still runs"
     );
+}
+
+/// The directory named `name` under `dir`, searched depth first.
+fn find_dir(dir: &std::path::Path, name: &str) -> Option<std::path::PathBuf> {
+    for entry in std::fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            if entry.file_name() == name {
+                return Some(path);
+            }
+            if let Some(found) = find_dir(&path, name) {
+                return Some(found);
+            }
+        }
+    }
+    None
 }

@@ -4,6 +4,7 @@
 //! helpers and the disk they write to; the fatal-stop path; typed
 //! identifiers shared by the servers.
 
+pub mod clock;
 pub mod config;
 pub mod disk;
 pub mod durable;

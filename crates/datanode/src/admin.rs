@@ -18,6 +18,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::Bytes;
+use cairn_common::clock::now_ms_signed as now_ms;
 use cairn_proto::exceptions;
 use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::{CallContext, CallError};
@@ -34,22 +35,34 @@ use crate::Shared;
 /// reports them.
 const CONFIG_VERSION: &str = "core-3.0.0,hdfs-1";
 
-/// A block report asked for by `triggerBlockReport`; the actors watch it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The full block reports asked for by `triggerBlockReport`, which the
+/// actors watch (an incremental one only wakes them: each sends its
+/// pending incremental report at once, which every NameNode gets soon
+/// anyway). Counted per request, each naming the NameNode addresses it
+/// is for (none: every NameNode), so requests for different NameNodes
+/// that arrive before the actors look stay apart, as HDFS's per-actor
+/// triggers do.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReportTrigger {
-    /// Bumped by every request.
-    pub seq: u64,
-    /// The `seq` of the latest request for a full report (the others ask
-    /// only for the incremental report at once).
-    pub full_seq: u64,
-    /// The NameNode to report to; every one when `None`.
-    pub target: Option<SocketAddr>,
+    full: Vec<(Vec<SocketAddr>, u64)>,
 }
 
 impl ReportTrigger {
-    /// Whether the actor reporting to `namenode` should act on it.
-    pub fn applies_to(&self, namenode: SocketAddr) -> bool {
-        self.target.is_none_or(|t| t == namenode)
+    /// How many full reports were asked of the actor reporting to
+    /// `namenode`, ever: it reports again when this grows.
+    pub fn full_requests_for(&self, namenode: SocketAddr) -> u64 {
+        self.full
+            .iter()
+            .filter(|(targets, _)| targets.is_empty() || targets.contains(&namenode))
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    fn ask_full(&mut self, targets: Vec<SocketAddr>) {
+        match self.full.iter_mut().find(|(t, _)| *t == targets) {
+            Some((_, n)) => *n += 1,
+            None => self.full.push((targets, 1)),
+        }
     }
 }
 
@@ -62,12 +75,6 @@ pub struct Administration {
     shutting_down: AtomicBool,
     /// The last reconfiguration's start and end, ms since the epoch.
     reconfigured: Mutex<Option<(i64, i64)>>,
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 fn reply(m: &impl Message) -> Result<Bytes, CallError> {
@@ -162,35 +169,30 @@ impl Administration {
     ) -> Result<Bytes, CallError> {
         let r = pb::TriggerBlockReportRequestProto::decode(request)?;
         self.check_superuser(ctx)?;
-        let target = match r.nn_address.as_deref().filter(|a| !a.is_empty()) {
-            None => None,
+        let targets = match r.nn_address.as_deref().filter(|a| !a.is_empty()) {
+            None => Vec::new(),
             Some(addr) => {
                 let addr = addr.to_string();
+                // Every address the name has: the actor's is one of them
+                // whichever family it took.
                 let resolved = tokio::task::spawn_blocking(move || {
-                    addr.to_socket_addrs().ok().and_then(|mut a| a.next())
+                    addr.to_socket_addrs()
+                        .map(|a| a.collect::<Vec<_>>())
+                        .unwrap_or_default()
                 })
                 .await
-                .ok()
-                .flatten();
-                match resolved {
-                    Some(a) => Some(a),
+                .unwrap_or_default();
+                if resolved.is_empty() {
                     // Names no address: no actor reports to it.
-                    None => return reply(&pb::TriggerBlockReportResponseProto {}),
+                    return reply(&pb::TriggerBlockReportResponseProto {});
                 }
+                resolved
             }
         };
-        info!(caller = %ctx.user, full = !r.incremental, ?target, "block report triggered");
+        info!(caller = %ctx.user, full = !r.incremental, ?targets, "block report triggered");
         self.shared.report_trigger.send_modify(|t| {
-            // A request the actors have not seen yet for another NameNode
-            // widens this one to all of them.
-            t.target = if t.seq == 0 || t.target == target {
-                target
-            } else {
-                None
-            };
-            t.seq += 1;
             if !r.incremental {
-                t.full_seq = t.seq;
+                t.ask_full(targets);
             }
         });
         reply(&pb::TriggerBlockReportResponseProto {})
@@ -354,5 +356,26 @@ impl cairn_rpc::Protocol for ReconfigurationService {
                 .await
                 .unwrap_or(Err(CallError::NoSuchMethod(method)))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn full_report_requests_stay_with_the_namenodes_they_name() {
+        let a: SocketAddr = "127.0.0.1:8020".parse().expect("addr");
+        let b: SocketAddr = "[::1]:8020".parse().expect("addr");
+        let mut t = ReportTrigger::default();
+        t.ask_full(vec![a]);
+        assert_eq!((t.full_requests_for(a), t.full_requests_for(b)), (1, 0));
+        // A name resolving to both families reaches either actor.
+        t.ask_full(vec![b, a]);
+        assert_eq!((t.full_requests_for(a), t.full_requests_for(b)), (2, 1));
+        // No address: every actor.
+        t.ask_full(Vec::new());
+        t.ask_full(vec![a]);
+        assert_eq!((t.full_requests_for(a), t.full_requests_for(b)), (4, 2));
     }
 }

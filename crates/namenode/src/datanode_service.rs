@@ -7,6 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use cairn_common::clock::now_ms;
 use cairn_proto::block_report::{ReportedState, CAPABILITY_BLOCK_REPORT_BUFFERS};
 use cairn_proto::hadoop::hdfs::{
     self as pb, datanode_command_proto, received_deleted_block_info_proto,
@@ -33,13 +34,6 @@ fn decode<M: Message + Default>(request: &Bytes) -> Result<M, CallError> {
 
 fn encode<M: Message>(m: &M) -> CallResult {
     Ok(Bytes::from(m.encode_to_vec()))
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// The NamespaceInfo handed to DataNodes and benchmarks.

@@ -42,6 +42,7 @@ use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
 
+use cairn_common::clock::now_ms;
 use cairn_common::disk::{Disk, RealDisk};
 use cairn_common::fatal;
 use cairn_rpc::server::{serve, ServerConfig};
@@ -55,13 +56,6 @@ use crate::leases::LeaseTable;
 use crate::namespace::{INodeId, Namespace};
 use crate::service::{ClientProtocolService, NameNodeState};
 use crate::users::UserDirectory;
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
 
 /// A fresh namespace identity (cluster, block pool and namespace ids).
 pub fn new_version_info() -> storage::VersionInfo {

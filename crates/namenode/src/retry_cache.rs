@@ -310,13 +310,14 @@ impl RetryCache {
     }
 
     /// Remembers call `key` as done (a Raft follower applying the
-    /// leader's record of it); its answer is rebuilt on a retry.
-    pub fn learn(&self, key: RetryKey) {
+    /// leader's record of it), with its answer when the log kept one;
+    /// otherwise the answer is rebuilt on a retry.
+    pub fn learn(&self, key: RetryKey, answer: Option<Bytes>) {
         if !self.settings.enabled {
             return;
         }
         let mut inner = self.lock();
-        self.remember(&mut inner, &key, None);
+        self.remember(&mut inner, &key, answer);
     }
 
     fn remember(&self, inner: &mut Inner, key: &RetryKey, answer: Option<Bytes>) {
@@ -411,7 +412,7 @@ mod tests {
         // and across the Java client's wrap from 2^31 - 1 to 0.
         let calls = [10, 12, 11, 3, i32::MAX - 1, i32::MAX, 0, 1, 12];
         for call in calls {
-            c.learn(key(1, call));
+            c.learn(key(1, call), None);
         }
         assert_eq!(c.len(), calls.len() - 1, "call 12 counted once");
         for call in calls {
@@ -489,18 +490,18 @@ mod tests {
     async fn old_generations_are_dropped() {
         let c = cache(4, Duration::from_secs(60));
         for call in 0..6 {
-            c.learn(key(1, call));
+            c.learn(key(1, call), None);
         }
         // Capacity 4: generations of 2; the first calls are gone.
         assert_eq!(c.len(), 4);
         assert!(matches!(c.begin(key(1, 0)).await, Lookup::Run(_)));
         assert!(matches!(c.begin(key(1, 5)).await, Lookup::Done(None)));
         let c = cache(100, Duration::from_millis(20));
-        c.learn(key(1, 0));
+        c.learn(key(1, 0), None);
         tokio::time::sleep(Duration::from_millis(25)).await;
-        c.learn(key(1, 1));
+        c.learn(key(1, 1), None);
         tokio::time::sleep(Duration::from_millis(25)).await;
-        c.learn(key(1, 2));
+        c.learn(key(1, 2), None);
         assert!(
             matches!(c.begin(key(1, 0)).await, Lookup::Run(_)),
             "expired"

@@ -378,7 +378,7 @@ impl NameNodeLink {
         let mut next_report = Instant::now() + cfg.block_report_interval;
         let mut next_heartbeat = Instant::now();
         let mut trigger = self.shared.report_trigger.subscribe();
-        let mut full_seen = trigger.borrow_and_update().full_seq;
+        let mut full_seen = trigger.borrow_and_update().full_requests_for(self.namenode);
         loop {
             // Incremental reports first: they gate the clients' `complete`.
             if let Err(e) = self.flush_ibr(&s).await {
@@ -438,9 +438,9 @@ impl NameNodeLink {
                 // `triggerBlockReport`: incremental reports go at the top
                 // of the loop; a full one takes the next heartbeat's lease.
                 Ok(()) = trigger.changed() => {
-                    let t = *trigger.borrow_and_update();
-                    if t.applies_to(self.namenode) && t.full_seq > full_seen {
-                        full_seen = t.full_seq;
+                    let full = trigger.borrow_and_update().full_requests_for(self.namenode);
+                    if full > full_seen {
+                        full_seen = full;
                         need_report = true;
                         next_heartbeat = Instant::now();
                     }

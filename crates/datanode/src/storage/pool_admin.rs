@@ -41,13 +41,18 @@ impl Storage {
     /// HDFS's messages: the pool still holds block files; a file that
     /// could not be deleted.
     pub fn delete_pool(&self, pool: &BlockPoolId, force: bool) -> Result<(), String> {
-        let root = self.dirs(pool).root().to_path_buf();
+        let dirs = self.dirs(pool);
+        let root = dirs.root().to_path_buf();
         if !root.exists() {
             return Ok(());
         }
         {
             let mut map = self.map();
-            let held = map.keys().any(|k| &k.pool == pool);
+            // The disk decides, as HDFS's `isBPDirEmpty`: a pool no NameNode
+            // serves may hold block files that no map entry stands for.
+            let held = map.keys().any(|k| &k.pool == pool)
+                || holds_files(&dirs.finalized())
+                || holds_files(&dirs.rbw());
             if held && !force {
                 return Err("Cannot delete block pool, it contains some block files".into());
             }
@@ -63,6 +68,23 @@ impl Storage {
         }
         remove_tree(&root)
     }
+}
+
+/// Whether a file lies anywhere under `dir` (an unreadable directory
+/// counts as holding some: nothing is deleted on a guess).
+fn holds_files(dir: &Path) -> bool {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return false,
+        Err(_) => return true,
+    };
+    entries.into_iter().any(|entry| {
+        entry.map_or(true, |e| match e.file_type() {
+            Ok(t) if t.is_dir() => holds_files(&e.path()),
+            Ok(_) => true,
+            Err(_) => true,
+        })
+    })
 }
 
 fn remove_tree(root: &Path) -> Result<(), String> {

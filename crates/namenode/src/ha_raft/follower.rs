@@ -45,8 +45,13 @@ impl AppliedEdits for NameNodeState {
                 block,
             } => (path, previous.iter().copied().chain([*block]).collect()),
             Edit::UpdateBlock { path, block } => (path, vec![*block]),
-            Edit::RetryId { client_id, call_id } => {
-                self.retry_cache.learn((*client_id, *call_id));
+            Edit::RetryId {
+                client_id,
+                call_id,
+                cache_directive_id,
+            } => {
+                let answer = cache_directive_id.map(crate::service::directive_answer);
+                self.retry_cache.learn((*client_id, *call_id), answer);
                 return;
             }
             Edit::CloseFile {

@@ -5,6 +5,7 @@
 
 use std::time::Instant;
 
+use cairn_common::clock::now_ms;
 use cairn_rpc::CallError;
 
 use crate::blocks::{BlockView, RedundancyStats};
@@ -113,13 +114,6 @@ pub fn percent(part: u64, whole: u64) -> f64 {
     } else {
         part as f64 * 100.0 / whole as f64
     }
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// Reads the cluster's status.

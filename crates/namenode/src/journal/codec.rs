@@ -200,9 +200,14 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             entries: entries.into_iter().map(acl_entry_to).collect(),
             inherited,
         }),
-        Edit::RetryId { client_id, call_id } => Op::RetryId(pj::RetryIdEdit {
+        Edit::RetryId {
+            client_id,
+            call_id,
+            cache_directive_id,
+        } => Op::RetryId(pj::RetryIdEdit {
             client_id: bytes::Bytes::copy_from_slice(&client_id),
             call_id,
+            cache_directive_id,
         }),
         Edit::SetStoragePolicy { path, policy } => Op::SetStoragePolicy(pj::SetStoragePolicyEdit {
             path,
@@ -369,6 +374,7 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
                 .try_into()
                 .map_err(|_| format!("retry id with a client id of {} bytes", r.client_id.len()))?,
             call_id: r.call_id,
+            cache_directive_id: r.cache_directive_id,
         },
         Op::SetStoragePolicy(s) => Edit::SetStoragePolicy {
             path: s.path,
@@ -605,6 +611,12 @@ mod tests {
             Edit::RetryId {
                 client_id: [7; 16],
                 call_id: -3,
+                cache_directive_id: None,
+            },
+            Edit::RetryId {
+                client_id: [8; 16],
+                call_id: 12,
+                cache_directive_id: Some(40),
             },
             Edit::SetAcl {
                 path: "/a".into(),

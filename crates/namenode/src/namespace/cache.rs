@@ -113,16 +113,18 @@ impl Namespace {
 
     /// The sizes a directive on `path` asks to cache, per file (HDFS's
     /// `CacheReplicationMonitor`): the file's, or those of a directory's
-    /// own files (not its subdirectories'); a file's last block while it is
-    /// written does not count. Nothing for a missing path.
-    pub fn cached_file_sizes(&self, path: &str) -> Vec<u64> {
+    /// own files (not its subdirectories'). The last block of a file being
+    /// written counts only with `with_open_block`: HDFS's limit check
+    /// (`computeNeeded`) counts it, its rescan (which caches no block under
+    /// construction) does not. Nothing for a missing path.
+    pub fn cached_file_sizes(&self, path: &str, with_open_block: bool) -> Vec<u64> {
         let Some(id) = self.resolve(path).ok().and_then(|r| r.last()) else {
             return Vec::new();
         };
         let size = |id| {
             self.node(id).file().map(|f| {
                 let blocks = f.blocks.iter();
-                let skip_last = usize::from(f.under_construction.is_some());
+                let skip_last = usize::from(!with_open_block && f.under_construction.is_some());
                 let n = f.blocks.len().saturating_sub(skip_last);
                 blocks.take(n).map(|b| b.num_bytes).sum::<u64>()
             })

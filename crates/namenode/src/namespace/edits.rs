@@ -202,6 +202,8 @@ pub enum Edit {
     RetryId {
         client_id: [u8; 16],
         call_id: i32,
+        /// addCacheDirective's answer: the id of the directive it added.
+        cache_directive_id: Option<i64>,
     },
     /// A cache pool as it now is, added or changed (HDFS's
     /// OP_ADD_CACHE_POOL / OP_MODIFY_CACHE_POOL).

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use cairn_proto::hadoop::hdfs as pb;
 
-use super::convert::encode;
+use super::convert::{encode, to_call_error};
 use super::{CallResult, NameNodeState};
 use crate::namespace::cache::{CacheDirective, CachePool, EXPIRY_NEVER_MS, LIMIT_UNLIMITED};
 use crate::namespace::permission::Caller;
@@ -127,9 +127,15 @@ fn expiry(e: Option<&pb::CacheDirectiveInfoExpirationProto>, max_ms: i64) -> Res
 }
 
 /// A pool's request fields, checked as `CachePoolInfo.validate`.
-fn validate_pool(info: &pb::CachePoolInfoProto) -> Result<String, FsError> {
+fn validate_pool(
+    info: &pb::CachePoolInfoProto,
+    default_replication: Option<i16>,
+) -> Result<String, FsError> {
     if info.limit.is_some_and(|l| l < 0) {
         return Err(invalid("Limit is negative."));
+    }
+    if default_replication.is_some_and(|r| r < 0) {
+        return Err(invalid("Default Replication is negative"));
     }
     if let Some(max) = info.max_relative_expiry {
         if max < 0 {
@@ -174,7 +180,7 @@ fn statistics(ns: &Namespace, now: i64) -> (HashMap<i64, Stats>, HashMap<&str, S
                 .get(&d.pool)
                 .map_or(LIMIT_UNLIMITED, |p| p.limit);
             let pool = pools.entry(d.pool.as_str()).or_default();
-            for size in ns.cached_file_sizes(&d.path) {
+            for size in ns.cached_file_sizes(&d.path, false) {
                 let needed = i64::try_from(size)
                     .unwrap_or(i64::MAX)
                     .saturating_mul(i64::from(d.replication));
@@ -195,7 +201,7 @@ fn statistics(ns: &Namespace, now: i64) -> (HashMap<i64, Stats>, HashMap<&str, S
 
 /// The bytes `path` needs at `replication` (HDFS's `computeNeeded`).
 fn needed_bytes(ns: &Namespace, path: &str, replication: u16) -> i64 {
-    let total: u64 = ns.cached_file_sizes(path).iter().sum();
+    let total: u64 = ns.cached_file_sizes(path, true).iter().sum();
     i64::try_from(total)
         .unwrap_or(i64::MAX)
         .saturating_mul(i64::from(replication))
@@ -247,12 +253,23 @@ fn directive_by_id(ns: &Namespace, id: i64) -> Result<&CacheDirective, FsError> 
         .ok_or_else(|| invalid(format!("No directive with ID {id} found.")))
 }
 
-fn replication_of(requested: Option<u32>, default: u16) -> Result<u16, FsError> {
-    let r = requested.map_or(i64::from(default), i64::from);
-    if r <= 0 {
-        return Err(invalid(format!("Invalid replication factor {r} <= 0")));
-    }
-    u16::try_from(r).map_err(|_| invalid(format!("Invalid replication factor {r}")))
+/// A replication read off the wire as HDFS's translator reads it into a
+/// Java `short` (`Shorts.checkedCast` of the `uint32` field taken as a
+/// signed int): refused before any other check when out of range.
+fn java_short(wire: Option<u32>) -> Result<Option<i16>, FsError> {
+    wire.map(|v| {
+        let as_int = v as i32;
+        i16::try_from(as_int).map_err(|_| FsError::BadArgument(format!("Out of range: {as_int}")))
+    })
+    .transpose()
+}
+
+fn replication_of(requested: Option<i16>, default: u16) -> Result<u16, FsError> {
+    let r = requested.map_or(i32::from(default), i32::from);
+    u16::try_from(r)
+        .ok()
+        .filter(|r| *r > 0)
+        .ok_or_else(|| invalid(format!("Invalid replication factor {r} <= 0")))
 }
 
 impl NameNodeState {
@@ -262,13 +279,14 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::AddCachePoolRequestProto,
     ) -> CallResult {
-        self.require_superuser(caller, "addCachePool")?;
         let info = r.info;
+        let default_replication = java_short(info.default_replication).map_err(to_call_error)?;
+        self.require_superuser(caller, "addCachePool")?;
         let name = info.pool_name.clone().unwrap_or_default();
         self.mutate(
             || format!("add cache pool{name}"),
             |ns| {
-                let name = validate_pool(&info)?;
+                let name = validate_pool(&info, default_replication)?;
                 if ns.cache().pools().contains_key(&name) {
                     return Err(invalid(format!("Cache pool {name} already exists.")));
                 }
@@ -291,9 +309,7 @@ impl NameNodeState {
                     mode: info.mode.map_or(0o755, |m| (m & 0o1777) as u16),
                     limit: info.limit.unwrap_or(LIMIT_UNLIMITED),
                     max_relative_expiry_ms: info.max_relative_expiry.unwrap_or(EXPIRY_NEVER_MS),
-                    default_replication: info
-                        .default_replication
-                        .map_or(1, |r| u16::try_from(r).unwrap_or(u16::MAX)),
+                    default_replication: default_replication.map_or(1, |r| r.unsigned_abs()),
                 };
                 apply(ns, Edit::PutCachePool(Box::new(pool)))
             },
@@ -308,13 +324,14 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::ModifyCachePoolRequestProto,
     ) -> CallResult {
-        self.require_superuser(caller, "modifyCachePool")?;
         let info = r.info;
+        let default_replication = java_short(info.default_replication).map_err(to_call_error)?;
+        self.require_superuser(caller, "modifyCachePool")?;
         let name = info.pool_name.clone().unwrap_or_default();
         self.mutate(
             || format!("modify cache pool{name}"),
             |ns| {
-                let name = validate_pool(&info)?;
+                let name = validate_pool(&info, default_replication)?;
                 let mut pool = ns
                     .cache()
                     .pools()
@@ -333,8 +350,8 @@ impl NameNodeState {
                 if let Some(l) = info.limit {
                     pool.limit = l;
                 }
-                if let Some(r) = info.default_replication {
-                    pool.default_replication = u16::try_from(r).unwrap_or(u16::MAX);
+                if let Some(r) = default_replication {
+                    pool.default_replication = r.unsigned_abs();
                 }
                 if let Some(m) = info.max_relative_expiry {
                     pool.max_relative_expiry_ms = m;
@@ -382,6 +399,7 @@ impl NameNodeState {
         let checked = self.config.permissions_enabled;
         let force = r.cache_flags.unwrap_or(0) & FORCE != 0;
         let info = r.info;
+        let requested = java_short(info.replication).map_err(to_call_error)?;
         let id = self
             .mutate(
                 || "add cache directive".to_string(),
@@ -394,7 +412,7 @@ impl NameNodeState {
                     let pool = pool_named(ns, info.pool.as_deref())?;
                     check_pool(checked, caller, pool, PoolAccess::Write)?;
                     let path = directive_path(info.path.as_deref())?;
-                    let replication = replication_of(info.replication, pool.default_replication)?;
+                    let replication = replication_of(requested, pool.default_replication)?;
                     let expiry_ms = expiry(info.expiration.as_ref(), pool.max_relative_expiry_ms)?;
                     if !force {
                         check_limit(ns, pool, &path, replication)?;
@@ -408,6 +426,7 @@ impl NameNodeState {
                     };
                     let id = d.id;
                     let ((), edits) = apply(ns, Edit::PutCacheDirective(Box::new(d)))?;
+                    super::retry::note_new_directive(id);
                     Ok((id, edits))
                 },
             )
@@ -424,6 +443,7 @@ impl NameNodeState {
         let checked = self.config.permissions_enabled;
         let force = r.cache_flags.unwrap_or(0) & FORCE != 0;
         let info = r.info;
+        let requested = java_short(info.replication).map_err(to_call_error)?;
         // HDFS's safe-mode message says "add" here too.
         self.mutate(
             || "add cache directive".to_string(),
@@ -433,7 +453,7 @@ impl NameNodeState {
                 let old_pool = pool_named(ns, Some(&old.pool))?;
                 check_pool(checked, caller, old_pool, PoolAccess::Write)?;
                 let path = directive_path(Some(info.path.as_deref().unwrap_or(&old.path)))?;
-                let replication = replication_of(info.replication, old.replication)?;
+                let replication = replication_of(requested, old.replication)?;
                 let pool = pool_named(ns, Some(info.pool.as_deref().unwrap_or(&old.pool)))?;
                 if pool.name != old.pool {
                     check_pool(checked, caller, pool, PoolAccess::Write)?;

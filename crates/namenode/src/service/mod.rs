@@ -41,12 +41,12 @@ mod xattrs;
 pub use convert::{block_record, to_call_error};
 pub use ha_gate::{standby_refusal, Category, OBSERVER_CATCH_UP};
 pub use image::LastImage;
+pub(crate) use retry::directive_answer;
 pub use truncate_concat::TRUNCATE_RECOVERY_RETRY;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use cairn_proto::exceptions as ex;
@@ -65,18 +65,7 @@ use crate::users::UserDirectory;
 
 use convert::decode;
 
-/// [`now_ms`] as the signed milliseconds Hadoop's messages carry (cache
-/// expiries, reconfiguration times).
-pub(crate) fn now_ms_signed() -> i64 {
-    i64::try_from(now_ms()).unwrap_or(i64::MAX)
-}
-
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
-}
+pub(crate) use cairn_common::clock::{now_ms, now_ms_signed};
 
 /// State shared by every handler of the NameNode.
 pub struct NameNodeState {
@@ -265,8 +254,13 @@ impl NameNodeState {
                 .map_err(|_| CallError::io("namespace lock poisoned"))?;
             let (value, mut edits) = f(&mut ns).map_err(to_call_error)?;
             if !edits.is_empty() {
-                if let Some((client_id, call_id)) = retry::take_logged_call() {
-                    edits.push(Edit::RetryId { client_id, call_id });
+                if let Some(((client_id, call_id), cache_directive_id)) = retry::take_logged_call()
+                {
+                    edits.push(Edit::RetryId {
+                        client_id,
+                        call_id,
+                        cache_directive_id,
+                    });
                 }
             }
             let txid = if edits.is_empty() {

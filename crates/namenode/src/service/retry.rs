@@ -19,6 +19,9 @@ tokio::task_local! {
     /// The call whose edits `mutate` is logging, on a Raft member: its
     /// first edits are followed by an `Edit::RetryId` with these ids.
     static LOGGED_CALL: Cell<Option<RetryKey>>;
+    /// The directive an addCacheDirective being logged added: its answer,
+    /// logged with its ids so a follower can give it to a retry.
+    static NEW_DIRECTIVE: Cell<Option<i64>>;
 }
 
 /// How a retry of a finished call is answered.
@@ -38,8 +41,8 @@ enum Answer {
     /// when the request named the snapshot (a generated name is known
     /// only where it ran: there the call runs again).
     SnapshotPath,
-    /// addCacheDirective: the new id, kept where it ran (a follower runs
-    /// the call again).
+    /// addCacheDirective: the new id, kept where it ran; a follower learns
+    /// it from the log with the call's ids.
     CacheDirectiveId,
 }
 
@@ -81,9 +84,22 @@ fn key_of(ctx: &CallContext) -> Option<RetryKey> {
     Some((id, ctx.call_id))
 }
 
-/// The ids `mutate` should log after its edits, taken once per call.
-pub(super) fn take_logged_call() -> Option<RetryKey> {
-    LOGGED_CALL.try_with(Cell::take).ok().flatten()
+/// The ids `mutate` should log after its edits, taken once per call, with
+/// the new directive's id when the call added one.
+pub(super) fn take_logged_call() -> Option<(RetryKey, Option<i64>)> {
+    let key = LOGGED_CALL.try_with(Cell::take).ok().flatten()?;
+    Some((key, NEW_DIRECTIVE.try_with(Cell::take).ok().flatten()))
+}
+
+/// Notes the id addCacheDirective gives out, for the log's retry ids.
+pub(super) fn note_new_directive(id: i64) {
+    // Outside a logged call (no Raft) there is nothing to note.
+    let _ = NEW_DIRECTIVE.try_with(|d| d.set(Some(id)));
+}
+
+/// The answer to a retry of addCacheDirective that added `id`.
+pub(crate) fn directive_answer(id: i64) -> Bytes {
+    Bytes::from(pb::AddCacheDirectiveResponseProto { id }.encode_to_vec())
 }
 
 impl NameNodeState {
@@ -112,9 +128,9 @@ impl NameNodeState {
                 let log_ids = self.config.raft.is_some();
                 let result = if log_ids {
                     let state = self.clone();
-                    LOGGED_CALL
-                        .scope(Cell::new(Some(key)), state.dispatch(ctx, method, req))
-                        .await
+                    let run =
+                        NEW_DIRECTIVE.scope(Cell::new(None), state.dispatch(ctx, method, req));
+                    LOGGED_CALL.scope(Cell::new(Some(key)), run).await
                 } else {
                     self.clone().dispatch(ctx, method, req).await
                 };
