@@ -92,6 +92,11 @@ pub mod keys {
     pub const CHECKSUM_BALANCING_DEPTH_DEFAULT: u32 = 2;
     /// Size of the receive buffer with bulk receive on, bytes.
     pub const RECEIVE_BUFFER_BYTES: &str = "cairn.datanode.write.receive-buffer-bytes";
+    /// The most capacity the volume reports, in bytes (0: the file
+    /// system's): a small DataNode on a large disk, so that a test or a
+    /// trial of the Balancer sees utilization move with little data (HDFS's
+    /// MiniDFSCluster sets `storageCapacities` for the same purpose).
+    pub const CAPACITY: &str = "cairn.datanode.capacity";
     /// 256 KiB.
     pub const RECEIVE_BUFFER_BYTES_DEFAULT: u64 = 256 * 1024;
     /// Largest single read with bulk receive off, bytes.
@@ -222,6 +227,9 @@ pub struct DataNodeConfig {
     pub checksum_kind: ChecksumKind,
     /// Bytes of the volume left for others (`dfs.datanode.du.reserved`).
     pub reserved_bytes: u64,
+    /// The most capacity the volume reports (`cairn.datanode.capacity`;
+    /// `None`: the file system's).
+    pub capacity_cap: Option<u64>,
     /// `dfs.datanode.balance.bandwidthPerSec` (100 MiB), until the active
     /// NameNode sends another (`dfsadmin -setBalancerBandwidth`).
     pub balance_bandwidth: u64,
@@ -555,6 +563,7 @@ impl DataNodeConfig {
             bytes_per_checksum,
             checksum_kind,
             reserved_bytes: conf.get_bytes(dk::DFS_DATANODE_DU_RESERVED, 0)?,
+            capacity_cap: Some(conf.get_bytes(keys::CAPACITY, 0)?).filter(|c| *c > 0),
             balance_bandwidth: conf
                 .get_bytes(dk::DFS_DATANODE_BALANCE_BANDWIDTHPERSEC, 100 << 20)?,
             write_path,

@@ -27,6 +27,10 @@ pub struct IbrEntry {
     pub len: u64,
     pub status: IbrStatus,
     pub storage: StorageId,
+    /// RECEIVED through REPLACE_BLOCK: the DataNode whose replica the
+    /// NameNode should delete now that this one exists (the Balancer's
+    /// source).
+    pub delete_hint: Option<String>,
 }
 
 /// RECEIVED or DELETED (RECEIVING is never sent, as Hadoop sends it only
@@ -60,12 +64,24 @@ impl IbrQueue {
 
     /// Reports a finalized replica (RECEIVED).
     pub fn received(&self, fin: &FinalizedReplica, storage: &StorageId) {
+        self.received_replacing(fin, storage, None);
+    }
+
+    /// Reports a replica received in place of `delete_hint`'s (RECEIVED
+    /// with a delete hint: REPLACE_BLOCK).
+    pub fn received_replacing(
+        &self,
+        fin: &FinalizedReplica,
+        storage: &StorageId,
+        delete_hint: Option<String>,
+    ) {
         self.push(IbrEntry {
             key: fin.key.clone(),
             gs: fin.gs,
             len: fin.len,
             status: IbrStatus::Received,
             storage: storage.clone(),
+            delete_hint,
         });
     }
 
@@ -77,6 +93,7 @@ impl IbrQueue {
             len: 0,
             status: IbrStatus::Deleted,
             storage: storage.clone(),
+            delete_hint: None,
         });
     }
 }
@@ -125,6 +142,7 @@ mod tests {
             len: 0,
             status: IbrStatus::Deleted,
             storage: StorageId("DS-1".into()),
+            delete_hint: None,
         }
     }
 

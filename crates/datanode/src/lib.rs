@@ -151,6 +151,7 @@ impl DataNode {
             default_bpc: config.bytes_per_checksum,
             sync_on_close: config.sync_on_close,
             reserved_bytes: config.reserved_bytes,
+            capacity_cap: config.capacity_cap,
             writer: WriterOptions {
                 seek_free: config.write_path.seek_free,
                 buffered_checksums: config.write_path.buffered_checksums,

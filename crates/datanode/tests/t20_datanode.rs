@@ -519,18 +519,27 @@ async fn every_switch_off() {
 }
 
 /// Goal: unknown ops get ERROR_UNSUPPORTED and a closed connection; a bad
-/// version is closed without a reply.
+/// version is closed without a reply; COPY_BLOCK of a missing replica gets
+/// ERROR.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unsupported_ops() {
     let (nn_addr, _nn, _t) = start_namenode().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let dn = start_datanode(dir.path(), nn_addr, &[]).await;
     let mut s = TcpStream::connect(dn.xfer).await.expect("connect");
-    s.write_all(&op_bytes(op::COPY_BLOCK, &OpCopyBlockProto::default()))
+    s.write_all(&op_bytes(op::READ_METADATA, &OpCopyBlockProto::default()))
         .await
         .expect("send");
     let resp: BlockOpResponseProto = read_delimited(&mut s, 1 << 16).await.expect("resp");
     assert_eq!(resp.status, 7);
+    // COPY_BLOCK (the Balancer's) is served: a replica it does not have
+    // is refused with ERROR.
+    let mut s = TcpStream::connect(dn.xfer).await.expect("connect");
+    s.write_all(&op_bytes(op::COPY_BLOCK, &OpCopyBlockProto::default()))
+        .await
+        .expect("send");
+    let refused: BlockOpResponseProto = read_delimited(&mut s, 1 << 16).await.expect("resp");
+    assert_eq!(refused.status, 1, "{refused:?}");
     let mut s = TcpStream::connect(dn.xfer).await.expect("connect");
     s.write_all(&[0, 27, 81]).await.expect("send");
     let r = read_delimited::<BlockOpResponseProto, _>(&mut s, 1 << 16).await;

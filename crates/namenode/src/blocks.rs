@@ -30,6 +30,7 @@
 //! start-up safe mode's count of blocks with their minimum replication is
 //! kept up to date as replicas come and go (HDFS's `blockSafe`).
 
+mod balancer;
 mod commands;
 mod nodes;
 mod pending;
@@ -43,6 +44,7 @@ mod table;
 
 use std::collections::{HashMap, HashSet};
 
+pub use balancer::MovableBlock;
 pub use queue::{
     priority, LEVELS, QUEUE_HIGHEST_PRIORITY, QUEUE_LOW_REDUNDANCY,
     QUEUE_REPLICAS_BADLY_DISTRIBUTED, QUEUE_VERY_LOW_REDUNDANCY, QUEUE_WITH_CORRUPT_BLOCKS,
@@ -151,6 +153,11 @@ pub struct BlockManager {
     standby: bool,
     /// A standby's reports of blocks it has not applied yet (`pending.rs`).
     pending: pending::PendingReports,
+    /// Blocks a DataNode received in place of another's replica (the
+    /// Balancer's and the Mover's REPLACE_BLOCK, with its delete hint):
+    /// that replica is the first to go when the block is over-replicated.
+    /// Kept until the block is next judged.
+    delete_hints: HashMap<BlockId, DatanodeUuid>,
 }
 
 /// A block recovery for a DataNode to coordinate (lease recovery, or a

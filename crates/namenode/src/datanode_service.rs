@@ -446,7 +446,17 @@ impl DatanodeProtocolService {
                                     .metrics
                                     .incremental_block_replicas
                                     .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                bm.replica_reported(&uuid, &sid, id, gs, len, true);
+                                match b.delete_hint.as_deref().filter(|h| !h.is_empty()) {
+                                    Some(hint) => bm.replica_received_replacing(
+                                        &uuid,
+                                        &sid,
+                                        (id, gs, len),
+                                        DatanodeUuid(hint.to_string()),
+                                    ),
+                                    None => {
+                                        bm.replica_reported(&uuid, &sid, id, gs, len, true);
+                                    }
+                                }
                             }
                             Ok(S::Receiving) => {
                                 bm.replica_reported(&uuid, &sid, id, gs, len, false);
@@ -491,34 +501,6 @@ impl Protocol for DatanodeProtocolService {
                 return encode(&pb::CommitBlockSynchronizationResponseProto {});
             }
             self.dispatch(&ctx, &method, request)
-        })
-    }
-}
-
-/// `org.apache.hadoop.hdfs.server.protocol.NamenodeProtocol`: only
-/// `versionRequest`, which NNThroughputBenchmark calls.
-pub struct NamenodeProtocolService {
-    pub state: Arc<NameNodeState>,
-}
-
-impl Protocol for NamenodeProtocolService {
-    fn name(&self) -> &str {
-        cairn_proto::protocols::NAMENODE_PROTOCOL
-    }
-
-    fn call(
-        self: Arc<Self>,
-        _ctx: CallContext,
-        method: String,
-        _request: Bytes,
-    ) -> BoxFuture<'static, CallResult> {
-        Box::pin(async move {
-            match method.as_str() {
-                "versionRequest" => encode(&pb::VersionResponseProto {
-                    info: namespace_info(&self.state),
-                }),
-                other => Err(CallError::NoSuchMethod(other.to_string())),
-            }
         })
     }
 }

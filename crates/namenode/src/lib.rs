@@ -27,6 +27,7 @@ mod monitors;
 use monitors::{
     checkpointer, lease_monitor, replication_monitor, safe_mode_counts, safe_mode_monitor,
 };
+pub mod namenode_protocol;
 pub mod namespace;
 pub mod proxy_users;
 pub mod reconfig_service;
@@ -461,7 +462,7 @@ pub async fn serve_state(
     let reconfig = Arc::new(crate::reconfig_service::ReconfigurationService::new(
         state.clone(),
     ));
-    let namenode = Arc::new(crate::datanode_service::NamenodeProtocolService { state });
+    let namenode = Arc::new(crate::namenode_protocol::NamenodeProtocolService { state });
     let mut protocols: Vec<Arc<dyn cairn_rpc::Protocol>> =
         vec![client, datanode, namenode, ha, reconfig];
     protocols.extend(

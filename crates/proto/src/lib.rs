@@ -45,3 +45,22 @@ pub mod hadoop {
         include!(concat!(env!("OUT_DIR"), "/hadoop.hdfs.rs"));
     }
 }
+
+impl hadoop::hdfs::ExportedBlockKeysProto {
+    /// Block tokens off (HDFS's `ExportedBlockKeys.DUMMY_KEYS`): what a
+    /// NameNode without Kerberos exports and a DataNode registers with.
+    pub fn tokens_off() -> Self {
+        Self {
+            is_block_token_enabled: false,
+            key_update_interval: 0,
+            token_life_time: 0,
+            current_key: hadoop::hdfs::BlockKeyProto {
+                key_id: 0,
+                expiry_date: 0,
+                // Java sends it present and empty.
+                key_bytes: Some(bytes::Bytes::new()),
+            },
+            all_keys: Vec::new(),
+        }
+    }
+}

@@ -4,11 +4,10 @@
 
 use std::net::{IpAddr, SocketAddr};
 
-use bytes::Bytes;
 use cairn_proto::hadoop::hdfs::{
-    BlockKeyProto, DatanodeIdProto, DatanodeRegistrationProto, DatanodeStorageProto,
-    ExportedBlockKeysProto, NamespaceInfoProto, RegisterDatanodeRequestProto,
-    RegisterDatanodeResponseProto, StorageInfoProto, VersionRequestProto, VersionResponseProto,
+    DatanodeIdProto, DatanodeRegistrationProto, DatanodeStorageProto, ExportedBlockKeysProto,
+    NamespaceInfoProto, RegisterDatanodeRequestProto, RegisterDatanodeResponseProto,
+    StorageInfoProto, VersionRequestProto, VersionResponseProto,
 };
 use cairn_proto::protocols::DATANODE_PROTOCOL;
 use cairn_rpc::client::Client;
@@ -63,17 +62,7 @@ impl NameNodeLink {
                 cluster_id: ns.storage_info.cluster_id.clone(),
                 c_time: ns.storage_info.c_time,
             },
-            keys: ExportedBlockKeysProto {
-                is_block_token_enabled: false,
-                key_update_interval: 0,
-                token_life_time: 0,
-                current_key: BlockKeyProto {
-                    key_id: 0,
-                    expiry_date: 0,
-                    key_bytes: Some(Bytes::new()),
-                },
-                all_keys: Vec::new(),
-            },
+            keys: ExportedBlockKeysProto::tokens_off(),
             software_version: SOFTWARE_VERSION.to_string(),
         }
     }

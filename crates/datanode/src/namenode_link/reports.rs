@@ -162,7 +162,7 @@ impl NameNodeLink {
                     gen_stamp: e.gs.0,
                     num_bytes: Some(e.len),
                 },
-                delete_hint: None,
+                delete_hint: e.delete_hint.clone(),
                 status: match e.status {
                     IbrStatus::Received => BlockStatus::Received as i32,
                     IbrStatus::Deleted => BlockStatus::Deleted as i32,

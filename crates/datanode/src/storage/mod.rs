@@ -160,6 +160,8 @@ pub struct StorageOptions {
     pub sync_on_close: bool,
     /// Bytes of the volume kept free.
     pub reserved_bytes: u64,
+    /// The most capacity to report (`None`: the file system's).
+    pub capacity_cap: Option<u64>,
     /// Write-path switches for writers.
     pub writer: WriterOptions,
     /// How long a takeover (pipeline recovery, block recovery, a stale
@@ -451,6 +453,7 @@ impl Storage {
         let available = avail.saturating_mul(frsize);
         let dfs_used = self.dfs_used();
         let usable = capacity.saturating_sub(self.opts.reserved_bytes);
+        let usable = self.opts.capacity_cap.map_or(usable, |cap| usable.min(cap));
         let remaining = available
             .saturating_sub(self.opts.reserved_bytes)
             .min(usable.saturating_sub(dfs_used));

@@ -14,6 +14,7 @@ pub(super) fn opts(seek_free: bool, buffered: bool) -> StorageOptions {
         default_bpc: 512,
         sync_on_close: false,
         reserved_bytes: 0,
+        capacity_cap: None,
         writer: WriterOptions {
             seek_free,
             buffered_checksums: buffered,

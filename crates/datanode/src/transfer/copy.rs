@@ -16,11 +16,12 @@ use cairn_proto::hadoop::hdfs::{
 };
 use cairn_proto::protocols::op;
 use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::tcp::OwnedWriteHalf;
 use tracing::{debug, info};
 
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
-use crate::storage::{ReplicaState, StorageError};
+use crate::storage::{ReplicaReader, ReplicaState, StorageError};
 use crate::Shared;
 
 use super::ack::error_response;
@@ -65,21 +66,7 @@ pub(crate) async fn send_replica(
         .nodes
         .first()
         .ok_or_else(|| XferError::Protocol("no target to copy to".into()))?;
-    let storage = shared.storage.clone();
-    let k2 = key.clone();
-    let reader = match tokio::task::spawn_blocking(move || storage.open_reader(&k2, gs))
-        .await
-        .map_err(|e| XferError::Protocol(format!("open task failed: {e}")))?
-    {
-        Ok(r) => r,
-        Err(e) => {
-            if let StorageError::Io { .. } = e {
-                crate::scanner::check_replica(shared, key.clone(), format!("copy: {e}"));
-            }
-            return Err(e.into());
-        }
-    };
-    let reader = Arc::new(reader);
+    let reader = open_replica(shared, key, gs).await?;
     let len = reader.len();
     let stored = reader.checksum();
     let req = OpWriteBlockProto {
@@ -119,7 +106,73 @@ pub(crate) async fn send_replica(
     let stream = connect_datanode(first, cfg.socket_read_timeout).await?;
     let (rd, mut wr) = stream.into_split();
     send_op(&mut wr, op::WRITE_BLOCK, &req, cfg.socket_write_timeout).await?;
-    let bpc = u64::from(stored.bytes_per_checksum);
+    stream_replica(shared, key, &reader, &mut wr).await?;
+    if matches!(stage, Stage::TransferRbw | Stage::TransferFinalized) {
+        let mut rd = BufReader::new(rd);
+        let close_ack: BlockOpResponseProto = timed(
+            cfg.socket_read_timeout,
+            "waiting for the close-ack",
+            read_delimited(&mut rd, 64 * 1024),
+        )
+        .await?;
+        if close_ack.status != Status::Success as i32 {
+            return Err(XferError::Protocol(format!(
+                "target refused the copy: status {} {}",
+                close_ack.status,
+                close_ack.message.unwrap_or_default()
+            )));
+        }
+    } else {
+        // No acks for a DataNode-initiated copy: give the target time to
+        // read everything before the connection goes away.
+        let _ = wr.shutdown().await;
+        let mut rd = BufReader::new(rd);
+        let _ = tokio::time::timeout(
+            cfg.socket_read_timeout,
+            read_delimited::<BlockOpResponseProto, _>(&mut rd, 64 * 1024),
+        )
+        .await;
+    }
+    Metrics::inc(&shared.metrics.blocks_transferred);
+    debug!(replica = %key, len, targets = targets.nodes.len(), "replica copied");
+    Ok(len)
+}
+
+/// Opens replica `key` (GS at least `gs`) for reading; a replica that
+/// cannot be read is handed to the scanner.
+pub(crate) async fn open_replica(
+    shared: &Arc<Shared>,
+    key: &ReplicaKey,
+    gs: GenStamp,
+) -> Result<Arc<ReplicaReader>, XferError> {
+    let storage = shared.storage.clone();
+    let k2 = key.clone();
+    match tokio::task::spawn_blocking(move || storage.open_reader(&k2, gs))
+        .await
+        .map_err(|e| XferError::Protocol(format!("open task failed: {e}")))?
+    {
+        Ok(r) => Ok(Arc::new(r)),
+        Err(e) => {
+            if let StorageError::Io { .. } = e {
+                crate::scanner::check_replica(shared, key.clone(), format!("copy: {e}"));
+            }
+            Err(e.into())
+        }
+    }
+}
+
+/// Writes the whole replica to `wr` as data-transfer packets with its
+/// stored checksums (verified as they are read: a corrupt replica is not
+/// copied, and goes to the scanner), then the empty last packet.
+pub(crate) async fn stream_replica(
+    shared: &Arc<Shared>,
+    key: &ReplicaKey,
+    reader: &Arc<ReplicaReader>,
+    wr: &mut OwnedWriteHalf,
+) -> Result<(), XferError> {
+    let cfg = &shared.config;
+    let len = reader.len();
+    let bpc = u64::from(reader.checksum().bytes_per_checksum);
     let per_packet = (cfg.read_packet_bytes as u64 / bpc).max(1) * bpc;
     let mut pos = 0u64;
     let mut seqno = 0i64;
@@ -169,35 +222,7 @@ pub(crate) async fn send_replica(
         wr.write_all(&buf),
     )
     .await?;
-    if matches!(stage, Stage::TransferRbw | Stage::TransferFinalized) {
-        let mut rd = BufReader::new(rd);
-        let close_ack: BlockOpResponseProto = timed(
-            cfg.socket_read_timeout,
-            "waiting for the close-ack",
-            read_delimited(&mut rd, 64 * 1024),
-        )
-        .await?;
-        if close_ack.status != Status::Success as i32 {
-            return Err(XferError::Protocol(format!(
-                "target refused the copy: status {} {}",
-                close_ack.status,
-                close_ack.message.unwrap_or_default()
-            )));
-        }
-    } else {
-        // No acks for a DataNode-initiated copy: give the target time to
-        // read everything before the connection goes away.
-        let _ = wr.shutdown().await;
-        let mut rd = BufReader::new(rd);
-        let _ = tokio::time::timeout(
-            cfg.socket_read_timeout,
-            read_delimited::<BlockOpResponseProto, _>(&mut rd, 64 * 1024),
-        )
-        .await;
-    }
-    Metrics::inc(&shared.metrics.blocks_transferred);
-    debug!(replica = %key, len, targets = targets.nodes.len(), "replica copied");
-    Ok(len)
+    Ok(())
 }
 
 /// TRANSFER_BLOCK from a client: copy our replica to the replacement

@@ -5,7 +5,8 @@
 //! connection when done; READ_BLOCK ([`read`]) keeps it for the client's next
 //! op for `dfs.datanode.socket.reuse.keepalive`, as both Hadoop clients reuse
 //! connections. TRANSFER_BLOCK copies a replica to other DataNodes
-//! ([`copy`]). BLOCK_CHECKSUM answers with the checksum `getFileChecksum`
+//! ([`copy`]). REPLACE_BLOCK and COPY_BLOCK move a replica for the
+//! Balancer and the Mover ([`balance`]). BLOCK_CHECKSUM answers with the checksum `getFileChecksum`
 //! combines ([`checksum_op`]). Other ops get ERROR_UNSUPPORTED and the
 //! connection is closed.
 //!
@@ -15,6 +16,7 @@
 //! replica being written is then left in `rbw/` for recovery).
 
 pub mod ack;
+mod balance;
 pub mod checksum_op;
 pub mod copy;
 pub mod packet;
@@ -27,7 +29,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cairn_proto::hadoop::hdfs::{
-    OpBlockChecksumProto, OpReadBlockProto, OpTransferBlockProto, OpWriteBlockProto, Status,
+    OpBlockChecksumProto, OpCopyBlockProto, OpReadBlockProto, OpReplaceBlockProto,
+    OpTransferBlockProto, OpWriteBlockProto, Status,
 };
 use cairn_proto::protocols::{op, DATA_TRANSFER_VERSION};
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
@@ -284,13 +287,25 @@ async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, code: u8) -> Result<Aft
                 .await
                 .map(|()| After::Close)
         }
+        op::COPY_BLOCK => {
+            let req: OpCopyBlockProto = read_op(shared, conn).await?;
+            balance::copy_block(shared, conn, req)
+                .await
+                .map(|()| After::Close)
+        }
+        op::REPLACE_BLOCK => {
+            let req: OpReplaceBlockProto = read_op(shared, conn).await?;
+            balance::replace_block(shared, conn, req)
+                .await
+                .map(|()| After::Close)
+        }
         op::BLOCK_CHECKSUM => {
             let req: OpBlockChecksumProto = read_op(shared, conn).await?;
             checksum_op::block_checksum(shared, conn, req).await
         }
         other => {
             // Skip the request if it is well framed, then refuse.
-            let _ = read_op::<cairn_proto::hadoop::hdfs::OpCopyBlockProto>(shared, conn).await;
+            let _ = read_op::<OpCopyBlockProto>(shared, conn).await;
             let resp = ack::error_response(
                 Status::ErrorUnsupported,
                 format!("op {other} is not supported by this DataNode"),

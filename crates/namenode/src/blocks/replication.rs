@@ -83,8 +83,12 @@ impl BlockManager {
         work: &mut ReplicationWork,
     ) -> usize {
         let batch: Vec<BlockId> = self.changed.iter().take(max).copied().collect();
+        let mut hints = HashMap::new();
         for id in &batch {
             self.changed.remove(id);
+            if let Some(hint) = self.delete_hints.remove(id) {
+                hints.insert(*id, hint);
+            }
         }
         if self.changed.is_empty() && self.changed.capacity() > 1024 {
             // A full report or a restart marks every block changed once;
@@ -129,8 +133,14 @@ impl BlockManager {
                 }
             }
             if live.len() > want && !self.in_flight.contains_key(&id) {
+                // The delete hint's replica first (a Balancer's move), as
+                // HDFS's chooseExcessRedundancies; then the fullest nodes'.
+                let hint = hints.get(&id);
                 let mut by_space = live.clone();
-                by_space.sort_by_key(|r| remaining(self.nodes.uuid(r.node)));
+                by_space.sort_by_key(|r| {
+                    let uuid = self.nodes.uuid(r.node);
+                    (Some(uuid) != hint, remaining(uuid))
+                });
                 for r in by_space.into_iter().take(live.len() - want) {
                     drop.push((id, self.nodes.uuid(r.node).clone(), r.gs, false));
                 }

@@ -92,7 +92,10 @@ pub fn category(method: &str) -> Category {
         | "metaSave"
         | "listCachePools"
         | "listCacheDirectives"
-        | "listCorruptFileBlocks" => Category::Read,
+        | "listCorruptFileBlocks"
+        // NamenodeProtocol's, with HDFS's default
+        // `dfs.namenode.get-blocks.check.operation` (true).
+        | "getBlocks" => Category::Read,
         _ => Category::Write,
     }
 }

@@ -195,7 +195,7 @@ impl NameNodeState {
 
     /// HDFS's `checkNameNodeSafeMode(message)`: a SafeModeException whose
     /// first line is `"<message>. Name node is in safe mode."`.
-    fn refuse_in_safe_mode(&self, message: &str) -> Result<(), CallError> {
+    pub(crate) fn refuse_in_safe_mode(&self, message: &str) -> Result<(), CallError> {
         if let Some(why) = self.journal.failure() {
             return Err(CallError::remote(
                 ex::SAFE_MODE,

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use bytes::Bytes;
 use cairn_proto::hadoop::hdfs as pb;
 
 use super::{complete, create_req, delete, file_path, leave_safe_mode, row, run_parallel, timed};
@@ -242,17 +241,7 @@ pub(super) async fn register(
             cluster_id: v.info.storage_info.cluster_id.clone(),
             c_time: v.info.storage_info.c_time,
         },
-        keys: pb::ExportedBlockKeysProto {
-            is_block_token_enabled: false,
-            key_update_interval: 0,
-            token_life_time: 0,
-            current_key: pb::BlockKeyProto {
-                key_id: 0,
-                expiry_date: 0,
-                key_bytes: Some(Bytes::new()),
-            },
-            all_keys: Vec::new(),
-        },
+        keys: pb::ExportedBlockKeysProto::tokens_off(),
         software_version: v.info.software_version.clone(),
     };
     let r: pb::RegisterDatanodeResponseProto = t

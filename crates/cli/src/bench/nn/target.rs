@@ -189,7 +189,7 @@ pub(super) fn in_process_target(a: &NnArgs) -> anyhow::Result<(Target, InProcess
             state: state.clone(),
         });
     let nn: Arc<dyn Protocol> =
-        Arc::new(cairn_namenode::datanode_service::NamenodeProtocolService { state });
+        Arc::new(cairn_namenode::namenode_protocol::NamenodeProtocolService { state });
     Ok((
         Target {
             clients: vec![Endpoint::Local(client, ctx.clone())],

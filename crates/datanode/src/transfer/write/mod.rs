@@ -176,7 +176,7 @@ pub(crate) async fn write_block(
     debug!(replica = %w.key, gs = %w.gs, stage = ?w.stage, targets = req.targets.len(), "WRITE_BLOCK");
 
     // 1. Set the replica up for the stage.
-    let setup = match set_up_replica(shared, &w, &req).await? {
+    let setup = match set_up_replica(shared, &w, req.min_bytes_rcvd, req.max_bytes_rcvd).await? {
         Ok(s) => s,
         Err(e) => {
             // Java marks this node bad (empty firstBadLink = node 0);
@@ -233,6 +233,36 @@ pub(crate) async fn write_block(
     Ok(())
 }
 
+/// Receives a whole replica that another DataNode sends on `conn` as
+/// packets (its answer to COPY_BLOCK, for REPLACE_BLOCK): created as a
+/// copy (TRANSFER_FINALIZED's replica), written and finalized, with no
+/// acks and no report to the NameNode, which the caller sends.
+///
+/// # Errors
+/// [`XferError`] when the replica cannot be created or written, or the
+/// sender's stream is not a replica.
+pub(crate) async fn receive_copy(
+    shared: &Arc<Shared>,
+    conn: &mut Conn,
+    key: ReplicaKey,
+    gs: GenStamp,
+    checksum: DataChecksum,
+) -> Result<(), XferError> {
+    let w = WriteRequest {
+        key,
+        gs,
+        stage: Stage::TransferFinalized,
+        client: checksum,
+        acks: false,
+        transfer: true,
+    };
+    let writer = match set_up_replica(shared, &w, 0, 0).await?? {
+        Setup::Writer(writer) => writer,
+        Setup::Closed(_) => return Err(XferError::Protocol("no replica to write".into())),
+    };
+    receive(shared, conn, writer, None, &w).await
+}
+
 enum Setup {
     Writer(ReplicaWriter),
     Closed(FinalizedReplica),
@@ -247,11 +277,11 @@ enum Setup {
 async fn set_up_replica(
     shared: &Arc<Shared>,
     w: &WriteRequest,
-    req: &OpWriteBlockProto,
+    min: u64,
+    max: u64,
 ) -> Result<Result<Setup, StorageError>, XferError> {
     let storage = shared.storage.clone();
     let (key, gs, stage, client) = (w.key.clone(), w.gs, w.stage, w.client);
-    let (min, max) = (req.min_bytes_rcvd, req.max_bytes_rcvd);
     tokio::task::spawn_blocking(move || -> Result<Setup, StorageError> {
         Ok(match stage {
             Stage::PipelineSetupCreate => {

@@ -41,7 +41,8 @@ import org.apache.hadoop.util.Tool;
  * {@code -safemode enter}, ...), parsed as {@link ShellScript} parses its
  * scripts; a line starting {@code fs}, {@code lsSnapshottableDir},
  * {@code snapshotDiff}, {@code fsck}, {@code haadmin}, {@code ec}, {@code cacheadmin},
- * {@code crypto}, {@code debug} or {@code storagepolicies} runs
+ * {@code crypto}, {@code debug}, {@code storagepolicies}, {@code balancer} or
+ * {@code mover} runs
  * that tool instead (FsShell, and hadoop-hdfs's
  * {@code tools.snapshot.LsSnapshottableDir} and {@code SnapshotDiff}, as
  * {@code hdfs dfs}, {@code hdfs lsSnapshottableDir} and {@code hdfs
@@ -79,17 +80,19 @@ public final class DfsAdmin {
       "org.apache.hadoop.hdfs.tools.StoragePolicyAdmin";
 
   /** Script lines naming another `hdfs` subcommand: its tool class. */
-  private static final Map<String, String> OTHER_TOOLS = Map.of(
-      "fs", "org.apache.hadoop.fs.FsShell",
-      "lsSnapshottableDir", "org.apache.hadoop.hdfs.tools.snapshot.LsSnapshottableDir",
-      "snapshotDiff", "org.apache.hadoop.hdfs.tools.snapshot.SnapshotDiff",
-      "fsck", "org.apache.hadoop.hdfs.tools.DFSck",
-      "haadmin", "org.apache.hadoop.hdfs.tools.DFSHAAdmin",
-      "ec", "org.apache.hadoop.hdfs.tools.ECAdmin",
-      "cacheadmin", "org.apache.hadoop.hdfs.tools.CacheAdmin",
-      "crypto", "org.apache.hadoop.hdfs.tools.CryptoAdmin",
-      "debug", "org.apache.hadoop.hdfs.tools.DebugAdmin",
-      "storagepolicies", "org.apache.hadoop.hdfs.tools.StoragePolicyAdmin");
+  private static final Map<String, String> OTHER_TOOLS = Map.ofEntries(
+      Map.entry("fs", "org.apache.hadoop.fs.FsShell"),
+      Map.entry("lsSnapshottableDir", "org.apache.hadoop.hdfs.tools.snapshot.LsSnapshottableDir"),
+      Map.entry("snapshotDiff", "org.apache.hadoop.hdfs.tools.snapshot.SnapshotDiff"),
+      Map.entry("fsck", "org.apache.hadoop.hdfs.tools.DFSck"),
+      Map.entry("haadmin", "org.apache.hadoop.hdfs.tools.DFSHAAdmin"),
+      Map.entry("ec", "org.apache.hadoop.hdfs.tools.ECAdmin"),
+      Map.entry("cacheadmin", "org.apache.hadoop.hdfs.tools.CacheAdmin"),
+      Map.entry("crypto", "org.apache.hadoop.hdfs.tools.CryptoAdmin"),
+      Map.entry("debug", "org.apache.hadoop.hdfs.tools.DebugAdmin"),
+      Map.entry("storagepolicies", "org.apache.hadoop.hdfs.tools.StoragePolicyAdmin"),
+      Map.entry("balancer", "org.apache.hadoop.hdfs.server.balancer.Balancer$Cli"),
+      Map.entry("mover", "org.apache.hadoop.hdfs.server.mover.Mover$Cli"));
 
   public static void main(String[] argv) {
     int rc;
@@ -218,8 +221,11 @@ public final class DfsAdmin {
       try {
         return (Tool) toolClass.getConstructor(Configuration.class).newInstance(conf);
       } catch (NoSuchMethodException e) {
-        // LsSnapshottableDir and SnapshotDiff: ToolRunner sets the conf.
-        return (Tool) toolClass.getConstructor().newInstance();
+        // LsSnapshottableDir, SnapshotDiff, the Balancer's and the Mover's
+        // Cli (the Balancer's is package-private): ToolRunner sets the conf.
+        java.lang.reflect.Constructor<?> c = toolClass.getDeclaredConstructor();
+        c.setAccessible(true);
+        return (Tool) c.newInstance();
       }
     } catch (ReflectiveOperationException e) {
       throw new IllegalStateException("cannot create " + toolClass.getName(), e);
