@@ -6,7 +6,8 @@
 //! more DISK DataNodes and an ARCHIVE one join; the Balancer spreads the
 //! blocks over the DISK nodes and the Mover moves a COLD directory's blocks
 //! to ARCHIVE; every block keeps exactly one replica and the data reads
-//! back unchanged. The DataNodes report 256 MiB of capacity
+//! back unchanged. `hdfs groups` (GetUserMappingsProtocol) rides along
+//! in the Mover's JVM. The DataNodes report 256 MiB of capacity
 //! (`cairn.datanode.capacity`), so 24 MiB is 9% of one node.
 
 mod common;
@@ -200,9 +201,14 @@ async fn balancer_and_mover_move_replicas() {
     let out = kit(
         &nn,
         work.path(),
-        "storagepolicies -setStoragePolicy -path /cold -policy COLD\nmover -p /cold\n",
+        "storagepolicies -setStoragePolicy -path /cold -policy COLD\nmover -p /cold\n\
+         groups\ngroups nosuchuser-cairn\n",
     );
     eprintln!("{out}");
+    // `hdfs groups` (GetUserMappingsProtocol): the NameNode's view.
+    let me = current_user();
+    assert!(out.contains(&format!("\n{me} : ")), "{out}");
+    assert!(out.contains("\nnosuchuser-cairn :\n"), "{out}");
     assert!(
         out.contains("Mover Successful: all blocks satisfy the specified storage policy."),
         "{out}"

@@ -101,6 +101,8 @@ pub(crate) struct Shared {
     pub refresher: Refresher,
     /// The balancer's bandwidth, bytes a second (`getBalancerBandwidth`).
     pub balancer_bandwidth: std::sync::atomic::AtomicU64,
+    /// Its budget, spent by the Balancer's copies from this DataNode.
+    pub balance_throttle: transfer::balance::Throttle,
     /// Block reports asked for by `triggerBlockReport` (each actor watches).
     pub report_trigger: tokio::sync::watch::Sender<admin::ReportTrigger>,
     /// Block pools a NameNode has given this DataNode.
@@ -198,6 +200,7 @@ impl DataNode {
                 serving,
                 refresher,
                 balancer_bandwidth: std::sync::atomic::AtomicU64::new(balance_bandwidth),
+                balance_throttle: transfer::balance::Throttle::default(),
                 report_trigger: tokio::sync::watch::Sender::new(admin::ReportTrigger::default()),
                 pools: std::sync::Mutex::default(),
                 started: std::time::Instant::now(),

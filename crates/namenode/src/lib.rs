@@ -37,6 +37,7 @@ pub mod safemode;
 pub mod service;
 pub mod storage;
 pub mod trash;
+pub mod user_mappings_service;
 pub mod users;
 
 use std::collections::HashMap;
@@ -462,9 +463,12 @@ pub async fn serve_state(
     let reconfig = Arc::new(crate::reconfig_service::ReconfigurationService::new(
         state.clone(),
     ));
+    let groups = Arc::new(crate::user_mappings_service::UserMappingsService {
+        state: state.clone(),
+    });
     let namenode = Arc::new(crate::namenode_protocol::NamenodeProtocolService { state });
     let mut protocols: Vec<Arc<dyn cairn_rpc::Protocol>> =
-        vec![client, datanode, namenode, ha, reconfig];
+        vec![client, datanode, namenode, ha, reconfig, groups];
     protocols.extend(
         refresh
             .into_iter()

@@ -11,6 +11,8 @@ pub const NAMENODE_PROTOCOL: &str = "org.apache.hadoop.hdfs.server.protocol.Name
 /// `refreshUserToGroupsMappings` / `refreshSuperUserGroupsConfiguration`.
 pub const REFRESH_USER_MAPPINGS_PROTOCOL: &str =
     "org.apache.hadoop.security.RefreshUserMappingsProtocol";
+/// `hdfs groups`: the groups the NameNode sees for a user.
+pub const GET_USER_MAPPINGS_PROTOCOL: &str = "org.apache.hadoop.tools.GetUserMappingsProtocol";
 /// `hdfs dfsadmin -refreshCallQueue`.
 pub const REFRESH_CALL_QUEUE_PROTOCOL: &str = "org.apache.hadoop.ipc.RefreshCallQueueProtocol";
 /// `hdfs dfsadmin -refreshServiceAcl`.

@@ -8,9 +8,13 @@
 //! out. COPY_BLOCK sends the whole replica as READ_BLOCK's packets, after a
 //! response with its checksum, and a last char 'd' once done (HDFS's sign
 //! that the proxy is finished). As in HDFS, a target that already holds the
-//! block refuses it.
+//! block refuses it. The proxy sends at most the balancer bandwidth
+//! (`dfs.datanode.balance.bandwidthPerSec`, or what `dfsadmin
+//! -setBalancerBandwidth` sent), all its moves together, as HDFS's
+//! `DataTransferThrottler` allows them.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use cairn_proto::hadoop::hdfs::{
     BlockOpResponseProto, ChecksumProto, OpCopyBlockProto, OpReplaceBlockProto,
@@ -18,6 +22,7 @@ use cairn_proto::hadoop::hdfs::{
 };
 use cairn_proto::protocols::op;
 use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::time::Instant;
 use tracing::info;
 
 use crate::checksum::{ChecksumKind, DataChecksum};
@@ -30,6 +35,59 @@ use super::copy::{open_replica, stream_replica};
 use super::packet::read_delimited;
 use super::peer::{connect_datanode, send_op, xfer_name};
 use super::{timed, write, Conn, XferError};
+
+/// HDFS's throttler period: the bandwidth is a budget of bytes per half
+/// second.
+const PERIOD: Duration = Duration::from_millis(500);
+
+/// The balancer bandwidth's budget, shared by every move of a DataNode.
+#[derive(Debug, Default)]
+pub struct Throttle {
+    budget: Mutex<Option<Budget>>,
+}
+
+#[derive(Debug)]
+struct Budget {
+    period_start: Instant,
+    /// Bytes left in this period; below zero when a packet overdrew it.
+    reserve: i64,
+}
+
+impl Throttle {
+    /// Waits until `bytes` more may be sent at `per_sec` bytes a second: a
+    /// period's budget is spent packet by packet (the last may overdraw
+    /// it, repaid by the next periods), then senders wait for the next.
+    pub async fn take(&self, bytes: u64, per_sec: u64) {
+        let per_period = i64::try_from(per_sec / 2).unwrap_or(i64::MAX).max(1);
+        let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
+        loop {
+            let wait = {
+                let Ok(mut guard) = self.budget.lock() else {
+                    return;
+                };
+                let now = Instant::now();
+                let b = guard.get_or_insert(Budget {
+                    period_start: now,
+                    reserve: per_period,
+                });
+                let elapsed = now.duration_since(b.period_start);
+                if elapsed >= PERIOD {
+                    let periods = elapsed.as_nanos() / PERIOD.as_nanos();
+                    let periods32 = u32::try_from(periods).unwrap_or(u32::MAX);
+                    b.period_start += PERIOD.saturating_mul(periods32);
+                    let refill = per_period.saturating_mul(i64::from(periods32));
+                    b.reserve = b.reserve.saturating_add(refill).min(per_period);
+                }
+                if b.reserve > 0 {
+                    b.reserve = b.reserve.saturating_sub(bytes);
+                    return;
+                }
+                (b.period_start + PERIOD).saturating_duration_since(now)
+            };
+            tokio::time::sleep(wait.max(Duration::from_millis(1))).await;
+        }
+    }
+}
 
 /// The replica a request names, or the answer refusing it.
 fn replica_key(
@@ -81,7 +139,7 @@ pub(crate) async fn copy_block(
         wt,
     )
     .await?;
-    stream_replica(shared, &key, &reader, &mut conn.wr).await?;
+    stream_replica(shared, &key, &reader, &mut conn.wr, true).await?;
     // A Java char: done, the proxy's side of the move is over.
     timed(wt, "ending a copy", conn.wr.write_all(&[0, b'd'])).await?;
     info!(replica = %key, len = reader.len(), to = %conn.peer, "Copied");
@@ -210,4 +268,23 @@ async fn fetch_from_proxy(
         .ibr
         .received_replacing(&fin, shared.storage.storage_id(), hint);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_throttle_spends_one_budget_per_half_second() {
+        // 10,000 bytes a period: the first take is free, each later one
+        // waits for the next period.
+        let t = Throttle::default();
+        let start = Instant::now();
+        for _ in 0..3 {
+            t.take(10_000, 20_000).await;
+        }
+        let took = start.elapsed();
+        assert!(took >= Duration::from_millis(950), "{took:?}");
+        assert!(took < Duration::from_secs(30), "{took:?}");
+    }
 }

@@ -106,7 +106,7 @@ pub(crate) async fn send_replica(
     let stream = connect_datanode(first, cfg.socket_read_timeout).await?;
     let (rd, mut wr) = stream.into_split();
     send_op(&mut wr, op::WRITE_BLOCK, &req, cfg.socket_write_timeout).await?;
-    stream_replica(shared, key, &reader, &mut wr).await?;
+    stream_replica(shared, key, &reader, &mut wr, false).await?;
     if matches!(stage, Stage::TransferRbw | Stage::TransferFinalized) {
         let mut rd = BufReader::new(rd);
         let close_ack: BlockOpResponseProto = timed(
@@ -163,12 +163,15 @@ pub(crate) async fn open_replica(
 
 /// Writes the whole replica to `wr` as data-transfer packets with its
 /// stored checksums (verified as they are read: a corrupt replica is not
-/// copied, and goes to the scanner), then the empty last packet.
+/// copied, and goes to the scanner), then the empty last packet; each
+/// packet's bytes first pass the balancer bandwidth's budget when
+/// `balancing` (a COPY_BLOCK).
 pub(crate) async fn stream_replica(
     shared: &Arc<Shared>,
     key: &ReplicaKey,
     reader: &Arc<ReplicaReader>,
     wr: &mut OwnedWriteHalf,
+    balancing: bool,
 ) -> Result<(), XferError> {
     let cfg = &shared.config;
     let len = reader.len();
@@ -198,6 +201,15 @@ pub(crate) async fn stream_replica(
                 return Err(XferError::Read(e));
             }
         };
+        if balancing {
+            let per_sec = shared
+                .balancer_bandwidth
+                .load(std::sync::atomic::Ordering::Acquire);
+            shared
+                .balance_throttle
+                .take(data.len() as u64, per_sec)
+                .await;
+        }
         buf.clear();
         encode_packet(
             &header(pos, seqno, false, data.len(), false),

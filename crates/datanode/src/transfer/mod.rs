@@ -16,7 +16,7 @@
 //! replica being written is then left in `rbw/` for recovery).
 
 pub mod ack;
-mod balance;
+pub mod balance;
 pub mod checksum_op;
 pub mod copy;
 pub mod packet;

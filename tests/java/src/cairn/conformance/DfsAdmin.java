@@ -41,8 +41,8 @@ import org.apache.hadoop.util.Tool;
  * {@code -safemode enter}, ...), parsed as {@link ShellScript} parses its
  * scripts; a line starting {@code fs}, {@code lsSnapshottableDir},
  * {@code snapshotDiff}, {@code fsck}, {@code haadmin}, {@code ec}, {@code cacheadmin},
- * {@code crypto}, {@code debug}, {@code storagepolicies}, {@code balancer} or
- * {@code mover} runs
+ * {@code crypto}, {@code debug}, {@code storagepolicies}, {@code groups},
+ * {@code balancer} or {@code mover} runs
  * that tool instead (FsShell, and hadoop-hdfs's
  * {@code tools.snapshot.LsSnapshottableDir} and {@code SnapshotDiff}, as
  * {@code hdfs dfs}, {@code hdfs lsSnapshottableDir} and {@code hdfs
@@ -91,6 +91,7 @@ public final class DfsAdmin {
       Map.entry("crypto", "org.apache.hadoop.hdfs.tools.CryptoAdmin"),
       Map.entry("debug", "org.apache.hadoop.hdfs.tools.DebugAdmin"),
       Map.entry("storagepolicies", "org.apache.hadoop.hdfs.tools.StoragePolicyAdmin"),
+      Map.entry("groups", "org.apache.hadoop.hdfs.tools.GetGroups"),
       Map.entry("balancer", "org.apache.hadoop.hdfs.server.balancer.Balancer$Cli"),
       Map.entry("mover", "org.apache.hadoop.hdfs.server.mover.Mover$Cli"));
 
