@@ -144,7 +144,10 @@ impl Administration {
                         reply(&pb::ListReconfigurablePropertiesResponseProto { name: Vec::new() })
                     })
             }
-            _ => return None,
+            other => {
+                let superuser = || self.check_superuser(ctx);
+                return crate::disk_balancer::call(&self.shared, &superuser, other, request);
+            }
         })
     }
 

@@ -66,6 +66,11 @@ pub mod keys {
     pub const DFS_DATANODE_DU_RESERVED: &str = "dfs.datanode.du.reserved";
     /// Bytes a second the balancer may move through this DataNode.
     pub const DFS_DATANODE_BALANCE_BANDWIDTHPERSEC: &str = "dfs.datanode.balance.bandwidthPerSec";
+    /// `hdfs diskbalancer` served (default true).
+    pub const DFS_DISK_BALANCER_ENABLED: &str = "dfs.disk.balancer.enabled";
+    /// Its copy rate between volumes, MB a second (default 10).
+    pub const DFS_DISK_BALANCER_MAX_DISK_THROUGHPUT: &str =
+        "dfs.disk.balancer.max.disk.throughputInMBperSec";
 
     /// See the module docs: HDFS-959 item 2.1.
     pub const PIPELINED_STAGES: &str = "cairn.datanode.write.pipelined-stages";
@@ -233,6 +238,10 @@ pub struct DataNodeConfig {
     /// `dfs.datanode.balance.bandwidthPerSec` (100 MiB), until the active
     /// NameNode sends another (`dfsadmin -setBalancerBandwidth`).
     pub balance_bandwidth: u64,
+    /// `dfs.disk.balancer.enabled`.
+    pub disk_balancer_enabled: bool,
+    /// `dfs.disk.balancer.max.disk.throughputInMBperSec`.
+    pub disk_balancer_bandwidth: u32,
     /// The HDFS-959 switches.
     pub write_path: WritePath,
     /// Packets one write may queue for its disk stage.
@@ -566,6 +575,8 @@ impl DataNodeConfig {
             capacity_cap: Some(conf.get_bytes(keys::CAPACITY, 0)?).filter(|c| *c > 0),
             balance_bandwidth: conf
                 .get_bytes(dk::DFS_DATANODE_BALANCE_BANDWIDTHPERSEC, 100 << 20)?,
+            disk_balancer_enabled: conf.get_bool(dk::DFS_DISK_BALANCER_ENABLED, true)?,
+            disk_balancer_bandwidth: conf.get_u32(dk::DFS_DISK_BALANCER_MAX_DISK_THROUGHPUT, 10)?,
             write_path,
             disk_queue_packets: buffers.disk_queue_packets,
             checksum_balancing_depth: buffers.checksum_balancing_depth,

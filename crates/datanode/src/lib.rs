@@ -32,6 +32,7 @@ pub mod block_report;
 pub mod checksum;
 pub mod config;
 pub mod crc_compose;
+mod disk_balancer;
 pub mod file_checksum;
 mod http;
 pub mod ibr;

@@ -42,7 +42,7 @@ import org.apache.hadoop.util.Tool;
  * scripts; a line starting {@code fs}, {@code lsSnapshottableDir},
  * {@code snapshotDiff}, {@code fsck}, {@code haadmin}, {@code ec}, {@code cacheadmin},
  * {@code crypto}, {@code debug}, {@code storagepolicies}, {@code groups},
- * {@code balancer} or {@code mover} runs
+ * {@code diskbalancer}, {@code balancer} or {@code mover} runs
  * that tool instead (FsShell, and hadoop-hdfs's
  * {@code tools.snapshot.LsSnapshottableDir} and {@code SnapshotDiff}, as
  * {@code hdfs dfs}, {@code hdfs lsSnapshottableDir} and {@code hdfs
@@ -92,6 +92,7 @@ public final class DfsAdmin {
       Map.entry("debug", "org.apache.hadoop.hdfs.tools.DebugAdmin"),
       Map.entry("storagepolicies", "org.apache.hadoop.hdfs.tools.StoragePolicyAdmin"),
       Map.entry("groups", "org.apache.hadoop.hdfs.tools.GetGroups"),
+      Map.entry("diskbalancer", "org.apache.hadoop.hdfs.tools.DiskBalancerCLI"),
       Map.entry("balancer", "org.apache.hadoop.hdfs.server.balancer.Balancer$Cli"),
       Map.entry("mover", "org.apache.hadoop.hdfs.server.mover.Mover$Cli"));
 
