@@ -334,6 +334,7 @@ impl BlockManager {
     /// for deletion on its DataNode.
     pub fn remove_blocks(&mut self, ids: &[BlockId]) {
         for id in ids {
+            self.delete_hints.remove(id);
             let Some(slot) = self.blocks.slot_of(*id) else {
                 continue;
             };

@@ -21,11 +21,11 @@ use cairn_proto::hadoop::hdfs::{
     ReadOpChecksumInfoProto, Status,
 };
 use cairn_proto::protocols::op;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::time::Instant;
 use tracing::info;
 
-use crate::checksum::{ChecksumKind, DataChecksum};
+use crate::checksum::{ChecksumKind, DataChecksum, MAX_BYTES_PER_CHECKSUM};
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
 use crate::storage::{FinalizedReplica, ReplicaState};
 use crate::Shared;
@@ -164,18 +164,29 @@ pub(crate) async fn replace_block(
     tokio::pin!(fetch);
     let every = shared.config.socket_read_timeout / 2;
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    // A Balancer that stopped waiting does not stop the copy: it goes on
+    // to its end (a replica left half-written would block later moves).
+    let mut balancer_gone = None;
     let fetched = loop {
         tokio::select! {
             r = &mut fetch => break r,
-            _ = tick.tick() => {
+            _ = tick.tick(), if balancer_gone.is_none() => {
                 let busy = BlockOpResponseProto {
                     status: Status::InProgress as i32,
                     ..Default::default()
                 };
-                conn.send(&busy, wt).await?;
+                if let Err(e) = conn.send(&busy, wt).await {
+                    balancer_gone = Some(e);
+                }
             }
         }
     };
+    if let Some(e) = balancer_gone {
+        if let Err(copy) = &fetched {
+            info!(replica = %key, error = %copy, "REPLACE_BLOCK failed");
+        }
+        return Err(e);
+    }
     let resp = match fetched {
         Ok(()) => {
             info!(replica = %key, from = %xfer_name(&req.source), del_hint = %req.del_hint, "Moved");
@@ -245,23 +256,33 @@ async fn fetch_from_proxy(
         .unwrap_or_default();
     let kind = ChecksumKind::from_proto(sums.r#type)
         .ok_or_else(|| XferError::Protocol(format!("unknown checksum type {}", sums.r#type)))?;
+    let bpc = sums.bytes_per_checksum;
+    if kind != ChecksumKind::Null && (bpc == 0 || bpc > MAX_BYTES_PER_CHECKSUM) {
+        return Err(XferError::Protocol(format!(
+            "invalid bytesPerChecksum {bpc}"
+        )));
+    }
     let checksum = DataChecksum {
         kind,
-        bytes_per_checksum: sums.bytes_per_checksum.max(1),
+        bytes_per_checksum: bpc.max(1),
     };
+    // (The proxy's last char is not waited for: the replica is whole once
+    // its last packet is in, and the proxy closes the connection itself.)
     write::receive_copy(shared, &mut proxy, key.clone(), gs, checksum).await?;
-    // The proxy's last char; its absence changes nothing here.
-    let mut done = [0u8; 2];
-    let _ = tokio::time::timeout(cfg.socket_read_timeout, proxy.rd.read_exact(&mut done)).await;
-    let Some(replica) = shared.storage.get(&key) else {
-        return Err(XferError::Protocol(format!(
-            "replica {key} gone after the copy"
-        )));
-    };
-    let fin = FinalizedReplica {
-        key,
-        gs: replica.gs,
-        len: replica.visible_len(),
+    // Reported as finalized here, with the stamp asked for: a replica
+    // replaced or deleted meanwhile is not reported for this move.
+    let fin = match shared.storage.get(&key) {
+        Some(r) if r.gs == gs => match r.state {
+            ReplicaState::Finalized { len } => FinalizedReplica { key, gs, len },
+            ReplicaState::Rbw(_) => {
+                return Err(XferError::Protocol(format!("replica {key} not finalized")))
+            }
+        },
+        _ => {
+            return Err(XferError::Protocol(format!(
+                "replica {key} gone after the copy"
+            )))
+        }
     };
     let hint = Some(req.del_hint.clone()).filter(|h| !h.is_empty());
     shared

@@ -67,6 +67,8 @@ pub struct NnState {
     pub reports: Vec<(String, Vec<Reported>, u64)>,
     /// (datanode uuid, entry).
     pub ibrs: Vec<(String, Ibr)>,
+    /// RECEIVED entries with a delete hint: (datanode uuid, block id, hint).
+    pub delete_hints: Vec<(String, u64, String)>,
     /// Commands to hand out with the next heartbeat of a DataNode.
     pub commands: Vec<(String, DatanodeCommandProto)>,
     /// reportBadBlocks: (datanode uuid in `locs`, block id, gs).
@@ -175,6 +177,10 @@ impl FakeNameNode {
                 let uuid = req.registration.datanode_id.datanode_uuid.clone();
                 for s in req.blocks {
                     for b in s.blocks {
+                        if let Some(hint) = &b.delete_hint {
+                            st.delete_hints
+                                .push((uuid.clone(), b.block.block_id, hint.clone()));
+                        }
                         st.ibrs.push((
                             uuid.clone(),
                             (

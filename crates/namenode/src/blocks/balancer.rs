@@ -27,9 +27,22 @@ impl BlockManager {
         hint: DatanodeUuid,
     ) {
         let (id, gs, num_bytes) = block;
-        self.replica_reported(datanode, storage, id, gs, num_bytes, true);
-        if self.blocks.contains_key(&id) && hint != *datanode {
+        let outcome = self.replica_reported(datanode, storage, id, gs, num_bytes, true);
+        // Only a standing replica elsewhere can be the one to delete, and
+        // only by the active NameNode (a standby deletes nothing).
+        let hinted_holds = self.nodes.find(&hint).is_some_and(|n| {
+            self.blocks.get(&id).is_some_and(|s| {
+                let gs = s.gs();
+                s.replicas.iter().any(|r| r.node == n && r.is_good(gs))
+            })
+        });
+        if outcome == super::ReportOutcome::Accepted
+            && hinted_holds
+            && hint != *datanode
+            && !self.standby
+        {
             self.delete_hints.insert(id, hint);
+            self.touched(id);
         }
     }
 
@@ -148,6 +161,21 @@ mod tests {
             .is_none());
     }
 
+    /// One pass of the replication monitor with a replication of 2, "b"
+    /// the fullest node.
+    fn trim_to_two(bm: &mut BlockManager) -> crate::blocks::ReplicationWork {
+        bm.compute_replication_work(
+            std::time::Instant::now(),
+            std::time::Duration::from_secs(60),
+            1,
+            &|_| Some(2),
+            &|_| true,
+            &|_| true,
+            &mut |_| Vec::new(),
+            &|d| if d.0 == "b" { 0 } else { 100 },
+        )
+    }
+
     #[test]
     fn a_replaced_replica_is_the_excess_one() {
         let mut bm = BlockManager::default();
@@ -157,21 +185,25 @@ mod tests {
         }
         // "c" got the block in place of "a"'s replica; "b" is the fullest.
         bm.replica_received_replacing(&dn("c"), "s", (BlockId(7), GenStamp(1), 5), dn("a"));
-        let work = bm.compute_replication_work(
-            std::time::Instant::now(),
-            std::time::Duration::from_secs(60),
-            1,
-            &|_| Some(2),
-            &|_| true,
-            &|_| true,
-            &mut |_| Vec::new(),
-            &|d| if d.0 == "b" { 0 } else { 100 },
-        );
+        let work = trim_to_two(&mut bm);
         assert_eq!(work.excess_removed, 1);
         assert_eq!(
             bm.take_invalidations(&dn("a"), 10),
             [(BlockId(7), GenStamp(1))]
         );
         assert!(bm.take_invalidations(&dn("b"), 10).is_empty());
+
+        // A hint naming a node without the block changes nothing: the
+        // fullest node's replica goes, as for any excess.
+        bm.add_block(BlockId(8), GenStamp(1), INodeId(10), vec![]);
+        for d in ["a", "b"] {
+            bm.replica_reported(&dn(d), "s", BlockId(8), GenStamp(1), 5, true);
+        }
+        bm.replica_received_replacing(&dn("c"), "s", (BlockId(8), GenStamp(1), 5), dn("z"));
+        trim_to_two(&mut bm);
+        assert_eq!(
+            bm.take_invalidations(&dn("b"), 10),
+            [(BlockId(8), GenStamp(1))]
+        );
     }
 }

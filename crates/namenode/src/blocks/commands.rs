@@ -25,6 +25,7 @@ impl BlockManager {
                 "HA state changed: DataNode command queues cleared"
             );
             self.invalidate.clear();
+            self.delete_hints.clear();
             self.transfers.clear();
             self.recoveries.clear();
             self.recovering.clear();

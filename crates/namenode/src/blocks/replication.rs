@@ -132,6 +132,12 @@ impl BlockManager {
                     drop.push((id, self.nodes.uuid(r.node).clone(), r.gs, true));
                 }
             }
+            if live.len() > want && self.in_flight.contains_key(&id) {
+                // Trimmed once the copy under way is in: the hint waits.
+                if let Some(hint) = hints.remove(&id) {
+                    self.delete_hints.insert(id, hint);
+                }
+            }
             if live.len() > want && !self.in_flight.contains_key(&id) {
                 // The delete hint's replica first (a Balancer's move), as
                 // HDFS's chooseExcessRedundancies; then the fullest nodes'.

@@ -68,7 +68,7 @@ use tracing::debug;
 
 use crate::checksum::{ChecksumKind, DataChecksum, MAX_BYTES_PER_CHECKSUM};
 use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
-use crate::storage::{FinalizedReplica, ReplicaWriter, StorageError};
+use crate::storage::{FinalizedReplica, ReplicaState, ReplicaWriter, StorageError};
 use crate::Shared;
 
 use self::disk::{disk_stage, DiskItem, DiskProgress, DiskStage};
@@ -260,7 +260,21 @@ pub(crate) async fn receive_copy(
         Setup::Writer(writer) => writer,
         Setup::Closed(_) => return Err(XferError::Protocol("no replica to write".into())),
     };
-    receive(shared, conn, writer, None, &w).await
+    let ours = writer.shared.clone();
+    let r = receive(shared, conn, writer, None, &w).await;
+    if r.is_err() {
+        // HDFS's receiver cleans its unfinished copy up: left in `rbw/`
+        // it would refuse every later copy of the block to this node.
+        let unfinished = shared
+            .storage
+            .get(&w.key)
+            .is_some_and(|rep| matches!(&rep.state, ReplicaState::Rbw(s) if Arc::ptr_eq(s, &ours)));
+        if unfinished {
+            let (storage, key) = (shared.storage.clone(), w.key.clone());
+            let _ = tokio::task::spawn_blocking(move || storage.delete(&key, gs)).await;
+        }
+    }
+    r
 }
 
 enum Setup {
