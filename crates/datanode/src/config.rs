@@ -66,6 +66,9 @@ pub mod keys {
     pub const DFS_DATANODE_DU_RESERVED: &str = "dfs.datanode.du.reserved";
     /// Bytes a second the balancer may move through this DataNode.
     pub const DFS_DATANODE_BALANCE_BANDWIDTHPERSEC: &str = "dfs.datanode.balance.bandwidthPerSec";
+    /// The Balancer's moves a DataNode takes part in at once (default 100).
+    pub const DFS_DATANODE_BALANCE_MAX_NUM_CONCURRENT_MOVES: &str =
+        "dfs.datanode.balance.max.concurrent.moves";
     /// `hdfs diskbalancer` served (default true).
     pub const DFS_DISK_BALANCER_ENABLED: &str = "dfs.disk.balancer.enabled";
     /// Its copy rate between volumes, MB a second (default 10).
@@ -238,6 +241,8 @@ pub struct DataNodeConfig {
     /// `dfs.datanode.balance.bandwidthPerSec` (100 MiB), until the active
     /// NameNode sends another (`dfsadmin -setBalancerBandwidth`).
     pub balance_bandwidth: u64,
+    /// `dfs.datanode.balance.max.concurrent.moves`.
+    pub balance_max_moves: u32,
     /// `dfs.disk.balancer.enabled`.
     pub disk_balancer_enabled: bool,
     /// `dfs.disk.balancer.max.disk.throughputInMBperSec`.
@@ -575,6 +580,9 @@ impl DataNodeConfig {
             capacity_cap: Some(conf.get_bytes(keys::CAPACITY, 0)?).filter(|c| *c > 0),
             balance_bandwidth: conf
                 .get_bytes(dk::DFS_DATANODE_BALANCE_BANDWIDTHPERSEC, 100 << 20)?,
+            balance_max_moves: conf
+                .get_u32(dk::DFS_DATANODE_BALANCE_MAX_NUM_CONCURRENT_MOVES, 100)?
+                .max(1),
             disk_balancer_enabled: conf.get_bool(dk::DFS_DISK_BALANCER_ENABLED, true)?,
             disk_balancer_bandwidth: conf.get_u32(dk::DFS_DISK_BALANCER_MAX_DISK_THROUGHPUT, 10)?,
             write_path,

@@ -104,6 +104,9 @@ pub(crate) struct Shared {
     pub balancer_bandwidth: std::sync::atomic::AtomicU64,
     /// Its budget, spent by the Balancer's copies from this DataNode.
     pub balance_throttle: transfer::balance::Throttle,
+    /// The Balancer's moves under way here (copies and replacements), at
+    /// most `dfs.datanode.balance.max.concurrent.moves`.
+    pub balance_moves: Arc<Semaphore>,
     /// Block reports asked for by `triggerBlockReport` (each actor watches).
     pub report_trigger: tokio::sync::watch::Sender<admin::ReportTrigger>,
     /// Block pools a NameNode has given this DataNode.
@@ -190,6 +193,7 @@ impl DataNode {
         let (refresher, refresh_rx) = Refresher::new(config.namenode_source.clone());
         let serving = std::sync::Mutex::new(config.namenodes.clone());
         let balance_bandwidth = config.balance_bandwidth;
+        let balance_max_moves = config.balance_max_moves as usize;
         Ok(DataNode {
             shared: Arc::new(Shared {
                 config,
@@ -202,6 +206,7 @@ impl DataNode {
                 refresher,
                 balancer_bandwidth: std::sync::atomic::AtomicU64::new(balance_bandwidth),
                 balance_throttle: transfer::balance::Throttle::default(),
+                balance_moves: Arc::new(Semaphore::new(balance_max_moves)),
                 report_trigger: tokio::sync::watch::Sender::new(admin::ReportTrigger::default()),
                 pools: std::sync::Mutex::default(),
                 started: std::time::Instant::now(),

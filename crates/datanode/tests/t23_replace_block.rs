@@ -118,3 +118,66 @@ async fn replace_block_moves_a_replica() {
 fn a_prefix() -> Vec<u8> {
     vec![7u8; 4096]
 }
+
+/// Goal: at most `dfs.datanode.balance.max.concurrent.moves` moves run on
+/// a DataNode at once; one more is refused with HDFS's message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_moves_are_capped() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let d = tempfile::tempdir().expect("tempdir");
+    let dn = start_datanode(
+        d.path(),
+        nn_addr,
+        &[("dfs.datanode.balance.max.concurrent.moves", "1")],
+    )
+    .await;
+    // A proxy that takes the COPY_BLOCK and then says nothing.
+    let stall = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let mut source = dn.info();
+    source.id.xfer_port = u32::from(stall.local_addr().expect("addr").port());
+    let (hold_tx, hold_rx) = tokio::sync::oneshot::channel::<()>();
+    let (taken_tx, taken_rx) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        if let Ok((s, _)) = stall.accept().await {
+            let _ = taken_tx.send(());
+            let _ = hold_rx.await;
+            drop(s);
+        }
+    });
+    let replace = |id: u64| OpReplaceBlockProto {
+        header: BaseHeaderProto {
+            block: block(id, 1001, 10),
+            token: Some(empty_token()),
+            trace_info: None,
+        },
+        del_hint: String::new(),
+        source: source.clone(),
+        storage_type: None,
+        storage_id: None,
+    };
+    let mut first = TcpStream::connect(dn.xfer).await.expect("connect");
+    first
+        .write_all(&op_bytes(op::REPLACE_BLOCK, &replace(950)))
+        .await
+        .expect("send");
+    // The first move has reached its proxy (so it holds the one slot).
+    taken_rx.await.expect("the first move reached the proxy");
+    let mut s = TcpStream::connect(dn.xfer).await.expect("connect");
+    s.write_all(&op_bytes(op::REPLACE_BLOCK, &replace(951)))
+        .await
+        .expect("send");
+    let refused: BlockOpResponseProto = read_delimited(&mut s, 1 << 16).await.expect("resp");
+    assert_eq!(refused.status, 1);
+    let msg = refused.message.as_deref().unwrap_or("");
+    assert!(
+        msg.starts_with("Not able to receive block 951 from ")
+            && msg.ends_with("because threads quota=1 is exceeded."),
+        "{refused:?}"
+    );
+    let _ = hold_tx.send(());
+    let r: BlockOpResponseProto = read_delimited(&mut first, 1 << 16).await.expect("resp");
+    assert_eq!(r.status, 1, "the stalled move fails: {r:?}");
+    dn.stop().await;
+}

@@ -11,7 +11,9 @@
 //! block refuses it. The proxy sends at most the balancer bandwidth
 //! (`dfs.datanode.balance.bandwidthPerSec`, or what `dfsadmin
 //! -setBalancerBandwidth` sent), all its moves together, as HDFS's
-//! `DataTransferThrottler` allows them.
+//! `DataTransferThrottler` allows them; at most
+//! `dfs.datanode.balance.max.concurrent.moves` copies and replacements
+//! run at once, more are refused with HDFS's "threads quota" message.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -115,6 +117,14 @@ pub(crate) async fn copy_block(
         Ok(k) => k,
         Err(msg) => return conn.send(&error_response(Status::Error, msg), wt).await,
     };
+    let Ok(_move) = shared.balance_moves.clone().try_acquire_owned() else {
+        let msg = format!(
+            "Not able to copy block {} to {} because threads quota={} is exceeded.",
+            block.block_id, conn.peer, shared.config.balance_max_moves
+        );
+        info!("{msg}");
+        return conn.send(&error_response(Status::Error, msg), wt).await;
+    };
     let reader = match open_replica(shared, &key, GenStamp(block.generation_stamp)).await {
         Ok(r) => r,
         Err(e) => {
@@ -158,6 +168,14 @@ pub(crate) async fn replace_block(
     let key = match replica_key(&block) {
         Ok(k) => k,
         Err(msg) => return conn.send(&error_response(Status::Error, msg), wt).await,
+    };
+    let Ok(_move) = shared.balance_moves.clone().try_acquire_owned() else {
+        let msg = format!(
+            "Not able to receive block {} from {} because threads quota={} is exceeded.",
+            block.block_id, conn.peer, shared.config.balance_max_moves
+        );
+        info!("{msg}");
+        return conn.send(&error_response(Status::Error, msg), wt).await;
     };
     // The copy runs beside a ticker that keeps the Balancer waiting.
     let fetch = fetch_from_proxy(shared, &req, key.clone());

@@ -78,11 +78,12 @@ impl BlockManager {
             let Some(mine) = state.replicas.iter().find(|r| r.node == node) else {
                 continue;
             };
-            // A block still being written, or a stale or bad copy here,
-            // is not moved; neither are blocks below the size asked for.
+            // A block still being written (a replica of its stamp not
+            // finalized), or a stale or bad copy here, is not moved;
+            // neither are blocks below the size asked for.
             if !mine.is_good(gs)
                 || mine.num_bytes < min_bytes
-                || state.replicas.iter().any(|r| !r.finalized)
+                || state.replicas.iter().any(|r| !r.finalized && r.gs >= gs)
                 || !storage_ok(self.nodes.storage_name(node, mine.storage))
             {
                 continue;
