@@ -59,19 +59,13 @@ impl BlockManager {
         storage_ok: impl Fn(&str) -> bool,
     ) -> Option<Vec<MovableBlock>> {
         let node = self.nodes.find(datanode)?;
-        let held: Vec<u32> = self.nodes.held(node).collect();
-        let start = if held.is_empty() {
-            0
-        } else {
-            start % held.len()
-        };
         let mut out = Vec::new();
         let mut total = 0u64;
-        for slot in held[start..].iter().chain(&held[..start]) {
+        for slot in self.nodes.held_from(node, start as u64) {
             if total >= size {
                 break;
             }
-            let Some(state) = self.blocks.at(*slot) else {
+            let Some(state) = self.blocks.at(slot) else {
                 continue;
             };
             let gs = state.gs();
@@ -126,6 +120,22 @@ mod tests {
 
     fn dn(s: &str) -> DatanodeUuid {
         DatanodeUuid(s.into())
+    }
+
+    #[test]
+    fn a_nodes_blocks_are_walked_from_any_point_around_the_end() {
+        let mut nodes = super::super::nodes::Nodes::default();
+        let n = nodes.index(&dn("a"));
+        let empty = nodes.index(&dn("b"));
+        for slot in [3, 7, 9] {
+            nodes.hold(n, slot);
+        }
+        let walk = |start| nodes.held_from(n, start).collect::<Vec<_>>();
+        assert_eq!(walk(0), [3, 7, 9]);
+        assert_eq!(walk(1), [7, 9, 3]);
+        assert_eq!(walk(5), [9, 3, 7]);
+        assert_eq!(nodes.held_from(empty, 4).count(), 0);
+        assert_eq!(nodes.held_from(99, 0).count(), 0);
     }
 
     #[test]

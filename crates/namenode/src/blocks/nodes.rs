@@ -114,6 +114,25 @@ impl Nodes {
         self.held.get(n as usize).into_iter().flat_map(|b| b.iter())
     }
 
+    /// DataNode `n`'s block slots from its `start`-th (modulo how many it
+    /// holds) to the end, then from the first: a walk from a chosen point
+    /// without copying the set.
+    pub fn held_from(&self, n: u32, start: u64) -> impl Iterator<Item = u32> + '_ {
+        let from = self.held.get(n as usize).and_then(|set| {
+            let len = set.len();
+            let first = u32::try_from(start.checked_rem(len)?).ok()?;
+            set.select(first).map(|slot| (set, slot))
+        });
+        let (after, before) = match from {
+            Some((set, slot)) => (Some(set.range(slot..)), Some(set.range(..slot))),
+            None => (None, None),
+        };
+        after
+            .into_iter()
+            .flatten()
+            .chain(before.into_iter().flatten())
+    }
+
     /// Whether DataNode `n`'s set has block `slot` (the tests' check).
     #[cfg(test)]
     pub fn is_held(&self, n: u32, slot: u32) -> bool {
