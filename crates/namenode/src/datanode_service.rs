@@ -14,27 +14,16 @@ use cairn_proto::hadoop::hdfs::{
 };
 use cairn_rpc::{CallContext, CallError, Protocol};
 use futures::future::BoxFuture;
-use prost::Message;
 use tracing::{debug, info};
 
 use crate::datanodes::DatanodeUuid;
 use crate::namespace::{BlockId, GenStamp};
-use crate::service::{NameNodeState, INVALIDATE_LIMIT};
+use crate::service::{decode, encode, CallResult, NameNodeState, INVALIDATE_LIMIT};
 
 /// Layout version a 3.4.1 NameNode reports (negative, sent as uint32).
 const NAMENODE_LAYOUT_VERSION: i32 = -67;
 /// Version string DataNodes compare against their minimum.
 pub(crate) const SOFTWARE_VERSION: &str = "3.4.1";
-
-type CallResult = Result<Bytes, CallError>;
-
-fn decode<M: Message + Default>(request: &Bytes) -> Result<M, CallError> {
-    M::decode(request.clone()).map_err(CallError::from)
-}
-
-fn encode<M: Message>(m: &M) -> CallResult {
-    Ok(Bytes::from(m.encode_to_vec()))
-}
 
 /// The NamespaceInfo handed to DataNodes and benchmarks.
 pub fn namespace_info(state: &NameNodeState) -> pb::NamespaceInfoProto {

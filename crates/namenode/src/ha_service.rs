@@ -22,21 +22,10 @@ use cairn_proto::exceptions as ex;
 use cairn_proto::hadoop::common as pb;
 use cairn_rpc::{CallContext, CallError, Protocol};
 use futures::future::BoxFuture;
-use prost::Message;
 use tracing::info;
 
 use crate::ha::HaServiceState;
-use crate::service::NameNodeState;
-
-type CallResult = Result<Bytes, CallError>;
-
-fn encode<M: Message>(m: &M) -> CallResult {
-    Ok(Bytes::from(m.encode_to_vec()))
-}
-
-fn decode<M: Message + Default>(b: &Bytes) -> Result<M, CallError> {
-    M::decode(b.clone()).map_err(|e| CallError::BadRequest(e.to_string()))
-}
+use crate::service::{decode, encode, CallResult, NameNodeState};
 
 fn service_failed(message: impl Into<String>) -> CallError {
     CallError::remote(ex::SERVICE_FAILED, message)

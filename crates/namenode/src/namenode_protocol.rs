@@ -17,24 +17,13 @@ use cairn_proto::exceptions as ex;
 use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::{CallContext, CallError, Protocol};
 use futures::future::BoxFuture;
-use prost::Message;
 
 use crate::datanode_service::namespace_info;
 use crate::datanodes::DatanodeUuid;
-use crate::service::NameNodeState;
-
-type CallResult = Result<Bytes, CallError>;
+use crate::service::{decode, encode, CallResult, NameNodeState};
 
 /// `GetBlocksRequestProto.minBlockSize`'s default (10 MiB).
 const DEFAULT_MIN_BLOCK_SIZE: u64 = 10 << 20;
-
-fn encode(m: &impl Message) -> CallResult {
-    Ok(Bytes::from(m.encode_to_vec()))
-}
-
-fn decode<M: Message + Default>(request: &Bytes) -> Result<M, CallError> {
-    M::decode(request.clone()).map_err(|e| CallError::BadRequest(e.to_string()))
-}
 
 pub struct NamenodeProtocolService {
     pub state: Arc<NameNodeState>,

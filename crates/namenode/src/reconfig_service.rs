@@ -13,22 +13,15 @@ use cairn_proto::hadoop::hdfs as pb;
 use cairn_proto::protocols;
 use cairn_rpc::{CallContext, CallError, Protocol};
 use futures::future::BoxFuture;
-use prost::Message;
 use tracing::info;
 
-use crate::service::NameNodeState;
-
-type CallResult = Result<Bytes, CallError>;
+use crate::service::{decode, encode, CallResult, NameNodeState};
 
 /// The endpoint, with the last reconfiguration's start and end (ms since
 /// the epoch).
 pub struct ReconfigurationService {
     pub state: Arc<NameNodeState>,
     last: Mutex<Option<(i64, i64)>>,
-}
-
-fn reply<R: Message>(r: &R) -> CallResult {
-    Ok(Bytes::from(r.encode_to_vec()))
 }
 
 impl ReconfigurationService {
@@ -43,7 +36,7 @@ impl ReconfigurationService {
         let caller = self.state.users.caller_async(Arc::clone(&ctx.user)).await;
         match method {
             "startReconfiguration" => {
-                pb::StartReconfigurationRequestProto::decode(request)?;
+                decode::<pb::StartReconfigurationRequestProto>(&request)?;
                 self.state
                     .require_superuser(&caller, "startNamenodeReconfiguration")?;
                 let now = crate::service::now_ms_signed();
@@ -51,24 +44,24 @@ impl ReconfigurationService {
                     *last = Some((now, now));
                 }
                 info!(user = %ctx.user, "reconfiguration started: no property is reconfigurable");
-                reply(&pb::StartReconfigurationResponseProto {})
+                encode(&pb::StartReconfigurationResponseProto {})
             }
             "getReconfigurationStatus" => {
-                pb::GetReconfigurationStatusRequestProto::decode(request)?;
+                decode::<pb::GetReconfigurationStatusRequestProto>(&request)?;
                 self.state
                     .require_superuser(&caller, "getNamenodeReconfigurationStatus")?;
                 let last = self.last.lock().ok().and_then(|l| *l);
-                reply(&pb::GetReconfigurationStatusResponseProto {
+                encode(&pb::GetReconfigurationStatusResponseProto {
                     start_time: last.map_or(0, |(start, _)| start),
                     end_time: last.map(|(_, end)| end),
                     changes: Vec::new(),
                 })
             }
             "listReconfigurableProperties" => {
-                pb::ListReconfigurablePropertiesRequestProto::decode(request)?;
+                decode::<pb::ListReconfigurablePropertiesRequestProto>(&request)?;
                 self.state
                     .require_superuser(&caller, "listNamenodeReconfigurableProperties")?;
-                reply(&pb::ListReconfigurablePropertiesResponseProto { name: Vec::new() })
+                encode(&pb::ListReconfigurablePropertiesResponseProto { name: Vec::new() })
             }
             other => Err(CallError::NoSuchMethod(other.to_string())),
         }

@@ -22,24 +22,9 @@ use cairn_proto::hadoop::common as pb;
 use cairn_proto::protocols;
 use cairn_rpc::{CallContext, CallError, Protocol};
 use futures::future::BoxFuture;
-use prost::Message;
 use tracing::info;
 
-use crate::service::NameNodeState;
-
-type CallResult = Result<Bytes, CallError>;
-
-/// Checks that `request` is a well-formed `Q` (the calls take empty
-/// messages) before anything is done.
-fn decode<Q: Message + Default>(request: &Bytes) -> Result<(), CallError> {
-    Q::decode(request.clone())
-        .map(drop)
-        .map_err(|e| CallError::BadRequest(e.to_string()))
-}
-
-fn reply<R: Message>(r: R) -> CallResult {
-    Ok(Bytes::from(r.encode_to_vec()))
-}
+use crate::service::{decode, encode, CallResult, NameNodeState};
 
 /// Which of the three protocols an endpoint serves.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +65,7 @@ impl RefreshService {
                 decode::<pb::RefreshUserToGroupsMappingsRequestProto>(request)?;
                 info!(%user, "refreshing all user-to-groups mappings");
                 self.state.users.forget_groups();
-                reply(pb::RefreshUserToGroupsMappingsResponseProto {})
+                encode(&pb::RefreshUserToGroupsMappingsResponseProto {})
             }
             (Refresh::UserMappings, "refreshSuperUserGroupsConfiguration") => {
                 decode::<pb::RefreshSuperUserGroupsConfigurationRequestProto>(request)?;
@@ -90,12 +75,12 @@ impl RefreshService {
                     .proxy_users
                     .reload()
                     .map_err(|why| CallError::remote(ex::IO, why))?;
-                reply(pb::RefreshSuperUserGroupsConfigurationResponseProto {})
+                encode(&pb::RefreshSuperUserGroupsConfigurationResponseProto {})
             }
             (Refresh::CallQueue, "refreshCallQueue") => {
                 decode::<pb::RefreshCallQueueRequestProto>(request)?;
                 info!(%user, "refreshCallQueue: no configurable call queue to rebuild");
-                reply(pb::RefreshCallQueueResponseProto {})
+                encode(&pb::RefreshCallQueueResponseProto {})
             }
             (Refresh::AuthorizationPolicy, "refreshServiceAcl") => {
                 decode::<pb::RefreshServiceAclRequestProto>(request)?;

@@ -10,9 +10,8 @@ use cairn_proto::hadoop::common as pb;
 use cairn_proto::protocols;
 use cairn_rpc::{CallContext, CallError, Protocol};
 use futures::future::BoxFuture;
-use prost::Message;
 
-use crate::service::NameNodeState;
+use crate::service::{decode, encode, NameNodeState};
 
 pub struct UserMappingsService {
     pub state: Arc<NameNodeState>,
@@ -22,13 +21,10 @@ impl UserMappingsService {
     async fn run(&self, method: &str, request: Bytes) -> Result<Bytes, CallError> {
         match method {
             "getGroupsForUser" => {
-                let r = pb::GetGroupsForUserRequestProto::decode(request)
-                    .map_err(|e| CallError::BadRequest(e.to_string()))?;
+                let r: pb::GetGroupsForUserRequestProto = decode(&request)?;
                 let caller = self.state.users.caller_async(Arc::from(r.user)).await;
                 let groups = caller.groups.to_vec();
-                Ok(Bytes::from(
-                    pb::GetGroupsForUserResponseProto { groups }.encode_to_vec(),
-                ))
+                encode(&pb::GetGroupsForUserResponseProto { groups })
             }
             other => Err(CallError::NoSuchMethod(other.to_string())),
         }

@@ -63,11 +63,11 @@ pub fn block_record(b: &pb::ExtendedBlockProto) -> BlockRecord {
     }
 }
 
-pub(super) fn decode<M: Message + Default>(request: &Bytes) -> Result<M, CallError> {
+pub(crate) fn decode<M: Message + Default>(request: &Bytes) -> Result<M, CallError> {
     M::decode(request.clone()).map_err(CallError::from)
 }
 
-pub(super) fn encode<M: Message>(m: &M) -> CallResult {
+pub(crate) fn encode<M: Message>(m: &M) -> CallResult {
     Ok(Bytes::from(m.encode_to_vec()))
 }
 

@@ -39,6 +39,8 @@ mod write_path;
 mod xattrs;
 
 pub use convert::{block_record, to_call_error};
+/// How a service reads a request and writes its answer.
+pub(crate) use convert::{decode, encode};
 pub use ha_gate::{standby_refusal, Category, OBSERVER_CATCH_UP};
 pub use image::LastImage;
 pub(crate) use retry::directive_answer;
@@ -62,8 +64,6 @@ use crate::leases::LeaseTable;
 use crate::namespace::permission::Caller;
 use crate::namespace::{Edit, FsError, INodeId, Namespace, Removed};
 use crate::users::UserDirectory;
-
-use convert::decode;
 
 pub(crate) use cairn_common::clock::{now_ms, now_ms_signed};
 
@@ -129,7 +129,8 @@ pub struct NameNodeState {
 /// `dfs.block.invalidate.limit` default).
 pub const INVALIDATE_LIMIT: usize = 1000;
 
-type CallResult = Result<Bytes, CallError>;
+/// A call's answer: the encoded response, or the error to send.
+pub(crate) type CallResult = Result<Bytes, CallError>;
 
 impl NameNodeState {
     pub fn lock_blocks(&self) -> Result<std::sync::MutexGuard<'_, BlockManager>, CallError> {
