@@ -77,7 +77,8 @@ pub struct Administration {
     reconfigured: Mutex<Option<(i64, i64)>>,
 }
 
-fn reply(m: &impl Message) -> Result<Bytes, CallError> {
+/// An administration call's answer.
+pub(crate) fn reply(m: &impl Message) -> Result<Bytes, CallError> {
     Ok(Bytes::from(m.encode_to_vec()))
 }
 

@@ -13,6 +13,7 @@ use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::CallError;
 use prost::Message;
 
+use crate::admin::reply;
 use crate::Shared;
 
 /// The exception every refusal carries.
@@ -26,10 +27,6 @@ const NO_PLAN: u32 = 0;
 
 fn refuse(message: &str) -> CallError {
     CallError::remote(DISK_BALANCER_EXCEPTION, message)
-}
-
-fn reply(m: &impl Message) -> Result<Bytes, CallError> {
-    Ok(Bytes::from(m.encode_to_vec()))
 }
 
 fn check_enabled(shared: &Shared) -> Result<(), CallError> {

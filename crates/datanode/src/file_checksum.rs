@@ -24,6 +24,7 @@ use md5::{Digest, Md5};
 
 use crate::checksum::ChecksumKind;
 use crate::crc_compose::CrcComposer;
+use crate::ids::extended_block_name;
 use crate::transfer::packet::read_delimited;
 use crate::transfer::peer::{connect_datanode, send_op, xfer_name};
 use crate::transfer::{timed, XferError};
@@ -222,14 +223,11 @@ async fn checksum_block(
     }
     Err(ChecksumError {
         class: "org.apache.hadoop.fs.PathIOException".into(),
-        message: format!("`{path}': Fail to get block MD5 for {}", block_name(block)),
+        message: format!(
+            "`{path}': Fail to get block MD5 for {}",
+            extended_block_name(&block.b)
+        ),
     })
-}
-
-/// `BP-...:blk_<id>_<gs>`, as Hadoop names an `ExtendedBlock`.
-fn block_name(block: &LocatedBlockProto) -> String {
-    let b = &block.b;
-    format!("{}:blk_{}_{}", b.pool_id, b.block_id, b.generation_stamp)
 }
 
 async fn ask_datanode(

@@ -2,7 +2,11 @@
 //! the connect-ack, the per-packet `PipelineAckProto` with one status per
 //! node from this one to the end of the pipeline, and error responses.
 
-use cairn_proto::hadoop::hdfs::{BlockOpResponseProto, PipelineAckProto, Status};
+use cairn_proto::hadoop::hdfs::{
+    BlockOpResponseProto, ChecksumProto, PipelineAckProto, ReadOpChecksumInfoProto, Status,
+};
+
+use crate::checksum::DataChecksum;
 
 /// A `BlockOpResponseProto` as Hadoop sends it for a connect-ack:
 /// `firstBadLink` always present (empty when fine).
@@ -10,6 +14,22 @@ pub fn connect_ack(status: Status, first_bad_link: &str) -> BlockOpResponseProto
     BlockOpResponseProto {
         status: status as i32,
         first_bad_link: Some(first_bad_link.to_string()),
+        ..Default::default()
+    }
+}
+
+/// SUCCESS for a read (READ_BLOCK, COPY_BLOCK): the checksum the packets
+/// carry and the offset of the first chunk sent.
+pub fn read_ok(checksum: DataChecksum, chunk_offset: u64) -> BlockOpResponseProto {
+    BlockOpResponseProto {
+        status: Status::Success as i32,
+        read_op_checksum_info: Some(ReadOpChecksumInfoProto {
+            checksum: ChecksumProto {
+                r#type: checksum.kind.to_proto() as i32,
+                bytes_per_checksum: checksum.bytes_per_checksum,
+            },
+            chunk_offset,
+        }),
         ..Default::default()
     }
 }

@@ -19,20 +19,20 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use cairn_proto::hadoop::hdfs::{
-    BlockOpResponseProto, ChecksumProto, OpCopyBlockProto, OpReplaceBlockProto,
-    ReadOpChecksumInfoProto, Status,
+    BlockOpResponseProto, OpCopyBlockProto, OpReplaceBlockProto, Status,
 };
 use cairn_proto::protocols::op;
 use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::Instant;
 use tracing::info;
 
 use crate::checksum::{ChecksumKind, DataChecksum, MAX_BYTES_PER_CHECKSUM};
-use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
+use crate::ids::{extended_block_name, GenStamp, ReplicaKey};
 use crate::storage::{FinalizedReplica, ReplicaState};
 use crate::Shared;
 
-use super::ack::error_response;
+use super::ack::{error_response, read_ok};
 use super::copy::{open_replica, stream_replica};
 use super::packet::read_delimited;
 use super::peer::{connect_datanode, send_op, xfer_name};
@@ -91,18 +91,25 @@ impl Throttle {
     }
 }
 
-/// The replica a request names, or the answer refusing it.
-fn replica_key(
-    block: &cairn_proto::hadoop::hdfs::ExtendedBlockProto,
-) -> Result<ReplicaKey, String> {
-    Ok(ReplicaKey {
-        pool: BlockPoolId::new(&block.pool_id)?,
-        block: BlockId(block.block_id),
-    })
-}
-
-fn block_name(b: &cairn_proto::hadoop::hdfs::ExtendedBlockProto) -> String {
-    format!("{}:blk_{}_{}", b.pool_id, b.block_id, b.generation_stamp)
+/// One of the DataNode's move slots, held while the move runs; when all
+/// are taken, HDFS's message refusing `what` ("copy block N to PEER", ...).
+fn move_slot(
+    shared: &Shared,
+    what: impl FnOnce() -> String,
+) -> Result<OwnedSemaphorePermit, String> {
+    shared
+        .balance_moves
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| {
+            let msg = format!(
+                "Not able to {} because threads quota={} is exceeded.",
+                what(),
+                shared.config.balance_max_moves
+            );
+            info!("{msg}");
+            msg
+        })
 }
 
 /// COPY_BLOCK: the whole replica to the DataNode that asked.
@@ -113,17 +120,15 @@ pub(crate) async fn copy_block(
 ) -> Result<(), XferError> {
     let wt = shared.config.socket_write_timeout;
     let block = &req.header.block;
-    let key = match replica_key(block) {
+    let key = match ReplicaKey::of_block(block) {
         Ok(k) => k,
         Err(msg) => return conn.send(&error_response(Status::Error, msg), wt).await,
     };
-    let Ok(_move) = shared.balance_moves.clone().try_acquire_owned() else {
-        let msg = format!(
-            "Not able to copy block {} to {} because threads quota={} is exceeded.",
-            block.block_id, conn.peer, shared.config.balance_max_moves
-        );
-        info!("{msg}");
-        return conn.send(&error_response(Status::Error, msg), wt).await;
+    let _move = match move_slot(shared, || {
+        format!("copy block {} to {}", block.block_id, conn.peer)
+    }) {
+        Ok(slot) => slot,
+        Err(msg) => return conn.send(&error_response(Status::Error, msg), wt).await,
     };
     let reader = match open_replica(shared, &key, GenStamp(block.generation_stamp)).await {
         Ok(r) => r,
@@ -133,22 +138,7 @@ pub(crate) async fn copy_block(
             return conn.send(&error_response(Status::Error, msg), wt).await;
         }
     };
-    let checksum = reader.checksum();
-    conn.send(
-        &BlockOpResponseProto {
-            status: Status::Success as i32,
-            read_op_checksum_info: Some(ReadOpChecksumInfoProto {
-                checksum: ChecksumProto {
-                    r#type: checksum.kind.to_proto() as i32,
-                    bytes_per_checksum: checksum.bytes_per_checksum,
-                },
-                chunk_offset: 0,
-            }),
-            ..Default::default()
-        },
-        wt,
-    )
-    .await?;
+    conn.send(&read_ok(reader.checksum(), 0), wt).await?;
     stream_replica(shared, &key, &reader, &mut conn.wr, true).await?;
     // A Java char: done, the proxy's side of the move is over.
     timed(wt, "ending a copy", conn.wr.write_all(&[0, b'd'])).await?;
@@ -164,18 +154,16 @@ pub(crate) async fn replace_block(
 ) -> Result<(), XferError> {
     let wt = shared.config.socket_write_timeout;
     let block = req.header.block.clone();
-    let name = block_name(&block);
-    let key = match replica_key(&block) {
+    let name = extended_block_name(&block);
+    let key = match ReplicaKey::of_block(&block) {
         Ok(k) => k,
         Err(msg) => return conn.send(&error_response(Status::Error, msg), wt).await,
     };
-    let Ok(_move) = shared.balance_moves.clone().try_acquire_owned() else {
-        let msg = format!(
-            "Not able to receive block {} from {} because threads quota={} is exceeded.",
-            block.block_id, conn.peer, shared.config.balance_max_moves
-        );
-        info!("{msg}");
-        return conn.send(&error_response(Status::Error, msg), wt).await;
+    let _move = match move_slot(shared, || {
+        format!("receive block {} from {}", block.block_id, conn.peer)
+    }) {
+        Ok(slot) => slot,
+        Err(msg) => return conn.send(&error_response(Status::Error, msg), wt).await,
     };
     // The copy runs beside a ticker that keeps the Balancer waiting.
     let fetch = fetch_from_proxy(shared, &req, key.clone());
@@ -235,7 +223,7 @@ async fn fetch_from_proxy(
     if let Some(r) = shared.storage.get(&key) {
         return Err(XferError::Protocol(format!(
             "Block {} already exists in state {} and thus cannot be created.",
-            block_name(block),
+            extended_block_name(block),
             match r.state {
                 ReplicaState::Finalized { .. } => "FINALIZED",
                 ReplicaState::Rbw(_) => "RBW",
@@ -265,7 +253,7 @@ async fn fetch_from_proxy(
             "Got error, status={}, status message {}, copy block {} from {peer}",
             answer.status,
             answer.message.unwrap_or_default(),
-            block_name(block)
+            extended_block_name(block)
         )));
     }
     let sums = answer

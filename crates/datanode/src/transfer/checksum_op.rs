@@ -31,7 +31,7 @@ use tracing::debug;
 
 use crate::checksum::{Crc32cImpl, DataChecksum, CHECKSUM_SIZE};
 use crate::crc_compose::{ComposeError, CrcComposer};
-use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
+use crate::ids::{GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
 use crate::storage::{ReadError, ReplicaReader, StorageError};
 use crate::Shared;
@@ -316,16 +316,12 @@ pub(crate) async fn block_checksum(
         Metrics::inc(&m.block_checksum_ops_failed);
         error_response(Status::Error, msg)
     };
-    let pool = match BlockPoolId::new(&block.pool_id) {
-        Ok(p) => p,
+    let key = match ReplicaKey::of_block(block) {
+        Ok(k) => k,
         Err(msg) => {
             conn.send(&refuse(msg), wt).await?;
             return Ok(After::Close);
         }
-    };
-    let key = ReplicaKey {
-        pool,
-        block: BlockId(block.block_id),
     };
     let mode = match requested_mode(options) {
         Ok(mode) => mode,

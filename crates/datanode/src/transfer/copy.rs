@@ -19,7 +19,7 @@ use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
 use tracing::{debug, info};
 
-use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
+use crate::ids::{GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
 use crate::storage::{ReplicaReader, ReplicaState, StorageError};
 use crate::Shared;
@@ -246,16 +246,12 @@ pub(crate) async fn transfer_block(
 ) -> Result<(), XferError> {
     let wt = shared.config.socket_write_timeout;
     let block = &req.header.base_header.block;
-    let pool = match BlockPoolId::new(&block.pool_id) {
-        Ok(p) => p,
+    let key = match ReplicaKey::of_block(block) {
+        Ok(k) => k,
         Err(msg) => {
             conn.send(&error_response(Status::Error, msg), wt).await?;
             return Ok(());
         }
-    };
-    let key = ReplicaKey {
-        pool,
-        block: BlockId(block.block_id),
     };
     let stage = match shared.storage.get(&key).map(|r| r.state) {
         Some(ReplicaState::Finalized { .. }) => Stage::TransferFinalized,

@@ -19,20 +19,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use cairn_proto::hadoop::hdfs::{
-    BlockOpResponseProto, ChecksumProto, ClientReadStatusProto, OpReadBlockProto,
-    ReadOpChecksumInfoProto, Status,
-};
+use cairn_proto::hadoop::hdfs::{ClientReadStatusProto, OpReadBlockProto, Status};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tracing::{debug, info, warn};
 
 use crate::checksum::{ChecksumKind, DataChecksum};
-use crate::ids::{BlockId, BlockPoolId, GenStamp, ReplicaKey};
+use crate::ids::{GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
 use crate::storage::{ReadError, ReplicaReader, ReplicaState, StorageError};
 use crate::Shared;
 
-use super::ack::error_response;
+use super::ack::{error_response, read_ok};
 use super::packet::{
     encode_packet, encode_prefix, header, prefix_len, read_delimited, PacketError,
 };
@@ -66,16 +63,12 @@ pub(crate) async fn read_block(
     let m = &shared.metrics;
     let wt = cfg.socket_write_timeout;
     let block = &req.header.base_header.block;
-    let pool = match BlockPoolId::new(&block.pool_id) {
-        Ok(p) => p,
+    let key = match ReplicaKey::of_block(block) {
+        Ok(k) => k,
         Err(msg) => {
             conn.send(&error_response(Status::Error, msg), wt).await?;
             return Ok(After::Close);
         }
-    };
-    let key = ReplicaKey {
-        pool,
-        block: BlockId(block.block_id),
     };
     let min_gs = GenStamp(block.generation_stamp);
     let (offset, len) = (req.offset, req.len);
@@ -130,18 +123,7 @@ pub(crate) async fn read_block(
             bytes_per_checksum: stored.bytes_per_checksum,
         }
     };
-    let resp = BlockOpResponseProto {
-        status: Status::Success as i32,
-        read_op_checksum_info: Some(ReadOpChecksumInfoProto {
-            checksum: ChecksumProto {
-                r#type: wire.kind.to_proto() as i32,
-                bytes_per_checksum: wire.bytes_per_checksum,
-            },
-            chunk_offset: start,
-        }),
-        ..Default::default()
-    };
-    conn.send(&resp, wt).await?;
+    conn.send(&read_ok(wire, start), wt).await?;
     Metrics::inc(&m.read_ops);
     Metrics::add(&m.read_bytes_requested, len);
 
