@@ -86,8 +86,14 @@ impl BlockManager {
         let mut hints = HashMap::new();
         for id in &batch {
             self.changed.remove(id);
-            if let Some(hint) = self.delete_hints.remove(id) {
-                hints.insert(*id, hint);
+        }
+        // Hints exist only while a Balancer's moves are being reported:
+        // a full pass over changed blocks need not hash each id for them.
+        if !self.delete_hints.is_empty() {
+            for id in &batch {
+                if let Some(hint) = self.delete_hints.remove(id) {
+                    hints.insert(*id, hint);
+                }
             }
         }
         if self.changed.is_empty() && self.changed.capacity() > 1024 {
