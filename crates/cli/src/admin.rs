@@ -190,123 +190,123 @@ pub async fn run(conf: Configuration, args: Vec<String>) -> i32 {
             crate::admin_snapshot::run(&client, c, &snapshot_args).await
         }
         "-safemode" => safemode(&client, safemode_action.as_deref().unwrap_or_default()).await,
-        "-refreshNodes" => {
-            match client
-                .call::<_, pb::RefreshNodesResponseProto>(
-                    "refreshNodes",
-                    &pb::RefreshNodesRequestProto {},
-                )
-                .await
-            {
-                Ok(_) => {
-                    println!("Refresh nodes successful");
-                    0
-                }
-                Err(e) => {
-                    eprintln!(
-                        "refreshNodes: {}",
-                        e.to_string().lines().next().unwrap_or_default()
-                    );
-                    1
-                }
-            }
-        }
-        _ => {
-            let stats: pb::GetFsStatsResponseProto = match client
-                .call("getFsStats", &pb::GetFsStatusRequestProto {})
-                .await
-            {
-                Ok(s) => s,
-                Err(e) => {
-                    eprintln!("report: {e}");
-                    return 1;
-                }
-            };
-            let report: pb::GetDatanodeReportResponseProto = match client
-                .call(
-                    "getDatanodeReport",
-                    &pb::GetDatanodeReportRequestProto { r#type: 1 },
-                )
-                .await
-            {
-                Ok(r) => r,
-                Err(e) => {
-                    eprintln!("report: {e}");
-                    return 1;
-                }
-            };
-            let live: pb::GetDatanodeReportResponseProto = client
-                .call(
-                    "getDatanodeReport",
-                    &pb::GetDatanodeReportRequestProto { r#type: 2 },
-                )
-                .await
-                .unwrap_or_default();
-            let live_ids: std::collections::HashSet<String> =
-                live.di.iter().map(|d| d.id.datanode_uuid.clone()).collect();
-            println!(
-                "Configured Capacity: {} ({})",
-                stats.capacity,
-                human(stats.capacity)
-            );
-            println!(
-                "DFS Remaining: {} ({})",
-                stats.remaining,
-                human(stats.remaining)
-            );
-            println!("DFS Used: {} ({})", stats.used, human(stats.used));
-            println!("DFS Used%: {:.2}%", pct(stats.used, stats.capacity));
-            println!("Under replicated blocks: {}", stats.under_replicated);
-            println!("Blocks with corrupt replicas: {}", stats.corrupt_blocks);
-            println!("Missing blocks: {}", stats.missing_blocks);
-            println!(
-                "Pending deletion blocks: {}",
-                stats.pending_deletion_blocks.unwrap_or(0)
-            );
-            println!();
-            println!("-------------------------------------------------");
-            println!(
-                "Live datanodes ({}), dead datanodes ({}):",
-                live_ids.len(),
-                report.di.len() - live_ids.len().min(report.di.len())
-            );
-            let now_ms = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_millis() as u64)
-                .unwrap_or(0);
-            let mut nodes = report.di;
-            nodes.sort_by(|a, b| {
-                (a.id.ip_addr.clone(), a.id.xfer_port).cmp(&(b.id.ip_addr.clone(), b.id.xfer_port))
-            });
-            for d in nodes {
-                let cap = d.capacity.unwrap_or(0);
-                let used = d.dfs_used.unwrap_or(0);
-                let rem = d.remaining.unwrap_or(0);
-                println!();
-                println!(
-                    "Name: {}:{} ({})",
-                    d.id.ip_addr, d.id.xfer_port, d.id.host_name
-                );
-                println!("Datanode UUID: {}", d.id.datanode_uuid);
-                println!(
-                    "State: {}",
-                    if live_ids.contains(&d.id.datanode_uuid) {
-                        "Live"
-                    } else {
-                        "Dead"
-                    }
-                );
-                println!("Decommission Status : {}", state_name(d.admin_state));
-                println!("Configured Capacity: {cap} ({})", human(cap));
-                println!("DFS Used: {used} ({})", human(used));
-                println!("DFS Remaining: {rem} ({})", human(rem));
-                println!("DFS Used%: {:.2}%", pct(used, cap));
-                println!("Xceivers: {}", d.xceiver_count.unwrap_or(0));
-                let last = d.last_update.unwrap_or(0);
-                println!("Last contact: {} ms ago", now_ms.saturating_sub(last));
-                println!("Num of Blocks: {}", d.num_blocks.unwrap_or(0));
-            }
+        "-refreshNodes" => refresh_nodes(&client).await,
+        _ => report(&client).await,
+    }
+}
+
+/// `-refreshNodes`: the NameNode reads its include and exclude files again.
+async fn refresh_nodes(client: &Client) -> i32 {
+    match client
+        .call::<_, pb::RefreshNodesResponseProto>("refreshNodes", &pb::RefreshNodesRequestProto {})
+        .await
+    {
+        Ok(_) => {
+            println!("Refresh nodes successful");
             0
         }
+        Err(e) => {
+            eprintln!(
+                "refreshNodes: {}",
+                e.to_string().lines().next().unwrap_or_default()
+            );
+            1
+        }
     }
+}
+
+/// `-report`: the cluster's figures, then each DataNode's.
+async fn report(client: &Client) -> i32 {
+    let stats: pb::GetFsStatsResponseProto = match client
+        .call("getFsStats", &pb::GetFsStatusRequestProto {})
+        .await
+    {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("report: {e}");
+            return 1;
+        }
+    };
+    let report: pb::GetDatanodeReportResponseProto = match client
+        .call(
+            "getDatanodeReport",
+            &pb::GetDatanodeReportRequestProto { r#type: 1 },
+        )
+        .await
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("report: {e}");
+            return 1;
+        }
+    };
+    let live: pb::GetDatanodeReportResponseProto = client
+        .call(
+            "getDatanodeReport",
+            &pb::GetDatanodeReportRequestProto { r#type: 2 },
+        )
+        .await
+        .unwrap_or_default();
+    let live_ids: std::collections::HashSet<String> =
+        live.di.iter().map(|d| d.id.datanode_uuid.clone()).collect();
+    println!(
+        "Configured Capacity: {} ({})",
+        stats.capacity,
+        human(stats.capacity)
+    );
+    println!(
+        "DFS Remaining: {} ({})",
+        stats.remaining,
+        human(stats.remaining)
+    );
+    println!("DFS Used: {} ({})", stats.used, human(stats.used));
+    println!("DFS Used%: {:.2}%", pct(stats.used, stats.capacity));
+    println!("Under replicated blocks: {}", stats.under_replicated);
+    println!("Blocks with corrupt replicas: {}", stats.corrupt_blocks);
+    println!("Missing blocks: {}", stats.missing_blocks);
+    println!(
+        "Pending deletion blocks: {}",
+        stats.pending_deletion_blocks.unwrap_or(0)
+    );
+    println!();
+    println!("-------------------------------------------------");
+    println!(
+        "Live datanodes ({}), dead datanodes ({}):",
+        live_ids.len(),
+        report.di.len() - live_ids.len().min(report.di.len())
+    );
+    let now_ms = cairn_common::clock::now_ms();
+    let mut nodes = report.di;
+    nodes.sort_by(|a, b| {
+        (a.id.ip_addr.clone(), a.id.xfer_port).cmp(&(b.id.ip_addr.clone(), b.id.xfer_port))
+    });
+    for d in nodes {
+        let cap = d.capacity.unwrap_or(0);
+        let used = d.dfs_used.unwrap_or(0);
+        let rem = d.remaining.unwrap_or(0);
+        println!();
+        println!(
+            "Name: {}:{} ({})",
+            d.id.ip_addr, d.id.xfer_port, d.id.host_name
+        );
+        println!("Datanode UUID: {}", d.id.datanode_uuid);
+        println!(
+            "State: {}",
+            if live_ids.contains(&d.id.datanode_uuid) {
+                "Live"
+            } else {
+                "Dead"
+            }
+        );
+        println!("Decommission Status : {}", state_name(d.admin_state));
+        println!("Configured Capacity: {cap} ({})", human(cap));
+        println!("DFS Used: {used} ({})", human(used));
+        println!("DFS Remaining: {rem} ({})", human(rem));
+        println!("DFS Used%: {:.2}%", pct(used, cap));
+        println!("Xceivers: {}", d.xceiver_count.unwrap_or(0));
+        let last = d.last_update.unwrap_or(0);
+        println!("Last contact: {} ms ago", now_ms.saturating_sub(last));
+        println!("Num of Blocks: {}", d.num_blocks.unwrap_or(0));
+    }
+    0
 }

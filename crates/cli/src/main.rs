@@ -39,61 +39,9 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run a NameNode.
-    Namenode {
-        /// Metadata directory (default: dfs.namenode.name.dir; several
-        /// comma-separated directories keep copies of the edit log).
-        #[arg(long, value_name = "DIR[,DIR...]")]
-        dir: Option<String>,
-        /// Create a new, empty namespace in the directories and exit
-        /// (Hadoop's `-format` is accepted too).
-        #[arg(long)]
-        format: bool,
-        /// With --format: overwrite an existing namespace.
-        #[arg(long)]
-        force: bool,
-        /// Recovery mode: load the metadata, ask on stdin what to do at each
-        /// damaged spot of the edit log, save the result and exit (Hadoop's
-        /// `-recover` is accepted too).
-        #[arg(long)]
-        recover: bool,
-        /// A new member of a Raft nameservice: format the directories
-        /// with the namespace identity another NameNode of the nameservice
-        /// reports and exit; its first start waits for `cairn admin
-        /// -addNameNode` (Hadoop's `-bootstrapStandby` is accepted too).
-        #[arg(long)]
-        bootstrap_standby: bool,
-        /// Address to serve RPC on (default: dfs.namenode.rpc-address,
-        /// else fs.defaultFS, else 127.0.0.1:8020). Port 0 picks a free port.
-        #[arg(long, value_name = "HOST:PORT")]
-        rpc_address: Option<String>,
-        /// Address of the HTTP server: WebHDFS and the web UI (default:
-        /// dfs.namenode.http-address, else port 9870 on the RPC host, or a
-        /// free port when the RPC port is 0). Port 0 picks a free port.
-        #[arg(long, value_name = "HOST:PORT")]
-        http_address: Option<String>,
-    },
+    Namenode(NamenodeArgs),
     /// Run a DataNode.
-    Datanode {
-        /// Storage directory for block replicas.
-        #[arg(long, value_name = "DIR")]
-        dir: PathBuf,
-        /// NameNode RPC address (default: dfs.namenode.rpc-address, else
-        /// fs.defaultFS).
-        #[arg(long, value_name = "HOST:PORT")]
-        namenode: Option<String>,
-        /// Data-transfer address (default: dfs.datanode.address, else
-        /// 127.0.0.1:0). Port 0 picks a free port.
-        #[arg(long, value_name = "HOST:PORT")]
-        data_address: Option<String>,
-        /// ClientDatanodeProtocol address (default: dfs.datanode.ipc.address,
-        /// else 127.0.0.1:0).
-        #[arg(long, value_name = "HOST:PORT")]
-        ipc_address: Option<String>,
-        /// HTTP address for /metrics (default: dfs.datanode.http.address,
-        /// else 127.0.0.1:0).
-        #[arg(long, value_name = "HOST:PORT")]
-        http_address: Option<String>,
-    },
+    Datanode(DatanodeArgs),
     /// Run a local cluster: a NameNode and DataNodes on loopback, data
     /// under one folder; Ctrl-C stops it, running it again resumes it.
     Up {
@@ -149,11 +97,78 @@ enum Command {
     },
 }
 
+#[derive(clap::Args, Debug)]
+struct NamenodeArgs {
+    /// Metadata directory (default: dfs.namenode.name.dir; several
+    /// comma-separated directories keep copies of the edit log).
+    #[arg(long, value_name = "DIR[,DIR...]")]
+    dir: Option<String>,
+    /// Create a new, empty namespace in the directories and exit
+    /// (Hadoop's `-format` is accepted too).
+    #[arg(long)]
+    format: bool,
+    /// With --format: overwrite an existing namespace.
+    #[arg(long)]
+    force: bool,
+    /// Recovery mode: load the metadata, ask on stdin what to do at each
+    /// damaged spot of the edit log, save the result and exit (Hadoop's
+    /// `-recover` is accepted too).
+    #[arg(long)]
+    recover: bool,
+    /// A new member of a Raft nameservice: format the directories
+    /// with the namespace identity another NameNode of the nameservice
+    /// reports and exit; its first start waits for `cairn admin
+    /// -addNameNode` (Hadoop's `-bootstrapStandby` is accepted too).
+    #[arg(long)]
+    bootstrap_standby: bool,
+    /// Address to serve RPC on (default: dfs.namenode.rpc-address,
+    /// else fs.defaultFS, else 127.0.0.1:8020). Port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT")]
+    rpc_address: Option<String>,
+    /// Address of the HTTP server: WebHDFS and the web UI (default:
+    /// dfs.namenode.http-address, else port 9870 on the RPC host, or a
+    /// free port when the RPC port is 0). Port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT")]
+    http_address: Option<String>,
+}
+
+#[derive(clap::Args, Debug)]
+struct DatanodeArgs {
+    /// Storage directory for block replicas.
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// NameNode RPC address (default: dfs.namenode.rpc-address, else
+    /// fs.defaultFS).
+    #[arg(long, value_name = "HOST:PORT")]
+    namenode: Option<String>,
+    /// Data-transfer address (default: dfs.datanode.address, else
+    /// 127.0.0.1:0). Port 0 picks a free port.
+    #[arg(long, value_name = "HOST:PORT")]
+    data_address: Option<String>,
+    /// ClientDatanodeProtocol address (default: dfs.datanode.ipc.address,
+    /// else 127.0.0.1:0).
+    #[arg(long, value_name = "HOST:PORT")]
+    ipc_address: Option<String>,
+    /// HTTP address for /metrics (default: dfs.datanode.http.address,
+    /// else 127.0.0.1:0).
+    #[arg(long, value_name = "HOST:PORT")]
+    http_address: Option<String>,
+}
+
 fn load_conf(cli: &Cli) -> anyhow::Result<Configuration> {
-    let mut conf = Configuration::load(cli.conf.as_deref()).context("loading configuration")?;
-    conf.apply_overrides(&cli.define)
-        .context("applying -D overrides")?;
-    Ok(conf)
+    conf_loader(cli)()
+}
+
+/// Reads the configuration as the command line names it, again at every
+/// call (servers reload it on `-reconfig` and `-refresh*`).
+fn conf_loader(cli: &Cli) -> impl Fn() -> anyhow::Result<Configuration> + Send + Sync + 'static {
+    let (conf_dir, define) = (cli.conf.clone(), cli.define.clone());
+    move || {
+        let mut conf = Configuration::load(conf_dir.as_deref()).context("loading configuration")?;
+        conf.apply_overrides(&define)
+            .context("applying -D overrides")?;
+        Ok(conf)
+    }
 }
 
 fn init_tracing() {
@@ -401,6 +416,93 @@ async fn run_datanode(
     Ok(())
 }
 
+/// `cairn datanode`.
+fn datanode_main(cli: &Cli, runtime: &tokio::runtime::Runtime, args: &DatanodeArgs) -> ExitCode {
+    if let Ok(conf) = load_conf(cli) {
+        // Before anything else runs: the process may be replaced.
+        let retain = conf
+            .get_bool(malloc_env::RETAIN_FREED_MEMORY, true)
+            .unwrap_or(true);
+        malloc_env::reexec_with(retain, "cairn datanode", malloc_env::DATANODE);
+    }
+    init_tracing();
+    let reload = conf_loader(cli);
+    let result = load_conf(cli).and_then(|conf| {
+        runtime.block_on(run_datanode(
+            conf,
+            reload,
+            args.dir.clone(),
+            args.namenode.clone(),
+            [
+                (keys::DFS_DATANODE_ADDRESS, args.data_address.clone()),
+                (keys::DFS_DATANODE_IPC_ADDRESS, args.ipc_address.clone()),
+                (keys::DFS_DATANODE_HTTP_ADDRESS, args.http_address.clone()),
+            ],
+        ))
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cairn datanode: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `cairn namenode`.
+fn namenode_main(cli: &Cli, runtime: &tokio::runtime::Runtime, args: &NamenodeArgs) -> ExitCode {
+    if let Ok(conf) = load_conf(cli) {
+        // Before the NameNode starts: the process may be replaced
+        // (the runtime's idle threads end with the exec).
+        let unmap = conf
+            .get_bool(malloc_env::UNMAP_LARGE_BUFFERS, true)
+            .unwrap_or(true);
+        malloc_env::reexec_with(unmap, "cairn namenode", malloc_env::NAMENODE);
+    }
+    init_tracing();
+    let result = load_conf(cli).and_then(|conf| {
+        if args.bootstrap_standby {
+            return runtime.block_on(bootstrap::run(conf, args.dir.clone(), args.force));
+        }
+        let load = conf_loader(cli);
+        let reload = move || load().map_err(|e| format!("{e:#}"));
+        runtime.block_on(run_namenode(
+            conf,
+            reload,
+            args.dir.clone(),
+            args.format,
+            args.force,
+            args.recover,
+            (args.rpc_address.clone(), args.http_address.clone()),
+        ))
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cairn namenode: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `cairn admin`, `fsck` and `dfs`: the tool's exit code, 255 when the
+/// configuration cannot be read (as Hadoop's tools).
+fn tool_main<F: std::future::Future<Output = i32>>(
+    cli: &Cli,
+    runtime: &tokio::runtime::Runtime,
+    tool: impl FnOnce(Configuration) -> F,
+) -> ExitCode {
+    let conf = match load_conf(cli) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cairn: {e:#}");
+            return ExitCode::from(255);
+        }
+    };
+    let code = runtime.block_on(tool(conf));
+    ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
+}
+
 fn main() -> ExitCode {
     // A panic anywhere (any thread, any task) stops the process: a server
     // never keeps serving on state a panic left half changed.
@@ -459,50 +561,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Datanode {
-            dir,
-            namenode,
-            data_address,
-            ipc_address,
-            http_address,
-        } => {
-            if let Ok(conf) = load_conf(&cli) {
-                // Before anything else runs: the process may be replaced.
-                let retain = conf
-                    .get_bool(malloc_env::RETAIN_FREED_MEMORY, true)
-                    .unwrap_or(true);
-                malloc_env::reexec_with(retain, "cairn datanode", malloc_env::DATANODE);
-            }
-            init_tracing();
-            let (conf_dir, define) = (cli.conf.clone(), cli.define.clone());
-            let reload = move || {
-                let mut conf =
-                    Configuration::load(conf_dir.as_deref()).context("loading configuration")?;
-                conf.apply_overrides(&define)
-                    .context("applying -D overrides")?;
-                Ok(conf)
-            };
-            let result = load_conf(&cli).and_then(|conf| {
-                runtime.block_on(run_datanode(
-                    conf,
-                    reload,
-                    dir.clone(),
-                    namenode.clone(),
-                    [
-                        (keys::DFS_DATANODE_ADDRESS, data_address.clone()),
-                        (keys::DFS_DATANODE_IPC_ADDRESS, ipc_address.clone()),
-                        (keys::DFS_DATANODE_HTTP_ADDRESS, http_address.clone()),
-                    ],
-                ))
-            });
-            match result {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("cairn datanode: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Command::Datanode(args) => datanode_main(&cli, &runtime, args),
         Command::Bench { command } => match bench::run(command, &runtime) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
@@ -510,86 +569,9 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Admin { args } => {
-            let conf = match load_conf(&cli) {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("cairn: {e:#}");
-                    return ExitCode::from(255);
-                }
-            };
-            let code = runtime.block_on(admin::run(conf, args.clone()));
-            ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
-        }
-        Command::Fsck { args } => {
-            let conf = match load_conf(&cli) {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("cairn: {e:#}");
-                    return ExitCode::from(255);
-                }
-            };
-            let code = runtime.block_on(fsck::run(conf, args.clone()));
-            ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
-        }
-        Command::Dfs { args } => {
-            let conf = match load_conf(&cli) {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("cairn: {e:#}");
-                    return ExitCode::from(255);
-                }
-            };
-            let code = runtime.block_on(dfs::run(conf, args.clone()));
-            ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
-        }
-        Command::Namenode {
-            dir,
-            format,
-            force,
-            recover,
-            bootstrap_standby,
-            rpc_address,
-            http_address,
-        } => {
-            if let Ok(conf) = load_conf(&cli) {
-                // Before the NameNode starts: the process may be replaced
-                // (the runtime's idle threads end with the exec).
-                let unmap = conf
-                    .get_bool(malloc_env::UNMAP_LARGE_BUFFERS, true)
-                    .unwrap_or(true);
-                malloc_env::reexec_with(unmap, "cairn namenode", malloc_env::NAMENODE);
-            }
-            init_tracing();
-            let result = load_conf(&cli).and_then(|conf| {
-                if *bootstrap_standby {
-                    return runtime.block_on(bootstrap::run(conf, dir.clone(), *force));
-                }
-                let (conf_dir, define) = (cli.conf.clone(), cli.define.clone());
-                let reload = move || {
-                    let mut conf = Configuration::load(conf_dir.as_deref())
-                        .map_err(|e| format!("loading configuration: {e}"))?;
-                    conf.apply_overrides(&define)
-                        .map_err(|e| format!("applying -D overrides: {e}"))?;
-                    Ok(conf)
-                };
-                runtime.block_on(run_namenode(
-                    conf,
-                    reload,
-                    dir.clone(),
-                    *format,
-                    *force,
-                    *recover,
-                    (rpc_address.clone(), http_address.clone()),
-                ))
-            });
-            match result {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("cairn namenode: {e:#}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
+        Command::Admin { args } => tool_main(&cli, &runtime, |c| admin::run(c, args.clone())),
+        Command::Fsck { args } => tool_main(&cli, &runtime, |c| fsck::run(c, args.clone())),
+        Command::Dfs { args } => tool_main(&cli, &runtime, |c| dfs::run(c, args.clone())),
+        Command::Namenode(args) => namenode_main(&cli, &runtime, args),
     }
 }

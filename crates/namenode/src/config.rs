@@ -437,6 +437,123 @@ fn safe_mode_config(
     })
 }
 
+/// `dfs.namenode.replication.min`, `dfs.replication.max` and the default
+/// `dfs.replication`, checked against each other.
+struct ReplicationBounds {
+    min: u32,
+    max: u32,
+    default: u32,
+}
+
+fn replication_bounds(conf: &Configuration) -> Result<ReplicationBounds, ConfigError> {
+    let min_replication = conf.get_u32(
+        k::DFS_NAMENODE_REPLICATION_MIN,
+        k::DFS_NAMENODE_REPLICATION_MIN_DEFAULT,
+    )?;
+    let max_replication = conf.get_u32(k::DFS_REPLICATION_MAX, k::DFS_REPLICATION_MAX_DEFAULT)?;
+    if min_replication == 0
+        || min_replication > max_replication
+        || max_replication > u32::from(u16::MAX)
+    {
+        return Err(invalid(
+            k::DFS_NAMENODE_REPLICATION_MIN,
+            min_replication,
+            &format!(
+                "must be between 1 and {} ({})",
+                max_replication,
+                k::DFS_REPLICATION_MAX
+            ),
+        ));
+    }
+    let replication = conf.get_u32(k::DFS_REPLICATION, k::DFS_REPLICATION_DEFAULT)?;
+    if replication < min_replication || replication > max_replication {
+        return Err(invalid(
+            k::DFS_REPLICATION,
+            replication,
+            &format!("must be between {min_replication} and {max_replication}"),
+        ));
+    }
+    Ok(ReplicationBounds {
+        min: min_replication,
+        max: max_replication,
+        default: replication,
+    })
+}
+
+/// The replication monitor's pace.
+struct RedundancySettings {
+    max_streams: usize,
+    work_multiplier: usize,
+    interval: Duration,
+    pending_timeout: Duration,
+}
+
+fn redundancy_settings(conf: &Configuration) -> Result<RedundancySettings, ConfigError> {
+    let max_streams = conf.get_u32(k::DFS_NAMENODE_REPLICATION_MAX_STREAMS, 2)?;
+    let work_multiplier =
+        conf.get_u32("dfs.namenode.replication.work.multiplier.per.iteration", 2)?;
+    let redundancy_interval = conf.get_duration(
+        "dfs.namenode.redundancy.interval.seconds",
+        cairn_common::config::TimeUnit::Seconds,
+        Duration::from_secs(3),
+    )?;
+    let pending_timeout = conf.get_duration(
+        "dfs.namenode.reconstruction.pending.timeout-sec",
+        cairn_common::config::TimeUnit::Seconds,
+        Duration::from_secs(300),
+    )?;
+    Ok(RedundancySettings {
+        max_streams: max_streams.max(1) as usize,
+        work_multiplier: work_multiplier.max(1) as usize,
+        interval: redundancy_interval.max(Duration::from_millis(100)),
+        pending_timeout,
+    })
+}
+
+/// When the NameNode checkpoints on its own.
+struct CheckpointSettings {
+    txns: u64,
+    period: Duration,
+    check_period: Duration,
+}
+
+fn checkpoint_settings(conf: &Configuration) -> Result<CheckpointSettings, ConfigError> {
+    let checkpoint_txns = conf
+        .get_u64("dfs.namenode.checkpoint.txns", 1_000_000)?
+        .max(1);
+    let checkpoint_period = conf.get_duration(
+        "dfs.namenode.checkpoint.period",
+        cairn_common::config::TimeUnit::Seconds,
+        Duration::from_secs(3600),
+    )?;
+    let checkpoint_check_period = conf
+        .get_duration(
+            "dfs.namenode.checkpoint.check.period",
+            cairn_common::config::TimeUnit::Seconds,
+            Duration::from_secs(60),
+        )?
+        .max(Duration::from_millis(100));
+    Ok(CheckpointSettings {
+        txns: checkpoint_txns,
+        period: checkpoint_period,
+        check_period: checkpoint_check_period,
+    })
+}
+
+/// The HA state a NameNode starts in (`cairn.ha.initial-state`).
+fn ha_initial_state(conf: &Configuration) -> Result<crate::ha::HaServiceState, ConfigError> {
+    Ok(match conf.get_str(CAIRN_HA_INITIAL_STATE)? {
+        None | Some("") => crate::ha::HaServiceState::Active,
+        Some(v) => crate::ha::HaServiceState::parse(v).ok_or_else(|| {
+            invalid(
+                CAIRN_HA_INITIAL_STATE,
+                v,
+                "must be active, standby or observer",
+            )
+        })?,
+    })
+}
+
 impl NameNodeConfig {
     /// Reads and validates the NameNode's keys.
     ///
@@ -445,35 +562,14 @@ impl NameNodeConfig {
     /// of range.
     pub fn from_conf(conf: &Configuration) -> Result<Self, ConfigError> {
         let ipc = ipc_settings(conf)?;
-        let min_replication = conf.get_u32(
-            k::DFS_NAMENODE_REPLICATION_MIN,
-            k::DFS_NAMENODE_REPLICATION_MIN_DEFAULT,
-        )?;
-        let max_replication =
-            conf.get_u32(k::DFS_REPLICATION_MAX, k::DFS_REPLICATION_MAX_DEFAULT)?;
-        if min_replication == 0
-            || min_replication > max_replication
-            || max_replication > u32::from(u16::MAX)
-        {
-            return Err(invalid(
-                k::DFS_NAMENODE_REPLICATION_MIN,
-                min_replication,
-                &format!(
-                    "must be between 1 and {} ({})",
-                    max_replication,
-                    k::DFS_REPLICATION_MAX
-                ),
-            ));
-        }
+        let ReplicationBounds {
+            min: min_replication,
+            max: max_replication,
+            default: replication,
+        } = replication_bounds(conf)?;
+        let redundancy = redundancy_settings(conf)?;
+        let checkpoints = checkpoint_settings(conf)?;
         let safe_mode = safe_mode_config(conf, min_replication)?;
-        let replication = conf.get_u32(k::DFS_REPLICATION, k::DFS_REPLICATION_DEFAULT)?;
-        if replication < min_replication || replication > max_replication {
-            return Err(invalid(
-                k::DFS_REPLICATION,
-                replication,
-                &format!("must be between {min_replication} and {max_replication}"),
-            ));
-        }
         let blocks = block_defaults(conf)?;
         let trash = TrashSettings::from_conf(conf)?;
         let storage_policy_switches = StoragePolicySwitches {
@@ -507,34 +603,6 @@ impl NameNodeConfig {
             .map(|d| std::path::PathBuf::from(d.strip_prefix("file://").unwrap_or(d)))
             .collect();
         let journal = journal_config(conf)?;
-        let max_streams = conf.get_u32(k::DFS_NAMENODE_REPLICATION_MAX_STREAMS, 2)?;
-        let work_multiplier =
-            conf.get_u32("dfs.namenode.replication.work.multiplier.per.iteration", 2)?;
-        let redundancy_interval = conf.get_duration(
-            "dfs.namenode.redundancy.interval.seconds",
-            cairn_common::config::TimeUnit::Seconds,
-            Duration::from_secs(3),
-        )?;
-        let pending_timeout = conf.get_duration(
-            "dfs.namenode.reconstruction.pending.timeout-sec",
-            cairn_common::config::TimeUnit::Seconds,
-            Duration::from_secs(300),
-        )?;
-        let checkpoint_txns = conf
-            .get_u64("dfs.namenode.checkpoint.txns", 1_000_000)?
-            .max(1);
-        let checkpoint_period = conf.get_duration(
-            "dfs.namenode.checkpoint.period",
-            cairn_common::config::TimeUnit::Seconds,
-            Duration::from_secs(3600),
-        )?;
-        let checkpoint_check_period = conf
-            .get_duration(
-                "dfs.namenode.checkpoint.check.period",
-                cairn_common::config::TimeUnit::Seconds,
-                Duration::from_secs(60),
-            )?
-            .max(Duration::from_millis(100));
         let hosts_exclude = conf
             .get_str("dfs.hosts.exclude")?
             .filter(|p| !p.is_empty())
@@ -561,20 +629,10 @@ impl NameNodeConfig {
             cairn_common::config::TimeUnit::Seconds,
             Duration::from_secs(60),
         )?;
-        let ha_initial_state = match conf.get_str(CAIRN_HA_INITIAL_STATE)? {
-            None | Some("") => crate::ha::HaServiceState::Active,
-            Some(v) => crate::ha::HaServiceState::parse(v).ok_or_else(|| {
-                invalid(
-                    CAIRN_HA_INITIAL_STATE,
-                    v,
-                    "must be active, standby or observer",
-                )
-            })?,
-        };
         let ha_enabled = conf.is_ha_enabled()?;
         Ok(Self {
             site: std::sync::Arc::new(conf.clone()),
-            ha_initial_state,
+            ha_initial_state: ha_initial_state(conf)?,
             ha_enabled,
             raft: crate::ha_raft::settings::RaftSettings::from_conf(conf)?,
             retry_cache: crate::retry_cache::RetryCacheSettings::from_conf(conf)?,
@@ -586,13 +644,13 @@ impl NameNodeConfig {
             lease_soft_limit,
             lease_hard_limit,
             hosts_exclude,
-            checkpoint_txns,
-            checkpoint_period,
-            checkpoint_check_period,
-            replication_max_streams: max_streams.max(1) as usize,
-            replication_work_multiplier: work_multiplier.max(1) as usize,
-            redundancy_interval: redundancy_interval.max(Duration::from_millis(100)),
-            pending_reconstruction_timeout: pending_timeout,
+            checkpoint_txns: checkpoints.txns,
+            checkpoint_period: checkpoints.period,
+            checkpoint_check_period: checkpoints.check_period,
+            replication_max_streams: redundancy.max_streams,
+            replication_work_multiplier: redundancy.work_multiplier,
+            redundancy_interval: redundancy.interval,
+            pending_reconstruction_timeout: redundancy.pending_timeout,
             name_dirs,
             journal,
             dead_after: recheck * 2 + heartbeat * 10,

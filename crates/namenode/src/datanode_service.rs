@@ -253,210 +253,10 @@ impl DatanodeProtocolService {
             "versionRequest" => encode(&pb::VersionResponseProto {
                 info: namespace_info(state),
             }),
-            "registerDatanode" => {
-                let r: pb::RegisterDatanodeRequestProto = decode(&req)?;
-                let mut reg = r.registration;
-                // As Hadoop: the address the DataNode connects from is the one
-                // clients will reach it on.
-                reg.datanode_id.ip_addr = ctx.remote_addr.ip().to_string();
-                let uuid = DatanodeUuid(reg.datanode_id.datanode_uuid.clone());
-                if uuid.0.is_empty() {
-                    return Err(CallError::remote(
-                        cairn_proto::exceptions::DISALLOWED_DATANODE,
-                        "Datanode denied communication with namenode: empty datanodeUuid",
-                    ));
-                }
-                let (known, replaced) = {
-                    let mut dns = state.lock_datanodes()?;
-                    let before = dns.uuids();
-                    let known = dns.register(reg.datanode_id.clone(), Instant::now(), now_ms());
-                    let after = dns.uuids();
-                    let replaced: Vec<DatanodeUuid> =
-                        before.into_iter().filter(|u| !after.contains(u)).collect();
-                    (known, replaced)
-                };
-                let mut bm = state.lock_blocks()?;
-                if known {
-                    bm.remove_datanode(&uuid);
-                }
-                for old in &replaced {
-                    info!(old = %old, new = %uuid, "a DataNode on the same address replaces an older one");
-                    bm.remove_datanode(old);
-                }
-                drop(bm);
-                info!(datanode = %uuid, addr = %format!("{}:{}", reg.datanode_id.ip_addr, reg.datanode_id.xfer_port), "DataNode registered");
-                encode(&pb::RegisterDatanodeResponseProto { registration: reg })
-            }
-            "sendHeartbeat" => {
-                let r: pb::HeartbeatRequestProto = decode(&req)?;
-                let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
-                let known = state.lock_datanodes()?.heartbeat(
-                    &uuid,
-                    &r.reports,
-                    r.xceiver_count.unwrap_or(0),
-                    Instant::now(),
-                    now_ms(),
-                );
-                // Only the active commands DataNodes (HDFS's heartbeat
-                // replies from a standby carry none but re-registration).
-                let active = state.lock_blocks()?.set_active(state.ha.is_active());
-                let mut cmds = Vec::new();
-                if !known {
-                    cmds.push(pb::DatanodeCommandProto {
-                        cmd_type: datanode_command_proto::Type::RegisterCommand as i32,
-                        register_cmd: Some(pb::RegisterCommandProto {}),
-                        ..Default::default()
-                    });
-                } else if active {
-                    if let Some(cmd) = transfer_command(state, &uuid)? {
-                        cmds.push(cmd);
-                    }
-                    if let Some(cmd) = recovery_command(state, &uuid)? {
-                        cmds.push(cmd);
-                    }
-                    if let Some(bandwidth) = state.lock_datanodes()?.take_balancer_bandwidth(&uuid)
-                    {
-                        cmds.push(pb::DatanodeCommandProto {
-                            cmd_type: datanode_command_proto::Type::BalancerBandwidthCommand as i32,
-                            balancer_cmd: Some(pb::BalancerBandwidthCommandProto { bandwidth }),
-                            ..Default::default()
-                        });
-                    }
-                    let inv = state
-                        .lock_blocks()?
-                        .take_invalidations(&uuid, INVALIDATE_LIMIT);
-                    if !inv.is_empty() {
-                        debug!(datanode = %uuid, blocks = inv.len(), "sending INVALIDATE");
-                        cmds.push(pb::DatanodeCommandProto {
-                            cmd_type: datanode_command_proto::Type::BlockCommand as i32,
-                            blk_cmd: Some(pb::BlockCommandProto {
-                                action: pb::block_command_proto::Action::Invalidate as i32,
-                                block_pool_id: state.block_pool_id.clone(),
-                                blocks: inv
-                                    .into_iter()
-                                    .map(|(id, gs)| pb::BlockProto {
-                                        block_id: id.0,
-                                        gen_stamp: gs.0,
-                                        num_bytes: Some(i64::MAX as u64),
-                                    })
-                                    .collect(),
-                                ..Default::default()
-                            }),
-                            ..Default::default()
-                        });
-                    }
-                }
-                let lease = if known && r.request_full_block_report_lease.unwrap_or(false) {
-                    // Any non-zero id; Cairn does not rate-limit block reports.
-                    (now_ms() << 8) | 1
-                } else {
-                    0
-                };
-                encode(&pb::HeartbeatResponseProto {
-                    cmds,
-                    ha_status: pb::NnhaStatusHeartbeatProto {
-                        state: state.ha.get().to_heartbeat() as i32,
-                        txid: state.journal.last_txid().0,
-                    },
-                    full_block_report_lease_id: Some(lease),
-                    is_slownode: Some(false),
-                    ..Default::default()
-                })
-            }
-            "blockReport" => {
-                let r: pb::BlockReportRequestProto = decode(&req)?;
-                let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
-                if state.lock_datanodes()?.get(&uuid).is_none() {
-                    return Err(CallError::remote(
-                        cairn_proto::exceptions::UNREGISTERED_NODE,
-                        format!("Unregistered DataNode {uuid}"),
-                    ));
-                }
-                let _one_at_a_time = state
-                    .full_reports
-                    .lock()
-                    .map_err(|_| CallError::io("full report lock poisoned"))?;
-                state.lock_blocks()?.set_active(state.ha.is_active());
-                let started = Instant::now();
-                let mut holds = crate::lockstat::Holds::default();
-                let (mut accepted, mut invalid, mut total) = (0, 0, 0);
-                for storage in &r.reports {
-                    let replicas = decode_storage_report(storage).map_err(CallError::BadRequest)?;
-                    let sid = storage.storage.storage_uuid.clone();
-                    let (ok, bad) = apply_full_report(state, &uuid, &sid, &replicas, &mut holds)?;
-                    total += replicas.len();
-                    state
-                        .metrics
-                        .block_report_replicas
-                        .fetch_add(replicas.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                    accepted += ok;
-                    invalid += bad;
-                    state.lock_datanodes()?.note_block_report(
-                        &uuid,
-                        &sid,
-                        u32::try_from(ok).unwrap_or(u32::MAX),
-                        now_ms(),
-                    );
-                }
-                // As HDFS's "BLOCK* processReport" line, with how long the
-                // namespace lock was held (benchmarks read it).
-                info!(
-                    datanode = %uuid,
-                    storages = r.reports.len(),
-                    blocks = total,
-                    accepted,
-                    invalid,
-                    took_us = started.elapsed().as_micros() as u64,
-                    ns_lock_total_us = holds.total.as_micros() as u64,
-                    ns_lock_max_us = holds.max.as_micros() as u64,
-                    ns_lock_holds = holds.count,
-                    "block report processed"
-                );
-                encode(&pb::BlockReportResponseProto { cmd: None })
-            }
-            "blockReceivedAndDeleted" => {
-                let r: pb::BlockReceivedAndDeletedRequestProto = decode(&req)?;
-                let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
-                let mut bm = state.lock_blocks()?;
-                bm.set_active(state.ha.is_active());
-                for storage in &r.blocks {
-                    let sid = storage
-                        .storage
-                        .as_ref()
-                        .map_or_else(|| storage.storage_uuid.clone(), |s| s.storage_uuid.clone());
-                    for b in &storage.blocks {
-                        let id = BlockId(b.block.block_id);
-                        let gs = GenStamp(b.block.gen_stamp);
-                        let len = b.block.num_bytes.unwrap_or(0);
-                        use received_deleted_block_info_proto::BlockStatus as S;
-                        match S::try_from(b.status) {
-                            Ok(S::Received) => {
-                                state
-                                    .metrics
-                                    .incremental_block_replicas
-                                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                                match b.delete_hint.as_deref().filter(|h| !h.is_empty()) {
-                                    Some(hint) => bm.replica_received_replacing(
-                                        &uuid,
-                                        &sid,
-                                        (id, gs, len),
-                                        DatanodeUuid(hint.to_string()),
-                                    ),
-                                    None => {
-                                        bm.replica_reported(&uuid, &sid, id, gs, len, true);
-                                    }
-                                }
-                            }
-                            Ok(S::Receiving) => {
-                                bm.replica_reported(&uuid, &sid, id, gs, len, false);
-                            }
-                            Ok(S::Deleted) => bm.replica_deleted(&uuid, id),
-                            Err(_) => {}
-                        }
-                    }
-                }
-                encode(&pb::BlockReceivedAndDeletedResponseProto {})
-            }
+            "registerDatanode" => self.register_datanode(ctx, decode(&req)?),
+            "sendHeartbeat" => self.send_heartbeat(decode(&req)?),
+            "blockReport" => self.block_report(decode(&req)?),
+            "blockReceivedAndDeleted" => self.block_received_and_deleted(decode(&req)?),
             "reportBadBlocks" => {
                 let r: pb::ReportBadBlocksRequestProto = decode(&req)?;
                 state.report_bad_blocks(&r.blocks, "DataNode")?;
@@ -469,6 +269,221 @@ impl DatanodeProtocolService {
             }
             other => Err(CallError::NoSuchMethod(other.to_string())),
         }
+    }
+
+    /// A DataNode (re)joins: it replaces any older one on its address.
+    fn register_datanode(
+        &self,
+        ctx: &CallContext,
+        r: pb::RegisterDatanodeRequestProto,
+    ) -> CallResult {
+        let state = &self.state;
+        let mut reg = r.registration;
+        // As Hadoop: the address the DataNode connects from is the one
+        // clients will reach it on.
+        reg.datanode_id.ip_addr = ctx.remote_addr.ip().to_string();
+        let uuid = DatanodeUuid(reg.datanode_id.datanode_uuid.clone());
+        if uuid.0.is_empty() {
+            return Err(CallError::remote(
+                cairn_proto::exceptions::DISALLOWED_DATANODE,
+                "Datanode denied communication with namenode: empty datanodeUuid",
+            ));
+        }
+        let (known, replaced) = {
+            let mut dns = state.lock_datanodes()?;
+            let before = dns.uuids();
+            let known = dns.register(reg.datanode_id.clone(), Instant::now(), now_ms());
+            let after = dns.uuids();
+            let replaced: Vec<DatanodeUuid> =
+                before.into_iter().filter(|u| !after.contains(u)).collect();
+            (known, replaced)
+        };
+        let mut bm = state.lock_blocks()?;
+        if known {
+            bm.remove_datanode(&uuid);
+        }
+        for old in &replaced {
+            info!(old = %old, new = %uuid, "a DataNode on the same address replaces an older one");
+            bm.remove_datanode(old);
+        }
+        drop(bm);
+        info!(datanode = %uuid, addr = %format!("{}:{}", reg.datanode_id.ip_addr, reg.datanode_id.xfer_port), "DataNode registered");
+        encode(&pb::RegisterDatanodeResponseProto { registration: reg })
+    }
+
+    /// Records a DataNode's figures and answers with the commands it has waiting.
+    fn send_heartbeat(&self, r: pb::HeartbeatRequestProto) -> CallResult {
+        let state = &self.state;
+        let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
+        let known = state.lock_datanodes()?.heartbeat(
+            &uuid,
+            &r.reports,
+            r.xceiver_count.unwrap_or(0),
+            Instant::now(),
+            now_ms(),
+        );
+        // Only the active commands DataNodes (HDFS's heartbeat
+        // replies from a standby carry none but re-registration).
+        let active = state.lock_blocks()?.set_active(state.ha.is_active());
+        let mut cmds = Vec::new();
+        if !known {
+            cmds.push(pb::DatanodeCommandProto {
+                cmd_type: datanode_command_proto::Type::RegisterCommand as i32,
+                register_cmd: Some(pb::RegisterCommandProto {}),
+                ..Default::default()
+            });
+        } else if active {
+            if let Some(cmd) = transfer_command(state, &uuid)? {
+                cmds.push(cmd);
+            }
+            if let Some(cmd) = recovery_command(state, &uuid)? {
+                cmds.push(cmd);
+            }
+            if let Some(bandwidth) = state.lock_datanodes()?.take_balancer_bandwidth(&uuid) {
+                cmds.push(pb::DatanodeCommandProto {
+                    cmd_type: datanode_command_proto::Type::BalancerBandwidthCommand as i32,
+                    balancer_cmd: Some(pb::BalancerBandwidthCommandProto { bandwidth }),
+                    ..Default::default()
+                });
+            }
+            let inv = state
+                .lock_blocks()?
+                .take_invalidations(&uuid, INVALIDATE_LIMIT);
+            if !inv.is_empty() {
+                debug!(datanode = %uuid, blocks = inv.len(), "sending INVALIDATE");
+                cmds.push(pb::DatanodeCommandProto {
+                    cmd_type: datanode_command_proto::Type::BlockCommand as i32,
+                    blk_cmd: Some(pb::BlockCommandProto {
+                        action: pb::block_command_proto::Action::Invalidate as i32,
+                        block_pool_id: state.block_pool_id.clone(),
+                        blocks: inv
+                            .into_iter()
+                            .map(|(id, gs)| pb::BlockProto {
+                                block_id: id.0,
+                                gen_stamp: gs.0,
+                                num_bytes: Some(i64::MAX as u64),
+                            })
+                            .collect(),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                });
+            }
+        }
+        let lease = if known && r.request_full_block_report_lease.unwrap_or(false) {
+            // Any non-zero id; Cairn does not rate-limit block reports.
+            (now_ms() << 8) | 1
+        } else {
+            0
+        };
+        encode(&pb::HeartbeatResponseProto {
+            cmds,
+            ha_status: pb::NnhaStatusHeartbeatProto {
+                state: state.ha.get().to_heartbeat() as i32,
+                txid: state.journal.last_txid().0,
+            },
+            full_block_report_lease_id: Some(lease),
+            is_slownode: Some(false),
+            ..Default::default()
+        })
+    }
+
+    /// A full block report: each storage's replicas replace what the block map had.
+    fn block_report(&self, r: pb::BlockReportRequestProto) -> CallResult {
+        let state = &self.state;
+        let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
+        if state.lock_datanodes()?.get(&uuid).is_none() {
+            return Err(CallError::remote(
+                cairn_proto::exceptions::UNREGISTERED_NODE,
+                format!("Unregistered DataNode {uuid}"),
+            ));
+        }
+        let _one_at_a_time = state
+            .full_reports
+            .lock()
+            .map_err(|_| CallError::io("full report lock poisoned"))?;
+        state.lock_blocks()?.set_active(state.ha.is_active());
+        let started = Instant::now();
+        let mut holds = crate::lockstat::Holds::default();
+        let (mut accepted, mut invalid, mut total) = (0, 0, 0);
+        for storage in &r.reports {
+            let replicas = decode_storage_report(storage).map_err(CallError::BadRequest)?;
+            let sid = storage.storage.storage_uuid.clone();
+            let (ok, bad) = apply_full_report(state, &uuid, &sid, &replicas, &mut holds)?;
+            total += replicas.len();
+            state
+                .metrics
+                .block_report_replicas
+                .fetch_add(replicas.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            accepted += ok;
+            invalid += bad;
+            state.lock_datanodes()?.note_block_report(
+                &uuid,
+                &sid,
+                u32::try_from(ok).unwrap_or(u32::MAX),
+                now_ms(),
+            );
+        }
+        // As HDFS's "BLOCK* processReport" line, with how long the
+        // namespace lock was held (benchmarks read it).
+        info!(
+            datanode = %uuid,
+            storages = r.reports.len(),
+            blocks = total,
+            accepted,
+            invalid,
+            took_us = started.elapsed().as_micros() as u64,
+            ns_lock_total_us = holds.total.as_micros() as u64,
+            ns_lock_max_us = holds.max.as_micros() as u64,
+            ns_lock_holds = holds.count,
+            "block report processed"
+        );
+        encode(&pb::BlockReportResponseProto { cmd: None })
+    }
+
+    /// An incremental report: replicas received, being received, or deleted.
+    fn block_received_and_deleted(&self, r: pb::BlockReceivedAndDeletedRequestProto) -> CallResult {
+        let state = &self.state;
+        let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
+        let mut bm = state.lock_blocks()?;
+        bm.set_active(state.ha.is_active());
+        for storage in &r.blocks {
+            let sid = storage
+                .storage
+                .as_ref()
+                .map_or_else(|| storage.storage_uuid.clone(), |s| s.storage_uuid.clone());
+            for b in &storage.blocks {
+                let id = BlockId(b.block.block_id);
+                let gs = GenStamp(b.block.gen_stamp);
+                let len = b.block.num_bytes.unwrap_or(0);
+                use received_deleted_block_info_proto::BlockStatus as S;
+                match S::try_from(b.status) {
+                    Ok(S::Received) => {
+                        state
+                            .metrics
+                            .incremental_block_replicas
+                            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        match b.delete_hint.as_deref().filter(|h| !h.is_empty()) {
+                            Some(hint) => bm.replica_received_replacing(
+                                &uuid,
+                                &sid,
+                                (id, gs, len),
+                                DatanodeUuid(hint.to_string()),
+                            ),
+                            None => {
+                                bm.replica_reported(&uuid, &sid, id, gs, len, true);
+                            }
+                        }
+                    }
+                    Ok(S::Receiving) => {
+                        bm.replica_reported(&uuid, &sid, id, gs, len, false);
+                    }
+                    Ok(S::Deleted) => bm.replica_deleted(&uuid, id),
+                    Err(_) => {}
+                }
+            }
+        }
+        encode(&pb::BlockReceivedAndDeletedResponseProto {})
     }
 }
 

@@ -92,54 +92,10 @@ fn xattr_proto(namespace: XAttrNamespace, name: &str, value: Option<&[u8]>) -> p
 /// `closed_length` gives a closed file's current length.
 pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Vec<pb::EventProto> {
     use pb::EventType as T;
-    use pb::MetadataUpdateType as M;
-    let perms = |p: u16| pb::FsPermissionProto { perm: u32::from(p) };
     match edit {
-        Edit::Mkdir {
-            path,
-            permission,
-            owner,
-            group,
-            mtime_ms,
-            ..
-        } => vec![event(
-            T::EventCreate,
-            pb::CreateEventProto {
-                r#type: pb::INodeType::ITypeDirectory as i32,
-                path: path.clone(),
-                ctime: millis(*mtime_ms),
-                owner_name: owner.clone(),
-                group_name: group.clone(),
-                perms: perms(*permission),
-                ..Default::default()
-            },
-        )],
-        Edit::AddFile {
-            path,
-            permission,
-            owner,
-            group,
-            mtime_ms,
-            replication,
-            block_size,
-            overwrite,
-            ..
-        } => vec![event(
-            T::EventCreate,
-            pb::CreateEventProto {
-                r#type: pb::INodeType::ITypeFile as i32,
-                path: path.clone(),
-                ctime: millis(*mtime_ms),
-                owner_name: owner.clone(),
-                group_name: group.clone(),
-                perms: perms(*permission),
-                replication: Some(i32::from(*replication)),
-                symlink_target: None,
-                overwrite: Some(*overwrite),
-                default_block_size: Some(i64::try_from(*block_size).unwrap_or(i64::MAX)),
-                erasure_coded: Some(false),
-            },
-        )],
+        Edit::Mkdir { .. } | Edit::AddFile { .. } => {
+            create_event(edit).map_or_else(Vec::new, |c| vec![event(T::EventCreate, c)])
+        }
         Edit::CloseFile {
             path,
             mtime_ms,
@@ -181,82 +137,15 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
                 timestamp: millis(*mtime_ms),
             },
         )],
-        Edit::SetPermission { path, permission } => vec![event(
-            T::EventMetadata,
-            pb::MetadataUpdateEventProto {
-                perms: Some(perms(*permission)),
-                ..metadata(path, M::MetaTypePerms)
-            },
-        )],
-        Edit::SetOwner { path, owner, group } => vec![event(
-            T::EventMetadata,
-            pb::MetadataUpdateEventProto {
-                owner_name: owner.clone(),
-                group_name: group.clone(),
-                ..metadata(path, M::MetaTypeOwner)
-            },
-        )],
-        Edit::SetTimes {
-            path,
-            mtime_ms,
-            atime_ms,
-        } => vec![event(
-            T::EventMetadata,
-            pb::MetadataUpdateEventProto {
-                // HDFS's OP_TIMES carries -1 for a time left as it was.
-                mtime: Some(mtime_ms.map_or(-1, millis)),
-                atime: Some(atime_ms.map_or(-1, millis)),
-                ..metadata(path, M::MetaTypeTimes)
-            },
-        )],
-        // HDFS's OP_SET_XATTR / OP_REMOVE_XATTR: a metadata event listing
-        // the attributes set, or the ones removed.
-        Edit::SetXAttr { path, xattr } => vec![event(
-            T::EventMetadata,
-            pb::MetadataUpdateEventProto {
-                x_attrs: vec![xattr_proto(
-                    xattr.namespace,
-                    &xattr.name,
-                    xattr.value.as_deref(),
-                )],
-                x_attrs_removed: Some(false),
-                ..metadata(path, M::MetaTypeXattrs)
-            },
-        )],
-        Edit::RemoveXAttr {
-            path,
-            namespace,
-            name,
-        } => vec![event(
-            T::EventMetadata,
-            pb::MetadataUpdateEventProto {
-                x_attrs: vec![xattr_proto(*namespace, name, None)],
-                x_attrs_removed: Some(true),
-                ..metadata(path, M::MetaTypeXattrs)
-            },
-        )],
-        // HDFS's OP_SET_ACL: a metadata event with the new entries; the
-        // ACL a new child inherits is part of its create event.
-        Edit::SetAcl {
-            path,
-            entries,
-            inherited: false,
-        } => vec![event(
-            T::EventMetadata,
-            pb::MetadataUpdateEventProto {
-                acls: entries
-                    .iter()
-                    .map(|e| pb::AclEntryProto {
-                        r#type: e.kind.number(),
-                        scope: e.scope.number(),
-                        permissions: i32::from(e.permission),
-                        name: e.name.clone(),
-                    })
-                    .collect(),
-                ..metadata(path, M::MetaTypeAcls)
-            },
-        )],
-        Edit::SetAcl { .. } => Vec::new(),
+        Edit::SetPermission { .. }
+        | Edit::SetOwner { .. }
+        | Edit::SetTimes { .. }
+        | Edit::SetXAttr { .. }
+        | Edit::RemoveXAttr { .. }
+        | Edit::SetAcl { .. }
+        | Edit::SetReplication { .. } => metadata_update(edit)
+            .map(|u| vec![event(T::EventMetadata, u)])
+            .unwrap_or_default(),
         // HDFS's inotify translator makes no event of snapshot ops.
         Edit::AllowSnapshot { .. }
         | Edit::DisallowSnapshot { .. }
@@ -272,13 +161,6 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
         | Edit::PutCacheDirective(_)
         | Edit::RemoveCacheDirective { .. }
         | Edit::CacheDirectiveIds { .. } => Vec::new(),
-        Edit::SetReplication { path, replication } => vec![event(
-            T::EventMetadata,
-            pb::MetadataUpdateEventProto {
-                replication: Some(i32::from(*replication)),
-                ..metadata(path, M::MetaTypeReplication)
-            },
-        )],
         Edit::Truncate {
             path,
             new_length,
@@ -292,39 +174,11 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
                 timestamp: millis(*mtime_ms),
             },
         )],
-        // HDFS's OP_CONCAT_DELETE: the target appended to, each source
-        // removed, the target closed (size unknown: -1).
         Edit::Concat {
             target,
             srcs,
             mtime_ms,
-        } => {
-            let mut out = vec![event(
-                T::EventAppend,
-                pb::AppendEventProto {
-                    path: target.clone(),
-                    new_block: Some(false),
-                },
-            )];
-            out.extend(srcs.iter().map(|src| {
-                event(
-                    T::EventUnlink,
-                    pb::UnlinkEventProto {
-                        path: src.clone(),
-                        timestamp: millis(*mtime_ms),
-                    },
-                )
-            }));
-            out.push(event(
-                T::EventClose,
-                pb::CloseEventProto {
-                    path: target.clone(),
-                    file_size: -1,
-                    timestamp: millis(*mtime_ms),
-                },
-            ));
-            out
-        }
+        } => concat_events(target, srcs, *mtime_ms),
         // HDFS's translator has no event for OP_SET_STORAGE_POLICY either.
         // HDFS's inotify has no event for OP_SET_QUOTA(_BY_STORAGETYPE).
         Edit::AddBlock { .. }
@@ -335,6 +189,158 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
         | Edit::SetQuota { .. }
         | Edit::SetQuotaByStorageType { .. } => Vec::new(),
     }
+}
+
+/// The create event of a new directory or file (OP_MKDIR, OP_ADD).
+fn create_event(edit: &Edit) -> Option<pb::CreateEventProto> {
+    let perms = |p: u16| pb::FsPermissionProto { perm: u32::from(p) };
+    let create = match edit {
+        Edit::Mkdir {
+            path,
+            permission,
+            owner,
+            group,
+            mtime_ms,
+            ..
+        } => pb::CreateEventProto {
+            r#type: pb::INodeType::ITypeDirectory as i32,
+            path: path.clone(),
+            ctime: millis(*mtime_ms),
+            owner_name: owner.clone(),
+            group_name: group.clone(),
+            perms: perms(*permission),
+            ..Default::default()
+        },
+        Edit::AddFile {
+            path,
+            permission,
+            owner,
+            group,
+            mtime_ms,
+            replication,
+            block_size,
+            overwrite,
+            ..
+        } => pb::CreateEventProto {
+            r#type: pb::INodeType::ITypeFile as i32,
+            path: path.clone(),
+            ctime: millis(*mtime_ms),
+            owner_name: owner.clone(),
+            group_name: group.clone(),
+            perms: perms(*permission),
+            replication: Some(i32::from(*replication)),
+            symlink_target: None,
+            overwrite: Some(*overwrite),
+            default_block_size: Some(i64::try_from(*block_size).unwrap_or(i64::MAX)),
+            erasure_coded: Some(false),
+        },
+        _ => return None,
+    };
+    Some(create)
+}
+
+/// HDFS's OP_CONCAT_DELETE: the target appended to, each source removed,
+/// the target closed (size unknown: -1).
+fn concat_events(target: &str, srcs: &[String], mtime_ms: u64) -> Vec<pb::EventProto> {
+    use pb::EventType as T;
+    let mut out = vec![event(
+        T::EventAppend,
+        pb::AppendEventProto {
+            path: target.to_string(),
+            new_block: Some(false),
+        },
+    )];
+    out.extend(srcs.iter().map(|src| {
+        event(
+            T::EventUnlink,
+            pb::UnlinkEventProto {
+                path: src.clone(),
+                timestamp: millis(mtime_ms),
+            },
+        )
+    }));
+    out.push(event(
+        T::EventClose,
+        pb::CloseEventProto {
+            path: target.to_string(),
+            file_size: -1,
+            timestamp: millis(mtime_ms),
+        },
+    ));
+    out
+}
+
+/// The metadata event of an edit that changes an inode's attributes
+/// (HDFS's OP_SET_PERMISSIONS, OP_SET_OWNER, OP_TIMES, OP_SET_XATTR,
+/// OP_REMOVE_XATTR, OP_SET_ACL, OP_SET_REPLICATION); `None` for any other.
+fn metadata_update(edit: &Edit) -> Option<pb::MetadataUpdateEventProto> {
+    use pb::MetadataUpdateType as M;
+    let perms = |p: u16| pb::FsPermissionProto { perm: u32::from(p) };
+    let update = match edit {
+        Edit::SetPermission { path, permission } => pb::MetadataUpdateEventProto {
+            perms: Some(perms(*permission)),
+            ..metadata(path, M::MetaTypePerms)
+        },
+        Edit::SetOwner { path, owner, group } => pb::MetadataUpdateEventProto {
+            owner_name: owner.clone(),
+            group_name: group.clone(),
+            ..metadata(path, M::MetaTypeOwner)
+        },
+        Edit::SetTimes {
+            path,
+            mtime_ms,
+            atime_ms,
+        } => pb::MetadataUpdateEventProto {
+            // HDFS's OP_TIMES carries -1 for a time left as it was.
+            mtime: Some(mtime_ms.map_or(-1, millis)),
+            atime: Some(atime_ms.map_or(-1, millis)),
+            ..metadata(path, M::MetaTypeTimes)
+        },
+        // HDFS's OP_SET_XATTR / OP_REMOVE_XATTR: a metadata event listing
+        // the attributes set, or the ones removed.
+        Edit::SetXAttr { path, xattr } => pb::MetadataUpdateEventProto {
+            x_attrs: vec![xattr_proto(
+                xattr.namespace,
+                &xattr.name,
+                xattr.value.as_deref(),
+            )],
+            x_attrs_removed: Some(false),
+            ..metadata(path, M::MetaTypeXattrs)
+        },
+        Edit::RemoveXAttr {
+            path,
+            namespace,
+            name,
+        } => pb::MetadataUpdateEventProto {
+            x_attrs: vec![xattr_proto(*namespace, name, None)],
+            x_attrs_removed: Some(true),
+            ..metadata(path, M::MetaTypeXattrs)
+        },
+        // HDFS's OP_SET_ACL: a metadata event with the new entries; the
+        // ACL a new child inherits is part of its create event.
+        Edit::SetAcl {
+            path,
+            entries,
+            inherited: false,
+        } => pb::MetadataUpdateEventProto {
+            acls: entries
+                .iter()
+                .map(|e| pb::AclEntryProto {
+                    r#type: e.kind.number(),
+                    scope: e.scope.number(),
+                    permissions: i32::from(e.permission),
+                    name: e.name.clone(),
+                })
+                .collect(),
+            ..metadata(path, M::MetaTypeAcls)
+        },
+        Edit::SetReplication { path, replication } => pb::MetadataUpdateEventProto {
+            replication: Some(i32::from(*replication)),
+            ..metadata(path, M::MetaTypeReplication)
+        },
+        _ => return None,
+    };
+    Some(update)
 }
 
 #[cfg(test)]

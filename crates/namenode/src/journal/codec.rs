@@ -10,8 +10,8 @@ use prost::Message;
 use super::cache_codec::{cache_from_proto, cache_to_proto};
 
 use crate::namespace::{
-    AclEntry, AclEntryType, AclScope, BlockId, BlockRecord, Edit, GenStamp, INodeId, StorageType,
-    XAttr, XAttrNamespace,
+    AclEntry, AclEntryType, AclScope, BlockId, BlockRecord, Edit, GenStamp, INodeId, XAttr,
+    XAttrNamespace,
 };
 
 /// Bytes before the payload: length, checksum, txid.
@@ -38,7 +38,10 @@ pub(super) fn block_from(b: &pj::BlockRecordProto) -> BlockRecord {
 /// Converts an edit to its stored form.
 pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
     use pj::edit_proto::Op;
-    if let Some(op) = super::snapshot_codec::to_proto(e).or_else(|| cache_to_proto(e)) {
+    if let Some(op) = super::snapshot_codec::to_proto(e)
+        .or_else(|| cache_to_proto(e))
+        .or_else(|| super::attr_codec::to_proto(e))
+    {
         return pj::EditProto { op: Some(op) };
     }
     let op = match e.clone() {
@@ -131,26 +134,6 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             overwrite,
             mtime_ms,
         }),
-        Edit::SetPermission { path, permission } => Op::SetPermission(pj::SetPermissionEdit {
-            path,
-            permission: u32::from(permission),
-        }),
-        Edit::SetOwner { path, owner, group } => {
-            Op::SetOwner(pj::SetOwnerEdit { path, owner, group })
-        }
-        Edit::SetTimes {
-            path,
-            mtime_ms,
-            atime_ms,
-        } => Op::SetTimes(pj::SetTimesEdit {
-            path,
-            mtime_ms,
-            atime_ms,
-        }),
-        Edit::SetReplication { path, replication } => Op::SetReplication(pj::SetReplicationEdit {
-            path,
-            replication: u32::from(replication),
-        }),
         Edit::Truncate {
             path,
             new_length,
@@ -178,28 +161,6 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             srcs,
             mtime_ms,
         }),
-        Edit::SetXAttr { path, xattr } => Op::SetXattr(pj::SetXAttrEdit {
-            path,
-            xattr: xattr_to(xattr),
-        }),
-        Edit::RemoveXAttr {
-            path,
-            namespace,
-            name,
-        } => Op::RemoveXattr(pj::RemoveXAttrEdit {
-            path,
-            namespace: namespace.number(),
-            name,
-        }),
-        Edit::SetAcl {
-            path,
-            entries,
-            inherited,
-        } => Op::SetAcl(pj::SetAclEdit {
-            path,
-            entries: entries.into_iter().map(acl_entry_to).collect(),
-            inherited,
-        }),
         Edit::RetryId {
             client_id,
             call_id,
@@ -209,28 +170,16 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             call_id,
             cache_directive_id,
         }),
-        Edit::SetStoragePolicy { path, policy } => Op::SetStoragePolicy(pj::SetStoragePolicyEdit {
-            path,
-            policy: u32::from(policy),
-        }),
-        Edit::SetQuota {
-            path,
-            namespace_quota,
-            storage_space_quota,
-        } => Op::SetQuota(pj::SetQuotaEdit {
-            path,
-            namespace_quota,
-            storage_space_quota,
-        }),
-        Edit::SetQuotaByStorageType {
-            path,
-            storage_type,
-            quota,
-        } => Op::SetQuotaByStorageType(pj::SetQuotaByStorageTypeEdit {
-            path,
-            storage_type: storage_type.proto().unsigned_abs(),
-            quota,
-        }),
+        Edit::SetPermission { .. }
+        | Edit::SetOwner { .. }
+        | Edit::SetTimes { .. }
+        | Edit::SetReplication { .. }
+        | Edit::SetXAttr { .. }
+        | Edit::RemoveXAttr { .. }
+        | Edit::SetAcl { .. }
+        | Edit::SetStoragePolicy { .. }
+        | Edit::SetQuota { .. }
+        | Edit::SetQuotaByStorageType { .. } => unreachable!("attribute edits are encoded above"),
         Edit::AllowSnapshot { .. }
         | Edit::DisallowSnapshot { .. }
         | Edit::CreateSnapshot { .. }
@@ -246,7 +195,7 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
     pj::EditProto { op: Some(op) }
 }
 
-fn narrow16(v: u32, what: &str) -> Result<u16, String> {
+pub(super) fn narrow16(v: u32, what: &str) -> Result<u16, String> {
     u16::try_from(v).map_err(|_| format!("{what} {v} out of range"))
 }
 
@@ -257,7 +206,10 @@ fn narrow16(v: u32, what: &str) -> Result<u16, String> {
 pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
     use pj::edit_proto::Op;
     let op = p.op.as_ref().ok_or("edit record without an operation")?;
-    if let Some(edit) = super::snapshot_codec::from_proto(op).or_else(|| cache_from_proto(op)) {
+    if let Some(edit) = super::snapshot_codec::from_proto(op)
+        .or_else(|| cache_from_proto(op))
+        .or_else(|| super::attr_codec::from_proto(op))
+    {
         return edit;
     }
     Ok(match op.clone() {
@@ -316,24 +268,6 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             overwrite: r.overwrite,
             mtime_ms: r.mtime_ms,
         },
-        Op::SetPermission(s) => Edit::SetPermission {
-            path: s.path,
-            permission: narrow16(s.permission, "permission")?,
-        },
-        Op::SetOwner(s) => Edit::SetOwner {
-            path: s.path,
-            owner: s.owner,
-            group: s.group,
-        },
-        Op::SetTimes(s) => Edit::SetTimes {
-            path: s.path,
-            mtime_ms: s.mtime_ms,
-            atime_ms: s.atime_ms,
-        },
-        Op::SetReplication(s) => Edit::SetReplication {
-            path: s.path,
-            replication: narrow16(s.replication, "replication")?,
-        },
         Op::Truncate(t) => Edit::Truncate {
             path: t.path,
             new_length: t.new_length,
@@ -351,24 +285,6 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             srcs: c.srcs,
             mtime_ms: c.mtime_ms,
         },
-        Op::SetXattr(s) => Edit::SetXAttr {
-            path: s.path,
-            xattr: xattr_from(s.xattr)?,
-        },
-        Op::RemoveXattr(r) => Edit::RemoveXAttr {
-            path: r.path,
-            namespace: xattr_namespace(r.namespace)?,
-            name: r.name,
-        },
-        Op::SetAcl(a) => Edit::SetAcl {
-            path: a.path,
-            entries: a
-                .entries
-                .into_iter()
-                .map(acl_entry_from)
-                .collect::<Result<_, _>>()?,
-            inherited: a.inherited,
-        },
         Op::RetryId(r) => Edit::RetryId {
             client_id: r.client_id[..]
                 .try_into()
@@ -376,24 +292,16 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             call_id: r.call_id,
             cache_directive_id: r.cache_directive_id,
         },
-        Op::SetStoragePolicy(s) => Edit::SetStoragePolicy {
-            path: s.path,
-            policy: u8::try_from(s.policy)
-                .map_err(|_| format!("storage policy {} out of range", s.policy))?,
-        },
-        Op::SetQuota(q) => Edit::SetQuota {
-            path: q.path,
-            namespace_quota: q.namespace_quota,
-            storage_space_quota: q.storage_space_quota,
-        },
-        Op::SetQuotaByStorageType(q) => Edit::SetQuotaByStorageType {
-            path: q.path,
-            storage_type: i32::try_from(q.storage_type)
-                .ok()
-                .and_then(StorageType::from_proto)
-                .ok_or_else(|| format!("unknown storage type {}", q.storage_type))?,
-            quota: q.quota,
-        },
+        Op::SetPermission(_)
+        | Op::SetOwner(_)
+        | Op::SetTimes(_)
+        | Op::SetReplication(_)
+        | Op::SetXattr(_)
+        | Op::RemoveXattr(_)
+        | Op::SetAcl(_)
+        | Op::SetStoragePolicy(_)
+        | Op::SetQuota(_)
+        | Op::SetQuotaByStorageType(_) => unreachable!("attribute edits are decoded above"),
         Op::AllowSnapshot(_)
         | Op::DisallowSnapshot(_)
         | Op::CreateSnapshot(_)
@@ -450,7 +358,7 @@ pub(super) fn xattr_from(x: pj::XAttrRecord) -> Result<XAttr, String> {
     })
 }
 
-fn xattr_namespace(n: u32) -> Result<XAttrNamespace, String> {
+pub(super) fn xattr_namespace(n: u32) -> Result<XAttrNamespace, String> {
     XAttrNamespace::from_number(n).ok_or_else(|| format!("unknown xattr namespace {n}"))
 }
 
@@ -529,6 +437,7 @@ pub fn decode_record(buf: &[u8]) -> Decoded {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::namespace::StorageType;
 
     fn sample() -> Vec<Edit> {
         vec![

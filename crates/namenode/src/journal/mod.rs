@@ -7,6 +7,7 @@
 //! [`MemoryEditLog`] keeps nothing (tests, and `dfs.namenode.name.dir`-less
 //! benchmarks).
 
+mod attr_codec;
 pub mod cache_codec;
 pub mod codec;
 pub mod file;
