@@ -541,17 +541,9 @@ async fn randread_phase(
     Ok((all, took, requested))
 }
 
-/// Runs the phases.
-///
-/// # Errors
-/// When the cluster cannot be reached, a file cannot be written or read, or
-/// data read back differs from what was written.
-pub async fn run(a: &DfsioArgs) -> anyhow::Result<Json> {
-    if a.files == 0 || a.threads == 0 {
-        bail!("--files and --threads must be at least 1");
-    }
-    let ops: Vec<String> = a
-        .ops
+/// The phases `--ops` names, checked.
+fn phases(list: &str) -> anyhow::Result<Vec<String>> {
+    let ops: Vec<String> = list
         .split(',')
         .map(|s| s.trim().to_ascii_lowercase())
         .filter(|s| !s.is_empty())
@@ -561,11 +553,17 @@ pub async fn run(a: &DfsioArgs) -> anyhow::Result<Json> {
             bail!("--ops: unknown phase {o:?} (write, read, randread)");
         }
     }
-    let has = |o: &str| ops.iter().any(|x| x == o);
+    Ok(ops)
+}
 
+/// The NameNode's bytes per checksum (server defaults) and the DataNodes'
+/// metrics addresses; what could not be learnt goes to `notes`.
+async fn cluster_facts(
+    a: &DfsioArgs,
+    notes: &mut Vec<Json>,
+) -> anyhow::Result<(Option<u32>, Vec<DataNodeHttp>)> {
     // The NameNode: server defaults and the DataNodes' metrics addresses.
     let nn = namenode_addr(&a.fs).await?;
-    let mut notes: Vec<Json> = Vec::new();
     let rpc =
         cairn_rpc::client::Client::connect(nn, &user(), cairn_proto::protocols::CLIENT_PROTOCOL)
             .await
@@ -603,6 +601,101 @@ pub async fn run(a: &DfsioArgs) -> anyhow::Result<Json> {
     if !dns.is_empty() && !metrics_ok {
         notes.push("DataNodes do not serve Cairn's GET /metrics: no DataNode-side figures".into());
     }
+    Ok((bpc, dns))
+}
+
+/// The random-read phases: positional reads, then seek + read.
+async fn randread_results(
+    a: &DfsioArgs,
+    content: &Arc<Content>,
+    dns: &[DataNodeHttp],
+) -> anyhow::Result<Obj> {
+    let mut rows = Vec::new();
+    for (pattern, name, api) in [
+        (
+            Pattern::Pread,
+            "pread",
+            "FileReader::read_range(offset, len)",
+        ),
+        (
+            Pattern::SeekRead,
+            "seek_read",
+            "FileReader::set_position(offset) + read_bytes(len)",
+        ),
+    ] {
+        let before = snapshot(dns).await;
+        let (s, took, requested) = randread_phase(a, content, pattern).await?;
+        let after = snapshot(dns).await;
+        let mut o = Obj::new()
+            .with("api", api)
+            .with("reads", s.len())
+            .with("read_bytes", a.randread_size)
+            .with("wall_s", took.as_secs_f64())
+            .with("iops", s.len() as f64 / took.as_secs_f64().max(1e-9));
+        for (k, v) in s.summary().0 {
+            if k != "count" {
+                o.put(&k, v);
+            }
+        }
+        o.put("bytes_requested", requested);
+        o.put("verified", true);
+        o.put("datanodes", datanode_side(&before, &after, requested, true));
+        rows.push((name, o));
+    }
+    let mut o = Obj::new();
+    for (name, row) in rows {
+        o.put(name, row);
+    }
+    Ok(o)
+}
+
+/// What the run was asked to do, for the report.
+fn params(a: &DfsioArgs, ops: &[String], bpc: Option<u32>, dns: &[DataNodeHttp]) -> Obj {
+    Obj::new()
+        .with("fs", a.fs.clone())
+        .with("dir", a.dir.clone())
+        .with("ops", ops.join(","))
+        .with("files", a.files)
+        .with("file_bytes", a.size)
+        .with("threads", a.threads)
+        .with("replication", a.replication)
+        .with("block_bytes", a.block_size)
+        .with("bytes_per_checksum", bpc)
+        .with("write_call_bytes", CHUNK)
+        .with("randread_count", a.randread_count)
+        .with("randread_bytes", a.randread_size)
+        .with("seed", a.seed)
+        .with(
+            "datanodes",
+            dns.iter()
+                .map(|d| Json::from(format!("{} (http {})", d.name, d.http)))
+                .collect::<Vec<_>>(),
+        )
+        .with(
+            "client",
+            "hdfs-native 0.14 (Rust), one client per task, tokio tasks in one process",
+        )
+        .with(
+            "units",
+            "MB = 10^6 bytes, MiB = 2^20; per-client = one task's bytes / its own time; \
+             aggregate = all bytes / wall time; latencies in microseconds, nearest-rank",
+        )
+}
+
+/// Runs the phases.
+///
+/// # Errors
+/// When the cluster cannot be reached, a file cannot be written or read, or
+/// data read back differs from what was written.
+pub async fn run(a: &DfsioArgs) -> anyhow::Result<Json> {
+    if a.files == 0 || a.threads == 0 {
+        bail!("--files and --threads must be at least 1");
+    }
+    let ops = phases(&a.ops)?;
+    let has = |o: &str| ops.iter().any(|x| x == o);
+
+    let mut notes: Vec<Json> = Vec::new();
+    let (bpc, dns) = cluster_facts(a, &mut notes).await?;
 
     let content = Arc::new(Content::new());
     let fs = client(&a.fs)?;
@@ -663,43 +756,7 @@ pub async fn run(a: &DfsioArgs) -> anyhow::Result<Json> {
     }
 
     if has("randread") {
-        let mut rows = Vec::new();
-        for (pattern, name, api) in [
-            (
-                Pattern::Pread,
-                "pread",
-                "FileReader::read_range(offset, len)",
-            ),
-            (
-                Pattern::SeekRead,
-                "seek_read",
-                "FileReader::set_position(offset) + read_bytes(len)",
-            ),
-        ] {
-            let before = snapshot(&dns).await;
-            let (s, took, requested) = randread_phase(a, &content, pattern).await?;
-            let after = snapshot(&dns).await;
-            let mut o = Obj::new()
-                .with("api", api)
-                .with("reads", s.len())
-                .with("read_bytes", a.randread_size)
-                .with("wall_s", took.as_secs_f64())
-                .with("iops", s.len() as f64 / took.as_secs_f64().max(1e-9));
-            for (k, v) in s.summary().0 {
-                if k != "count" {
-                    o.put(&k, v);
-                }
-            }
-            o.put("bytes_requested", requested);
-            o.put("verified", true);
-            o.put("datanodes", datanode_side(&before, &after, requested, true));
-            rows.push((name, o));
-        }
-        let mut o = Obj::new();
-        for (name, row) in rows {
-            o.put(name, row);
-        }
-        results.put("randread", o);
+        results.put("randread", randread_results(a, &content, &dns).await?);
     }
 
     if wrote && !a.keep {
@@ -721,35 +778,7 @@ pub async fn run(a: &DfsioArgs) -> anyhow::Result<Json> {
             .into(),
     );
 
-    let params = Obj::new()
-        .with("fs", a.fs.clone())
-        .with("dir", a.dir.clone())
-        .with("ops", ops.join(","))
-        .with("files", a.files)
-        .with("file_bytes", a.size)
-        .with("threads", a.threads)
-        .with("replication", a.replication)
-        .with("block_bytes", a.block_size)
-        .with("bytes_per_checksum", bpc)
-        .with("write_call_bytes", CHUNK)
-        .with("randread_count", a.randread_count)
-        .with("randread_bytes", a.randread_size)
-        .with("seed", a.seed)
-        .with(
-            "datanodes",
-            dns.iter()
-                .map(|d| Json::from(format!("{} (http {})", d.name, d.http)))
-                .collect::<Vec<_>>(),
-        )
-        .with(
-            "client",
-            "hdfs-native 0.14 (Rust), one client per task, tokio tasks in one process",
-        )
-        .with(
-            "units",
-            "MB = 10^6 bytes, MiB = 2^20; per-client = one task's bytes / its own time; \
-             aggregate = all bytes / wall time; latencies in microseconds, nearest-rank",
-        );
+    let params = params(a, &ops, bpc, &dns);
     let results = results.with("notes", notes);
     let machine = machine_facts(None);
     Ok(report(

@@ -93,72 +93,8 @@ pub(super) async fn block_report(
                 .with_context(|| format!("create {path}"))?;
             let mut prev: Option<pb::ExtendedBlockProto> = None;
             for _ in 0..bpf {
-                let mut tries = 0;
-                let lb = loop {
-                    let r: anyhow::Result<pb::AddBlockResponseProto> = t
-                        .client(th)
-                        .call(
-                            "addBlock",
-                            &pb::AddBlockRequestProto {
-                                src: path.clone(),
-                                client_name: client.clone(),
-                                previous: prev.clone(),
-                                exclude_nodes: exclude.to_vec(),
-                                file_id: Some(0),
-                                favored_nodes: Vec::new(),
-                                flags: Vec::new(),
-                            },
-                        )
-                        .await;
-                    match r {
-                        Ok(r) => break r.block,
-                        Err(e) if tries < 30 && format!("{e:#}").contains("NotReplicatedYet") => {
-                            tries += 1;
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                        Err(e) => return Err(e.context(format!("addBlock {path}"))),
-                    }
-                };
-                for loc in &lb.locs {
-                    let idx = nodes
-                        .iter()
-                        .position(|n| n.reg.datanode_id.datanode_uuid == loc.id.datanode_uuid)
-                        .ok_or_else(|| {
-                            anyhow::anyhow!(
-                                "addBlock {path} placed a replica on {}:{} ({}), not a simulated DataNode",
-                                loc.id.ip_addr,
-                                loc.id.xfer_port,
-                                loc.id.datanode_uuid
-                            )
-                        })?;
-                    let node = &nodes[idx];
-                    let _: pb::BlockReceivedAndDeletedResponseProto = t
-                        .datanode
-                        .call(
-                            "blockReceivedAndDeleted",
-                            &pb::BlockReceivedAndDeletedRequestProto {
-                                registration: node.reg.clone(),
-                                block_pool_id: pool.clone(),
-                                blocks: vec![pb::StorageReceivedDeletedBlocksProto {
-                                    storage_uuid: node.storage.storage_uuid.clone(),
-                                    blocks: vec![pb::ReceivedDeletedBlockInfoProto {
-                                        block: pb::BlockProto {
-                                            block_id: lb.b.block_id,
-                                            gen_stamp: lb.b.generation_stamp,
-                                            num_bytes: Some(0),
-                                        },
-                                        status: 2, // RECEIVED
-                                        delete_hint: None,
-                                    }],
-                                    storage: Some(node.storage.clone()),
-                                }],
-                            },
-                        )
-                        .await?;
-                    if let Ok(mut b) = node.blocks.lock() {
-                        b.push((lb.b.block_id, lb.b.generation_stamp));
-                    }
-                }
+                let lb = add_block(&t, th, &path, &client, prev.clone(), &exclude).await?;
+                received(&t, &nodes, &pool, &path, &lb).await?;
                 prev = Some(pb::ExtendedBlockProto {
                     num_bytes: Some(0),
                     ..lb.b.clone()
@@ -170,21 +106,7 @@ pub(super) async fn block_report(
     .await?;
     let setup = setup_start.elapsed();
     // 3. The reports: real blocks less the missing ones, padded with fakes.
-    let reports: Vec<Vec<(u64, u64)>> = nodes
-        .iter()
-        .map(|n| {
-            let mut real = n.blocks.lock().map(|b| b.clone()).unwrap_or_default();
-            let keep =
-                ((real.len() as f64) * (1.0 - a.missing_fraction.clamp(0.0, 1.0))).round() as usize;
-            real.truncate(keep.min(a.blocks_per_report));
-            let mut fake = 1u64;
-            while real.len() < a.blocks_per_report {
-                real.push((fake, 0));
-                fake += 1;
-            }
-            real
-        })
-        .collect();
+    let reports = reports_of(&nodes, a);
     let real_blocks: usize = nodes
         .iter()
         .map(|n| n.blocks.lock().map_or(0, |b| b.len()))
@@ -210,6 +132,115 @@ pub(super) async fn block_report(
         .with("real_replicas", real_blocks)
         .with("files", files)
         .with("setup_s", setup.as_secs_f64()))
+}
+
+/// addBlock for a file of the setup, waiting out NotReplicatedYet (the
+/// previous block's replicas not yet reported) as HDFS's client does.
+async fn add_block(
+    t: &Target,
+    th: usize,
+    path: &str,
+    client: &str,
+    prev: Option<pb::ExtendedBlockProto>,
+    exclude: &[pb::DatanodeInfoProto],
+) -> anyhow::Result<pb::LocatedBlockProto> {
+    let mut tries = 0;
+    loop {
+        let r: anyhow::Result<pb::AddBlockResponseProto> = t
+            .client(th)
+            .call(
+                "addBlock",
+                &pb::AddBlockRequestProto {
+                    src: path.to_string(),
+                    client_name: client.to_string(),
+                    previous: prev.clone(),
+                    exclude_nodes: exclude.to_vec(),
+                    file_id: Some(0),
+                    favored_nodes: Vec::new(),
+                    flags: Vec::new(),
+                },
+            )
+            .await;
+        match r {
+            Ok(r) => return Ok(r.block),
+            Err(e) if tries < 30 && format!("{e:#}").contains("NotReplicatedYet") => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(e.context(format!("addBlock {path}"))),
+        }
+    }
+}
+
+/// Reports a new block RECEIVED by each simulated DataNode it was placed on.
+async fn received(
+    t: &Target,
+    nodes: &[SimNode],
+    pool: &str,
+    path: &str,
+    lb: &pb::LocatedBlockProto,
+) -> anyhow::Result<()> {
+    for loc in &lb.locs {
+        let idx = nodes
+            .iter()
+            .position(|n| n.reg.datanode_id.datanode_uuid == loc.id.datanode_uuid)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "addBlock {path} placed a replica on {}:{} ({}), not a simulated DataNode",
+                    loc.id.ip_addr,
+                    loc.id.xfer_port,
+                    loc.id.datanode_uuid
+                )
+            })?;
+        let node = &nodes[idx];
+        let _: pb::BlockReceivedAndDeletedResponseProto = t
+            .datanode
+            .call(
+                "blockReceivedAndDeleted",
+                &pb::BlockReceivedAndDeletedRequestProto {
+                    registration: node.reg.clone(),
+                    block_pool_id: pool.to_string(),
+                    blocks: vec![pb::StorageReceivedDeletedBlocksProto {
+                        storage_uuid: node.storage.storage_uuid.clone(),
+                        blocks: vec![pb::ReceivedDeletedBlockInfoProto {
+                            block: pb::BlockProto {
+                                block_id: lb.b.block_id,
+                                gen_stamp: lb.b.generation_stamp,
+                                num_bytes: Some(0),
+                            },
+                            status: 2, // RECEIVED
+                            delete_hint: None,
+                        }],
+                        storage: Some(node.storage.clone()),
+                    }],
+                },
+            )
+            .await?;
+        if let Ok(mut b) = node.blocks.lock() {
+            b.push((lb.b.block_id, lb.b.generation_stamp));
+        }
+    }
+    Ok(())
+}
+
+/// Each node's full report: its real blocks less the missing fraction,
+/// padded with fake ids to `--blocks-per-report`.
+fn reports_of(nodes: &[SimNode], a: &NnArgs) -> Vec<Vec<(u64, u64)>> {
+    nodes
+        .iter()
+        .map(|n| {
+            let mut real = n.blocks.lock().map(|b| b.clone()).unwrap_or_default();
+            let keep =
+                ((real.len() as f64) * (1.0 - a.missing_fraction.clamp(0.0, 1.0))).round() as usize;
+            real.truncate(keep.min(a.blocks_per_report));
+            let mut fake = 1u64;
+            while real.len() < a.blocks_per_report {
+                real.push((fake, 0));
+                fake += 1;
+            }
+            real
+        })
+        .collect()
 }
 
 /// Registers a simulated DataNode as a real one does: versionRequest,
