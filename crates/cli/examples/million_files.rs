@@ -89,28 +89,41 @@ fn rss_kib(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
-    let mut files: usize = 1_000_000;
-    let (mut json, mut compare, mut checkpoint_phase) = (false, false, true);
-    // Decoding in process holds a second namespace beside the first.
-    let mut in_process_phase = true;
-    let mut throughput_ops = 0usize;
+/// The command line.
+struct Options {
+    files: usize,
+    json: bool,
+    compare: bool,
+    checkpoint_phase: bool,
+    /// Decoding in process holds a second namespace beside the first.
+    in_process_phase: bool,
+    throughput_ops: usize,
+}
+
+fn options() -> anyhow::Result<Options> {
+    let mut o = Options {
+        files: 1_000_000,
+        json: false,
+        compare: false,
+        checkpoint_phase: true,
+        in_process_phase: true,
+        throughput_ops: 0,
+    };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--files" => {
-                files = args
+                o.files = args
                     .next()
                     .ok_or_else(|| anyhow::anyhow!("--files N"))?
                     .parse()?;
             }
-            "--json" => json = true,
-            "--compare-format-1" => compare = true,
-            "--no-checkpoint" => checkpoint_phase = false,
-            "--no-in-process" => in_process_phase = false,
+            "--json" => o.json = true,
+            "--compare-format-1" => o.compare = true,
+            "--no-checkpoint" => o.checkpoint_phase = false,
+            "--no-in-process" => o.in_process_phase = false,
             "--throughput" => {
-                throughput_ops = args
+                o.throughput_ops = args
                     .next()
                     .ok_or_else(|| anyhow::anyhow!("--throughput N"))?
                     .parse()?;
@@ -118,14 +131,13 @@ async fn main() -> anyhow::Result<()> {
             other => anyhow::bail!("unknown argument {other}"),
         }
     }
-    let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
-    let work = tempfile::tempdir()?;
-    let name = work.path().join("name");
+    Ok(o)
+}
 
-    // 1. Build the namespace in memory.
-    let t = Instant::now();
-    let mut ns = Namespace::new(&user, "supergroup", 1, Limits::default());
-    let caller = Caller::superuser(&user);
+/// `files` empty closed files, 1,000 a directory, through the namespace API.
+fn build_namespace(files: usize, user: &str) -> anyhow::Result<Namespace> {
+    let mut ns = Namespace::new(user, "supergroup", 1, Limits::default());
+    let caller = Caller::superuser(user);
     for i in 0..files {
         let path = format!("/big/dir{:04}/file{:07}", i / 1000, i);
         ns.create(
@@ -144,14 +156,110 @@ async fn main() -> anyhow::Result<()> {
         ns.complete(&path, 0, "gen", None, 2, &|_| true)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
     }
-    let build = t.elapsed();
+    Ok(ns)
+}
+
+/// getFileInfo latencies (µs) of up to `n` calls on files spread over the
+/// namespace, until `stop` is set.
+async fn sample_get_file_info(
+    c: Arc<Client>,
+    files: usize,
+    n: usize,
+    stop: Arc<AtomicBool>,
+) -> Vec<f64> {
+    let mut lat = Vec::with_capacity(n.min(1 << 20));
+    let mut i = 7usize;
+    while lat.len() < n && !stop.load(Ordering::Relaxed) {
+        i = (i * 7919 + 13) % files.max(1);
+        let req = pb::GetFileInfoRequestProto {
+            src: format!("/big/dir{:04}/file{:07}", i / 1000, i),
+        };
+        let t = Instant::now();
+        let _: pb::GetFileInfoResponseProto = c.call("getFileInfo", &req).await.unwrap_or_default();
+        lat.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    lat
+}
+
+/// Triggers a checkpoint (1,000 transactions), then samples getFileInfo
+/// from the last mkdirs until the image is on disk: reads racing the
+/// checkpoint. Returns their latencies and the checkpoint's seconds.
+async fn checkpoint_reads(
+    c: &Arc<Client>,
+    name: &std::path::Path,
+    files: usize,
+) -> anyhow::Result<(Vec<f64>, f64)> {
+    let images_before = count_images(name);
+    let t = Instant::now();
+    for i in 0..1000 {
+        let req = pb::MkdirsRequestProto {
+            src: format!("/cp/m{i}"),
+            masked: pb::FsPermissionProto { perm: 0o755 },
+            create_parent: true,
+            unmasked: None,
+        };
+        let _: pb::MkdirsResponseProto = c.call("mkdirs", &req).await?;
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = tokio::spawn(sample_get_file_info(
+        c.clone(),
+        files,
+        usize::MAX,
+        stop.clone(),
+    ));
+    let cp_start = Instant::now();
+    while count_images(name) == images_before || newest_image_txid(name) < 1000 {
+        if t.elapsed() > Duration::from_secs(600) {
+            anyhow::bail!("no checkpoint within 10 minutes");
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let checkpoint = cp_start.elapsed();
+    stop.store(true, Ordering::Relaxed);
+    Ok((reader.await?, checkpoint.as_secs_f64()))
+}
+
+/// What one run measured.
+struct Figures {
+    files: usize,
+    build_s: f64,
+    image_bytes: u64,
+    image_write_s: f64,
+    image_write_cpu_s: f64,
+    /// In process: encode CPU, decode wall, decode CPU.
+    codec: (f64, f64, f64),
+    /// The same for the previous format, with its size.
+    format1: Option<(f64, f64, f64, usize)>,
+    restart_s: f64,
+    restart_cpu_s: f64,
+    rss_kib: u64,
+    rest: Vec<f64>,
+    during: Vec<f64>,
+    checkpoint_phase: bool,
+    checkpoint_s: f64,
+    throughput: Option<serde_json::Value>,
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let opts = options()?;
+    let files = opts.files;
+    let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+    let work = tempfile::tempdir()?;
+    let name = work.path().join("name");
+
+    // 1. Build the namespace in memory.
+    let t = Instant::now();
+    let ns = build_namespace(files, &user)?;
+    let build_s = t.elapsed().as_secs_f64();
     // In process: the image codec alone (and the previous format's).
-    let (enc2, dec2, dec2_cpu, _) = if in_process_phase {
-        in_process(&ns, &user, cairn_namenode::image::encode)?
+    let codec = if opts.in_process_phase {
+        let (enc, dec, dec_cpu, _) = in_process(&ns, &user, cairn_namenode::image::encode)?;
+        (enc, dec, dec_cpu)
     } else {
-        (0.0, 0.0, 0.0, 0)
+        (0.0, 0.0, 0.0)
     };
-    let v1 = if compare {
+    let format1 = if opts.compare {
         Some(in_process(
             &ns,
             &user,
@@ -162,7 +270,7 @@ async fn main() -> anyhow::Result<()> {
     };
     // 2. Save it as the image of a formatted directory (a checkpoint write).
     let info = cairn_namenode::new_version_info();
-    let (formatted, image_write, image_write_cpu) = timed(|| {
+    let (formatted, image_write_s, image_write_cpu_s) = timed(|| {
         cairn_namenode::storage::format(
             &cairn_common::disk::RealDisk,
             std::slice::from_ref(&name),
@@ -172,7 +280,6 @@ async fn main() -> anyhow::Result<()> {
         )
     });
     formatted?;
-    let image_write = Duration::from_secs_f64(image_write);
     let image_bytes = std::fs::read_dir(&name)?
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().starts_with("fsimage_"))
@@ -199,54 +306,14 @@ async fn main() -> anyhow::Result<()> {
         src: "/big/dir0000/file0000000".into(),
     };
     let _: pb::GetFileInfoResponseProto = c.call("getFileInfo", &probe).await?;
-    let restart = t.elapsed();
-    let restart_cpu = proc_cpu_s(&child.id().to_string());
-    let rss = rss_kib(child.id());
+    let restart_s = t.elapsed().as_secs_f64();
+    let restart_cpu_s = proc_cpu_s(&child.id().to_string());
+    let rss_kib = rss_kib(child.id());
 
-    // 4. getFileInfo latency at rest.
-    let sample = |c: Arc<Client>, n: usize, stop: Arc<AtomicBool>| async move {
-        let mut lat = Vec::with_capacity(n.min(1 << 20));
-        let mut i = 7usize;
-        while lat.len() < n && !stop.load(Ordering::Relaxed) {
-            i = (i * 7919 + 13) % files.max(1);
-            let req = pb::GetFileInfoRequestProto {
-                src: format!("/big/dir{:04}/file{:07}", i / 1000, i),
-            };
-            let t = Instant::now();
-            let _: pb::GetFileInfoResponseProto =
-                c.call("getFileInfo", &req).await.unwrap_or_default();
-            lat.push(t.elapsed().as_secs_f64() * 1e6);
-        }
-        lat
-    };
-    let mut rest = sample(c.clone(), 20_000, Arc::new(AtomicBool::new(false))).await;
-
-    // 5. Trigger a checkpoint (1,000 transactions), then sample from the
-    // last mkdirs until the image is on disk: reads racing the checkpoint.
-    let (mut during, checkpoint) = if checkpoint_phase {
-        let images_before = count_images(&name);
-        let t = Instant::now();
-        for i in 0..1000 {
-            let req = pb::MkdirsRequestProto {
-                src: format!("/cp/m{i}"),
-                masked: pb::FsPermissionProto { perm: 0o755 },
-                create_parent: true,
-                unmasked: None,
-            };
-            let _: pb::MkdirsResponseProto = c.call("mkdirs", &req).await?;
-        }
-        let stop = Arc::new(AtomicBool::new(false));
-        let reader = tokio::spawn(sample(c.clone(), usize::MAX, stop.clone()));
-        let cp_start = Instant::now();
-        while count_images(&name) == images_before || newest_image_txid(&name) < 1000 {
-            if t.elapsed() > Duration::from_secs(600) {
-                anyhow::bail!("no checkpoint within 10 minutes");
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let checkpoint = cp_start.elapsed();
-        stop.store(true, Ordering::Relaxed);
-        (reader.await?, checkpoint.as_secs_f64())
+    // 4. getFileInfo latency at rest; 5. while a checkpoint runs.
+    let rest = sample_get_file_info(c.clone(), files, 20_000, Arc::default()).await;
+    let (during, checkpoint_s) = if opts.checkpoint_phase {
+        checkpoint_reads(&c, &name, files).await?
     } else {
         (Vec::new(), 0.0)
     };
@@ -257,9 +324,9 @@ async fn main() -> anyhow::Result<()> {
     // NameNode restarted with HDFS's checkpoint defaults (the one above
     // checkpoints every 1,000 edits, which would charge a whole image build
     // to the ops measured here).
-    let throughput = if throughput_ops > 0 {
+    let throughput = if opts.throughput_ops > 0 {
         let (mut nn, addr) = start_namenode(&exe, &name, &[])?;
-        let report = bench_nn(&exe, addr, nn.id(), throughput_ops);
+        let report = bench_nn(&exe, addr, nn.id(), opts.throughput_ops);
         let _ = nn.kill();
         let _ = nn.wait();
         Some(report?)
@@ -267,69 +334,98 @@ async fn main() -> anyhow::Result<()> {
         None
     };
 
-    let per_m = 1e6 / files.max(1) as f64;
-    let (rest_p50, rest_p99) = (
-        percentile(&mut rest.clone(), 0.5),
-        percentile(&mut rest, 0.99),
-    );
-    let (cp_p50, cp_p99) = (
-        percentile(&mut during.clone(), 0.5),
-        percentile(&mut during, 0.99),
-    );
-    if json {
-        let mut o = serde_json::json!({
-            "files": files,
-            "namespace_build_s": build.as_secs_f64(),
-            "image_bytes": image_bytes,
-            "image_bytes_per_file": image_bytes as f64 / files.max(1) as f64,
-            "image_write_s": image_write.as_secs_f64(),
-            "image_write_s_per_million": image_write.as_secs_f64() * per_m,
-            "image_write_cpu_s": image_write_cpu,
-            "image_write_cpu_s_per_million": image_write_cpu * per_m,
-            "image_encode_cpu_s": enc2,
-            "image_decode_s": dec2,
-            "image_decode_cpu_s": dec2_cpu,
-            "restart_s": restart.as_secs_f64(),
-            "restart_s_per_million": restart.as_secs_f64() * per_m,
-            "restart_cpu_s": restart_cpu,
-            "restart_cpu_s_per_million": restart_cpu * per_m,
-            "rss_bytes_per_file": rss as f64 * 1024.0 / files.max(1) as f64,
-            "checkpoint_s": checkpoint,
-            "getfileinfo_rest_p50_us": rest_p50,
-            "getfileinfo_rest_p99_us": rest_p99,
-            "getfileinfo_checkpoint_p50_us": cp_p50,
-            "getfileinfo_checkpoint_p99_us": cp_p99,
-            "getfileinfo_checkpoint_calls": during.len(),
-        });
-        if let (Some(t), Some(map)) = (&throughput, o.as_object_mut()) {
-            map.insert("throughput".into(), t.clone());
-        }
-        if let (Some((enc, dec, cpu, bytes)), Some(map)) = (v1, o.as_object_mut()) {
-            map.insert("format1_encode_cpu_s".into(), enc.into());
-            map.insert("format1_decode_s".into(), dec.into());
-            map.insert("format1_decode_cpu_s".into(), cpu.into());
-            map.insert("format1_bytes".into(), bytes.into());
-        }
-        println!("{o}");
-        return Ok(());
+    let figures = Figures {
+        files,
+        build_s,
+        image_bytes,
+        image_write_s,
+        image_write_cpu_s,
+        codec,
+        format1,
+        restart_s,
+        restart_cpu_s,
+        rss_kib,
+        rest,
+        during,
+        checkpoint_phase: opts.checkpoint_phase,
+        checkpoint_s,
+        throughput,
+    };
+    if opts.json {
+        print_json(figures);
+    } else {
+        print_text(figures);
     }
+    Ok(())
+}
+
+/// p50 and p99 of latencies.
+fn p50_p99(v: &[f64]) -> (f64, f64) {
+    let mut v = v.to_vec();
+    (percentile(&mut v, 0.5), percentile(&mut v, 0.99))
+}
+
+fn print_json(f: Figures) {
+    let per_m = 1e6 / f.files.max(1) as f64;
+    let (rest_p50, rest_p99) = p50_p99(&f.rest);
+    let (cp_p50, cp_p99) = p50_p99(&f.during);
+    let (enc2, dec2, dec2_cpu) = f.codec;
+    let mut o = serde_json::json!({
+        "files": f.files,
+        "namespace_build_s": f.build_s,
+        "image_bytes": f.image_bytes,
+        "image_bytes_per_file": f.image_bytes as f64 / f.files.max(1) as f64,
+        "image_write_s": f.image_write_s,
+        "image_write_s_per_million": f.image_write_s * per_m,
+        "image_write_cpu_s": f.image_write_cpu_s,
+        "image_write_cpu_s_per_million": f.image_write_cpu_s * per_m,
+        "image_encode_cpu_s": enc2,
+        "image_decode_s": dec2,
+        "image_decode_cpu_s": dec2_cpu,
+        "restart_s": f.restart_s,
+        "restart_s_per_million": f.restart_s * per_m,
+        "restart_cpu_s": f.restart_cpu_s,
+        "restart_cpu_s_per_million": f.restart_cpu_s * per_m,
+        "rss_bytes_per_file": f.rss_kib as f64 * 1024.0 / f.files.max(1) as f64,
+        "checkpoint_s": f.checkpoint_s,
+        "getfileinfo_rest_p50_us": rest_p50,
+        "getfileinfo_rest_p99_us": rest_p99,
+        "getfileinfo_checkpoint_p50_us": cp_p50,
+        "getfileinfo_checkpoint_p99_us": cp_p99,
+        "getfileinfo_checkpoint_calls": f.during.len(),
+    });
+    if let (Some(t), Some(map)) = (&f.throughput, o.as_object_mut()) {
+        map.insert("throughput".into(), t.clone());
+    }
+    if let (Some((enc, dec, cpu, bytes)), Some(map)) = (f.format1, o.as_object_mut()) {
+        map.insert("format1_encode_cpu_s".into(), enc.into());
+        map.insert("format1_decode_s".into(), dec.into());
+        map.insert("format1_decode_cpu_s".into(), cpu.into());
+        map.insert("format1_bytes".into(), bytes.into());
+    }
+    println!("{o}");
+}
+
+fn print_text(f: Figures) {
+    let files = f.files;
+    let per_m = 1e6 / files.max(1) as f64;
+    let (rest_p50, rest_p99) = p50_p99(&f.rest);
+    let (cp_p50, cp_p99) = p50_p99(&f.during);
+    let (enc2, dec2, dec2_cpu) = f.codec;
     println!("# cairn NameNode with {files} files (1,000 per directory), release build");
-    println!(
-        "namespace build in memory:     {:>10.2} s",
-        build.as_secs_f64()
-    );
+    println!("namespace build in memory:     {:>10.2} s", f.build_s);
     println!(
         "image write (format):          {:>10.2} s  ({:.2} s per million files; CPU {:.2} s per million; {:.1} MB, {:.1} B/file)",
-        image_write.as_secs_f64(),
-        image_write.as_secs_f64() * per_m,
-        image_write_cpu * per_m,
-        image_bytes as f64 / 1e6,
-        image_bytes as f64 / files as f64
+        f.image_write_s,
+        f.image_write_s * per_m,
+        f.image_write_cpu_s * per_m,
+        f.image_bytes as f64 / 1e6,
+        f.image_bytes as f64 / files as f64
     );
     println!(
         "image in process:              encode {enc2:.2} s CPU, decode {dec2:.2} s ({dec2_cpu:.2} s CPU)"
     );
-    if let Some((enc, dec, cpu, bytes)) = v1 {
+    if let Some((enc, dec, cpu, bytes)) = f.format1 {
         println!(
             "format-1 image in process:     encode {enc:.2} s CPU, decode {dec:.2} s ({cpu:.2} s CPU), {:.1} B/file",
             bytes as f64 / files as f64
@@ -337,29 +433,31 @@ async fn main() -> anyhow::Result<()> {
     }
     println!(
         "restart to first RPC:          {:>10.2} s  ({:.2} s per million files; NameNode CPU {:.2} s per million)",
-        restart.as_secs_f64(),
-        restart.as_secs_f64() * per_m,
-        restart_cpu * per_m
+        f.restart_s,
+        f.restart_s * per_m,
+        f.restart_cpu_s * per_m
     );
     println!(
         "resident memory:               {:>10.1} MiB  ({:.0} B/file)",
-        rss as f64 / 1024.0,
-        rss as f64 * 1024.0 / files as f64
+        f.rss_kib as f64 / 1024.0,
+        f.rss_kib as f64 * 1024.0 / files as f64
     );
     println!(
         "getFileInfo at rest:           p50 {rest_p50:>8.0} us  p99 {rest_p99:>8.0} us  ({} calls)",
-        rest.len()
+        f.rest.len()
     );
-    if checkpoint_phase {
+    if f.checkpoint_phase {
         println!(
-            "background checkpoint:         {checkpoint:>10.2} s  (last mkdirs to image on disk, upper bound)"
+            "background checkpoint:         {:>10.2} s  (last mkdirs to image on disk, upper bound)",
+            f.checkpoint_s
         );
         println!(
             "getFileInfo during checkpoint: p50 {cp_p50:>8.0} us  p99 {cp_p99:>8.0} us  ({} calls)",
-            during.len()
+            f.during.len()
         );
     }
-    for r in throughput
+    for r in f
+        .throughput
         .as_ref()
         .and_then(|t| t["results"].as_array())
         .into_iter()
@@ -374,7 +472,6 @@ async fn main() -> anyhow::Result<()> {
             r["p99_us"].as_f64().unwrap_or(0.0),
         );
     }
-    Ok(())
 }
 
 /// Starts `cairn namenode` on `name` (port chosen by the kernel) and reads
