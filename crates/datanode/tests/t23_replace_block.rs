@@ -181,3 +181,66 @@ async fn concurrent_moves_are_capped() {
     assert_eq!(r.status, 1, "the stalled move fails: {r:?}");
     dn.stop().await;
 }
+
+/// Goal: the target of a move spends the balancer bandwidth's budget on
+/// what it receives, as HDFS's receiver does: a proxy allowed far more
+/// cannot push a block into a target faster than the target's bandwidth.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_target_throttles_what_it_receives() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let d1 = tempfile::tempdir().expect("tempdir");
+    let d2 = tempfile::tempdir().expect("tempdir");
+    let proxy = start_datanode(
+        d1.path(),
+        nn_addr,
+        &[("dfs.datanode.balance.bandwidthPerSec", "1g")],
+    )
+    .await;
+    // 256 KiB a second: 128 KiB a half-second period.
+    let target = start_datanode(
+        d2.path(),
+        nn_addr,
+        &[("dfs.datanode.balance.bandwidthPerSec", "262144")],
+    )
+    .await;
+    let len = 512 * 1024;
+    let a = data(len, 43);
+    write_block(proxy.xfer, 960, 1001, &a, vec![]).await;
+    let req = OpReplaceBlockProto {
+        header: BaseHeaderProto {
+            block: block(960, 1001, len as u64),
+            token: Some(empty_token()),
+            trace_info: None,
+        },
+        del_hint: String::new(),
+        source: proxy.info(),
+        storage_type: None,
+        storage_id: None,
+    };
+    let started = std::time::Instant::now();
+    let mut s = TcpStream::connect(target.xfer).await.expect("connect");
+    s.write_all(&op_bytes(op::REPLACE_BLOCK, &req))
+        .await
+        .expect("send");
+    let resp = loop {
+        let r: BlockOpResponseProto = read_delimited(&mut s, 1 << 16).await.expect("resp");
+        if r.status != cairn_proto::hadoop::hdfs::Status::InProgress as i32 {
+            break r;
+        }
+    };
+    let took = started.elapsed();
+    assert_eq!(resp.status, 0, "{resp:?}");
+    // Four periods' worth: the first is free, the other three are waited
+    // for (the proxy alone, at 1 GB/s, takes milliseconds).
+    assert!(
+        took >= std::time::Duration::from_millis(1000),
+        "512 KiB received at 256 KiB/s in {took:?}"
+    );
+    let mut conn = TcpStream::connect(target.xfer).await.expect("connect");
+    let (_, got) = read_range(&mut conn, 960, 1001, 0, len as u64)
+        .await
+        .expect("moved replica readable");
+    assert!(got == a);
+    proxy.stop().await;
+    target.stop().await;
+}

@@ -11,7 +11,8 @@
 //! block refuses it. The proxy sends at most the balancer bandwidth
 //! (`dfs.datanode.balance.bandwidthPerSec`, or what `dfsadmin
 //! -setBalancerBandwidth` sent), all its moves together, as HDFS's
-//! `DataTransferThrottler` allows them; at most
+//! `DataTransferThrottler` allows them, and so does the target while it
+//! receives (one budget a DataNode for both ends of its moves); at most
 //! `dfs.datanode.balance.max.concurrent.moves` copies and replacements
 //! run at once, more are refused with HDFS's "threads quota" message.
 
@@ -89,6 +90,15 @@ impl Throttle {
             tokio::time::sleep(wait.max(Duration::from_millis(1))).await;
         }
     }
+}
+
+/// Spends `bytes` of the balancer bandwidth's budget (the current
+/// `-setBalancerBandwidth`), waiting while it is spent.
+pub(crate) async fn throttle_move(shared: &Shared, bytes: u64) {
+    let per_sec = shared
+        .balancer_bandwidth
+        .load(std::sync::atomic::Ordering::Acquire);
+    shared.balance_throttle.take(bytes, per_sec).await;
 }
 
 /// One of the DataNode's move slots, held while the move runs; when all

@@ -202,13 +202,7 @@ pub(crate) async fn stream_replica(
             }
         };
         if balancing {
-            let per_sec = shared
-                .balancer_bandwidth
-                .load(std::sync::atomic::Ordering::Acquire);
-            shared
-                .balance_throttle
-                .take(data.len() as u64, per_sec)
-                .await;
+            super::balance::throttle_move(shared, data.len() as u64).await;
         }
         buf.clear();
         encode_packet(

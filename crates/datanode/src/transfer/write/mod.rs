@@ -95,6 +95,10 @@ struct WriteRequest {
     acks: bool,
     /// TRANSFER_RBW / TRANSFER_FINALIZED: a close-ack at the end.
     transfer: bool,
+    /// A Balancer's move (REPLACE_BLOCK): every packet received spends the
+    /// balancer bandwidth's budget, as the proxy's packets do (HDFS
+    /// throttles both ends of a move with one throttler a DataNode).
+    balancing: bool,
 }
 
 /// Checks a WRITE_BLOCK request as the DataNode does before anything else
@@ -154,6 +158,7 @@ fn decode(req: &OpWriteBlockProto) -> Result<WriteRequest, String> {
         },
         acks: !req.header.client_name.is_empty() && !transfer,
         transfer,
+        balancing: false,
     })
 }
 
@@ -255,6 +260,7 @@ pub(crate) async fn receive_copy(
         client: checksum,
         acks: false,
         transfer: true,
+        balancing: true,
     };
     let writer = match set_up_replica(shared, &w, 0, 0).await?? {
         Setup::Writer(writer) => writer,

@@ -58,6 +58,9 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
         let offset = check_packet(h, data_len)?;
         let heartbeat = h.seqno == -1 && data_len == 0 && !last;
         Metrics::add(&m.write_bytes_received, data_len as u64);
+        if w.balancing && data_len > 0 {
+            crate::transfer::balance::throttle_move(shared, data_len as u64).await;
+        }
 
         // Forward first: the next node works while we do.
         if let Some(mw) = mirror.as_mut() {
