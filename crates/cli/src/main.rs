@@ -163,10 +163,13 @@ fn load_conf(cli: &Cli) -> anyhow::Result<Configuration> {
 /// call (servers reload it on `-reconfig` and `-refresh*`).
 fn conf_loader(cli: &Cli) -> impl Fn() -> anyhow::Result<Configuration> + Send + Sync + 'static {
     let (conf_dir, define) = (cli.conf.clone(), cli.define.clone());
+    // The messages carry their causes already: no error chain under them
+    // (printed with `{:#}`, a chain would repeat each cause).
     move || {
-        let mut conf = Configuration::load(conf_dir.as_deref()).context("loading configuration")?;
+        let mut conf = Configuration::load(conf_dir.as_deref())
+            .map_err(|e| anyhow::anyhow!("loading configuration: {e}"))?;
         conf.apply_overrides(&define)
-            .context("applying -D overrides")?;
+            .map_err(|e| anyhow::anyhow!("applying -D overrides: {e}"))?;
         Ok(conf)
     }
 }
