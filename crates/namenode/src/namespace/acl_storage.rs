@@ -109,10 +109,10 @@ impl Namespace {
     /// `readINodeLogicalAcl`).
     pub(super) fn logical_acl(&self, node: &INode) -> Vec<AclEntry> {
         let Some(stored) = self.acls.get(&node.id) else {
-            return minimal_acl(node.permission);
+            return minimal_acl(self.permission_of(node));
         };
         let (access, default) = split_scopes(stored);
-        let perm = node.permission;
+        let perm = self.permission_of(node);
         let mut acl = Vec::with_capacity(stored.len() + 3);
         if access.is_empty() {
             acl.extend(minimal_acl(perm));
@@ -229,9 +229,9 @@ impl Namespace {
         Ok(AclStatus {
             owner: self.owner_of(node).to_string(),
             group: self.group_of(node).to_string(),
-            sticky: node.permission & STICKY_BIT != 0,
+            sticky: self.permission_of(node) & STICKY_BIT != 0,
             entries: self.acl_entries_of(id).to_vec(),
-            permission: Some(node.permission),
+            permission: Some(self.permission_of(node)),
         })
     }
 
@@ -245,7 +245,11 @@ impl Namespace {
         };
         acl_grants(
             caller,
-            (self.owner_of(node), self.group_of(node), node.permission),
+            (
+                self.owner_of(node),
+                self.group_of(node),
+                self.permission_of(node),
+            ),
             entries,
             access,
         )
@@ -344,8 +348,12 @@ impl Namespace {
                 if stored.first().is_some_and(|e| e.scope == AclScope::Access) {
                     let group = base_entry(&stored, AclScope::Access, AclEntryType::Group)
                         .map_or(0, |g| g.permission);
-                    let node = self.node_mut(id);
-                    node.permission = (node.permission & !0o070) | (group << 3);
+                    let attrs = self.node(id).attrs;
+                    let bits = self.names.permission(attrs);
+                    let attrs = self
+                        .names
+                        .with_permission(attrs, (bits & !0o070) | (group << 3));
+                    self.node_mut(id).attrs = attrs;
                 }
             }
             return Ok(());
@@ -355,8 +363,10 @@ impl Namespace {
                 "{path}: an ACL without its base entries"
             )));
         }
-        let node = self.node_mut(id);
-        node.permission = permission_for(entries, node.permission);
+        let attrs = self.node(id).attrs;
+        let bits = permission_for(entries, self.names.permission(attrs));
+        let attrs = self.names.with_permission(attrs, bits);
+        self.node_mut(id).attrs = attrs;
         let stored = feature_entries(entries);
         if stored.is_empty() {
             self.acls.remove(&id);

@@ -111,7 +111,7 @@ impl Namespace {
             return Ok(());
         };
         let parent = self.node(parent_id);
-        if parent.permission & STICKY_BIT == 0 {
+        if self.permission_of(parent) & STICKY_BIT == 0 {
             return Ok(());
         }
         let node = self.node(id);

@@ -13,7 +13,7 @@ use compact_str::CompactString;
 use foldhash::fast::RandomState;
 
 use super::children::Children;
-use super::names::{ClientNames, NameId, NameTable, PairTable};
+use super::names::{AttrSet, AttrTable, ClientNames, NameId, NameTable};
 use super::{
     BlockRecord, BlockSize, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Millis48,
     Namespace, UnderConstruction, ROOT_INODE_ID,
@@ -115,8 +115,8 @@ pub struct BulkPart {
     steps: Vec<Step>,
     open: Option<OpenGroup>,
     names: Vec<NameId>,
-    /// The owner-group pairs of `nodes`, numbered in this part.
-    pairs: PairTable,
+    /// The attribute sets of `nodes`, numbered in this part.
+    sets: AttrTable,
     /// The writers of this part's open files, one per client (an image
     /// lists each open file with its writer's names).
     writers: ClientNames,
@@ -178,7 +178,6 @@ impl BulkPart {
                 .ok_or_else(|| format!("inode {}: name index {i} not in the name table", r.id))
         };
         let (owner, group) = (name_id(r.owner)?, name_id(r.group)?);
-        let ownership = self.pairs.intern(owner, group);
         if r.id == INodeId::NONE {
             // 0 marks the end of a directory's children (`Children`).
             return Err(format!("inode {:?} has inode id 0", r.name));
@@ -236,10 +235,13 @@ impl BulkPart {
             id: r.id,
             parent_id: *parent,
             name,
-            permission: r.permission,
-            ownership,
-            replication,
-            block_size,
+            attrs: self.sets.intern(AttrSet {
+                owner,
+                group,
+                permission: r.permission,
+                replication,
+                block_size,
+            }),
             mtime: Millis48::saturating(r.mtime_ms),
             atime: Millis48::saturating(r.atime_ms),
             kind,
@@ -273,14 +275,14 @@ impl Namespace {
         InodeView {
             id: node.id,
             name: &node.name,
-            permission: node.permission,
-            owner: names.owner(node.ownership).index(),
-            group: names.group(node.ownership).index(),
+            permission: names.permission(node.attrs),
+            owner: names.owner(node.attrs).index(),
+            group: names.group(node.attrs).index(),
             mtime_ms: node.mtime_ms(),
             atime_ms: node.atime_ms(),
             file: node.file().map(|f| FileView {
-                replication: node.replication,
-                block_size: node.block_size(),
+                replication: names.replication(node.attrs),
+                block_size: names.block_size(node.attrs),
                 blocks: &f.blocks,
                 under_construction: f.under_construction.as_ref(),
             }),
@@ -446,10 +448,12 @@ impl Namespace {
                     .ok_or_else(|| format!("root: name index {i} not in the name table"))
             };
             let (owner, group) = (name_id(root.owner)?, name_id(root.group)?);
-            let ownership = self.names.ownership(owner, group);
+            let attrs = self.node(ROOT_INODE_ID).attrs;
+            let attrs = self.names.with(attrs, |s| {
+                (s.owner, s.group, s.permission) = (owner, group, root.permission);
+            });
             let r = self.node_mut(ROOT_INODE_ID);
-            r.permission = root.permission;
-            r.ownership = ownership;
+            r.attrs = attrs;
             r.set_mtime_ms(root.mtime_ms);
             r.set_atime_ms(root.atime_ms);
         }
@@ -466,19 +470,16 @@ impl Namespace {
                 mut groups,
                 steps,
                 writers,
-                pairs,
+                sets,
                 ..
             } = part;
             self.client_names.adopt(writers);
-            let ownerships = pairs.into_namespace(&mut self.names);
+            let attrs = sets.into_namespace(&mut self.names);
             for mut node in nodes {
-                node.ownership =
-                    ownerships
-                        .get(node.ownership.index())
-                        .copied()
-                        .ok_or_else(|| {
-                            format!("inode {}: owner-group pair not in its part", node.id)
-                        })?;
+                node.attrs = attrs
+                    .get(node.attrs.index())
+                    .copied()
+                    .ok_or_else(|| format!("inode {}: attribute set not in its part", node.id))?;
                 max_id = max_id.max(node.id.0);
                 self.inodes.insert(node);
             }

@@ -86,7 +86,7 @@ impl Namespace {
                     "concat: target file {target} is under construction"
                 )));
             }
-            (id, node.parent(), node.block_size())
+            (id, node.parent(), self.block_size_of(node))
         };
         let read = Required {
             access: Some(Access::READ),
@@ -129,10 +129,10 @@ impl Namespace {
                     "concat: source file {src} is invalid or empty or underConstruction"
                 )));
             }
-            if node.block_size() > target_block_size {
+            let block_size = self.block_size_of(node);
+            if block_size > target_block_size {
                 return Err(FsError::IllegalArgument(format!(
-                    "concat: source file {src} has preferred block size {} which is greater than the target file's preferred block size {target_block_size}",
-                    node.block_size()
+                    "concat: source file {src} has preferred block size {block_size} which is greater than the target file's preferred block size {target_block_size}"
                 )));
             }
             if seen.insert(id) {
@@ -214,9 +214,11 @@ impl Namespace {
             }
             self.remove_tree(*id);
         }
+        let attrs = self.node(target_id).attrs;
+        let (replication, block_size) =
+            (self.names.replication(attrs), self.names.block_size(attrs));
         let node = self.node_mut(target_id);
         node.set_mtime_ms(mtime_ms);
-        let (replication, block_size) = (node.replication, node.block_size());
         let f = file_mut(node, target)?;
         f.blocks.extend(blocks);
         let delta = file_usage_at(f, replication, block_size, policy).minus(&before);
@@ -241,11 +243,11 @@ impl Namespace {
             let node = self.node(*id);
             if let Some(f) = node.file() {
                 // Its bytes at the target's replication and policy.
-                let gone = file_usage(f, node, self.effective_storage_policy(*id));
+                let gone = file_usage(f, &self.names, node, self.effective_storage_policy(*id));
                 let came = file_usage_at(
                     f,
-                    target_node.replication,
-                    target_node.block_size(),
+                    self.replication_of(target_node),
+                    self.block_size_of(target_node),
                     target_policy,
                 );
                 delta.storage_space += came.storage_space - gone.storage_space;

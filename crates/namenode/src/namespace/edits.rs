@@ -428,13 +428,14 @@ impl Namespace {
         let policy = file.map_or(0, |id| self.effective_storage_policy(id));
         let before = file.and_then(|id| {
             let node = self.node(id);
-            node.file().map(|f| file_usage(f, node, policy))
+            node.file()
+                .map(|f| file_usage(f, &self.names, node, policy))
         });
         apply(self)?;
         if let (Some(id), Some(before)) = (file, before) {
             let node = self.node(id);
             if let (Some(parent), Some(f)) = (node.parent(), node.file()) {
-                let delta = file_usage(f, node, policy).minus(&before);
+                let delta = file_usage(f, &self.names, node, policy).minus(&before);
                 self.add_usage(parent, &delta);
             }
         }
@@ -461,17 +462,16 @@ impl Namespace {
                 self.check_new_id(*id, None)?;
                 self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).set_mtime_ms(*mtime_ms);
-                let ownership = self.names.ownership_of(owner, group);
+                let attrs = self
+                    .names
+                    .attrs_of(owner, group, *permission, 0, BlockSize::default());
                 self.link(
                     parent,
                     INode {
                         id: *id,
                         parent_id: parent,
                         name: CompactString::new(&name),
-                        permission: *permission,
-                        ownership,
-                        replication: 0,
-                        block_size: BlockSize::default(),
+                        attrs,
                         mtime: Millis48::saturating(*mtime_ms),
                         atime: Millis48::default(),
                         kind: INodeKind::Directory {
@@ -511,7 +511,9 @@ impl Namespace {
                 self.add_usage(parent, &delta);
                 self.record_child_created(parent, &name, *id);
                 self.node_mut(parent).set_mtime_ms(*mtime_ms);
-                let ownership = self.names.ownership_of(owner, group);
+                let attrs =
+                    self.names
+                        .attrs_of(owner, group, *permission, *replication, file_block_size);
                 let writer = self.client_names.intern(client_name, client_machine);
                 self.link(
                     parent,
@@ -519,10 +521,7 @@ impl Namespace {
                         id: *id,
                         parent_id: parent,
                         name: CompactString::new(&name),
-                        permission: *permission,
-                        ownership,
-                        replication: *replication,
-                        block_size: file_block_size,
+                        attrs,
                         mtime: Millis48::saturating(*mtime_ms),
                         atime: Millis48::saturating(*mtime_ms),
                         kind: INodeKind::File(FileNode {
@@ -692,21 +691,23 @@ impl Namespace {
             Edit::SetPermission { path, permission } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
-                self.node_mut(id).permission = *permission;
+                let attrs = self.node(id).attrs;
+                let attrs = self.names.with_permission(attrs, *permission);
+                self.node_mut(id).attrs = attrs;
             }
             Edit::SetOwner { path, owner, group } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
-                let mut ownership = self.node(id).ownership;
+                let mut attrs = self.node(id).attrs;
                 if let Some(o) = owner.as_deref() {
                     let o = self.names.intern(o);
-                    ownership = self.names.with_owner(ownership, o);
+                    attrs = self.names.with_owner(attrs, o);
                 }
                 if let Some(g) = group.as_deref() {
                     let g = self.names.intern(g);
-                    ownership = self.names.with_group(ownership, g);
+                    attrs = self.names.with_group(attrs, g);
                 }
-                self.node_mut(id).ownership = ownership;
+                self.node_mut(id).attrs = attrs;
             }
             Edit::SetTimes {
                 path,
@@ -726,11 +727,14 @@ impl Namespace {
             Edit::SetReplication { path, replication } => {
                 let (id, _) = self.resolve_existing(path)?;
                 self.record_modification(id);
-                let node = self.node_mut(id);
+                let node = self.node(id);
                 if node.is_dir() {
                     return Err(ApplyError(format!("{path} is a directory")));
                 }
-                node.replication = *replication;
+                let attrs = self
+                    .names
+                    .with(node.attrs, |s| s.replication = *replication);
+                self.node_mut(id).attrs = attrs;
             }
             _ => unreachable!("apply_attribute_edit got {edit:?}"),
         }

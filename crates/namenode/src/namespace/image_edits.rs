@@ -40,7 +40,7 @@ impl Namespace {
                     INodeKind::Directory { .. } => create.push(Edit::Mkdir {
                         id,
                         path: path.clone(),
-                        permission: node.permission,
+                        permission: self.permission_of(node),
                         owner: self.owner_of(node).to_string(),
                         group: self.group_of(node).to_string(),
                         mtime_ms: node.mtime_ms(),
@@ -50,12 +50,12 @@ impl Namespace {
                         create.push(Edit::AddFile {
                             id,
                             path: path.clone(),
-                            permission: node.permission,
+                            permission: self.permission_of(node),
                             owner: self.owner_of(node).to_string(),
                             group: self.group_of(node).to_string(),
                             mtime_ms: node.mtime_ms(),
-                            replication: node.replication,
-                            block_size: node.block_size(),
+                            replication: self.replication_of(node),
+                            block_size: self.block_size_of(node),
                             client_name: uc
                                 .as_ref()
                                 .map(|u| u.client_name().to_string())
@@ -103,7 +103,7 @@ impl Namespace {
             } else {
                 attrs.push(Edit::SetPermission {
                     path: "/".into(),
-                    permission: node.permission,
+                    permission: self.permission_of(node),
                 });
                 attrs.push(Edit::SetOwner {
                     path: "/".into(),

@@ -40,10 +40,7 @@ mod tests {
             id: INodeId(id),
             parent_id: INodeId::NONE,
             name: "d".into(),
-            permission: 0o755,
-            ownership: names.ownership_of("u", "g"),
-            replication: 0,
-            block_size: crate::namespace::BlockSize::default(),
+            attrs: names.attrs_of("u", "g", 0o755, 0, Default::default()),
             mtime: Millis48::saturating(mtime_ms),
             atime: Millis48::default(),
             kind: INodeKind::Directory {
@@ -55,15 +52,16 @@ mod tests {
     #[test]
     fn a_slot_costs_no_more_than_the_inode() {
         // `None` fits in a niche of the inode: a vacant slot costs nothing
-        // beyond the inode's own size, 88 bytes with a 24-byte inline name
+        // beyond the inode's own size, 80 bytes with a 24-byte inline name
         // (a file's part, its block list and writer, is 24 bytes; a
-        // directory's, its children, 16; owner and group one 4-byte pair,
-        // the two times 6 bytes each).
+        // directory's, its children, 16; owner, group, permission,
+        // replication and block size one 4-byte interned set, the two
+        // times 6 bytes each).
         assert_eq!(
             std::mem::size_of::<Option<INode>>(),
             std::mem::size_of::<INode>()
         );
-        assert!(std::mem::size_of::<INode>() <= 88);
+        assert!(std::mem::size_of::<INode>() <= 80);
     }
 
     #[test]

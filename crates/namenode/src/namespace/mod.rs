@@ -76,7 +76,7 @@ pub use children::Children;
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
-pub use names::{NameId, NameTable, Ownership};
+pub use names::{AttrId, AttrSet, NameId, NameTable};
 pub use quota::{DirQuota, QuotaCounts, QuotaUsage, StorageType, QUOTA_DONT_SET, QUOTA_RESET};
 pub use read::{ContentSummary, FileStatus, Listing};
 pub use snapshot::{SnapshotLimits, SnapshotState};
@@ -223,10 +223,7 @@ impl Namespace {
             id: ROOT_INODE_ID,
             parent_id: INodeId::NONE,
             name: compact_str::CompactString::const_new(""),
-            permission: 0o755,
-            ownership: names.ownership_of(superuser, supergroup),
-            replication: 0,
-            block_size: BlockSize::default(),
+            attrs: names.attrs_of(superuser, supergroup, 0o755, 0, BlockSize::default()),
             mtime: Millis48::saturating(now_ms),
             atime: Millis48::default(),
             kind: INodeKind::Directory {

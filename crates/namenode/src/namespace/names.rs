@@ -1,8 +1,10 @@
-//! Interned user and group names. A namespace has millions of inodes but
-//! only a handful of distinct owners and groups, so each inode keeps one
-//! 4-byte [`Ownership`] (its owner and group [`NameId`]s as an interned
-//! pair) instead of two heap strings of its own. Names and pairs are never
-//! removed: the table grows only with the distinct ones ever used.
+//! Interned user and group names, and interned attribute sets. A
+//! namespace has millions of inodes but only a handful of distinct owners
+//! and groups, and few distinct combinations of owner, group, permission,
+//! replication and block size, so each inode keeps one 4-byte [`AttrId`]
+//! (its [`AttrSet`], interned) instead of the fields themselves (as HDFS
+//! packs mode, user and group into one long per inode). Names and sets are
+//! never removed: the table grows only with the distinct ones ever used.
 
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
@@ -11,7 +13,7 @@ use std::sync::Arc;
 
 use hashbrown::HashTable;
 
-use super::tree::{UnderConstruction, Writer};
+use super::tree::{BlockSize, UnderConstruction, Writer};
 
 /// An interned user or group name: an index into a [`NameTable`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -24,67 +26,73 @@ impl NameId {
     }
 }
 
-/// An inode's owner and group together, interned as a pair in a
-/// [`NameTable`]: a namespace's inodes share few such pairs, and one
-/// 4-byte id in the inode takes the room of two (as HDFS keeps mode, user
-/// and group in one long per inode).
+/// What an inode shares with many others: its owner and group, its
+/// permission bits, and a file's replication and block size (0 and the
+/// default for a directory, as HDFS reports them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Ownership(u32);
+pub struct AttrSet {
+    pub owner: NameId,
+    pub group: NameId,
+    pub permission: u16,
+    pub replication: u16,
+    pub block_size: BlockSize,
+}
 
-impl Ownership {
+/// An inode's [`AttrSet`], interned in a [`NameTable`]: one 4-byte id in
+/// the inode takes the room of the five fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AttrId(u32);
+
+impl AttrId {
     /// Its position in the table that made it.
     pub(super) fn index(self) -> usize {
         self.0 as usize
     }
 }
 
-/// Distinct (owner, group) pairs, each numbered once in the order first
-/// seen: the namespace's own (in its [`NameTable`]), or one image part's
-/// while it is decoded on its own thread, whose inodes hold the part's
-/// numbers until [`PairTable::into_namespace`] maps them to the
-/// namespace's.
+/// Distinct attribute sets, each numbered once in the order first seen:
+/// the namespace's own (in its [`NameTable`]), or one image part's while
+/// it is decoded on its own thread, whose inodes hold the part's numbers
+/// until [`AttrTable::into_namespace`] maps them to the namespace's.
 #[derive(Debug, Clone, Default)]
-pub struct PairTable {
-    pairs: Vec<(NameId, NameId)>,
-    ids: HashMap<(NameId, NameId), Ownership, foldhash::fast::RandomState>,
+pub struct AttrTable {
+    sets: Vec<AttrSet>,
+    ids: HashMap<AttrSet, AttrId, foldhash::fast::RandomState>,
 }
 
-impl PairTable {
-    /// The number of (`owner`, `group`), adding it on first use.
-    pub fn intern(&mut self, owner: NameId, group: NameId) -> Ownership {
-        if let Some(id) = self.ids.get(&(owner, group)) {
+impl AttrTable {
+    /// The number of `set`, adding it on first use.
+    pub fn intern(&mut self, set: AttrSet) -> AttrId {
+        if let Some(id) = self.ids.get(&set) {
             return *id;
         }
-        // Fewer distinct pairs than 2^32 is all a real cluster can have
+        // Fewer distinct sets than 2^32 is all a real cluster can have
         // (as for names, above).
-        let id = Ownership(u32::try_from(self.pairs.len()).expect("too many owner-group pairs"));
-        self.pairs.push((owner, group));
-        self.ids.insert((owner, group), id);
+        let id = AttrId(u32::try_from(self.sets.len()).expect("too many attribute sets"));
+        self.sets.push(set);
+        self.ids.insert(set, id);
         id
     }
 
-    /// The pair numbered `id` (ids only come from this table).
-    fn get(&self, id: Ownership) -> (NameId, NameId) {
-        self.pairs[id.index()]
+    /// The set numbered `id` (ids only come from this table).
+    pub fn get(&self, id: AttrId) -> AttrSet {
+        self.sets[id.index()]
     }
 
     /// The namespace's id for each of this (a part's) table's numbers, in
     /// order.
-    pub fn into_namespace(self, names: &mut NameTable) -> Vec<Ownership> {
-        self.pairs
-            .into_iter()
-            .map(|(o, g)| names.ownership(o, g))
-            .collect()
+    pub fn into_namespace(self, names: &mut NameTable) -> Vec<AttrId> {
+        self.sets.into_iter().map(|s| names.attrs(s)).collect()
     }
 }
 
 /// The distinct user and group names of a namespace, and the distinct
-/// (owner, group) pairs of its inodes.
+/// attribute sets of its inodes.
 #[derive(Debug, Clone, Default)]
 pub struct NameTable {
     names: Vec<Arc<str>>,
     ids: HashMap<Arc<str>, NameId>,
-    pairs: PairTable,
+    sets: AttrTable,
 }
 
 impl NameTable {
@@ -118,37 +126,81 @@ impl NameTable {
         self.ids.get(name).copied()
     }
 
-    /// The id of the pair (`owner`, `group`), adding it on first use.
-    pub fn ownership(&mut self, owner: NameId, group: NameId) -> Ownership {
-        self.pairs.intern(owner, group)
+    /// The id of `set`, adding it on first use.
+    pub fn attrs(&mut self, set: AttrSet) -> AttrId {
+        self.sets.intern(set)
     }
 
-    /// The pair of the names `owner` and `group`, interning both.
-    pub fn ownership_of(&mut self, owner: &str, group: &str) -> Ownership {
-        let (o, g) = (self.intern(owner), self.intern(group));
-        self.ownership(o, g)
+    /// The set of the names `owner` and `group` (interning both) with
+    /// `permission`, `replication` and `block_size`.
+    pub fn attrs_of(
+        &mut self,
+        owner: &str,
+        group: &str,
+        permission: u16,
+        replication: u16,
+        block_size: BlockSize,
+    ) -> AttrId {
+        let (owner, group) = (self.intern(owner), self.intern(group));
+        self.attrs(AttrSet {
+            owner,
+            group,
+            permission,
+            replication,
+            block_size,
+        })
     }
 
-    /// The owner of a pair (ids only come from this table).
-    pub fn owner(&self, id: Ownership) -> NameId {
-        self.pairs.get(id).0
+    /// The set behind `id` (ids only come from this table).
+    pub fn set(&self, id: AttrId) -> AttrSet {
+        self.sets.get(id)
     }
 
-    /// The group of a pair.
-    pub fn group(&self, id: Ownership) -> NameId {
-        self.pairs.get(id).1
+    /// The owner of a set.
+    pub fn owner(&self, id: AttrId) -> NameId {
+        self.set(id).owner
+    }
+
+    /// The group of a set.
+    pub fn group(&self, id: AttrId) -> NameId {
+        self.set(id).group
+    }
+
+    /// The permission bits of a set.
+    pub fn permission(&self, id: AttrId) -> u16 {
+        self.set(id).permission
+    }
+
+    /// The replication of a set (0 for a directory's).
+    pub fn replication(&self, id: AttrId) -> u16 {
+        self.set(id).replication
+    }
+
+    /// The block size of a set in bytes (0 for a directory's).
+    pub fn block_size(&self, id: AttrId) -> u64 {
+        self.set(id).block_size.bytes()
+    }
+
+    /// `id` changed by `change`: the id of the changed set.
+    pub fn with(&mut self, id: AttrId, change: impl FnOnce(&mut AttrSet)) -> AttrId {
+        let mut set = self.set(id);
+        change(&mut set);
+        self.attrs(set)
     }
 
     /// `id` with its owner replaced by `owner`.
-    pub fn with_owner(&mut self, id: Ownership, owner: NameId) -> Ownership {
-        let group = self.group(id);
-        self.ownership(owner, group)
+    pub fn with_owner(&mut self, id: AttrId, owner: NameId) -> AttrId {
+        self.with(id, |s| s.owner = owner)
     }
 
     /// `id` with its group replaced by `group`.
-    pub fn with_group(&mut self, id: Ownership, group: NameId) -> Ownership {
-        let owner = self.owner(id);
-        self.ownership(owner, group)
+    pub fn with_group(&mut self, id: AttrId, group: NameId) -> AttrId {
+        self.with(id, |s| s.group = group)
+    }
+
+    /// `id` with its permission bits replaced by `permission`.
+    pub fn with_permission(&mut self, id: AttrId, permission: u16) -> AttrId {
+        self.with(id, |s| s.permission = permission)
     }
 }
 
@@ -231,19 +283,30 @@ mod tests {
     }
 
     #[test]
-    fn an_owner_and_group_pair_is_interned_once() {
+    fn an_attribute_set_is_interned_once() {
         let mut t = NameTable::default();
-        let a = t.ownership_of("alice", "staff");
-        let b = t.ownership_of("bob", "staff");
-        assert_eq!(t.ownership_of("alice", "staff"), a);
+        let size = BlockSize::new(128 << 20).expect("size");
+        let a = t.attrs_of("alice", "staff", 0o644, 3, size);
+        let b = t.attrs_of("bob", "staff", 0o644, 3, size);
+        assert_eq!(t.attrs_of("alice", "staff", 0o644, 3, size), a);
         assert_ne!(a, b);
+        assert_ne!(t.attrs_of("alice", "staff", 0o600, 3, size), a);
+        assert_ne!(t.attrs_of("alice", "staff", 0o644, 2, size), a);
         assert_eq!(t.get(t.owner(b)), "bob");
         assert_eq!(t.get(t.group(b)), "staff");
+        assert_eq!(
+            (t.permission(b), t.replication(b), t.block_size(b)),
+            (0o644, 3, 128 << 20)
+        );
         let alice = t.find("alice").expect("interned");
         assert_eq!(t.with_owner(b, alice), a);
         let admins = t.intern("admins");
         let c = t.with_group(a, admins);
         assert_eq!((t.get(t.owner(c)), t.get(t.group(c))), ("alice", "admins"));
+        // A change makes a new set and leaves the old one as it was.
+        let d = t.with_permission(c, 0o700);
+        assert_eq!((t.permission(c), t.permission(d)), (0o644, 0o700));
+        assert_eq!(t.owner(d), alice);
     }
 
     #[test]

@@ -145,13 +145,13 @@ impl Namespace {
         node.file()?
             .under_construction
             .is_none()
-            .then_some(usize::from(node.replication))
+            .then_some(usize::from(self.replication_of(node)))
     }
 
     /// The replication of file `id`, open or not (fsck's `-blockId`).
     pub fn file_replication(&self, id: INodeId) -> Option<u16> {
         let node = self.any_node(id)?;
-        node.file().map(|_| node.replication)
+        node.file().map(|_| self.replication_of(node))
     }
 
     /// The file `id` and its writer, if it is a file under construction.

@@ -226,7 +226,7 @@ impl Namespace {
             }
             let node = self.node(id);
             match &node.kind {
-                INodeKind::File(f) => sum = sum.plus(&file_usage(f, node, policy)),
+                INodeKind::File(f) => sum = sum.plus(&file_usage(f, &self.names, node, policy)),
                 INodeKind::Directory { children } => {
                     sum.namespace += 1;
                     stack.extend(
@@ -251,7 +251,7 @@ impl Namespace {
                 let node = self.node(id);
                 match &node.kind {
                     INodeKind::File(f) => {
-                        sum = sum.plus(&file_usage(f, node, policy));
+                        sum = sum.plus(&file_usage(f, &self.names, node, policy));
                     }
                     INodeKind::Directory { children } => {
                         sum.namespace += 1;
@@ -390,12 +390,16 @@ impl Namespace {
         if !self.space_limited(parent) {
             return Ok(());
         }
-        let (mut after, mut replication) = (before.clone(), node.replication);
+        let (mut after, mut replication) = (before.clone(), self.replication_of(node));
         change(&mut after, &mut replication);
         let policy = self.effective_storage_policy(file);
-        let block_size = node.block_size();
-        let delta = file_usage_at(&after, replication, block_size, policy)
-            .minus(&file_usage(before, node, policy));
+        let block_size = self.block_size_of(node);
+        let delta = file_usage_at(&after, replication, block_size, policy).minus(&file_usage(
+            before,
+            &self.names,
+            node,
+            policy,
+        ));
         self.verify_quota(parent, &delta, None)
     }
 

@@ -15,7 +15,7 @@
 
 use super::quota::{file_quota_bytes, quota_index, QuotaCounts, QUOTA_TYPES};
 use super::storage_policy::{StoragePolicy, UNSPECIFIED_POLICY_ID};
-use super::{FileNode, INode, INodeId, INodeKind, Namespace};
+use super::{FileNode, INode, INodeId, INodeKind, NameTable, Namespace};
 
 /// Space per storage type, indexed as [`QUOTA_TYPES`].
 type TypeSpace = [i64; QUOTA_TYPES.len()];
@@ -44,8 +44,13 @@ pub(super) fn add_typed_space(
 /// A file's usage under the storage policy `policy` (its effective one):
 /// one name, its space times its replication, and its space per storage
 /// type.
-pub(super) fn file_usage(f: &FileNode, node: &INode, policy: u8) -> QuotaCounts {
-    file_usage_at(f, node.replication, node.block_size(), policy)
+pub(super) fn file_usage(f: &FileNode, names: &NameTable, node: &INode, policy: u8) -> QuotaCounts {
+    file_usage_at(
+        f,
+        names.replication(node.attrs),
+        names.block_size(node.attrs),
+        policy,
+    )
 }
 
 /// [`file_usage`] of `f` at `replication` and `block_size` (a change not
@@ -117,11 +122,12 @@ impl Namespace {
             let node = self.node(node_id);
             match &node.kind {
                 INodeKind::File(f) => {
-                    let bytes =
-                        i64::try_from(file_quota_bytes(f, node.block_size())).unwrap_or(i64::MAX);
+                    let bytes = i64::try_from(file_quota_bytes(f, self.block_size_of(node)))
+                        .unwrap_or(i64::MAX);
+                    let replication = self.replication_of(node);
                     let mut gone = [0i64; QUOTA_TYPES.len()];
-                    add_typed_space(&mut gone, old, node.replication, bytes);
-                    add_typed_space(&mut delta, new, node.replication, bytes);
+                    add_typed_space(&mut gone, old, replication, bytes);
+                    add_typed_space(&mut delta, new, replication, bytes);
                     for (d, g) in delta.iter_mut().zip(gone) {
                         *d -= g;
                     }

@@ -88,6 +88,7 @@ pub struct ContentSummary {
 
 impl Namespace {
     pub(super) fn status(&self, node: &INode) -> FileStatus {
+        let set = self.names.set(node.attrs);
         let (length, replication, block_size, children_num, uc) = match &node.kind {
             INodeKind::Directory { children } => (
                 0,
@@ -98,8 +99,8 @@ impl Namespace {
             ),
             INodeKind::File(f) => (
                 f.length(),
-                node.replication,
-                node.block_size(),
+                set.replication,
+                set.block_size.bytes(),
                 0,
                 f.under_construction.is_some(),
             ),
@@ -110,12 +111,12 @@ impl Namespace {
             is_dir: node.is_dir(),
             length,
             permission: if self.has_acl(node.id) {
-                node.permission | super::ACL_BIT
+                set.permission | super::ACL_BIT
             } else {
-                node.permission
+                set.permission
             },
-            owner: self.owner_of(node).to_string(),
-            group: self.group_of(node).to_string(),
+            owner: self.names.get(set.owner).to_string(),
+            group: self.names.get(set.group).to_string(),
             mtime_ms: node.mtime_ms(),
             atime_ms: node.atime_ms(),
             replication,
@@ -221,10 +222,11 @@ impl Namespace {
                     sum.file_count += 1;
                     sum.length += f.length();
                     // As HDFS: an open file's last block counts in full.
+                    let replication = self.replication_of(node);
                     sum.space_consumed +=
-                        file_quota_bytes(f, node.block_size()) * u64::from(node.replication);
+                        file_quota_bytes(f, self.block_size_of(node)) * u64::from(replication);
                     let len = i64::try_from(f.length()).unwrap_or(i64::MAX);
-                    add_typed_space(&mut typed, policy, node.replication, len);
+                    add_typed_space(&mut typed, policy, replication, len);
                 }
             }
         }

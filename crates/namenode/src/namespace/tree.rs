@@ -10,7 +10,7 @@ use std::sync::Arc;
 use compact_str::CompactString;
 
 use super::children::Children;
-use super::names::{NameTable, Ownership};
+use super::names::{AttrId, NameTable};
 use super::permission::mode_string;
 use super::{path, FsError, Namespace};
 
@@ -198,7 +198,7 @@ impl From<Vec<BlockRecord>> for BlockList {
 /// checksum chunk; a create with a larger size that is neither is refused
 /// ([`BlockSize::new`]), and one met in an image or edit log is rounded up
 /// to the next size that can be held ([`BlockSize::at_least`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct BlockSize(u32);
 
 /// Marks a [`BlockSize`] held in units (the next bit says which).
@@ -329,17 +329,11 @@ pub struct INode {
     /// [`Children`] search by it). Up to 24 bytes of UTF-8 live inside
     /// the inode (most names), longer ones on the heap.
     pub name: CompactString,
-    pub permission: u16,
-    /// Owner and group, interned as a pair in the namespace's
-    /// [`NameTable`]: read through `Namespace::owner_of` / `group_of`.
-    pub ownership: Ownership,
-    /// A file's replication (0 for a directory, as HDFS reports it). Kept
-    /// here rather than in [`FileNode`] so it fills the padding beside
-    /// `permission`, as does the block size.
-    pub replication: u16,
-    /// A file's block size (0 for a directory); read through
-    /// [`INode::block_size`].
-    pub block_size: BlockSize,
+    /// Owner, group, permission, and a file's replication and block size,
+    /// interned as one set in the namespace's [`NameTable`]: read through
+    /// `Namespace::owner_of`, `permission_of`, `replication_of` and
+    /// `block_size_of` (or the table's own getters).
+    pub attrs: AttrId,
     /// Read through [`INode::mtime_ms`] and [`INode::atime_ms`].
     pub mtime: Millis48,
     pub atime: Millis48,
@@ -366,11 +360,6 @@ impl INode {
     /// Sets the access time (as [`INode::set_mtime_ms`]).
     pub fn set_atime_ms(&mut self, ms: u64) {
         self.atime = Millis48::saturating(ms);
-    }
-
-    /// A file's block size in bytes (0 for a directory).
-    pub fn block_size(&self) -> u64 {
-        self.block_size.bytes()
     }
 
     pub fn parent(&self) -> Option<INodeId> {
@@ -403,10 +392,10 @@ impl INode {
     pub(super) fn describe(&self, names: &NameTable) -> String {
         format!(
             "{}:{}:{}{}",
-            names.get(names.owner(self.ownership)),
-            names.get(names.group(self.ownership)),
+            names.get(names.owner(self.attrs)),
+            names.get(names.group(self.attrs)),
             if self.is_dir() { 'd' } else { '-' },
-            mode_string(self.permission)
+            mode_string(names.permission(self.attrs))
         )
     }
 }
@@ -476,12 +465,27 @@ impl Namespace {
 
     /// The owner of `node` (a user name).
     pub fn owner_of(&self, node: &INode) -> &str {
-        self.names.get(self.names.owner(node.ownership))
+        self.names.get(self.names.owner(node.attrs))
     }
 
     /// The group of `node`.
     pub fn group_of(&self, node: &INode) -> &str {
-        self.names.get(self.names.group(node.ownership))
+        self.names.get(self.names.group(node.attrs))
+    }
+
+    /// The permission bits of `node` (its ACL bit not included).
+    pub fn permission_of(&self, node: &INode) -> u16 {
+        self.names.permission(node.attrs)
+    }
+
+    /// A file's replication (0 for a directory).
+    pub fn replication_of(&self, node: &INode) -> u16 {
+        self.names.replication(node.attrs)
+    }
+
+    /// A file's block size in bytes (0 for a directory).
+    pub fn block_size_of(&self, node: &INode) -> u64 {
+        self.names.block_size(node.attrs)
     }
 
     pub fn inode(&self, id: INodeId) -> Option<&INode> {

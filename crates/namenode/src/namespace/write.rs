@@ -97,7 +97,8 @@ impl Namespace {
     ) -> Result<(AllocatedBlock, Option<Edit>), FsError> {
         let (id, path) = self.writable_file(src, file_id, client_name)?;
         let node = self.node(id);
-        let replication = node.replication;
+        let replication = self.replication_of(node);
+        let block_size = self.block_size_of(node);
         let f = node
             .file()
             .ok_or_else(|| FsError::FileNotFound(path.clone()))?;
@@ -115,8 +116,8 @@ impl Namespace {
         // complete; (2) a retry of an addBlock whose answer was lost names
         // the block before the last, and the last is still empty: it gets
         // that block again; (3) anything else is refused.
-        let append_at_boundary = previous.is_none()
-            && last.is_some_and(|l| l.num_bytes >= node.block_size() && is_complete(l));
+        let append_at_boundary =
+            previous.is_none() && last.is_some_and(|l| l.num_bytes >= block_size && is_complete(l));
         if !previous_is_last && !append_at_boundary {
             let penultimate = n.checked_sub(2).and_then(|i| blocks.get(i));
             let retried = match (previous, penultimate) {
@@ -269,7 +270,7 @@ impl Namespace {
                 uc,
             ));
         }
-        let partial = partial_last_block(node, new_block);
+        let partial = partial_last_block(node, self.block_size_of(node), new_block);
         // The last block is a block under construction again: a full
         // block's space, as HDFS reserves it (`verifyQuotaForUCBlock`).
         self.verify_file_change(id, |g, _| mark_open(g))?;
@@ -300,7 +301,7 @@ impl Namespace {
         if f.under_construction.as_ref()?.client_name() != client_name {
             return None;
         }
-        let partial = partial_last_block(node, new_block);
+        let partial = partial_last_block(node, self.block_size_of(node), new_block);
         Some((self.status(node), partial))
     }
 
@@ -600,11 +601,11 @@ impl Namespace {
 }
 
 /// The last block of file `node` that an append continues: none when the
-/// client asks for a new block, or the last one is full.
-fn partial_last_block(node: &INode, new_block: bool) -> Option<BlockRecord> {
+/// client asks for a new block, or the last one is full (`block_size`).
+fn partial_last_block(node: &INode, block_size: u64, new_block: bool) -> Option<BlockRecord> {
     node.file()?
         .blocks
         .last()
         .copied()
-        .filter(|b| !new_block && b.num_bytes < node.block_size())
+        .filter(|b| !new_block && b.num_bytes < block_size)
 }

@@ -228,7 +228,7 @@ impl Namespace {
         let sticky_dir = res
             .last()
             .map(|id| self.node(id))
-            .is_some_and(|n| n.is_dir() && n.permission & STICKY_BIT != 0);
+            .is_some_and(|n| n.is_dir() && self.permission_of(n) & STICKY_BIT != 0);
         if sticky_dir {
             self.check(caller, &res, Required::default())?;
             self.check_owner(caller, &res)?;

@@ -393,11 +393,11 @@ impl NameNodeState {
                 // Choose targets before allocating, so a cluster without room
                 // allocates nothing.
                 let (fid, _) = ns.resolve_file(&r.src, file_id)?;
-                let block_size = ns.inode(fid).map_or(0, |n| n.block_size());
+                let block_size = ns.inode(fid).map_or(0, |n| ns.block_size_of(n));
                 let replication = ns
                     .inode(fid)
                     .filter(|n| n.file().is_some())
-                    .map_or(1, |n| usize::from(n.replication));
+                    .map_or(1, |n| usize::from(ns.replication_of(n)));
                 let policy = StoragePolicy::by_id(ns.effective_storage_policy(fid));
                 let (alloc, edit) = ns.add_block(&r.src, file_id, &r.client_name, previous, &|b| {
                     bm.is_complete(b, min)

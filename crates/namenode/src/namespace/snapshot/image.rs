@@ -102,9 +102,13 @@ impl Namespace {
                 parent: n.parent(),
                 name: n.name.to_string(),
                 attrs: self.attrs_of(n),
-                file: n
-                    .file()
-                    .map(|f| (n.replication, n.block_size(), f.blocks.to_vec())),
+                file: n.file().map(|f| {
+                    (
+                        self.replication_of(n),
+                        self.block_size_of(n),
+                        f.blocks.to_vec(),
+                    )
+                }),
                 children: n
                     .children()
                     .map(|c| {
@@ -225,10 +229,13 @@ impl Namespace {
                     id: r.id,
                     parent_id: r.parent.unwrap_or(INodeId::NONE),
                     name: compact_str::CompactString::new(&r.name),
-                    permission: r.attrs.permission,
-                    ownership: self.names.ownership_of(&r.attrs.owner, &r.attrs.group),
-                    replication: r.file.as_ref().map_or(0, |f| f.0),
-                    block_size,
+                    attrs: self.names.attrs_of(
+                        &r.attrs.owner,
+                        &r.attrs.group,
+                        r.attrs.permission,
+                        r.file.as_ref().map_or(0, |f| f.0),
+                        block_size,
+                    ),
                     mtime: Millis48::saturating(r.attrs.mtime_ms),
                     atime: Millis48::saturating(r.attrs.atime_ms),
                     kind,

@@ -96,7 +96,7 @@ impl Namespace {
             ),
         };
         Attrs {
-            permission: node.permission,
+            permission: self.permission_of(node),
             owner: self.owner_of(node).to_string(),
             group: self.group_of(node).to_string(),
             mtime_ms: node.mtime_ms(),

@@ -57,7 +57,7 @@ impl Namespace {
                 }
             }
             INodeKind::File(f) => {
-                let (replication, length) = (node.replication, f.length());
+                let (replication, length) = (self.replication_of(node), f.length());
                 let diffs = self.snapshots.file_diffs.entry(id).or_default();
                 if diffs.last().is_none_or(|d| d.snapshot < latest) {
                     diffs.push(FileDiff {
