@@ -190,9 +190,8 @@ impl From<Vec<BlockRecord>> for BlockList {
     }
 }
 
-/// A file's block size in 4 bytes of the inode beside its permission,
-/// owner-group pair and replication (so a file's part of the inode is 24
-/// bytes and the inode 88): sizes below 2 GiB as they are, larger
+/// A file's block size in 4 bytes (of its interned attribute set,
+/// [`super::names::AttrSet`]): sizes below 2 GiB as they are, larger
 /// ones as a count of 512-byte chunks (up to 512 GiB) or of MiB (up to
 /// 1 PiB). HDFS clients make block sizes multiples of the 512-byte
 /// checksum chunk; a create with a larger size that is neither is refused
@@ -267,7 +266,7 @@ pub(super) fn block_size_loaded(bytes: u64, what: impl std::fmt::Display) -> Blo
 
 /// A time in milliseconds since the epoch in 6 bytes: up to
 /// [`Millis48::MAX_MS`] (2^48 − 1 ms, in the year 10889). With the
-/// owner-group pair, this is what brings the inode from 96 bytes to 88.
+/// interned attribute set, this keeps the inode at 80 bytes.
 /// HDFS takes any long; setTimes refuses later times with a clear error,
 /// and every other time is the NameNode's own clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
