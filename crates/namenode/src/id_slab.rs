@@ -166,6 +166,11 @@ impl<T: Keyed> IdSlab<T> {
         self.slots.iter().flatten()
     }
 
+    /// Every record, mutably (callers never change a record's id).
+    pub(crate) fn values_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        self.slots.iter_mut().flatten()
+    }
+
     /// Slots in use or vacant (tests of slot reuse).
     #[cfg(test)]
     pub(crate) fn slot_count(&self) -> usize {

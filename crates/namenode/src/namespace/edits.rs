@@ -256,6 +256,33 @@ impl Namespace {
         if let Err(e) = self.apply_tree_edit(edit, Some(parent)) {
             panic!("validated edit failed to apply: {e}: {edit:?}");
         }
+        self.sweep_attr_sets_if_due();
+    }
+
+    /// Drops the attribute sets no inode (live or kept for a snapshot)
+    /// uses any more, once [`NameTable::sweep_due`] says so. Run between
+    /// edits, when no id is held anywhere but in the inodes.
+    pub(super) fn sweep_attr_sets_if_due(&mut self) {
+        if !self.names.sweep_due() {
+            return;
+        }
+        let mut used = vec![false; self.names.set_count()];
+        let nodes = self.inodes.values().chain(self.snapshots.retained_inodes());
+        for node in nodes {
+            if let Some(u) = used.get_mut(node.attrs.index()) {
+                *u = true;
+            }
+        }
+        let renumbered = self.names.sweep_sets(&used);
+        let nodes = self
+            .inodes
+            .values_mut()
+            .chain(self.snapshots.retained_inodes_mut());
+        for node in nodes {
+            if let Some(id) = renumbered.get(node.attrs.index()) {
+                node.attrs = *id;
+            }
+        }
     }
 
     pub(super) fn resolve_existing(&self, path: &str) -> Result<(INodeId, Resolved), ApplyError> {
@@ -367,6 +394,12 @@ impl Namespace {
     /// [`ApplyError`] when the edit does not fit the tree (a corrupt or
     /// out-of-order journal).
     pub fn apply(&mut self, edit: &Edit) -> Result<(), ApplyError> {
+        self.apply_one(edit)?;
+        self.sweep_attr_sets_if_due();
+        Ok(())
+    }
+
+    fn apply_one(&mut self, edit: &Edit) -> Result<(), ApplyError> {
         self.clear_freed();
         match edit {
             Edit::Mkdir { .. }

@@ -181,7 +181,8 @@ impl Default for Limits {
 #[derive(Debug, Clone)]
 pub struct Namespace {
     inodes: InodeTable,
-    /// The owner and group names the inodes refer to by id.
+    /// The owner and group names and the attribute sets the inodes refer
+    /// to by id.
     names: NameTable,
     /// The client names and machines open files refer to.
     client_names: names::ClientNames,

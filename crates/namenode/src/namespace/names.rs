@@ -3,8 +3,11 @@
 //! and groups, and few distinct combinations of owner, group, permission,
 //! replication and block size, so each inode keeps one 4-byte [`AttrId`]
 //! (its [`AttrSet`], interned) instead of the fields themselves (as HDFS
-//! packs mode, user and group into one long per inode). Names and sets are
-//! never removed: the table grows only with the distinct ones ever used.
+//! packs mode, user and group into one long per inode). Names are never
+//! removed (the table grows only with the distinct ones ever used); sets
+//! no inode uses any more are swept once there are many of them
+//! ([`NameTable::sweep_due`]), since any user can make new ones (a chmod,
+//! a file with a block size of its own).
 
 use std::collections::hash_map::RandomState;
 use std::collections::HashMap;
@@ -84,7 +87,31 @@ impl AttrTable {
     pub fn into_namespace(self, names: &mut NameTable) -> Vec<AttrId> {
         self.sets.into_iter().map(|s| names.attrs(s)).collect()
     }
+
+    /// Keeps the sets `used` marks (indexed by id), numbered anew in their
+    /// old order; returns each old id's new one (unused ones map to 0).
+    fn retain(&mut self, used: &[bool]) -> Vec<AttrId> {
+        let mut renumbered = Vec::with_capacity(self.sets.len());
+        let mut kept = Vec::new();
+        self.ids.clear();
+        for (i, set) in self.sets.iter().enumerate() {
+            if used.get(i).copied().unwrap_or(false) {
+                let id = AttrId(u32::try_from(kept.len()).unwrap_or(u32::MAX));
+                kept.push(*set);
+                self.ids.insert(*set, id);
+                renumbered.push(id);
+            } else {
+                renumbered.push(AttrId(0));
+            }
+        }
+        self.sets = kept;
+        renumbered
+    }
 }
+
+/// Sets below this many are never swept: a namespace's few sets cost
+/// nothing, and a sweep walks every inode.
+const SWEEP_FLOOR: usize = 4096;
 
 /// The distinct user and group names of a namespace, and the distinct
 /// attribute sets of its inodes.
@@ -93,6 +120,8 @@ pub struct NameTable {
     names: Vec<Arc<str>>,
     ids: HashMap<Arc<str>, NameId>,
     sets: AttrTable,
+    /// Sets in use after the last sweep (0 before any).
+    live_after_sweep: usize,
 }
 
 impl NameTable {
@@ -154,6 +183,27 @@ impl NameTable {
     /// The set behind `id` (ids only come from this table).
     pub fn set(&self, id: AttrId) -> AttrSet {
         self.sets.get(id)
+    }
+
+    /// The number of sets, in use or not.
+    pub fn set_count(&self) -> usize {
+        self.sets.sets.len()
+    }
+
+    /// Whether sets no inode may use any more should be swept: there are
+    /// at least [`SWEEP_FLOOR`] and twice as many as the last sweep kept,
+    /// so sweeps cost amortized O(1) inode visits per set made.
+    pub fn sweep_due(&self) -> bool {
+        self.set_count() >= SWEEP_FLOOR.max(2 * self.live_after_sweep)
+    }
+
+    /// Keeps only the sets `used` marks (indexed by [`AttrId::index`]) and
+    /// numbers them anew: every holder of an id must take its new one from
+    /// the returned map (indexed by the old id).
+    pub fn sweep_sets(&mut self, used: &[bool]) -> Vec<AttrId> {
+        let renumbered = self.sets.retain(used);
+        self.live_after_sweep = self.set_count();
+        renumbered
     }
 
     /// The owner of a set.

@@ -725,3 +725,81 @@ fn add_block_stops_at_the_blocks_per_file_limit() {
         "{e:?}"
     );
 }
+
+/// Goal: attribute sets no inode uses any more are swept once there are
+/// thousands, so a user who makes a new one per file (a block size of its
+/// own, then a delete) cannot grow the table without bound; live inodes and
+/// those a snapshot keeps have the same attributes after the sweeps.
+#[test]
+fn unused_attribute_sets_are_swept() {
+    let mut n = ns();
+    n.create(
+        &root(),
+        "/keep/f",
+        0o640,
+        "c",
+        "m",
+        false,
+        true,
+        2,
+        512 * 3,
+        NOW,
+    )
+    .expect("create");
+    n.create(
+        &root(),
+        "/snap/g",
+        0o600,
+        "c",
+        "m",
+        false,
+        true,
+        4,
+        512 * 5,
+        NOW,
+    )
+    .expect("create");
+    n.allow_snapshot(&root(), "/snap").expect("allow");
+    n.create_snapshot(&root(), "/snap", Some("s1"), NOW)
+        .expect("snapshot");
+    n.delete(&root(), "/snap/g", false, NOW).expect("delete");
+    let kept = stat(&n, "/keep/f");
+    let retained = stat(&n, "/snap/.snapshot/s1/g");
+    for i in 0..10_000u64 {
+        let p = format!("/churn/f{i}");
+        n.create(
+            &root(),
+            &p,
+            0o644,
+            "c",
+            "m",
+            false,
+            true,
+            3,
+            512 * (10 + i),
+            NOW,
+        )
+        .expect("create");
+        n.delete(&root(), &p, false, NOW).expect("delete");
+    }
+    assert!(
+        n.names.set_count() < 8192,
+        "{} sets kept",
+        n.names.set_count()
+    );
+    for (p, before) in [("/keep/f", kept), ("/snap/.snapshot/s1/g", retained)] {
+        let after = stat(&n, p);
+        assert_eq!(
+            (after.permission, after.replication, after.block_size),
+            (before.permission, before.replication, before.block_size),
+            "{p}"
+        );
+        assert_eq!(
+            (after.owner, after.group),
+            (before.owner, before.group),
+            "{p}"
+        );
+    }
+    assert_eq!(stat(&n, "/keep/f").block_size, 512 * 3);
+    assert_eq!(stat(&n, "/snap/.snapshot/s1/g").replication, 4);
+}

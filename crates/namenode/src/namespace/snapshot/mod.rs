@@ -206,6 +206,16 @@ impl SnapshotState {
         !self.index.is_empty()
     }
 
+    /// The inodes kept aside for snapshots.
+    pub(in crate::namespace) fn retained_inodes(&self) -> impl Iterator<Item = &INode> {
+        self.retained.values()
+    }
+
+    /// The same, mutably (an attribute-set sweep renumbers their ids).
+    pub(in crate::namespace) fn retained_inodes_mut(&mut self) -> impl Iterator<Item = &mut INode> {
+        self.retained.values_mut()
+    }
+
     /// Whether anything is kept at all (removals then check references).
     fn in_use(&self) -> bool {
         !self.index.is_empty() || !self.retained.is_empty() || !self.refs.is_empty()
