@@ -419,6 +419,17 @@ async fn run_datanode(
     Ok(())
 }
 
+/// Success, or `what`'s error with its causes on stderr and a failure.
+fn exit_code(what: &str, result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{what}: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// `cairn datanode`.
 fn datanode_main(cli: &Cli, runtime: &tokio::runtime::Runtime, args: &DatanodeArgs) -> ExitCode {
     if let Ok(conf) = load_conf(cli) {
@@ -443,13 +454,7 @@ fn datanode_main(cli: &Cli, runtime: &tokio::runtime::Runtime, args: &DatanodeAr
             ],
         ))
     });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("cairn datanode: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    exit_code("cairn datanode", result)
 }
 
 /// `cairn namenode`.
@@ -479,13 +484,7 @@ fn namenode_main(cli: &Cli, runtime: &tokio::runtime::Runtime, args: &NamenodeAr
             (args.rpc_address.clone(), args.http_address.clone()),
         ))
     });
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("cairn namenode: {e:#}");
-            ExitCode::FAILURE
-        }
-    }
+    exit_code("cairn namenode", result)
 }
 
 /// `cairn admin`, `fsck` and `dfs`: the tool's exit code, 255 when the
@@ -548,30 +547,21 @@ fn main() -> ExitCode {
             ha,
             nameservice,
             namenode_restart_delay,
-        } => match up::run(up::UpArgs {
-            dir: dir.clone(),
-            datanodes: *datanodes,
-            rpc_address: rpc_address.clone(),
-            datanode_restart_delay: *datanode_restart_delay,
-            passthrough,
-            ha: *ha,
-            nameservice: nameservice.clone(),
-            namenode_restart_delay: *namenode_restart_delay,
-        }) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("cairn up: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+        } => exit_code(
+            "cairn up",
+            up::run(up::UpArgs {
+                dir: dir.clone(),
+                datanodes: *datanodes,
+                rpc_address: rpc_address.clone(),
+                datanode_restart_delay: *datanode_restart_delay,
+                passthrough,
+                ha: *ha,
+                nameservice: nameservice.clone(),
+                namenode_restart_delay: *namenode_restart_delay,
+            }),
+        ),
         Command::Datanode(args) => datanode_main(&cli, &runtime, args),
-        Command::Bench { command } => match bench::run(command, &runtime) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("cairn bench: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Bench { command } => exit_code("cairn bench", bench::run(command, &runtime)),
         Command::Admin { args } => tool_main(&cli, &runtime, |c| admin::run(c, args.clone())),
         Command::Fsck { args } => tool_main(&cli, &runtime, |c| fsck::run(c, args.clone())),
         Command::Dfs { args } => tool_main(&cli, &runtime, |c| dfs::run(c, args.clone())),

@@ -243,12 +243,14 @@ impl Namespace {
         } else {
             self.acl_entries_of(node.id)
         };
+        // Every path component is checked: the set is read once.
+        let set = self.names.set(node.attrs);
         acl_grants(
             caller,
             (
-                self.owner_of(node),
-                self.group_of(node),
-                self.permission_of(node),
+                self.names.get(set.owner),
+                self.names.get(set.group),
+                set.permission,
             ),
             entries,
             access,
