@@ -89,6 +89,12 @@ pub mod keys {
     pub const CHECKSUM_BALANCING: &str = "cairn.datanode.write.checksum-balancing";
     /// HDFS-959 item 3.
     pub const CHECKSUM_HARDWARE: &str = "cairn.datanode.checksum.hardware";
+    /// Writeback behind the writer for replicas that will be synced
+    /// (default true; see [`super::Writeback`]).
+    pub const WRITEBACK_BEHIND: &str = "cairn.datanode.write.writeback-behind";
+    /// Writeback behind the writer for every replica (Hadoop's key,
+    /// default false).
+    pub const DFS_DATANODE_SYNC_BEHIND_WRITES: &str = "dfs.datanode.sync.behind.writes";
     /// Packets one write may have queued for its disk stage, count.
     pub const DISK_QUEUE_PACKETS: &str = "cairn.datanode.write.disk-queue-packets";
     /// 64 packets (4 MiB of 64 KiB packets).
@@ -172,6 +178,26 @@ pub struct WritePath {
     pub checksum_balancing: bool,
     /// Which CRC32C implementation computes checksums.
     pub crc: Crc32cImpl,
+    /// Which replicas have their writeback started as they are written.
+    pub writeback: Writeback,
+}
+
+/// Writeback behind the writer: the disk stage asks the kernel to start
+/// writing a replica's new data every [`crate::storage::WRITEBACK_STEP`]
+/// bytes, so that a sync at the block's end waits only for the last few
+/// MiB instead of the whole block, and the pipeline keeps moving meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Writeback {
+    /// Never: the page cache writes data back when it likes.
+    Off,
+    /// For replicas that will be synced as far as the DataNode can tell:
+    /// all of them with `dfs.datanode.synconclose`, else while any of the
+    /// last 32 replicas clients wrote here was synced (`syncBlock`,
+    /// hsync). Where no client syncs, data stays in the page cache, as
+    /// HDFS leaves it.
+    Synced,
+    /// Every replica (HDFS's `dfs.datanode.sync.behind.writes`).
+    Always,
 }
 
 impl Default for WritePath {
@@ -184,6 +210,7 @@ impl Default for WritePath {
             buffered_checksums: true,
             checksum_balancing: true,
             crc: Crc32cImpl::Hardware,
+            writeback: Writeback::Synced,
         }
     }
 }
@@ -342,6 +369,13 @@ fn write_path_switches(conf: &Configuration) -> Result<WritePath, ConfigError> {
             Crc32cImpl::Hardware
         } else {
             Crc32cImpl::Software
+        },
+        writeback: if conf.get_bool(dk::DFS_DATANODE_SYNC_BEHIND_WRITES, false)? {
+            Writeback::Always
+        } else if conf.get_bool(dk::WRITEBACK_BEHIND, true)? {
+            Writeback::Synced
+        } else {
+            Writeback::Off
         },
     })
 }

@@ -113,6 +113,8 @@ pub(crate) struct Shared {
     pub pools: std::sync::Mutex<std::collections::BTreeSet<String>>,
     /// When the DataNode started (`getDatanodeInfo`'s uptime).
     pub started: std::time::Instant,
+    /// Whether clients sync lately: replicas are written back behind.
+    pub sync_history: transfer::write::SyncHistory,
 }
 
 impl Shared {
@@ -194,6 +196,8 @@ impl DataNode {
         let serving = std::sync::Mutex::new(config.namenodes.clone());
         let balance_bandwidth = config.balance_bandwidth;
         let balance_max_moves = config.balance_max_moves as usize;
+        let sync_history =
+            transfer::write::SyncHistory::new(config.write_path.writeback, config.sync_on_close);
         Ok(DataNode {
             shared: Arc::new(Shared {
                 config,
@@ -210,6 +214,7 @@ impl DataNode {
                 report_trigger: tokio::sync::watch::Sender::new(admin::ReportTrigger::default()),
                 pools: std::sync::Mutex::default(),
                 started: std::time::Instant::now(),
+                sync_history,
             }),
             xfer,
             ipc,

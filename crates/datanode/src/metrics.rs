@@ -107,6 +107,9 @@ metrics! {
     fsync_calls,
     /// Total time spent in those fsyncs, microseconds.
     fsync_micros,
+    /// Writebacks started behind a writer (one per 8 MiB of a replica
+    /// written back behind; see `storage::writer`).
+    writeback_requests,
     /// Replicas deleted on the NameNode's INVALIDATE.
     blocks_deleted,
     /// Transfers (reads, writes and others) running now (gauge).

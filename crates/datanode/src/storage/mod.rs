@@ -83,7 +83,7 @@ pub use self::replica::{
     ReportedState, WriterError,
 };
 use self::version::StorageVersion;
-pub use self::writer::{ReplicaWriter, WriteError, WriterOptions};
+pub use self::writer::{ReplicaWriter, WriteError, WriterOptions, WRITEBACK_STEP};
 
 /// What went wrong in the storage layer.
 #[derive(Debug, thiserror::Error)]

@@ -601,7 +601,18 @@ pub async fn write_block(
     targets: Vec<DatanodeInfoProto>,
 ) -> Vec<PipelineAckProto> {
     let req = write_request(id, gs, Stage::PipelineSetupCreate, targets, 0, 0);
-    let mut w = open_write(addr, &req).await;
+    write_with(addr, &req, payload, false).await
+}
+
+/// [`write_block`] with a request of the caller's (its client name, say),
+/// the last packet asking for a sync or not.
+pub async fn write_with(
+    addr: SocketAddr,
+    req: &OpWriteBlockProto,
+    payload: &[u8],
+    sync: bool,
+) -> Vec<PipelineAckProto> {
+    let mut w = open_write(addr, req).await;
     assert_eq!(w.connect_ack.status, 0, "connect-ack {:?}", w.connect_ack);
     let mut seqno = 0i64;
     for (i, chunk) in payload.chunks(PACKET_DATA).enumerate() {
@@ -619,7 +630,7 @@ pub async fn write_block(
     for _ in 0..seqno {
         acks.push(w.ack().await);
     }
-    w.send(&packet(payload.len() as u64, seqno, &[], true, false))
+    w.send(&packet(payload.len() as u64, seqno, &[], true, sync))
         .await;
     acks.push(w.ack().await);
     acks
@@ -699,7 +710,7 @@ pub fn reparse(bytes: &[u8]) -> cairn_datanode::transfer::packet::Packet {
 pub async fn metric(http: SocketAddr, name: &str) -> u64 {
     use tokio::io::AsyncReadExt;
     let mut s = TcpStream::connect(http).await.expect("connect http");
-    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
         .await
         .expect("request");
     let mut body = String::new();

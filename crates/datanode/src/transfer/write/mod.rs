@@ -54,6 +54,9 @@ mod disk;
 mod mirror;
 mod network;
 mod responder;
+mod writeback;
+
+pub(crate) use self::writeback::SyncHistory;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -213,7 +216,7 @@ pub(crate) async fn write_block(
         conn.send(&connect_ack(Status::Success, ""), wt).await?;
     }
 
-    let writer = match setup {
+    let mut writer = match setup {
         Setup::Closed(fin) => {
             // PIPELINE_CLOSE_RECOVERY: no packets follow.
             shared.ibr.received(&fin, shared.storage.storage_id());
@@ -221,6 +224,9 @@ pub(crate) async fn write_block(
         }
         Setup::Writer(wr) => wr,
     };
+    if shared.sync_history.wants() {
+        writer.write_back_behind();
+    }
 
     // 4. Receive.
     receive(shared, conn, writer, mirror, &w).await?;

@@ -37,6 +37,7 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
     let small = (!wp.bulk_receive).then_some(cfg.small_read_bytes);
     let mut reader = BulkReader::new(base, wp.bulk_receive, cfg.receive_buffer_bytes);
     let mut idx = 0u64;
+    let mut sync_seen = false;
     loop {
         let packet = tokio::select! {
             _ = abort.cancelled() => return Err(XferError::Cancelled),
@@ -57,6 +58,12 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
         let data_len = packet.data_len();
         let offset = check_packet(h, data_len)?;
         let heartbeat = h.seqno == -1 && data_len == 0 && !last;
+        sync_seen |= h.sync_block == Some(true);
+        if last && w.acks {
+            // What clients do decides whether later replicas are
+            // written back behind.
+            shared.sync_history.finished(sync_seen);
+        }
         Metrics::add(&m.write_bytes_received, data_len as u64);
         if w.balancing && data_len > 0 {
             crate::transfer::balance::throttle_move(shared, data_len as u64).await;
