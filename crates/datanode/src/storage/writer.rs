@@ -336,12 +336,15 @@ impl ReplicaWriter {
 
     /// Asks the kernel to start writing the data written since the last
     /// request, once there are [`WRITEBACK_STEP`] bytes of it.
-    /// `POSIX_FADV_DONTNEED` on dirty pages starts their writeback
-    /// without waiting for it (Linux; PostgreSQL flushes data this way
-    /// where `sync_file_range` is missing, which no safe wrapper offers
-    /// here); pages still dirty or being written cannot be dropped, so
-    /// the new data stays cached for readers. Advice, not a write: a
-    /// failure only turns writeback behind off for this replica.
+    /// `POSIX_FADV_DONTNEED` starts the range's writeback without waiting
+    /// for it (Linux; PostgreSQL flushes data this way where
+    /// `sync_file_range` is missing, which no safe wrapper offers here).
+    /// It is not free for the cache: pages of the range already clean
+    /// (written by the flusher, or whose write finished before the
+    /// advice's invalidation pass) are dropped, and dirty ones are moved
+    /// to be reclaimed first once written, so data just written can leave
+    /// the cache sooner than without it. Advice, not a write: a failure
+    /// only turns writeback behind off for this replica.
     fn start_writeback(&mut self) {
         let Some(from) = self.writeback_from else {
             return;

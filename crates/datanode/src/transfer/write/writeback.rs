@@ -12,10 +12,10 @@
 //! HBase's log hsyncs, a DataNode's WebHDFS writes go through
 //! hdfs-native), new replicas are written back behind; a DataNode whose
 //! clients do not sync (the Java client's default) leaves its data to the
-//! page cache, as HDFS does. Writing back behind a replica nobody syncs
-//! costs little (the page cache writes it soon anyway; 1 and 4 Java
-//! writers measured within their noise with it on), so one syncing client
-//! among many is reason enough.
+//! page cache, as HDFS does. On a DataNode with one syncing client among
+//! many, the others' replicas are written back behind too: their writes
+//! measured within their noise with it on, but the advice also ages their
+//! pages out of the cache sooner (see `ReplicaWriter::start_writeback`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -24,18 +24,21 @@ use crate::config::Writeback;
 #[derive(Debug)]
 pub(crate) struct SyncHistory {
     mode: Writeback,
-    /// `dfs.datanode.synconclose`: every finalized replica is synced.
-    sync_on_close: bool,
     /// One bit per client replica finished here (the last 32), newest
     /// lowest: synced or not.
     recent: AtomicU32,
 }
 
 impl SyncHistory {
+    /// With `dfs.datanode.synconclose` (`sync_on_close`) every finalized
+    /// replica is synced, so `Synced` means every replica.
     pub(crate) fn new(mode: Writeback, sync_on_close: bool) -> Self {
+        let mode = match mode {
+            Writeback::Synced if sync_on_close => Writeback::Always,
+            other => other,
+        };
         SyncHistory {
             mode,
-            sync_on_close,
             recent: AtomicU32::new(0),
         }
     }
@@ -45,7 +48,6 @@ impl SyncHistory {
         match self.mode {
             Writeback::Off => false,
             Writeback::Always => true,
-            Writeback::Synced if self.sync_on_close => true,
             Writeback::Synced => self.recent.load(Ordering::Relaxed) != 0,
         }
     }
