@@ -90,10 +90,11 @@ pub mod keys {
     /// HDFS-959 item 3.
     pub const CHECKSUM_HARDWARE: &str = "cairn.datanode.checksum.hardware";
     /// Writeback behind the writer for replicas that will be synced
-    /// (default true; see [`super::Writeback`]).
+    /// (default true; see [`super::Writeback`]). False turns it off
+    /// whatever Hadoop's key says.
     pub const WRITEBACK_BEHIND: &str = "cairn.datanode.write.writeback-behind";
     /// Writeback behind the writer for every replica (Hadoop's key,
-    /// default false).
+    /// default unset). Set to false, and Cairn's key unset, none.
     pub const DFS_DATANODE_SYNC_BEHIND_WRITES: &str = "dfs.datanode.sync.behind.writes";
     /// Packets one write may have queued for its disk stage, count.
     pub const DISK_QUEUE_PACKETS: &str = "cairn.datanode.write.disk-queue-packets";
@@ -370,13 +371,22 @@ fn write_path_switches(conf: &Configuration) -> Result<WritePath, ConfigError> {
         } else {
             Crc32cImpl::Software
         },
-        writeback: if conf.get_bool(dk::DFS_DATANODE_SYNC_BEHIND_WRITES, false)? {
-            Writeback::Always
-        } else if conf.get_bool(dk::WRITEBACK_BEHIND, true)? {
-            Writeback::Synced
-        } else {
-            Writeback::Off
-        },
+        writeback: writeback_mode(conf)?,
+    })
+}
+
+/// Cairn's switch, when set, decides whether there is writeback behind at
+/// all; Hadoop's key whether it covers every replica. Set to false on its
+/// own, Hadoop's key means what it means to HDFS: data is left to the page
+/// cache.
+fn writeback_mode(conf: &Configuration) -> Result<Writeback, ConfigError> {
+    use keys as dk;
+    let cairn = conf.get_bool_opt(dk::WRITEBACK_BEHIND)?;
+    let hadoop = conf.get_bool_opt(dk::DFS_DATANODE_SYNC_BEHIND_WRITES)?;
+    Ok(match (cairn, hadoop) {
+        (Some(false), _) | (None, Some(false)) => Writeback::Off,
+        (_, Some(true)) => Writeback::Always,
+        (Some(true), Some(false)) | (_, None) => Writeback::Synced,
     })
 }
 
@@ -689,6 +699,38 @@ mod tests {
         assert_eq!(c.socket_read_timeout, Duration::from_secs(60));
         assert_eq!(c.socket_write_timeout, Duration::from_secs(480));
         assert_eq!(c.storage_type, StorageType::Disk);
+    }
+
+    #[test]
+    fn writeback_keys() {
+        let mode = |pairs: &[(&str, &str)]| {
+            let mut conf = Configuration::new();
+            for (key, value) in pairs {
+                conf.set(key, value);
+            }
+            DataNodeConfig::from_conf(&conf, PathBuf::from("/d"), nn())
+                .expect("ok")
+                .write_path
+                .writeback
+        };
+        let (cairn, hadoop) = (
+            keys::WRITEBACK_BEHIND,
+            keys::DFS_DATANODE_SYNC_BEHIND_WRITES,
+        );
+        assert_eq!(mode(&[]), Writeback::Synced);
+        assert_eq!(mode(&[(hadoop, "")]), Writeback::Synced);
+        assert_eq!(mode(&[(hadoop, "true")]), Writeback::Always);
+        assert_eq!(mode(&[(hadoop, "false")]), Writeback::Off);
+        assert_eq!(mode(&[(cairn, "false")]), Writeback::Off);
+        assert_eq!(mode(&[(cairn, "false"), (hadoop, "true")]), Writeback::Off);
+        assert_eq!(
+            mode(&[(cairn, "true"), (hadoop, "false")]),
+            Writeback::Synced
+        );
+        assert_eq!(
+            mode(&[(cairn, "true"), (hadoop, "true")]),
+            Writeback::Always
+        );
     }
 
     #[test]

@@ -6,8 +6,12 @@
 
 mod common;
 
+use cairn_datanode::transfer::packet::read_delimited;
 use cairn_proto::hadoop::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
+use cairn_proto::hadoop::hdfs::{BaseHeaderProto, BlockOpResponseProto, OpReplaceBlockProto};
+use cairn_proto::protocols::op;
 use common::*;
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 /// Writes block `id` as `client`, its last packet asking for a sync or not.
@@ -91,4 +95,122 @@ async fn synconclose_writes_back_every_replica_and_the_switch_turns_it_off() {
     write_as(&off, 802, "DFSClient_a", &big, true).await;
     assert_eq!(metric(off.http, "writeback_requests").await, 0);
     off.stop().await;
+}
+
+/// Appends `payload` to finalized block `id` (at `len` bytes, generation
+/// stamp `gs`), the packet at `hsync_at` asking for a sync mid-block.
+async fn append(dn: &RunningDn, id: u64, gs: u64, len: u64, payload: &[u8], hsync_at: usize) {
+    let req = write_request(id, gs, Stage::PipelineSetupAppend, vec![], len, gs + 1);
+    let mut w = open_write(dn.xfer, &req).await;
+    assert_eq!(w.connect_ack.status, 0, "{:?}", w.connect_ack);
+    let mut seqno = 0i64;
+    for (i, chunk) in payload.chunks(PACKET_DATA).enumerate() {
+        let at = len + (i * PACKET_DATA) as u64;
+        w.send(&packet(at, seqno, chunk, false, i == hsync_at))
+            .await;
+        seqno += 1;
+    }
+    for _ in 0..seqno {
+        assert_eq!(w.ack().await.reply, vec![0]);
+    }
+    let end = len + payload.len() as u64;
+    w.send(&packet(end, seqno, &[], true, false)).await;
+    assert_eq!(w.ack().await.reply, vec![0]);
+}
+
+/// Goal: an hsync in the middle of a block (an HBase log's) counts as a
+/// synced replica, appends are written back behind like new replicas, and
+/// an explicit `dfs.datanode.sync.behind.writes=false` means HDFS's
+/// default: never.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mid_block_hsync_appends_and_hadoops_key_set_false() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let big = data(9 << 20, 8);
+    let small = data(1000, 9);
+
+    let d1 = tempfile::tempdir().expect("tempdir");
+    let dn = start_datanode(d1.path(), nn_addr, &[]).await;
+    write_as(&dn, 900, "DFSClient_a", &small, false).await;
+    // 9 MiB appended with an hsync at its 10th packet: not on yet.
+    append(&dn, 900, 1001, small.len() as u64, &big, 10).await;
+    assert_eq!(metric(dn.http, "writeback_requests").await, 0);
+    // That hsync turned it on for the next append.
+    append(
+        &dn,
+        900,
+        1002,
+        (small.len() + big.len()) as u64,
+        &big,
+        usize::MAX,
+    )
+    .await;
+    assert_eq!(metric(dn.http, "writeback_requests").await, 1);
+    let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
+    let total = (small.len() + 2 * big.len()) as u64;
+    let (_, got) = read_range(&mut conn, 900, 1003, 0, total)
+        .await
+        .expect("read");
+    let want = [&small[..], &big[..], &big[..]].concat();
+    assert!(got == want, "the appended block reads back different bytes");
+    dn.stop().await;
+
+    let d2 = tempfile::tempdir().expect("tempdir");
+    let plain = start_datanode(
+        d2.path(),
+        nn_addr,
+        &[("dfs.datanode.sync.behind.writes", "false")],
+    )
+    .await;
+    write_as(&plain, 901, "DFSClient_a", &small, true).await;
+    write_as(&plain, 902, "DFSClient_a", &big, true).await;
+    assert_eq!(metric(plain.http, "writeback_requests").await, 0);
+    plain.stop().await;
+}
+
+/// Goal: `dfs.datanode.sync.behind.writes=true` writes back every replica,
+/// unsynced ones and a Balancer's move (REPLACE_BLOCK) among them, and the
+/// moved replica reads back intact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hadoops_key_writes_back_every_replica_and_moves() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let big = data(9 << 20, 10);
+    let d1 = tempfile::tempdir().expect("tempdir");
+    let d2 = tempfile::tempdir().expect("tempdir");
+    let source = start_datanode(d1.path(), nn_addr, &[]).await;
+    let every = start_datanode(
+        d2.path(),
+        nn_addr,
+        &[("dfs.datanode.sync.behind.writes", "true")],
+    )
+    .await;
+    write_as(&every, 950, "DFSClient_a", &big, false).await;
+    assert_eq!(metric(every.http, "writeback_requests").await, 1);
+
+    write_as(&source, 951, "DFSClient_a", &big, false).await;
+    assert_eq!(metric(source.http, "writeback_requests").await, 0);
+    let move_it = OpReplaceBlockProto {
+        header: BaseHeaderProto {
+            block: block(951, 1001, big.len() as u64),
+            token: Some(empty_token()),
+            trace_info: None,
+        },
+        del_hint: source.uuid.clone(),
+        source: source.info(),
+        storage_type: Some(1),
+        storage_id: Some("DS-y".into()),
+    };
+    let mut s = TcpStream::connect(every.xfer).await.expect("connect");
+    s.write_all(&op_bytes(op::REPLACE_BLOCK, &move_it))
+        .await
+        .expect("send");
+    let resp: BlockOpResponseProto = read_delimited(&mut s, 1 << 16).await.expect("resp");
+    assert_eq!(resp.status, 0, "{resp:?}");
+    assert_eq!(metric(every.http, "writeback_requests").await, 2);
+    let mut conn = TcpStream::connect(every.xfer).await.expect("connect");
+    let (_, got) = read_range(&mut conn, 951, 1001, 0, big.len() as u64)
+        .await
+        .expect("read");
+    assert!(got == big, "the moved replica reads back different bytes");
+    source.stop().await;
+    every.stop().await;
 }

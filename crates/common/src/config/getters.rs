@@ -39,6 +39,16 @@ impl Configuration {
         self.parsed(key, default, value::parse_bool)
     }
 
+    /// [`Self::get_bool`] for keys whose absence means something of its
+    /// own: `None` if unset or empty.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::InvalidValue`] naming the key for any other text.
+    pub fn get_bool_opt(&self, key: &str) -> Result<Option<bool>, ConfigError> {
+        self.parsed(key, None, |v| value::parse_bool(v).map(Some))
+    }
+
     /// A non-negative decimal or `0x` hexadecimal integer; `default` if unset
     /// or empty.
     ///

@@ -216,7 +216,7 @@ pub(crate) async fn write_block(
         conn.send(&connect_ack(Status::Success, ""), wt).await?;
     }
 
-    let mut writer = match setup {
+    let writer = match setup {
         Setup::Closed(fin) => {
             // PIPELINE_CLOSE_RECOVERY: no packets follow.
             shared.ibr.received(&fin, shared.storage.storage_id());
@@ -224,9 +224,6 @@ pub(crate) async fn write_block(
         }
         Setup::Writer(wr) => wr,
     };
-    if shared.sync_history.wants() {
-        writer.write_back_behind();
-    }
 
     // 4. Receive.
     receive(shared, conn, writer, mirror, &w).await?;
@@ -336,11 +333,16 @@ async fn set_up_replica(
 async fn receive(
     shared: &Arc<Shared>,
     conn: &mut Conn,
-    writer: ReplicaWriter,
+    mut writer: ReplicaWriter,
     mirror: Option<Mirror>,
     w: &WriteRequest,
 ) -> Result<(), XferError> {
     let cfg = &shared.config;
+    // Every kind of write, a Balancer's move among them (as HDFS's
+    // receiver syncs behind any write).
+    if shared.sync_history.wants() {
+        writer.write_back_behind();
+    }
     let rbw = writer.shared.clone();
     // A takeover or an INVALIDATE cancels the writer, and so this write.
     let revoked = writer.cancel_token().clone();

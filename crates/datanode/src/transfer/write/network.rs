@@ -39,19 +39,7 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
     let mut idx = 0u64;
     let mut sync_seen = false;
     loop {
-        let packet = tokio::select! {
-            _ = abort.cancelled() => return Err(XferError::Cancelled),
-            r = tokio::time::timeout(
-                cfg.socket_read_timeout,
-                read_packet(&mut reader, cfg.max_packet_bytes, small),
-            ) => match r {
-                Err(_) => return Err(XferError::Timeout("waiting for a packet")),
-                Ok(Err(PacketError::Eof)) => {
-                    return Err(XferError::Protocol("connection closed before the last packet".into()))
-                }
-                Ok(r) => r?,
-            },
-        };
+        let packet = next_packet(shared, &mut reader, small, abort).await?;
         Metrics::inc(&m.packets_received);
         let h = &packet.header;
         let last = h.last_packet_in_block;
@@ -70,19 +58,7 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
         }
 
         // Forward first: the next node works while we do.
-        if let Some(mw) = mirror.as_mut() {
-            let sent =
-                tokio::time::timeout(cfg.socket_write_timeout, mw.write_all(&packet.raw)).await;
-            match sent {
-                Ok(Ok(())) => Metrics::inc(&m.packets_forwarded),
-                _ => {
-                    // As Hadoop: keep receiving; the responder reports the
-                    // downstream node as failed when its ack does not come.
-                    info!("forwarding to the downstream DataNode failed");
-                    mirror = None;
-                }
-            }
-        }
+        forward(shared, &mut mirror, &packet).await;
 
         if heartbeat {
             if let Some(tx) = &ack_tx {
@@ -101,23 +77,14 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
 
         let depth = disk_tx.max_capacity() - disk_tx.capacity();
         Metrics::max(&m.write_disk_queue_max_depth, depth as u64);
-        let mut own = Status::Success;
         let verify_here = data_len > 0
             && (!wp.pipelined_stages
                 || (wp.checksum_balancing && depth >= cfg.checksum_balancing_depth));
-        if verify_here {
-            match w.client.verify(wp.crc, &packet.data(), &packet.sums()) {
-                Ok(()) => Metrics::add(
-                    &m.write_chunks_verified_network,
-                    w.client.chunks(data_len) as u64,
-                ),
-                Err(e) => {
-                    Metrics::inc(&m.write_checksum_errors);
-                    warn!(replica = %w.key, offset, error = %e, "checksum error in a received packet");
-                    own = Status::ErrorChecksum;
-                }
-            }
-        }
+        let mut own = if verify_here {
+            verify(shared, &packet, w, offset)
+        } else {
+            Status::Success
+        };
         if own == Status::Success {
             // A disk stage that already failed (a packet it verified after
             // an early ack) fails this packet too.
@@ -166,6 +133,65 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
             return Ok(());
         }
         idx += 1;
+    }
+}
+
+/// The next packet from the writer, within the read timeout.
+async fn next_packet<R: AsyncRead + Unpin>(
+    shared: &Shared,
+    reader: &mut BulkReader<'_, R>,
+    small: Option<usize>,
+    abort: &CancellationToken,
+) -> Result<Packet, XferError> {
+    let cfg = &shared.config;
+    tokio::select! {
+        _ = abort.cancelled() => Err(XferError::Cancelled),
+        r = tokio::time::timeout(
+            cfg.socket_read_timeout,
+            read_packet(reader, cfg.max_packet_bytes, small),
+        ) => match r {
+            Err(_) => Err(XferError::Timeout("waiting for a packet")),
+            Ok(Err(PacketError::Eof)) => {
+                Err(XferError::Protocol("connection closed before the last packet".into()))
+            }
+            Ok(r) => Ok(r?),
+        },
+    }
+}
+
+/// Sends `packet` on to the downstream DataNode, if there still is one.
+async fn forward(shared: &Shared, mirror: &mut Option<OwnedWriteHalf>, packet: &Packet) {
+    let Some(mw) = mirror.as_mut() else {
+        return;
+    };
+    let timeout = shared.config.socket_write_timeout;
+    match tokio::time::timeout(timeout, mw.write_all(&packet.raw)).await {
+        Ok(Ok(())) => Metrics::inc(&shared.metrics.packets_forwarded),
+        _ => {
+            // As Hadoop: keep receiving; the responder reports the
+            // downstream node as failed when its ack does not come.
+            info!("forwarding to the downstream DataNode failed");
+            *mirror = None;
+        }
+    }
+}
+
+/// Checks `packet`'s checksums here (not in the disk stage): the status
+/// its ack carries from this node.
+fn verify(shared: &Shared, packet: &Packet, w: &WriteRequest, offset: u64) -> Status {
+    let m = &shared.metrics;
+    let crc = shared.config.write_path.crc;
+    match w.client.verify(crc, &packet.data(), &packet.sums()) {
+        Ok(()) => {
+            let chunks = w.client.chunks(packet.data_len()) as u64;
+            Metrics::add(&m.write_chunks_verified_network, chunks);
+            Status::Success
+        }
+        Err(e) => {
+            Metrics::inc(&m.write_checksum_errors);
+            warn!(replica = %w.key, offset, error = %e, "checksum error in a received packet");
+            Status::ErrorChecksum
+        }
     }
 }
 
