@@ -134,8 +134,16 @@ pub mod keys {
     pub const READ_PACKET_BYTES: &str = "cairn.datanode.read.packet-bytes";
     /// 64 KiB, as Hadoop's DataNode sends.
     pub const READ_PACKET_BYTES_DEFAULT: u64 = 64 * 1024;
-    /// Whether reads verify stored checksums before sending, boolean.
+    /// Whether reads that copy their data (clients that do not verify it,
+    /// or zero-copy off) verify stored checksums before sending, boolean.
     pub const READ_VERIFY_CHECKSUMS: &str = "cairn.datanode.read.verify-checksums";
+    /// Whether reads for clients that verify checksums send the data with
+    /// `sendfile` (HDFS's key; default true).
+    pub const DFS_DATANODE_TRANSFERTO_ALLOWED: &str = "dfs.datanode.transferTo.allowed";
+    /// Whether a reader on this host, while no other read is under way
+    /// here, gets its data copied instead (default true; see
+    /// `transfer::read::cache_helps`).
+    pub const READ_LOCAL_COPY: &str = "cairn.datanode.read.local-copy";
     /// Bytes per second the block scanner reads (0 turns it off).
     pub const DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND: &str =
         "dfs.block.scanner.volume.bytes.per.second";
@@ -293,8 +301,13 @@ pub struct DataNodeConfig {
     pub max_packet_bytes: usize,
     /// Data bytes per read packet.
     pub read_packet_bytes: usize,
-    /// Verify stored checksums when reading.
+    /// Verify stored checksums when reading through a buffer.
     pub read_verify_checksums: bool,
+    /// Send read data with `sendfile`, unread here, to clients that verify
+    /// it (`transfer::zero_copy`).
+    pub read_zero_copy: bool,
+    /// A lone reader on this host gets the copy path.
+    pub read_local_copy: bool,
     /// Block scanner rate, bytes per second; 0 = no scanner.
     pub scan_bytes_per_sec: u64,
     /// Interval between the starts of two scans of every replica.
@@ -639,6 +652,8 @@ impl DataNodeConfig {
             max_packet_bytes: buffers.max_packet_bytes,
             read_packet_bytes: buffers.read_packet_bytes,
             read_verify_checksums: conf.get_bool(dk::READ_VERIFY_CHECKSUMS, true)?,
+            read_zero_copy: conf.get_bool(dk::DFS_DATANODE_TRANSFERTO_ALLOWED, true)?,
+            read_local_copy: conf.get_bool(dk::READ_LOCAL_COPY, true)?,
             scan_bytes_per_sec: conf.get_bytes(
                 dk::DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND,
                 dk::DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND_DEFAULT,

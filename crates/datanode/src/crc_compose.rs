@@ -5,7 +5,7 @@
 //! For the reflected CRCs HDFS stores (CRC32C and zlib's CRC32, both with
 //! all-ones initial value and final xor) the pre- and post-conditioning
 //! cancel out, leaving `crc(A ++ B) = crc(A) · x^(8·|B|) ⊕ crc(B)` in
-//! GF(2)[x] modulo the CRC polynomial. Polynomials are held the way the
+//! `GF(2)[x]` modulo the CRC polynomial. Polynomials are held the way the
 //! table-driven CRC holds them: bit 31 is the x^0 term, bit 0 the x^31 term,
 //! and the x^32 term of the modulus is implicit. A [`CrcComposer`] folds a
 //! stream of chunk CRCs into one CRC per stripe, the shape of the digest a

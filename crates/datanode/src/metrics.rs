@@ -60,6 +60,10 @@ metrics! {
     read_bytes_sent,
     /// Read packets sent, the trailing empty ones included.
     read_packets_sent,
+    /// Bytes of those sent with `sendfile`, not read by the DataNode.
+    read_bytes_zero_copy,
+    /// READ_BLOCKs sending data now (gauge).
+    reads_active,
     /// Chunks whose stored checksum did not match the data when read.
     read_checksum_errors,
     /// Clients that answered a read with ERROR_CHECKSUM.

@@ -6,7 +6,7 @@
 //! checked by the block scanner, a background task that verifies every
 //! finalized replica's checksums at `dfs.block.scanner.volume.bytes.per.second`
 //! once per `dfs.datanode.scan.period.hours`. A suspected replica is verified
-//! in full first ([`check_replica`]): only one whose checksums fail, or whose
+//! in full first (`check_replica`): only one whose checksums fail, or whose
 //! block or meta file is missing or too short, is corrupt. A corrupt replica
 //! leaves the replica map (it is no longer served or listed in block
 //! reports), its files move to `quarantine/` (never deleted on suspicion:

@@ -9,7 +9,14 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use cairn_datanode::metrics::Metrics;
+use cairn_datanode::transfer::packet::{delimited, read_delimited, read_packet};
+use cairn_proto::hadoop::hdfs::{
+    BaseHeaderProto, BlockOpResponseProto, ClientOperationHeaderProto, ClientReadStatusProto,
+    OpReadBlockProto, Status,
+};
+use cairn_proto::protocols::op;
 use common::*;
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
 /// Every file under `dir`.
@@ -83,14 +90,18 @@ fn reported(nn: &FakeNameNode, uuid: &str, id: u64) -> bool {
         .any(|(d, b, _)| d == uuid && *b == id)
 }
 
-/// Goal: a block whose data fails its checksum while being read is never
-/// sent, is set aside and reported; one cut short while the DataNode was
-/// down is set aside and reported at start-up.
+/// Goal: with the data read through a buffer (zero-copy off), a block
+/// whose data fails its checksum while being read is never sent, is set
+/// aside and reported; one cut short while the DataNode was down is set
+/// aside and reported at start-up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn read_errors_and_short_files_are_quarantined_and_reported() {
     let (nn_addr, nn, _t) = start_namenode().await;
     let d = tempfile::tempdir().expect("tempdir");
-    let off = [("dfs.block.scanner.volume.bytes.per.second", "0")];
+    let off = [
+        ("dfs.block.scanner.volume.bytes.per.second", "0"),
+        ("dfs.datanode.transferTo.allowed", "false"),
+    ];
     let dn = start_datanode(d.path(), nn_addr, &off).await;
     let a = data(100_000, 41);
     let b = data(50_000, 42);
@@ -179,5 +190,140 @@ async fn the_scanner_finds_corruption_nobody_reads() {
     })
     .await;
     assert!(live_file(d.path(), 912, false).is_some());
+    dn.stop().await;
+}
+
+/// Reads all of block `id` (`len` bytes) the way a client does, with
+/// checksums asked for or not; with them, every chunk is checked and the
+/// first bad one answered with ERROR_CHECKSUM (the DataNode's cue). The
+/// bytes, or why the read stopped.
+async fn client_read(
+    addr: std::net::SocketAddr,
+    id: u64,
+    len: u64,
+    sums: bool,
+) -> Result<Vec<u8>, String> {
+    let mut conn = TcpStream::connect(addr).await.expect("connect");
+    let req = OpReadBlockProto {
+        header: ClientOperationHeaderProto {
+            base_header: BaseHeaderProto {
+                block: block(id, 1001, len),
+                token: Some(empty_token()),
+                trace_info: None,
+            },
+            client_name: "reader".into(),
+        },
+        offset: 0,
+        len,
+        send_checksums: Some(sums),
+        caching_strategy: None,
+    };
+    conn.write_all(&op_bytes(op::READ_BLOCK, &req))
+        .await
+        .expect("send");
+    let resp: BlockOpResponseProto = read_delimited(&mut conn, 1 << 16)
+        .await
+        .map_err(|e| e.to_string())?;
+    if resp.status != 0 {
+        return Err(format!("refused: {resp:?}"));
+    }
+    let mut got = Vec::new();
+    loop {
+        let p = read_packet(&mut conn, 16 << 20, None)
+            .await
+            .map_err(|e| format!("stopped after {} bytes: {e}", got.len()))?;
+        let d = p.data();
+        if d.is_empty() {
+            break;
+        }
+        if sums && sums_of(&d) != p.sums().to_vec() {
+            let status = ClientReadStatusProto {
+                status: Status::ErrorChecksum as i32,
+            };
+            conn.write_all(&delimited(&status)).await.expect("status");
+            // Stay until the DataNode ends the read.
+            let mut rest = Vec::new();
+            let _ = tokio::time::timeout(
+                std::time::Duration::from_secs(20),
+                tokio::io::AsyncReadExt::read_to_end(&mut conn, &mut rest),
+            )
+            .await;
+            return Err(format!("checksum error after {} bytes", got.len()));
+        }
+        got.extend_from_slice(&d);
+    }
+    let status = ClientReadStatusProto {
+        status: Status::ChecksumOk as i32,
+    };
+    conn.write_all(&delimited(&status)).await.expect("status");
+    Ok(got)
+}
+
+/// Goal: with zero-copy reads (the default) a client that verifies
+/// checksums gets a bad chunk as stored and its ERROR_CHECKSUM has the
+/// replica set aside and reported; a client that reads without checksums
+/// never gets the bad chunk, because the DataNode verifies for it; a block
+/// file cut short under a zero-copy read ends the read and is set aside.
+/// Good replicas read back intact either way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_copy_reads_leave_verifying_to_the_client() {
+    let (nn_addr, nn, _t) = start_namenode().await;
+    let d = tempfile::tempdir().expect("tempdir");
+    // Every read zero-copy, this test's reader on loopback included.
+    let off = [
+        ("dfs.block.scanner.volume.bytes.per.second", "0"),
+        ("cairn.datanode.read.local-copy", "false"),
+    ];
+    let dn = start_datanode(d.path(), nn_addr, &off).await;
+    let blocks: Vec<(u64, Vec<u8>)> = (0..4).map(|i| (920 + i, data(300_000, 60 + i))).collect();
+    for (id, bytes) in &blocks {
+        write_block(dn.xfer, *id, 1001, bytes, vec![]).await;
+    }
+    let len = 300_000u64;
+    // Intact, with checksums and without.
+    for sums in [true, false] {
+        assert_eq!(
+            client_read(dn.xfer, 923, len, sums).await.expect("good"),
+            blocks[3].1
+        );
+    }
+
+    // 920: the verifying client finds the flipped byte and says so.
+    flip(&live_file(d.path(), 920, false).expect("data"), 200_000);
+    let r = client_read(dn.xfer, 920, len, true).await;
+    assert!(
+        r.as_ref().is_err_and(|e| e.contains("checksum error")),
+        "{r:?}"
+    );
+    eventually("920 reported", || reported(&nn, &dn.uuid, 920)).await;
+    assert_eq!(quarantined(d.path(), 920).len(), 2);
+
+    // 921: a client without checksums is never sent the bad chunk.
+    flip(&live_file(d.path(), 921, false).expect("data"), 200_000);
+    let r = client_read(dn.xfer, 921, len, false).await;
+    match &r {
+        Ok(_) => panic!("a corrupt read without checksums completed"),
+        Err(e) => assert!(!e.contains("checksum error"), "{e}"),
+    }
+    eventually("921 reported", || reported(&nn, &dn.uuid, 921)).await;
+
+    // 922: its block file loses its second half under the DataNode.
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(live_file(d.path(), 922, false).expect("data"))
+        .expect("open")
+        .set_len(len / 2)
+        .expect("truncate");
+    let r = client_read(dn.xfer, 922, len, true).await;
+    assert!(r.is_err(), "a read past the end of the file completed");
+    eventually("922 reported", || reported(&nn, &dn.uuid, 922)).await;
+
+    assert!(!reported(&nn, &dn.uuid, 923));
+    assert_eq!(
+        client_read(dn.xfer, 923, len, true).await.expect("good"),
+        blocks[3].1
+    );
+    let m = dn.metrics.clone();
+    assert!(Metrics::get(&m.read_bytes_zero_copy) >= 3 * len);
     dn.stop().await;
 }

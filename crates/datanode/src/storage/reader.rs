@@ -89,6 +89,20 @@ impl ReplicaReader {
         self.gs
     }
 
+    /// The block file, for sending its bytes without reading them here
+    /// (stay within [`ReplicaReader::range_len`]'s ranges).
+    pub(crate) fn data_file(&self) -> &File {
+        &self.data
+    }
+
+    /// `source` as a failed read of the block file.
+    pub(crate) fn io_error(&self, source: std::io::Error) -> ReadError {
+        ReadError::Io {
+            path: self.data_path.clone(),
+            source,
+        }
+    }
+
     /// Appends bytes `start..end` of the block to `data` and their checksums
     /// to `sums`. `start` must be chunk aligned and `end` a chunk boundary or
     /// the visible length. With `verify` the data is checked against the

@@ -23,6 +23,7 @@ pub mod packet;
 pub(crate) mod peer;
 pub mod read;
 pub mod write;
+pub(crate) mod zero_copy;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -6,8 +6,10 @@
 //! and capped at the replica's length — and nothing beyond it is read or
 //! sent. Data goes out in packets of about 64 KiB (`read.packet-bytes`,
 //! whole chunks) with the checksums from the meta file, then the empty last
-//! packet. The disk read of the next packet overlaps the send of the current
-//! one and goes no further (read-ahead of one packet).
+//! packet. Clients that verify checksums mostly get the data with
+//! `sendfile` (`transfer::zero_copy`; see `cache_helps` for when it is
+//! copied instead); copied data is verified before it goes out, and the
+//! disk read of the next batch overlaps the send of the current one.
 //!
 //! While packets are going out the connection is also watched for the
 //! reader going away: a closed connection (or unexpected bytes) stops the
@@ -25,7 +27,7 @@ use tracing::{debug, info, warn};
 
 use crate::checksum::{ChecksumKind, DataChecksum};
 use crate::ids::{GenStamp, ReplicaKey};
-use crate::metrics::Metrics;
+use crate::metrics::{GaugeGuard, Metrics};
 use crate::storage::{ReadError, ReplicaReader, ReplicaState, StorageError};
 use crate::Shared;
 
@@ -127,7 +129,10 @@ pub(crate) async fn read_block(
     Metrics::inc(&m.read_ops);
     Metrics::add(&m.read_bytes_requested, len);
 
-    let outcome = send_packets(shared, conn, &key, Arc::new(reader), start, end, send_sums).await;
+    let outcome = {
+        let _sending = GaugeGuard::new(&m.reads_active);
+        send_packets(shared, conn, &key, Arc::new(reader), start, end, send_sums).await
+    };
     match outcome {
         Ok(()) => {}
         Err(e) => {
@@ -262,43 +267,116 @@ async fn send_packets(
     send_sums: bool,
 ) -> Result<(), XferError> {
     let cfg = &shared.config;
-    let m = &shared.metrics;
     let bpc = u64::from(reader.checksum().bytes_per_checksum);
     let per_packet = (cfg.read_packet_bytes as u64 / bpc).max(1) * bpc;
+    let span = Span {
+        start,
+        end,
+        per_packet,
+    };
+    let long_read = end - start > STREAMING_AFTER;
+    if long_read {
+        set_send_buffer(conn, START_SEND_BUFFER);
+    }
+    let seqno = if cfg.read_zero_copy && send_sums && !cache_helps(shared, conn) {
+        send_zero_copy(shared, conn, key, reader, span).await?
+    } else {
+        send_copied(shared, conn, key, reader, span, send_sums).await?
+    };
+    let mut buf = BytesMut::new();
+    encode_packet(&header(end, seqno, true, 0, false), &[], &[], &mut buf);
+    send_watching(conn, &buf, cfg.socket_write_timeout).await?;
+    Metrics::inc(&shared.metrics.read_packets_sent);
+    Ok(())
+}
+
+/// Whether copying the data through the DataNode serves this reader
+/// better than `sendfile` does: a reader on this host (its copy out of
+/// the socket then reads data the DataNode's copy just brought into the
+/// CPU's caches, not memory) while this is the only read here, so the
+/// DataNode's CPU is to spare. Under concurrent reads, and for readers
+/// elsewhere, saving the DataNode's two copies wins.
+fn cache_helps(shared: &Shared, conn: &Conn) -> bool {
+    if !shared.config.read_local_copy {
+        return false;
+    }
+    let local = conn
+        .wr
+        .local_addr()
+        .is_ok_and(|ours| ours.ip() == conn.peer.ip());
+    local && Metrics::get(&shared.metrics.reads_active) <= 1
+}
+
+/// The chunk-aligned range a read sends, and its packets' data size.
+#[derive(Clone, Copy)]
+struct Span {
+    start: u64,
+    end: u64,
+    per_packet: u64,
+}
+
+impl Span {
+    /// Where a batch of `packets` packets from `from` ends.
+    fn batch_end(&self, from: u64, packets: u64) -> u64 {
+        from.saturating_add(packets.saturating_mul(self.per_packet))
+            .min(self.end)
+    }
+}
+
+/// After a batch went out: counts it, and lets the send buffer grow once
+/// the reader has shown it streams.
+fn batch_sent(shared: &Shared, conn: &Conn, span: Span, from: u64, to: u64, packets: i64) {
+    let m = &shared.metrics;
+    Metrics::add(&m.read_bytes_sent, to - from);
+    Metrics::add(&m.read_packets_sent, packets as u64);
+    let long_read = span.end - span.start > STREAMING_AFTER;
+    if long_read && from - span.start < STREAMING_AFTER && to - span.start >= STREAMING_AFTER {
+        set_send_buffer(conn, STREAMING_SEND_BUFFER);
+    }
+}
+
+/// A replica that failed to read while serving a client: counted, logged
+/// and checked.
+fn read_failed(shared: &Arc<Shared>, conn: &Conn, key: &ReplicaKey, e: ReadError) -> XferError {
+    Metrics::inc(&shared.metrics.read_checksum_errors);
+    warn!(replica = %key, peer = %conn.peer, error = %e, "cannot read a replica for a client");
+    crate::scanner::check_replica(shared, key.clone(), format!("read: {e}"));
+    XferError::Read(e)
+}
+
+/// The data packets of `span` built here (read, optionally verified, and
+/// copied into packet buffers) while the previous batch is sent. Returns
+/// the next sequence number.
+async fn send_copied(
+    shared: &Arc<Shared>,
+    conn: &mut Conn,
+    key: &ReplicaKey,
+    reader: Arc<ReplicaReader>,
+    span: Span,
+    send_sums: bool,
+) -> Result<i64, XferError> {
+    let cfg = &shared.config;
     let verify = cfg.read_verify_checksums.then_some(cfg.write_path.crc);
     let spawn = |from: u64, packets: u64, seqno: i64, buf: Vec<u8>| {
         let reader = reader.clone();
-        let to = from
-            .saturating_add(packets.saturating_mul(per_packet))
-            .min(end);
+        let to = span.batch_end(from, packets);
+        let per_packet = span.per_packet;
         tokio::task::spawn_blocking(move || {
             build_batch(&reader, from, to, per_packet, seqno, send_sums, verify, buf)
         })
     };
     let mut batch_packets = 1;
-    let mut next = (start < end).then(|| spawn(start, batch_packets, 0, Vec::new()));
-    let long_read = end - start > STREAMING_AFTER;
-    if long_read {
-        set_send_buffer(conn, START_SEND_BUFFER);
-    }
+    let mut next = (span.start < span.end).then(|| spawn(span.start, batch_packets, 0, Vec::new()));
     let mut spare = Vec::new();
     let mut seqno = 0i64;
     while let Some(pending) = next.take() {
         let built = pending
             .await
             .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?;
-        let batch = match built {
-            Ok(b) => b,
-            Err(e) => {
-                Metrics::inc(&m.read_checksum_errors);
-                warn!(replica = %key, peer = %conn.peer, error = %e, "cannot read a replica for a client");
-                crate::scanner::check_replica(shared, key.clone(), format!("read: {e}"));
-                return Err(XferError::Read(e));
-            }
-        };
+        let batch = built.map_err(|e| read_failed(shared, conn, key, e))?;
         seqno += batch.packets;
         // Build the next batch while this one is sent.
-        if batch.to < end {
+        if batch.to < span.end {
             batch_packets = (batch_packets * 2).min(MAX_PACKETS_PER_BATCH);
             next = Some(spawn(
                 batch.to,
@@ -308,19 +386,102 @@ async fn send_packets(
             ));
         }
         send_watching(conn, &batch.buf[..batch.used], cfg.socket_write_timeout).await?;
-        Metrics::add(&m.read_bytes_sent, batch.to - batch.from);
-        if long_read && batch.from - start < STREAMING_AFTER && batch.to - start >= STREAMING_AFTER
-        {
-            set_send_buffer(conn, STREAMING_SEND_BUFFER);
-        }
-        Metrics::add(&m.read_packets_sent, batch.packets as u64);
+        batch_sent(shared, conn, span, batch.from, batch.to, batch.packets);
         spare = batch.buf;
     }
-    let mut buf = BytesMut::new();
-    encode_packet(&header(end, seqno, true, 0, false), &[], &[], &mut buf);
-    send_watching(conn, &buf, cfg.socket_write_timeout).await?;
-    Metrics::inc(&m.read_packets_sent);
-    Ok(())
+    Ok(seqno)
+}
+
+/// The data packets of `span` sent with `sendfile` from a blocking thread
+/// ([`super::zero_copy`]), in batches growing like [`send_copied`]'s.
+/// Returns the next sequence number.
+async fn send_zero_copy(
+    shared: &Arc<Shared>,
+    conn: &mut Conn,
+    key: &ReplicaKey,
+    reader: Arc<ReplicaReader>,
+    span: Span,
+) -> Result<i64, XferError> {
+    use super::zero_copy::{send_batch, SendError};
+    let limit = shared.config.socket_write_timeout;
+    let stream: &tokio::net::TcpStream = conn.wr.as_ref();
+    let sock = std::os::fd::AsFd::as_fd(stream)
+        .try_clone_to_owned()
+        .map_err(|source| XferError::Io {
+            what: "duplicating the connection for sendfile",
+            source,
+        })?;
+    let sock = Arc::new(sock);
+    let mut batch_packets = 1;
+    let mut seqno = 0i64;
+    let mut from = span.start;
+    while from < span.end {
+        let to = span.batch_end(from, batch_packets);
+        let (r, s, per_packet) = (reader.clone(), sock.clone(), span.per_packet);
+        let task = tokio::task::spawn_blocking(move || {
+            send_batch(&r, &s, (from, to), per_packet, seqno, limit)
+        });
+        let (sent, heard) = watch_reader(conn, task).await;
+        let sent = sent.map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?;
+        if heard {
+            return Err(early_status(shared, conn, key).await);
+        }
+        let packets = match sent {
+            Ok(n) => n,
+            Err(SendError::Read(e)) => return Err(read_failed(shared, conn, key, e)),
+            Err(SendError::Socket(source)) => {
+                return Err(XferError::Io {
+                    what: "sending a read packet",
+                    source,
+                })
+            }
+            Err(SendError::Timeout) => return Err(XferError::Timeout("sending a read packet")),
+        };
+        seqno += packets;
+        Metrics::add(&shared.metrics.read_bytes_zero_copy, to - from);
+        batch_sent(shared, conn, span, from, to, packets);
+        from = to;
+        batch_packets = (batch_packets * 2).min(MAX_PACKETS_PER_BATCH);
+    }
+    Ok(seqno)
+}
+
+/// Waits for a zero-copy batch while watching the read side: whether the
+/// reader sent something (or went away) meanwhile, as a client stopping
+/// the read does.
+async fn watch_reader<T>(
+    conn: &mut Conn,
+    mut task: tokio::task::JoinHandle<T>,
+) -> (Result<T, tokio::task::JoinError>, bool) {
+    tokio::select! {
+        r = &mut task => (r, false),
+        _ = conn.rd.fill_buf() => (task.await, true),
+    }
+}
+
+/// A reader spoke before its read was over: a client that found a bad
+/// chunk answers ERROR_CHECKSUM (the replica is checked at once); any
+/// other word, or none, stops the read too.
+async fn early_status(shared: &Arc<Shared>, conn: &mut Conn, key: &ReplicaKey) -> XferError {
+    let status = timed(
+        shared.config.socket_read_timeout,
+        "reading a status sent during a read",
+        read_delimited::<ClientReadStatusProto, _>(&mut conn.rd, 64),
+    )
+    .await;
+    match status {
+        Ok(s) if s.status == Status::ErrorChecksum as i32 => {
+            Metrics::inc(&shared.metrics.read_client_checksum_errors);
+            warn!(replica = %key, peer = %conn.peer, "client reports a checksum error reading this replica");
+            crate::scanner::check_replica(
+                shared,
+                key.clone(),
+                "client reported a checksum error".into(),
+            );
+            XferError::Protocol("the client reported a checksum error".into())
+        }
+        _ => XferError::Protocol("the reader stopped the read".into()),
+    }
 }
 
 /// Writes `bytes` while watching the read side: a reader that closed its

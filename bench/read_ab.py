@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Interleaved A/B of hdfs-native reads (`cairn bench dfsio --ops read`) on two Cairn clusters.
+
+usage: A_D="-D key=value ..." B_D="..." bench/read_ab.py CAIRN_BINARY REPS THREADS FILES SIZE_MB
+Two `cairn up` clusters of one binary run at once, A with the -D flags in $A_D, B with $B_D;
+the same files (FILES x SIZE_MB, replication 3) are written once on each, then each
+repetition reads them on both, alternating the order. Per run: aggregate MiB/s, the
+DataNodes' CPU seconds per GiB read (utime+stime from /proc/<pid>/stat) and the client's
+(getrusage of the finished child); medians at the end."""
+import resource, os, re, signal, subprocess, sys, time, json, shutil, statistics
+BIN, REPS, THREADS, FILES, SIZE = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+WORK = os.environ.get("AB_WORK", "/tmp/read_ab"); shutil.rmtree(WORK, ignore_errors=True); os.makedirs(WORK)
+TCK = os.sysconf("SC_CLK_TCK")
+def start(name):
+    d = os.path.join(WORK, name); out = os.path.join(WORK, name + ".out")
+    extra = os.environ.get(name.upper() + "_D", "").split()
+    p = subprocess.Popen([BIN] + extra + ["up", "--dir", d, "--rpc-address", "127.0.0.1:0"], stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+    t = time.time()
+    while time.time() - t < 120:
+        txt = open(out).read(); m = re.search(r"Cairn is up: (hdfs://\S+)", txt)
+        if m: return {"p": p, "url": m.group(1), "dns": [int(x) for x in re.findall(r"datanode\d \(pid (\d+)\)", txt)]}
+        time.sleep(0.3)
+    sys.exit("not up " + open(out).read()[-1000:])
+def cpu(pids):
+    s = 0
+    for p in pids:
+        f = open("/proc/%d/stat" % p).read().rsplit(")", 1)[1].split(); s += (int(f[11]) + int(f[12])) / TCK
+    return s
+cl = {"a": start("a"), "b": start("b")}
+for c in cl.values():
+    r = subprocess.run([BIN, "bench", "dfsio", "--fs", c["url"], "--files", str(FILES), "--size", "%dm" % SIZE, "--threads", "4", "--ops", "write", "--keep", "--dir", "/rd"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-500:]
+res = {k: [] for k in cl}; cpus = {k: [] for k in cl}; ccpu = {k: [] for k in cl}
+try:
+    for rep in range(REPS):
+        for k in (["a", "b"] if rep % 2 == 0 else ["b", "a"]):
+            c = cl[k]
+            c0 = cpu(c["dns"]); r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            p = subprocess.run([BIN, "bench", "dfsio", "--json", "--fs", c["url"], "--files", str(FILES), "--size", "%dm" % SIZE, "--threads", str(THREADS), "--ops", "read", "--keep", "--dir", "/rd"], capture_output=True, text=True, timeout=900)
+            dc = cpu(c["dns"]) - c0; r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cc = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+            if p.returncode: print("FAIL", k, p.stdout[-500:], p.stderr[-500:]); continue
+            mbs = float(re.findall(r'"aggregate_mib_per_s":\s*([\d.]+)', p.stdout)[0])
+            gib = FILES * SIZE / 1024
+            print("%s rep%d MiB/s=%.0f datanode_cpu_s_per_GiB=%.3f client_cpu_s_per_GiB=%.3f" % (k, rep, mbs, dc / gib, cc / gib), flush=True)
+            res[k].append(mbs); cpus[k].append(dc / gib); ccpu[k].append(cc / gib)
+finally:
+    for c in cl.values():
+        try: os.killpg(c["p"].pid, signal.SIGINT); c["p"].wait(30)
+        except Exception: pass
+        try: os.killpg(c["p"].pid, signal.SIGKILL)
+        except Exception: pass
+for k in cl:
+    if res[k]: print(k, os.environ.get(k.upper() + "_D", ""), "median MiB/s %.0f" % statistics.median(res[k]), sorted(round(x) for x in res[k]), "DN cpu s/GiB median %.3f" % statistics.median(cpus[k]), "client cpu s/GiB median %.3f" % statistics.median(ccpu[k]))

@@ -1,0 +1,104 @@
+//! Which way READ_BLOCK sends data: with `sendfile` (zero-copy, HDFS's
+//! transferTo) to clients that verify checksums, except a lone reader on
+//! this host, whose data is copied through the DataNode (its own copy then
+//! finds the data in the CPU's caches); copied and verified for clients
+//! that read without checksums. The bytes are the same either way.
+
+mod common;
+
+use std::time::Duration;
+
+use cairn_datanode::metrics::Metrics;
+use cairn_proto::hadoop::hdfs::{BaseHeaderProto, ClientOperationHeaderProto, OpReadBlockProto};
+use cairn_proto::protocols::op;
+use common::*;
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
+
+const LEN: usize = 9 << 20;
+
+/// Starts a read of all of block `id` and reads nothing of it: the
+/// DataNode's send stalls on the full socket, the read stays under way.
+async fn stalled_read(dn: &RunningDn, id: u64) -> TcpStream {
+    let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
+    let req = OpReadBlockProto {
+        header: ClientOperationHeaderProto {
+            base_header: BaseHeaderProto {
+                block: block(id, 1001, LEN as u64),
+                token: Some(empty_token()),
+                trace_info: None,
+            },
+            client_name: "stalled".into(),
+        },
+        offset: 0,
+        len: LEN as u64,
+        send_checksums: Some(true),
+        caching_strategy: None,
+    };
+    conn.write_all(&op_bytes(op::READ_BLOCK, &req))
+        .await
+        .expect("send");
+    conn
+}
+
+async fn read_all(dn: &RunningDn, id: u64) -> Vec<u8> {
+    let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
+    let (_, got) = read_range(&mut conn, id, 1001, 0, LEN as u64)
+        .await
+        .expect("read");
+    got
+}
+
+/// Goal: a lone loopback reader is copied to; a reader while another read
+/// is under way gets zero-copy; `dfs.datanode.transferTo.allowed=false`
+/// copies always; every read returns the block's bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zero_copy_under_concurrent_reads_and_copies_for_a_lone_local_reader() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let d1 = tempfile::tempdir().expect("tempdir");
+    let dn = start_datanode(d1.path(), nn_addr, &[]).await;
+    let a = data(LEN, 71);
+    write_block(dn.xfer, 960, 1001, &a, vec![]).await;
+    let m = dn.metrics.clone();
+
+    assert!(read_all(&dn, 960).await == a);
+    assert_eq!(
+        Metrics::get(&m.read_bytes_zero_copy),
+        0,
+        "a lone local reader"
+    );
+
+    let stalled = stalled_read(&dn, 960).await;
+    eventually("the stalled read under way", || {
+        Metrics::get(&m.reads_active) == 1
+    })
+    .await;
+    assert!(read_all(&dn, 960).await == a);
+    assert_eq!(Metrics::get(&m.read_bytes_zero_copy), LEN as u64);
+    drop(stalled);
+    eventually("the stalled read ended", || {
+        Metrics::get(&m.reads_active) == 0
+    })
+    .await;
+    dn.stop().await;
+
+    let d2 = tempfile::tempdir().expect("tempdir");
+    let copying = start_datanode(
+        d2.path(),
+        nn_addr,
+        &[("dfs.datanode.transferTo.allowed", "false")],
+    )
+    .await;
+    write_block(copying.xfer, 961, 1001, &a, vec![]).await;
+    let stalled = stalled_read(&copying, 961).await;
+    let cm = copying.metrics.clone();
+    eventually("the stalled read under way", || {
+        Metrics::get(&cm.reads_active) == 1
+    })
+    .await;
+    assert!(read_all(&copying, 961).await == a);
+    assert_eq!(Metrics::get(&cm.read_bytes_zero_copy), 0);
+    drop(stalled);
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    copying.stop().await;
+}
