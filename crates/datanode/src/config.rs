@@ -135,7 +135,8 @@ pub mod keys {
     /// 64 KiB, as Hadoop's DataNode sends.
     pub const READ_PACKET_BYTES_DEFAULT: u64 = 64 * 1024;
     /// Whether reads that copy their data (clients that do not verify it,
-    /// or zero-copy off) verify stored checksums before sending, boolean.
+    /// a lone reader on this host, or zero-copy off) verify stored
+    /// checksums before sending, boolean.
     pub const READ_VERIFY_CHECKSUMS: &str = "cairn.datanode.read.verify-checksums";
     /// Whether reads for clients that verify checksums send the data with
     /// `sendfile` (HDFS's key; default true).
@@ -397,7 +398,14 @@ fn writeback_mode(conf: &Configuration) -> Result<Writeback, ConfigError> {
     let cairn = conf.get_bool_opt(dk::WRITEBACK_BEHIND)?;
     let hadoop = conf.get_bool_opt(dk::DFS_DATANODE_SYNC_BEHIND_WRITES)?;
     Ok(match (cairn, hadoop) {
-        (Some(false), _) | (None, Some(false)) => Writeback::Off,
+        (Some(false), _) => Writeback::Off,
+        (None, Some(false)) => {
+            tracing::info!(
+                "dfs.datanode.sync.behind.writes=false: no writeback behind the writer \
+                 (cairn.datanode.write.writeback-behind=true keeps Cairn's default rule)"
+            );
+            Writeback::Off
+        }
         (_, Some(true)) => Writeback::Always,
         (Some(true), Some(false)) | (_, None) => Writeback::Synced,
     })

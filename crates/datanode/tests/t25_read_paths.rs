@@ -6,8 +6,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use cairn_datanode::metrics::Metrics;
 use cairn_proto::hadoop::hdfs::{BaseHeaderProto, ClientOperationHeaderProto, OpReadBlockProto};
 use cairn_proto::protocols::op;
@@ -99,6 +97,28 @@ async fn zero_copy_under_concurrent_reads_and_copies_for_a_lone_local_reader() {
     assert!(read_all(&copying, 961).await == a);
     assert_eq!(Metrics::get(&cm.read_bytes_zero_copy), 0);
     drop(stalled);
-    tokio::time::sleep(Duration::from_millis(10)).await;
     copying.stop().await;
+}
+
+/// Goal: a reader on another address (127.0.0.2 here, as a client on
+/// another host) gets zero-copy even when it is the only one, and the
+/// bytes intact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_reader_elsewhere_gets_zero_copy() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let d = tempfile::tempdir().expect("tempdir");
+    let dn = start_datanode(d.path(), nn_addr, &[]).await;
+    let a = data(LEN, 72);
+    write_block(dn.xfer, 962, 1001, &a, vec![]).await;
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind("127.0.0.2:0".parse().expect("addr"))
+        .expect("bind 127.0.0.2");
+    let mut conn = socket.connect(dn.xfer).await.expect("connect");
+    let (_, got) = read_range(&mut conn, 962, 1001, 0, LEN as u64)
+        .await
+        .expect("read");
+    assert!(got == a);
+    assert_eq!(Metrics::get(&dn.metrics.read_bytes_zero_copy), LEN as u64);
+    dn.stop().await;
 }

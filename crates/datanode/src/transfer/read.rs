@@ -11,10 +11,12 @@
 //! copied instead); copied data is verified before it goes out, and the
 //! disk read of the next batch overlaps the send of the current one.
 //!
-//! While packets are going out the connection is also watched for the
-//! reader going away: a closed connection (or unexpected bytes) stops the
-//! read before the next packet, instead of filling socket buffers nobody
-//! reads. Bytes requested and bytes sent are counted per DataNode
+//! While the DataNode waits to send, the connection is also watched for the
+//! reader going away: a closed connection stops the read at once, instead
+//! of filling socket buffers nobody reads. Bytes from the reader before the
+//! read is over are left for the status read (copied reads) or read as the
+//! status at once (zero-copy: a mid-read ERROR_CHECKSUM has the replica
+//! checked and stops the read). Bytes requested and bytes sent are counted per DataNode
 //! ([`crate::metrics`]).
 
 use std::sync::Arc;
@@ -278,7 +280,8 @@ async fn send_packets(
     if long_read {
         set_send_buffer(conn, START_SEND_BUFFER);
     }
-    let seqno = if cfg.read_zero_copy && send_sums && !cache_helps(shared, conn) {
+    let zero_copy = cfg.read_zero_copy && super::zero_copy::supported();
+    let seqno = if zero_copy && send_sums && !cache_helps(shared, conn) {
         send_zero_copy(shared, conn, key, reader, span).await?
     } else {
         send_copied(shared, conn, key, reader, span, send_sums).await?
@@ -392,9 +395,10 @@ async fn send_copied(
     Ok(seqno)
 }
 
-/// The data packets of `span` sent with `sendfile` from a blocking thread
-/// ([`super::zero_copy`]), in batches growing like [`send_copied`]'s.
-/// Returns the next sequence number.
+/// The data packets of `span` sent with `sendfile` ([`super::zero_copy`]),
+/// in batches growing like [`send_copied`]'s, each pushed from a blocking
+/// thread until the socket is full, then waited for here. Returns the next
+/// sequence number.
 async fn send_zero_copy(
     shared: &Arc<Shared>,
     conn: &mut Conn,
@@ -402,7 +406,7 @@ async fn send_zero_copy(
     reader: Arc<ReplicaReader>,
     span: Span,
 ) -> Result<i64, XferError> {
-    use super::zero_copy::{send_batch, SendError};
+    use super::zero_copy::{Batch, Pushed, SendError};
     let limit = shared.config.socket_write_timeout;
     let stream: &tokio::net::TcpStream = conn.wr.as_ref();
     let sock = std::os::fd::AsFd::as_fd(stream)
@@ -417,51 +421,90 @@ async fn send_zero_copy(
     let mut from = span.start;
     while from < span.end {
         let to = span.batch_end(from, batch_packets);
-        let (r, s, per_packet) = (reader.clone(), sock.clone(), span.per_packet);
-        let task = tokio::task::spawn_blocking(move || {
-            send_batch(&r, &s, (from, to), per_packet, seqno, limit)
-        });
-        let (sent, heard) = watch_reader(conn, task).await;
-        let sent = sent.map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?;
-        if heard {
-            return Err(early_status(shared, conn, key).await);
-        }
-        let packets = match sent {
-            Ok(n) => n,
-            Err(SendError::Read(e)) => return Err(read_failed(shared, conn, key, e)),
-            Err(SendError::Socket(source)) => {
-                return Err(XferError::Io {
-                    what: "sending a read packet",
-                    source,
-                })
+        let mut batch = Batch::new(from, to, span.per_packet, seqno);
+        loop {
+            let (r, s) = (reader.clone(), sock.clone());
+            let (back, pushed) = tokio::task::spawn_blocking(move || {
+                let pushed = batch.push(&r, &s);
+                (batch, pushed)
+            })
+            .await
+            .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?;
+            batch = back;
+            match pushed {
+                Ok(Pushed::Done) => break,
+                Ok(Pushed::Full) => wait_for_room(shared, conn, key, &sock, limit).await?,
+                Err(SendError::Read(e)) => return Err(read_failed(shared, conn, key, e)),
+                Err(SendError::Socket(source)) => {
+                    return Err(XferError::Io {
+                        what: "sending a read packet",
+                        source,
+                    })
+                }
             }
-            Err(SendError::Timeout) => return Err(XferError::Timeout("sending a read packet")),
-        };
-        seqno += packets;
+        }
+        seqno += batch.packets;
         Metrics::add(&shared.metrics.read_bytes_zero_copy, to - from);
-        batch_sent(shared, conn, span, from, to, packets);
+        batch_sent(shared, conn, span, from, to, batch.packets);
         from = to;
         batch_packets = (batch_packets * 2).min(MAX_PACKETS_PER_BATCH);
     }
     Ok(seqno)
 }
 
-/// Waits for a zero-copy batch while watching the read side: whether the
-/// reader sent something (or went away) meanwhile, as a client stopping
-/// the read does.
-async fn watch_reader<T>(
+/// Waits until the socket of a zero-copy read takes more bytes, up to the
+/// write timeout, while watching the reader: one that closed, or spoke
+/// before its read was over, stops the read.
+async fn wait_for_room(
+    shared: &Arc<Shared>,
     conn: &mut Conn,
-    mut task: tokio::task::JoinHandle<T>,
-) -> (Result<T, tokio::task::JoinError>, bool) {
-    tokio::select! {
-        r = &mut task => (r, false),
-        _ = conn.rd.fill_buf() => (task.await, true),
+    key: &ReplicaKey,
+    sock: &std::os::fd::OwnedFd,
+    limit: Duration,
+) -> Result<(), XferError> {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        let Conn { rd, wr, .. } = &mut *conn;
+        let stream: &tokio::net::TcpStream = wr.as_ref();
+        let heard = tokio::select! {
+            biased;
+            r = tokio::time::timeout_at(deadline, stream.writable()) => match r {
+                Err(_) => return Err(XferError::Timeout("sending a read packet")),
+                Ok(Err(source)) => return Err(XferError::Io { what: "sending a read packet", source }),
+                Ok(Ok(())) => false,
+            },
+            r = rd.fill_buf() => match r {
+                Ok([]) | Err(_) => {
+                    info!("reader went away during a read");
+                    return Err(XferError::Protocol("reader went away".into()));
+                }
+                Ok(_) => true,
+            },
+        };
+        if heard {
+            return Err(early_status(shared, conn, key).await);
+        }
+        // tokio's readiness may be stale (the pushes write on another
+        // descriptor): ask the socket, and let tokio forget a stale "ready".
+        let stream: &tokio::net::TcpStream = conn.wr.as_ref();
+        match stream.try_io(tokio::io::Interest::WRITABLE, || {
+            super::zero_copy::writable_now(sock)
+        }) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(source) => {
+                return Err(XferError::Io {
+                    what: "sending a read packet",
+                    source,
+                })
+            }
+        }
     }
 }
 
 /// A reader spoke before its read was over: a client that found a bad
 /// chunk answers ERROR_CHECKSUM (the replica is checked at once); any
-/// other word, or none, stops the read too.
+/// other word stops the read too.
 async fn early_status(shared: &Arc<Shared>, conn: &mut Conn, key: &ReplicaKey) -> XferError {
     let status = timed(
         shared.config.socket_read_timeout,
