@@ -6,9 +6,11 @@ Two `cairn up` clusters of one binary run at once, A with the -D flags in $A_D, 
 the same files (FILES x SIZE_MB, replication 3) are written once on each, then each
 repetition reads them on both, alternating the order. Per run: aggregate MiB/s, the
 DataNodes' CPU seconds per GiB read (utime+stime from /proc/<pid>/stat) and the client's
-(getrusage of the finished child); medians at the end."""
+(getrusage of the finished child); medians at the end. OPS=randread measures random 4 KiB
+positional reads instead (IOPS; CPU figures are then per GiB of the files, not of the reads)."""
 import resource, os, re, signal, subprocess, sys, time, json, shutil, statistics
 BIN, REPS, THREADS, FILES, SIZE = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+OPS = os.environ.get("OPS", "read")
 WORK = os.environ.get("AB_WORK", "/tmp/read_ab"); shutil.rmtree(WORK, ignore_errors=True); os.makedirs(WORK)
 TCK = os.sysconf("SC_CLK_TCK")
 def start(name):
@@ -36,13 +38,14 @@ try:
         for k in (["a", "b"] if rep % 2 == 0 else ["b", "a"]):
             c = cl[k]
             c0 = cpu(c["dns"]); r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            p = subprocess.run([BIN, "bench", "dfsio", "--json", "--fs", c["url"], "--files", str(FILES), "--size", "%dm" % SIZE, "--threads", str(THREADS), "--ops", "read", "--keep", "--dir", "/rd"], capture_output=True, text=True, timeout=900)
+            p = subprocess.run([BIN, "bench", "dfsio", "--json", "--fs", c["url"], "--files", str(FILES), "--size", "%dm" % SIZE, "--threads", str(THREADS), "--ops", OPS, "--keep", "--dir", "/rd"], capture_output=True, text=True, timeout=900)
             dc = cpu(c["dns"]) - c0; r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cc = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
             if p.returncode: print("FAIL", k, p.stdout[-500:], p.stderr[-500:]); continue
-            mbs = float(re.findall(r'"aggregate_mib_per_s":\s*([\d.]+)', p.stdout)[0])
+            key = "aggregate_mib_per_s" if OPS == "read" else "iops"
+            mbs = float(re.findall(r'"%s":\s*([\d.]+)' % key, p.stdout)[0])
             gib = FILES * SIZE / 1024
-            print("%s rep%d MiB/s=%.0f datanode_cpu_s_per_GiB=%.3f client_cpu_s_per_GiB=%.3f" % (k, rep, mbs, dc / gib, cc / gib), flush=True)
+            print("%s rep%d figure=%.0f datanode_cpu_s_per_GiB=%.3f client_cpu_s_per_GiB=%.3f" % (k, rep, mbs, dc / gib, cc / gib), flush=True)
             res[k].append(mbs); cpus[k].append(dc / gib); ccpu[k].append(cc / gib)
 finally:
     for c in cl.values():
@@ -51,4 +54,4 @@ finally:
         try: os.killpg(c["p"].pid, signal.SIGKILL)
         except Exception: pass
 for k in cl:
-    if res[k]: print(k, os.environ.get(k.upper() + "_D", ""), "median MiB/s %.0f" % statistics.median(res[k]), sorted(round(x) for x in res[k]), "DN cpu s/GiB median %.3f" % statistics.median(cpus[k]), "client cpu s/GiB median %.3f" % statistics.median(ccpu[k]))
+    if res[k]: print(k, os.environ.get(k.upper() + "_D", ""), "median %s %.0f" % ("MiB/s" if OPS == "read" else "IOPS", statistics.median(res[k])), sorted(round(x) for x in res[k]), "DN cpu s/GiB median %.3f" % statistics.median(cpus[k]), "client cpu s/GiB median %.3f" % statistics.median(ccpu[k]))
