@@ -10,10 +10,7 @@ use std::path::{Path, PathBuf};
 
 use cairn_datanode::metrics::Metrics;
 use cairn_datanode::transfer::packet::{delimited, read_delimited, read_packet};
-use cairn_proto::hadoop::hdfs::{
-    BaseHeaderProto, BlockOpResponseProto, ClientOperationHeaderProto, ClientReadStatusProto,
-    OpReadBlockProto, Status,
-};
+use cairn_proto::hadoop::hdfs::{BlockOpResponseProto, ClientReadStatusProto, Status};
 use cairn_proto::protocols::op;
 use common::*;
 use tokio::io::AsyncWriteExt;
@@ -220,20 +217,7 @@ async fn client_read(
 /// [`client_read`] on `conn`, which stays open as the read left it: after
 /// a checksum error the rest of the block is not read.
 async fn read_on(conn: &mut TcpStream, id: u64, len: u64, sums: bool) -> Result<Vec<u8>, String> {
-    let req = OpReadBlockProto {
-        header: ClientOperationHeaderProto {
-            base_header: BaseHeaderProto {
-                block: block(id, 1001, len),
-                token: Some(empty_token()),
-                trace_info: None,
-            },
-            client_name: "reader".into(),
-        },
-        offset: 0,
-        len,
-        send_checksums: Some(sums),
-        caching_strategy: None,
-    };
+    let req = read_request(id, 1001, 0, len, sums);
     conn.write_all(&op_bytes(op::READ_BLOCK, &req))
         .await
         .expect("send");

@@ -51,16 +51,8 @@ async fn replace_block_moves_a_replica() {
                 .await;
         }
     });
-    let replace = |source: cairn_proto::hadoop::hdfs::DatanodeInfoProto| OpReplaceBlockProto {
-        header: BaseHeaderProto {
-            block: block(900, 1001, 200_000),
-            token: Some(empty_token()),
-            trace_info: None,
-        },
-        del_hint: dn1.uuid.clone(),
-        source,
-        storage_type: Some(1),
-        storage_id: Some("DS-y".into()),
+    let replace = |source: cairn_proto::hadoop::hdfs::DatanodeInfoProto| {
+        replace_request(900, 1001, 200_000, source, &dn1.uuid)
     };
     let mut broken_source = dn1.info();
     broken_source.id.xfer_port = u32::from(fake_addr.port());

@@ -8,7 +8,7 @@ mod common;
 
 use cairn_datanode::transfer::packet::read_delimited;
 use cairn_proto::hadoop::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
-use cairn_proto::hadoop::hdfs::{BaseHeaderProto, BlockOpResponseProto, OpReplaceBlockProto};
+use cairn_proto::hadoop::hdfs::BlockOpResponseProto;
 use cairn_proto::protocols::op;
 use common::*;
 use tokio::io::AsyncWriteExt;
@@ -188,17 +188,7 @@ async fn hadoops_key_writes_back_every_replica_and_moves() {
 
     write_as(&source, 951, "DFSClient_a", &big, false).await;
     assert_eq!(metric(source.http, "writeback_requests").await, 0);
-    let move_it = OpReplaceBlockProto {
-        header: BaseHeaderProto {
-            block: block(951, 1001, big.len() as u64),
-            token: Some(empty_token()),
-            trace_info: None,
-        },
-        del_hint: source.uuid.clone(),
-        source: source.info(),
-        storage_type: Some(1),
-        storage_id: Some("DS-y".into()),
-    };
+    let move_it = replace_request(951, 1001, big.len() as u64, source.info(), &source.uuid);
     let mut s = TcpStream::connect(every.xfer).await.expect("connect");
     s.write_all(&op_bytes(op::REPLACE_BLOCK, &move_it))
         .await

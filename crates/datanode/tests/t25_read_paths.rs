@@ -7,7 +7,6 @@
 mod common;
 
 use cairn_datanode::metrics::Metrics;
-use cairn_proto::hadoop::hdfs::{BaseHeaderProto, ClientOperationHeaderProto, OpReadBlockProto};
 use cairn_proto::protocols::op;
 use common::*;
 use tokio::io::AsyncWriteExt;
@@ -19,20 +18,7 @@ const LEN: usize = 9 << 20;
 /// DataNode's send stalls on the full socket, the read stays under way.
 async fn stalled_read(dn: &RunningDn, id: u64) -> TcpStream {
     let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
-    let req = OpReadBlockProto {
-        header: ClientOperationHeaderProto {
-            base_header: BaseHeaderProto {
-                block: block(id, 1001, LEN as u64),
-                token: Some(empty_token()),
-                trace_info: None,
-            },
-            client_name: "stalled".into(),
-        },
-        offset: 0,
-        len: LEN as u64,
-        send_checksums: Some(true),
-        caching_strategy: None,
-    };
+    let req = read_request(id, 1001, 0, LEN as u64, true);
     conn.write_all(&op_bytes(op::READ_BLOCK, &req))
         .await
         .expect("send");

@@ -156,13 +156,7 @@ pub(crate) async fn read_block(
         }
         Ok(s) => {
             if s.status == Status::ErrorChecksum as i32 {
-                Metrics::inc(&m.read_client_checksum_errors);
-                warn!(replica = %key, peer = %conn.peer, "client reports a checksum error reading this replica");
-                crate::scanner::check_replica(
-                    shared,
-                    key.clone(),
-                    "client reported a checksum error".into(),
-                );
+                client_found_bad_chunk(shared, conn, &key);
             }
             Ok(After::Close)
         }
@@ -276,8 +270,7 @@ async fn send_packets(
         end,
         per_packet,
     };
-    let long_read = end - start > STREAMING_AFTER;
-    if long_read {
+    if span.is_long() {
         set_send_buffer(conn, START_SEND_BUFFER);
     }
     let zero_copy = cfg.read_zero_copy && super::zero_copy::supported();
@@ -319,6 +312,11 @@ struct Span {
 }
 
 impl Span {
+    /// A read long enough to start with a small send buffer.
+    fn is_long(&self) -> bool {
+        self.end - self.start > STREAMING_AFTER
+    }
+
     /// Where a batch of `packets` packets from `from` ends.
     fn batch_end(&self, from: u64, packets: u64) -> u64 {
         from.saturating_add(packets.saturating_mul(self.per_packet))
@@ -332,8 +330,7 @@ fn batch_sent(shared: &Shared, conn: &Conn, span: Span, from: u64, to: u64, pack
     let m = &shared.metrics;
     Metrics::add(&m.read_bytes_sent, to - from);
     Metrics::add(&m.read_packets_sent, packets as u64);
-    let long_read = span.end - span.start > STREAMING_AFTER;
-    if long_read && from - span.start < STREAMING_AFTER && to - span.start >= STREAMING_AFTER {
+    if span.is_long() && from - span.start < STREAMING_AFTER && to - span.start >= STREAMING_AFTER {
         set_send_buffer(conn, STREAMING_SEND_BUFFER);
     }
 }
@@ -514,17 +511,23 @@ async fn early_status(shared: &Arc<Shared>, conn: &mut Conn, key: &ReplicaKey) -
     .await;
     match status {
         Ok(s) if s.status == Status::ErrorChecksum as i32 => {
-            Metrics::inc(&shared.metrics.read_client_checksum_errors);
-            warn!(replica = %key, peer = %conn.peer, "client reports a checksum error reading this replica");
-            crate::scanner::check_replica(
-                shared,
-                key.clone(),
-                "client reported a checksum error".into(),
-            );
+            client_found_bad_chunk(shared, conn, key);
             XferError::Protocol("the client reported a checksum error".into())
         }
         _ => XferError::Protocol("the reader stopped the read".into()),
     }
+}
+
+/// A client answered a read with ERROR_CHECKSUM: counted, logged, and the
+/// replica verified in full at once.
+fn client_found_bad_chunk(shared: &Arc<Shared>, conn: &Conn, key: &ReplicaKey) {
+    Metrics::inc(&shared.metrics.read_client_checksum_errors);
+    warn!(replica = %key, peer = %conn.peer, "client reports a checksum error reading this replica");
+    crate::scanner::check_replica(
+        shared,
+        key.clone(),
+        "client reported a checksum error".into(),
+    );
 }
 
 /// Writes `bytes` while watching the read side: a reader that closed its

@@ -30,9 +30,10 @@ use cairn_proto::hadoop::hdfs::{
     CommitBlockSynchronizationResponseProto, DatanodeCommandProto, DatanodeIdProto,
     DatanodeInfoProto, DatanodeInfosProto, DatanodeRegistrationProto, ExtendedBlockProto,
     HeartbeatRequestProto, HeartbeatResponseProto, LocatedBlockProto, NamespaceInfoProto,
-    NnhaStatusHeartbeatProto, OpReadBlockProto, OpWriteBlockProto, PipelineAckProto,
-    RecoveringBlockProto, RegisterDatanodeRequestProto, RegisterDatanodeResponseProto,
-    StorageInfoProto, StorageTypesProto, StorageUuidsProto, VersionResponseProto,
+    NnhaStatusHeartbeatProto, OpReadBlockProto, OpReplaceBlockProto, OpWriteBlockProto,
+    PipelineAckProto, RecoveringBlockProto, RegisterDatanodeRequestProto,
+    RegisterDatanodeResponseProto, StorageInfoProto, StorageTypesProto, StorageUuidsProto,
+    VersionResponseProto,
 };
 use cairn_proto::protocols::{op, DATANODE_PROTOCOL, DATA_TRANSFER_VERSION};
 use cairn_rpc::{CallContext, CallError, Protocol};
@@ -636,17 +637,10 @@ pub async fn write_with(
     acks
 }
 
-/// Reads `[offset, offset + len)` of a block on an open connection, checks
-/// every packet like the Java reader, verifies checksums and answers
-/// CHECKSUM_OK. Returns the response and exactly the bytes asked for.
-pub async fn read_range(
-    conn: &mut TcpStream,
-    id: u64,
-    gs: u64,
-    offset: u64,
-    len: u64,
-) -> Result<(BlockOpResponseProto, Vec<u8>), BlockOpResponseProto> {
-    let req = OpReadBlockProto {
+/// A READ_BLOCK of `[offset, offset + len)` of block `id`, with checksums
+/// asked for (`sums`) or not.
+pub fn read_request(id: u64, gs: u64, offset: u64, len: u64, sums: bool) -> OpReadBlockProto {
+    OpReadBlockProto {
         header: ClientOperationHeaderProto {
             base_header: BaseHeaderProto {
                 block: block(id, gs, offset + len),
@@ -657,9 +651,44 @@ pub async fn read_range(
         },
         offset,
         len,
-        send_checksums: Some(true),
+        send_checksums: Some(sums),
         caching_strategy: None,
-    };
+    }
+}
+
+/// A REPLACE_BLOCK (the Balancer's move) of block `id` from `source`, to
+/// storage `DS-y`, with `del_hint` as the node to delete it from.
+pub fn replace_request(
+    id: u64,
+    gs: u64,
+    len: u64,
+    source: DatanodeInfoProto,
+    del_hint: &str,
+) -> OpReplaceBlockProto {
+    OpReplaceBlockProto {
+        header: BaseHeaderProto {
+            block: block(id, gs, len),
+            token: Some(empty_token()),
+            trace_info: None,
+        },
+        del_hint: del_hint.into(),
+        source,
+        storage_type: Some(1),
+        storage_id: Some("DS-y".into()),
+    }
+}
+
+/// Reads `[offset, offset + len)` of a block on an open connection, checks
+/// every packet like the Java reader, verifies checksums and answers
+/// CHECKSUM_OK. Returns the response and exactly the bytes asked for.
+pub async fn read_range(
+    conn: &mut TcpStream,
+    id: u64,
+    gs: u64,
+    offset: u64,
+    len: u64,
+) -> Result<(BlockOpResponseProto, Vec<u8>), BlockOpResponseProto> {
+    let req = read_request(id, gs, offset, len, true);
     conn.write_all(&op_bytes(op::READ_BLOCK, &req))
         .await
         .expect("send read");
