@@ -131,6 +131,8 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
     assert!(num(&detailed, "CompleteNumOps") >= 3, "{detailed}");
     assert!(detailed["CreateAvgTime"].is_number());
     let fsn = jmx_bean(nn, "Hadoop:service=NameNode,name=FSNamesystem");
+    assert_eq!(num(&fsn, "NumFilesUnderConstruction"), 0);
+    check_files_under_construction(cluster, rt);
     assert_eq!(num(&fsn, "NumLiveDataNodes"), 2);
     assert_eq!(num(&fsn, "BlocksTotal"), 3);
     assert!(num(&fsn, "CapacityTotal") > 0);
@@ -160,6 +162,32 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
         })
         .sum();
     assert_eq!(written, 6, "3 blocks, 2 replicas each");
+}
+
+/// NumFilesUnderConstruction counts files open for writing: two while a
+/// client holds them, none once they are closed.
+fn check_files_under_construction(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
+    let open_count = || {
+        let fsn = jmx_bean(cluster.nn.http, "Hadoop:service=NameNode,name=FSNamesystem");
+        num(&fsn, "NumFilesUnderConstruction")
+    };
+    let client = cluster.nn.client(None);
+    let writers = rt.block_on(async {
+        let mut writers = Vec::new();
+        for name in ["open1", "open2"] {
+            let path = format!("/web/{name}");
+            let options = WriteOptions::default().overwrite(true);
+            writers.push(client.create(&path, options).await.expect("create"));
+        }
+        writers
+    });
+    assert_eq!(open_count(), 2);
+    rt.block_on(async {
+        for mut w in writers {
+            w.close().await.expect("close");
+        }
+    });
+    assert_eq!(open_count(), 0);
 }
 
 fn check_conf_stacks_loglevel(cluster: &Cluster) {

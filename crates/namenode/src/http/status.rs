@@ -127,9 +127,13 @@ pub fn read(state: &NameNodeState) -> Result<ClusterStatus, CallError> {
         .lock()
         .map(|c| (c.txid, c.at.elapsed()))
         .map_err(|_| CallError::io("checkpoint lock poisoned"))?;
+    let files_under_construction = state
+        .leases
+        .lock()
+        .map(|l| l.file_count() as u64)
+        .map_err(|_| CallError::io("lease table lock poisoned"))?;
     let ns = state.read_namespace()?;
     let files_total = ns.inode_count() as u64;
-    let files_under_construction = ns.open_files().count() as u64;
     let bm = state.lock_blocks()?;
     let dns = state.lock_datanodes()?;
     let now = Instant::now();
