@@ -125,6 +125,33 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
     Ok(Some(Bytes::from(body)))
 }
 
+/// A whole frame (length prefix and body) at the front of `buf`: its body,
+/// copied out, and the bytes it took. `None` when `buf` does not hold a
+/// whole frame yet, or its length is out of range ([`read_frame`] reports
+/// that). Lets a server take the frames one read brought in without
+/// waiting, so without arming a timeout for each.
+pub fn buffered_frame(buf: &[u8], max_len: usize) -> Option<(Bytes, usize)> {
+    let prefix: [u8; 4] = buf.get(..4)?.try_into().ok()?;
+    let len = usize::try_from(i32::from_be_bytes(prefix)).ok()?;
+    if len == 0 || len > max_len {
+        return None;
+    }
+    let body = buf.get(4..4 + len)?;
+    Some((Bytes::copy_from_slice(body), 4 + len))
+}
+
+/// `fill_buf` that reports whether any byte is available (false at EOF).
+pub(crate) trait FillNonEmpty {
+    async fn fill_buf_nonempty(&mut self) -> std::io::Result<bool>;
+}
+
+impl<R: AsyncRead + Unpin> FillNonEmpty for tokio::io::BufReader<R> {
+    async fn fill_buf_nonempty(&mut self) -> std::io::Result<bool> {
+        use tokio::io::AsyncBufReadExt;
+        Ok(!self.fill_buf().await?.is_empty())
+    }
+}
+
 /// Decodes a varint-length-delimited message from the front of `buf`,
 /// advancing it.
 ///
@@ -149,14 +176,14 @@ pub fn take_delimited_raw(buf: &mut Bytes) -> Result<Bytes, String> {
     Ok(buf.split_to(len))
 }
 
-/// The field numbers present in an encoded protobuf message, in wire order.
+/// The field numbers present in an encoded protobuf message.
 /// prost does not enforce proto2 `required`, so callers that must reject a
 /// message missing a required field check here.
 ///
 /// # Errors
 /// A decode error when the message is not well-formed protobuf.
-pub fn present_fields(mut buf: &[u8]) -> Result<Vec<u32>, String> {
-    let mut tags = Vec::new();
+pub fn present_fields(mut buf: &[u8]) -> Result<FieldSet, String> {
+    let mut tags = FieldSet::default();
     let varint = |b: &mut &[u8]| prost::encoding::decode_varint(b).map_err(|e| e.to_string());
     while !buf.is_empty() {
         let key = varint(&mut buf)?;
@@ -175,9 +202,28 @@ pub fn present_fields(mut buf: &[u8]) -> Result<Vec<u32>, String> {
             return Err("field runs past the end".to_string());
         }
         buf = &buf[skip..];
-        tags.push(tag);
+        tags.insert(tag);
     }
     Ok(tags)
+}
+
+/// The field numbers a message holds, below 64 (the required fields the
+/// RPC headers check are all low): a bit each, so that reading every
+/// call's two headers allocates nothing for it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct FieldSet(u64);
+
+impl FieldSet {
+    fn insert(&mut self, tag: u32) {
+        if tag < 64 {
+            self.0 |= 1 << tag;
+        }
+    }
+
+    /// Whether field `tag` is present (always false from 64 on).
+    pub fn contains(&self, tag: u32) -> bool {
+        tag < 64 && self.0 & (1 << tag) != 0
+    }
 }
 
 /// Decodes the delimited RpcRequestHeaderProto at the front of a frame and
@@ -189,7 +235,7 @@ pub fn present_fields(mut buf: &[u8]) -> Result<Vec<u32>, String> {
 pub fn take_request_header(body: &mut Bytes) -> Result<RpcRequestHeaderProto, String> {
     let raw = take_delimited_raw(body).map_err(|e| format!("cannot read the RPC header: {e}"))?;
     let tags = present_fields(&raw).map_err(|e| format!("cannot read the RPC header: {e}"))?;
-    if !tags.contains(&3) || !tags.contains(&4) {
+    if !tags.contains(3) || !tags.contains(4) {
         return Err("RPC header is missing required fields (callId, clientId)".to_string());
     }
     RpcRequestHeaderProto::decode(raw).map_err(|e| format!("cannot read the RPC header: {e}"))
@@ -203,7 +249,7 @@ pub fn take_request_header(body: &mut Bytes) -> Result<RpcRequestHeaderProto, St
 pub fn take_method_header(body: &mut Bytes) -> Result<RequestHeaderProto, String> {
     let raw = take_delimited_raw(body)?;
     let tags = present_fields(&raw)?;
-    if !(tags.contains(&1) && tags.contains(&2) && tags.contains(&3)) {
+    if !(tags.contains(1) && tags.contains(2) && tags.contains(3)) {
         return Err(
             "Message missing required fields: methodName, declaringClassProtocolName, clientProtocolVersion"
                 .to_string(),
@@ -383,5 +429,39 @@ mod tests {
         let mut ok: &[u8] = &[0, 0, 0, 2, 7, 8];
         let got = read_frame(&mut ok, 1024).await.expect("ok").expect("frame");
         assert_eq!(&got[..], &[7, 8]);
+    }
+
+    #[test]
+    fn buffered_frames_are_whole_and_in_range() {
+        // Two frames and the start of a third, as one read may bring them.
+        let buf = [0, 0, 0, 2, 7, 8, 0, 0, 0, 1, 9, 0, 0, 0, 3, 1];
+        let (first, used) = buffered_frame(&buf, 1024).expect("first");
+        assert_eq!((&first[..], used), (&[7u8, 8][..], 6));
+        let (second, used2) = buffered_frame(&buf[used..], 1024).expect("second");
+        assert_eq!((&second[..], used2), (&[9u8][..], 5));
+        // The third is not all there; a bare or partial prefix is not a frame.
+        assert!(buffered_frame(&buf[used + used2..], 1024).is_none());
+        assert!(buffered_frame(&[0, 0, 0], 1024).is_none());
+        // Zero, negative and oversized lengths are left to `read_frame`.
+        for bad in [
+            [0u8, 0, 0, 0, 1],
+            [0xff, 0xff, 0xff, 0xfe, 1],
+            [0, 0, 4, 1, 1],
+        ] {
+            assert!(buffered_frame(&bad, 1024).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn present_fields_sees_each_tag() {
+        // Fields 1 (varint), 3 (length-delimited), 5 (fixed32), 70 (varint).
+        let msg = hex("08 01 1a 02 61 62 2d 01 00 00 00 b0 04 05");
+        let tags = present_fields(&msg).expect("well-formed");
+        assert!(tags.contains(1) && tags.contains(3) && tags.contains(5));
+        assert!(!tags.contains(2) && !tags.contains(4) && !tags.contains(70));
+        assert!(
+            present_fields(&hex("1a 05 61")).is_err(),
+            "runs past the end"
+        );
     }
 }

@@ -11,7 +11,6 @@
 //! is closed. A reader that cannot get a handler permit stops reading its
 //! socket, so a flood of calls turns into TCP back-pressure, not memory.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -26,7 +25,7 @@ use cairn_proto::hadoop::common::{
 };
 use futures::future::BoxFuture;
 use prost::Message;
-use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
+use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Semaphore};
@@ -34,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn, Instrument};
 
 use crate::error::CallError;
-use crate::frame::{self, FrameError};
+use crate::frame::{self, FillNonEmpty, FrameError};
 use crate::inflight::CallSet;
 use crate::metrics::{Raised, RpcMetrics};
 
@@ -120,7 +119,9 @@ pub trait Protocol: Send + Sync + 'static {
 }
 
 struct Shared {
-    protocols: HashMap<String, Arc<dyn Protocol>>,
+    /// A handful, found by name on every call: a scan of the names beats
+    /// hashing a 40-odd-byte protocol name each time.
+    protocols: Vec<Arc<dyn Protocol>>,
     config: ServerConfig,
     handlers: Arc<Semaphore>,
 }
@@ -149,10 +150,7 @@ pub async fn serve(
             .set_server_name(name.rsplit('.').next().unwrap_or(name));
     }
     let shared = Arc::new(Shared {
-        protocols: protocols
-            .into_iter()
-            .map(|p| (p.name().to_string(), p))
-            .collect(),
+        protocols,
         handlers: Arc::new(Semaphore::new(config.handler_count.max(1))),
         config,
     });
@@ -444,6 +442,9 @@ impl Connection {
     /// Reads the next frame, closing connections that idle with nothing
     /// outstanding or stall inside a frame.
     async fn read_frame(&mut self) -> Result<Option<Bytes>, Close> {
+        if let Some(f) = self.take_buffered_frame() {
+            return Ok(Some(f));
+        }
         let timeout = self.shared.config.idle_timeout;
         let max = self.shared.config.max_frame_bytes;
         loop {
@@ -460,6 +461,9 @@ impl Connection {
                 Ok(Ok(false)) => return Ok(None),
                 Ok(Ok(true)) => break,
             }
+        }
+        if let Some(f) = self.take_buffered_frame() {
+            return Ok(Some(f));
         }
         match tokio::time::timeout(timeout, frame::read_frame(&mut self.reader, max)).await {
             Err(_) => Err("stalled in the middle of a frame".into()),
@@ -490,6 +494,16 @@ impl Connection {
             }
             Ok(Err(e)) => Err(e.to_string()),
         }
+    }
+
+    /// A frame already read in whole, taken without a wait (no timer).
+    fn take_buffered_frame(&mut self) -> Option<Bytes> {
+        let max = self.shared.config.max_frame_bytes;
+        let (f, used) = frame::buffered_frame(self.reader.buffer(), max)?;
+        std::pin::Pin::new(&mut self.reader).consume(used);
+        let received = &self.shared.config.metrics.received_bytes;
+        received.fetch_add(used as u64, Ordering::Relaxed);
+        Some(f)
     }
 
     /// Handles one SASL frame; returns whether negotiation is still pending.
@@ -648,7 +662,12 @@ impl Connection {
             }
         };
         let protocol_name = request_header.declaring_class_protocol_name;
-        let Some(protocol) = self.shared.protocols.get(&protocol_name).cloned() else {
+        let found = self
+            .shared
+            .protocols
+            .iter()
+            .find(|p| p.name() == protocol_name);
+        let Some(protocol) = found.cloned() else {
             return self
                 .error_reply(
                     &header,
@@ -781,16 +800,4 @@ fn version_mismatch(version: u8) -> String {
         "Server IPC version {} cannot communicate with client version {version}",
         frame::IPC_VERSION
     )
-}
-
-/// `fill_buf` that reports whether any byte is available (false at EOF).
-trait FillNonEmpty {
-    async fn fill_buf_nonempty(&mut self) -> std::io::Result<bool>;
-}
-
-impl FillNonEmpty for BufReader<OwnedReadHalf> {
-    async fn fill_buf_nonempty(&mut self) -> std::io::Result<bool> {
-        use tokio::io::AsyncBufReadExt;
-        Ok(!self.fill_buf().await?.is_empty())
-    }
 }

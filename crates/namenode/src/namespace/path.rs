@@ -1,13 +1,19 @@
 //! HDFS path rules: absolute, `/`-separated, no `.`, `..`, `:` or empty
 //! components (a single trailing `/` is tolerated, as in HDFS).
 
+use smallvec::SmallVec;
+
 use super::FsError;
+
+/// A path's components, borrowed from it; on the stack up to 16 (every
+/// call resolves a path, so this saves its allocations).
+pub type Components<'a> = SmallVec<[&'a str; 16]>;
 
 /// Splits an absolute path into its components. `/` has none.
 ///
 /// # Errors
 /// [`FsError::InvalidPath`] for a relative path or a bad component.
-pub fn components(path: &str) -> Result<Vec<&str>, FsError> {
+pub fn components(path: &str) -> Result<Components<'_>, FsError> {
     let invalid = || FsError::InvalidPath(format!("Invalid path name {path}"));
     let Some(rest) = path.strip_prefix('/') else {
         return Err(invalid());
@@ -16,15 +22,34 @@ pub fn components(path: &str) -> Result<Vec<&str>, FsError> {
         return Err(invalid());
     }
     let rest = rest.strip_suffix('/').unwrap_or(rest);
+    let mut parts = Components::new();
     if rest.is_empty() {
-        return Ok(Vec::new());
+        return Ok(parts);
     }
-    let parts: Vec<&str> = rest.split('/').collect();
-    for part in &parts {
-        if part.is_empty() || *part == "." || *part == ".." || part.contains(':') {
-            return Err(invalid());
+    // One pass over the bytes finds both the separators and any ':' (no
+    // component may hold one): a search per component cost more than the
+    // path walk on short names.
+    let bad = |part: &str| part.is_empty() || part == "." || part == "..";
+    let mut start = 0;
+    for (i, b) in rest.bytes().enumerate() {
+        match b {
+            b'/' => {
+                let part = &rest[start..i];
+                if bad(part) {
+                    return Err(invalid());
+                }
+                parts.push(part);
+                start = i + 1;
+            }
+            b':' => return Err(invalid()),
+            _ => {}
         }
     }
+    let last = &rest[start..];
+    if bad(last) {
+        return Err(invalid());
+    }
+    parts.push(last);
     Ok(parts)
 }
 
@@ -49,9 +74,16 @@ mod tests {
 
     #[test]
     fn valid_paths() {
-        assert_eq!(components("/").expect("root"), Vec::<&str>::new());
-        assert_eq!(components("/a/b").expect("ok"), vec!["a", "b"]);
-        assert_eq!(components("/a/b/").expect("ok"), vec!["a", "b"]);
+        assert!(components("/").expect("root").is_empty());
+        assert_eq!(components("/a/b").expect("ok").as_slice(), ["a", "b"]);
+        assert_eq!(components("/a/b/").expect("ok").as_slice(), ["a", "b"]);
+        assert_eq!(
+            components("/a.b/..c/d..").expect("ok").as_slice(),
+            ["a.b", "..c", "d.."]
+        );
+        // Past the 16 held on the stack.
+        let deep = "/x".repeat(40);
+        assert_eq!(components(&deep).expect("ok").len(), 40);
         assert_eq!(join(&["a", "b"]), "/a/b");
         assert_eq!(join(&[] as &[&str]), "/");
     }
@@ -59,7 +91,8 @@ mod tests {
     #[test]
     fn invalid_paths() {
         for p in [
-            "", "a/b", "/a//b", "/a/./b", "/a/../b", "/a:b", "//", "/a/..",
+            "", "a/b", "/a//b", "/a/./b", "/a/../b", "/a:b", "//", "/a/..", "/.", "/a/b:", "/:/a",
+            "/a///",
         ] {
             assert!(
                 matches!(components(p), Err(FsError::InvalidPath(_))),

@@ -4,6 +4,7 @@
 //! apart from the operations so the data model reads on its own, and so
 //! that reads, mutations and replay all share one way to walk the tree.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -520,10 +521,10 @@ impl Namespace {
         self.refuse_snapshot_write(src)?;
         let mut inodes = Vec::with_capacity(comps.len() + 1);
         inodes.push(Some(ROOT_INODE_ID));
-        let mut cur = Some(ROOT_INODE_ID);
+        let mut cur = Some(self.node(ROOT_INODE_ID));
         for c in &comps {
-            cur = cur.and_then(|id| self.child(self.node(id), c));
-            inodes.push(cur);
+            cur = cur.and_then(|dir| self.child_node(dir, c));
+            inodes.push(cur.map(|n| n.id));
         }
         Ok(Resolved {
             components: comps.into_iter().map(CompactString::from).collect(),
@@ -541,6 +542,23 @@ impl Namespace {
     /// `dir` is retained: its children are then retained with it).
     pub(super) fn child(&self, dir: &INode, name: &str) -> Option<INodeId> {
         dir.children()?.get(name, |c| self.name_of(c))
+    }
+
+    /// [`Namespace::child`] as the inode itself: the search has read the
+    /// child it matched, so the path walk need not look it up again.
+    pub(super) fn child_node(&self, dir: &INode, name: &str) -> Option<&INode> {
+        let probed: Cell<Option<&INode>> = Cell::new(None);
+        let id = dir.children()?.get(name, |c| {
+            let node = self.any_node(c);
+            probed.set(node);
+            node.map_or("", |n| &n.name)
+        })?;
+        // The match is the last child probed (std's binary search ends on
+        // it); should that ever change, look it up.
+        match probed.get() {
+            Some(node) if node.id == id => Some(node),
+            _ => self.any_node(id),
+        }
     }
 
     /// A directory's children by name (snapshot views edit such a copy).

@@ -82,7 +82,9 @@ pub(super) fn empty_token() -> TokenProto {
 
 /// Encodes a status; `with_name` puts the local name in `path` (listings),
 /// otherwise `path` stays empty as HDFS sends it for single-file answers.
-pub(super) fn status_proto(st: &FileStatus, with_name: bool) -> pb::HdfsFileStatusProto {
+/// Takes the status by value: its name, owner and group move into the
+/// message instead of being copied (every getFileInfo and listed entry).
+pub(super) fn status_proto(st: FileStatus, with_name: bool) -> pb::HdfsFileStatusProto {
     pb::HdfsFileStatusProto {
         file_type: if st.is_dir {
             FileType::IsDir as i32
@@ -90,7 +92,7 @@ pub(super) fn status_proto(st: &FileStatus, with_name: bool) -> pb::HdfsFileStat
             FileType::IsFile as i32
         },
         path: if with_name {
-            Bytes::from(st.name.clone().into_bytes())
+            Bytes::from(st.name.into_bytes())
         } else {
             Bytes::new()
         },
@@ -98,8 +100,8 @@ pub(super) fn status_proto(st: &FileStatus, with_name: bool) -> pb::HdfsFileStat
         permission: pb::FsPermissionProto {
             perm: u32::from(st.permission),
         },
-        owner: st.owner.clone(),
-        group: st.group.clone(),
+        owner: st.owner,
+        group: st.group,
         modification_time: st.mtime_ms,
         access_time: if st.is_dir { 0 } else { st.atime_ms },
         block_replication: Some(u32::from(st.replication)),

@@ -177,7 +177,9 @@ impl NameNodeState {
     pub(crate) async fn check_ha(&self, ctx: &CallContext, method: &str) -> Result<(), CallError> {
         self.check_ha_category(method)?;
         if self.ha.get() == HaServiceState::Observer && is_coordinated(method) {
-            return self.catch_up(ctx.state_id).await;
+            // Boxed: only an observer waits here, and every call's future
+            // would otherwise carry room for this wait.
+            return Box::pin(self.catch_up(ctx.state_id)).await;
         }
         Ok(())
     }

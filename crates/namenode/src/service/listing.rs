@@ -71,17 +71,20 @@ impl NameNodeState {
         let total = page.entries.len();
         let mut budget = i64::try_from(self.config.ls_limit).unwrap_or(i64::MAX);
         let mut out = Vec::with_capacity(total);
-        for (st, blocks) in &page.entries {
+        for (st, blocks) in page.entries {
             if located && budget <= 0 {
                 break;
             }
-            let mut proto = status_proto(st, !st.name.is_empty());
-            if let (Some(blocks), Some(bm), Some(dns)) = (blocks, &bm, &dns) {
-                let lbs = self.located_blocks(st, blocks, (0, st.length), bm, dns, client_ip);
+            let mut locations = None;
+            if let (Some(blocks), Some(bm), Some(dns)) = (&blocks, &bm, &dns) {
+                let lbs = self.located_blocks(&st, blocks, (0, st.length), bm, dns, client_ip);
                 let cost = lbs.blocks.len() as i64 * i64::from(st.replication);
                 budget = budget.saturating_sub(cost);
-                proto.locations = Some(lbs);
+                locations = Some(lbs);
             }
+            let with_name = !st.name.is_empty();
+            let mut proto = status_proto(st, with_name);
+            proto.locations = locations;
             out.push(proto);
         }
         let cut = u32::try_from(total - out.len()).unwrap_or(u32::MAX);
@@ -124,14 +127,15 @@ impl NameNodeState {
         })?;
         let fs = match found {
             None => None,
-            Some((st, None)) => Some(status_proto(&st, false)),
+            Some((st, None)) => Some(status_proto(st, false)),
             Some((st, Some(blocks))) => {
                 let bm = self.lock_blocks()?;
                 let dns = self.lock_datanodes()?;
                 let client_ip = Some(ctx.remote_addr.ip());
-                let mut proto = status_proto(&st, false);
-                proto.locations =
-                    Some(self.located_blocks(&st, &blocks, (0, st.length), &bm, &dns, client_ip));
+                let locations =
+                    self.located_blocks(&st, &blocks, (0, st.length), &bm, &dns, client_ip);
+                let mut proto = status_proto(st, false);
+                proto.locations = Some(locations);
                 Some(proto)
             }
         };

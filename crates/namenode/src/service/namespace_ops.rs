@@ -28,7 +28,7 @@ impl NameNodeState {
     ) -> CallResult {
         let st = self.read(|ns| ns.get_file_info(caller, &r.src))?;
         encode(&pb::GetFileInfoResponseProto {
-            fs: st.as_ref().map(|s| status_proto(s, false)),
+            fs: st.map(|s| status_proto(s, false)),
         })
     }
 

@@ -14,6 +14,8 @@ use prost::Message;
 use super::convert::decode;
 use super::{CallResult, NameNodeState};
 use crate::retry_cache::{Lookup, RetryKey};
+use futures::future::Either;
+use std::future::Future;
 
 tokio::task_local! {
     /// The call whose edits `mutate` is logging, on a Raft member: its
@@ -104,19 +106,39 @@ pub(crate) fn directive_answer(id: i64) -> Bytes {
 
 impl NameNodeState {
     /// Runs a ClientProtocol call, through the retry cache when it is an
-    /// at-most-once one.
-    pub(crate) async fn dispatch_once(
+    /// at-most-once one. Not an `async fn`: the future of every call is
+    /// allocated, and an `async fn` holding both paths would copy its
+    /// arguments into a state as large as the retry path's (over 1 KiB,
+    /// past glibc's per-thread cache) for reads too. The retry path is
+    /// boxed on its own.
+    pub(crate) fn dispatch_once(
         self: Arc<Self>,
         ctx: CallContext,
         method: &str,
         req: Bytes,
-    ) -> CallResult {
-        let (Some(answer), Some(key)) = (at_most_once(method), key_of(&ctx)) else {
-            return self.dispatch(ctx, method, req).await;
+    ) -> impl Future<Output = CallResult> + Send + '_ {
+        let remembered = match (at_most_once(method), key_of(&ctx)) {
+            (Some(answer), Some(key)) if self.retry_cache.enabled() => Some((answer, key)),
+            _ => None,
         };
-        if !self.retry_cache.enabled() {
-            return self.dispatch(ctx, method, req).await;
+        match remembered {
+            Some((answer, key)) => Either::Left(Box::pin(
+                self.dispatch_remembered(ctx, method, req, answer, key),
+            )),
+            None => Either::Right(self.dispatch(ctx, method, req)),
         }
+    }
+
+    /// An at-most-once call through the retry cache: a retry of a finished
+    /// call gets the first answer, a retry of a running one waits for it.
+    async fn dispatch_remembered(
+        self: Arc<Self>,
+        ctx: CallContext,
+        method: &str,
+        req: Bytes,
+        answer: Answer,
+        key: RetryKey,
+    ) -> CallResult {
         match self.retry_cache.begin(key).await {
             Lookup::Done(Some(kept)) => Ok(kept),
             Lookup::Done(None) => match self.rebuild(&ctx, answer, &req)? {

@@ -139,7 +139,7 @@ impl NameNodeState {
             snapshottable_dir_listing: dirs
                 .into_iter()
                 .map(|d| pb::SnapshottableDirectoryStatusProto {
-                    dir_status: status_proto(&d.status, true),
+                    dir_status: status_proto(d.status, true),
                     snapshot_quota: d.quota,
                     snapshot_number: d.count,
                     parent_fullpath: bytes(&d.parent_path),
@@ -163,7 +163,7 @@ impl NameNodeState {
                 snapshot_listing: list
                     .into_iter()
                     .map(|s| pb::SnapshotStatusProto {
-                        dir_status: status_proto(&s.status, true),
+                        dir_status: status_proto(s.status, true),
                         snapshot_id: s.id,
                         parent_fullpath: bytes(&s.parent_path),
                         is_deleted: false,

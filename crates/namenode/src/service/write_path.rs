@@ -66,7 +66,7 @@ impl NameNodeState {
             leases.add(&r.client_name, st.id, std::time::Instant::now());
         }
         encode(&pb::CreateResponseProto {
-            fs: Some(status_proto(&st, false)),
+            fs: Some(status_proto(st, false)),
         })
     }
 
@@ -230,7 +230,7 @@ impl NameNodeState {
         };
         encode(&pb::AppendResponseProto {
             block,
-            stat: Some(status_proto(st, false)),
+            stat: Some(status_proto(st.clone(), false)),
         })
     }
 
