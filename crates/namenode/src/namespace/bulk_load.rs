@@ -7,7 +7,7 @@
 //! of the inode table or the children maps touches this file and nothing
 //! in the image code.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 
 use compact_str::CompactString;
 use foldhash::fast::RandomState;
@@ -409,7 +409,8 @@ impl Namespace {
     /// # Errors
     /// A quota on an inode that is not a directory of the tree.
     pub fn restore_image_quotas(&mut self, quotas: Vec<(INodeId, DirQuota)>) -> Result<(), String> {
-        let mut table = HashMap::with_capacity(quotas.len());
+        let mut table =
+            super::QuotaTable::with_capacity_and_hasher(quotas.len(), Default::default());
         for (id, q) in quotas {
             if !self.inodes.get(&id).is_some_and(INode::is_dir) {
                 return Err(format!("quota on inode {id}, not a directory"));

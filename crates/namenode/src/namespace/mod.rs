@@ -66,6 +66,11 @@ pub mod xattrs;
 
 use std::collections::HashMap;
 
+/// Directory quotas by inode id. Hashed with foldhash, as the inode
+/// table's pages: every name created or removed walks its ancestors
+/// through it, and ids are the NameNode's own, not a client's choice.
+type QuotaTable = HashMap<INodeId, DirQuota, foldhash::fast::RandomState>;
+
 use authorize::Required;
 use inode_table::InodeTable;
 use tree::Resolved;
@@ -203,7 +208,7 @@ pub struct Namespace {
     storage_policy_switches: StoragePolicySwitches,
     /// Quotas and usage of the directories that have a quota (always the
     /// root).
-    quotas: HashMap<INodeId, DirQuota>,
+    quotas: QuotaTable,
     /// `dfs.quota.by.storagetype.enabled`.
     type_quotas_enabled: bool,
     /// `dfs.permissions.allow.owner.set.quota`.
@@ -248,7 +253,7 @@ impl Namespace {
             acls_enabled: true,
             storage_policies: HashMap::new(),
             storage_policy_switches: StoragePolicySwitches::default(),
-            quotas: HashMap::from([(
+            quotas: QuotaTable::from_iter([(
                 ROOT_INODE_ID,
                 DirQuota {
                     quota: quota::ROOT_DEFAULT_QUOTA,

@@ -279,6 +279,12 @@ impl Namespace {
         if delta.is_zero() {
             return;
         }
+        if stop.is_none() && self.only_root_has_quota(dir) {
+            if let Some(q) = self.quotas.get_mut(&ROOT_INODE_ID) {
+                q.usage = q.usage.plus(delta);
+            }
+            return;
+        }
         let mut cur = Some(dir);
         while let Some(id) = cur {
             if Some(id) == stop {
@@ -289,6 +295,22 @@ impl Namespace {
             }
             cur = self.inodes.get(&id).and_then(|n| n.parent());
         }
+    }
+
+    /// Whether the root is the only directory with a quota (as in most
+    /// namespaces): a walk from `dir` up to the root then meets only the
+    /// root's, so it can be skipped. Every caller's `dir` is in the tree;
+    /// debug builds check that the walk would reach the root.
+    fn only_root_has_quota(&self, dir: INodeId) -> bool {
+        if self.quotas.len() != 1 {
+            return false;
+        }
+        debug_assert!(
+            std::iter::successors(Some(dir), |id| self.inodes.get(id).and_then(|n| n.parent()))
+                .any(|id| id == ROOT_INODE_ID),
+            "inode {dir} is not in the tree"
+        );
+        true
     }
 
     /// Adds `delta` to every directory with a quota from `dir` up to the root.
@@ -358,6 +380,12 @@ impl Namespace {
             && delta.type_space.iter().all(|t| *t <= 0)
         {
             return Ok(());
+        }
+        if stop.is_none() && self.only_root_has_quota(dir) {
+            return match self.quotas.get(&ROOT_INODE_ID) {
+                Some(q) => q.verify(delta, "/"),
+                None => Ok(()),
+            };
         }
         let mut cur = Some(dir);
         while let Some(id) = cur {
