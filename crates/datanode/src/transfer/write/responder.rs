@@ -139,6 +139,14 @@ impl Responder {
                 downstream_failed,
                 nanos,
             );
+            let failed = first_error(&ack);
+            // Acknowledged before the ack goes out (as HDFS's responder
+            // sets bytesAcked before writing it): a client that reads
+            // getReplicaVisibleLength right after its hflush's ack must
+            // see the bytes the ack covered.
+            if let (None, Some(end)) = (failed, item.end) {
+                self.rbw.set_acked(end);
+            }
             let bytes = delimited(&ack);
             timed(
                 self.write_timeout,
@@ -147,14 +155,11 @@ impl Responder {
             )
             .await?;
             Metrics::inc(&self.metrics.acks_sent);
-            if let Some(err) = first_error(&ack) {
+            if let Some(err) = failed {
                 return Err(XferError::Protocol(format!(
                     "pipeline error {err:?} acked for seqno {}",
                     item.seqno
                 )));
-            }
-            if let Some(end) = item.end {
-                self.rbw.set_acked(end);
             }
             if item.last {
                 let _ = up.flush().await;
