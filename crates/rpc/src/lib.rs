@@ -20,6 +20,7 @@ pub mod metrics;
 pub mod proxy_check;
 pub mod server;
 pub mod state_id;
+mod writer;
 
 pub use error::CallError;
 pub use metrics::RpcMetrics;

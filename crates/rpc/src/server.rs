@@ -25,8 +25,8 @@ use cairn_proto::hadoop::common::{
 };
 use futures::future::BoxFuture;
 use prost::Message;
-use tokio::io::{AsyncBufRead, AsyncReadExt, AsyncWriteExt, BufReader, BufWriter};
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncBufRead, AsyncReadExt, BufReader};
+use tokio::net::tcp::OwnedReadHalf;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -198,7 +198,7 @@ async fn handle_connection(
     let _open = Raised::new(&metrics.open_connections);
     let (rd, wr) = stream.into_split();
     let (tx, rx) = mpsc::channel::<Bytes>(RESPONSE_QUEUE_LEN);
-    let writer = tokio::spawn(write_loop(wr, rx, metrics.clone()));
+    let writer = tokio::spawn(crate::writer::write_loop(wr, rx, metrics.clone()));
     let calls = CallSet::default();
     let mut conn = Connection {
         calls: calls.clone(),
@@ -229,32 +229,6 @@ async fn handle_connection(
     // The writer ends once every in-flight handler has sent its response
     // (each holds a sender) and the queue is drained.
     let _ = writer.await;
-}
-
-async fn write_loop(wr: OwnedWriteHalf, mut rx: mpsc::Receiver<Bytes>, metrics: Arc<RpcMetrics>) {
-    let mut wr = BufWriter::with_capacity(64 * 1024, wr);
-    let sent = |f: &Bytes| {
-        metrics
-            .sent_bytes
-            .fetch_add(f.len() as u64, Ordering::Relaxed)
-    };
-    while let Some(frame) = rx.recv().await {
-        sent(&frame);
-        if wr.write_all(&frame).await.is_err() {
-            return;
-        }
-        // Batch responses that are already waiting; flush when none are.
-        while let Ok(frame) = rx.try_recv() {
-            sent(&frame);
-            if wr.write_all(&frame).await.is_err() {
-                return;
-            }
-        }
-        if wr.flush().await.is_err() {
-            return;
-        }
-    }
-    let _ = wr.shutdown().await;
 }
 
 struct Connection {
