@@ -106,14 +106,7 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
         }
         got += n;
     }
-    let len = i32::from_be_bytes(len_buf);
-    let len_usize = usize::try_from(len).unwrap_or(0);
-    if len_usize == 0 || len_usize > max_len {
-        return Err(FrameError::BadLength {
-            len: i64::from(len),
-            max: max_len,
-        });
-    }
+    let len_usize = body_len(len_buf, max_len)?;
     // Grow the buffer as bytes arrive instead of trusting the declared
     // length up front: a peer that claims 100 MiB and sends 10 bytes costs
     // us 10 bytes.
@@ -125,6 +118,19 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
     Ok(Some(Bytes::from(body)))
 }
 
+/// The body length a frame's 4-byte prefix declares, if in range
+/// (1..=`max_len`; nothing is allocated for one that is not).
+fn body_len(prefix: [u8; 4], max_len: usize) -> Result<usize, FrameError> {
+    let len = i32::from_be_bytes(prefix);
+    match usize::try_from(len) {
+        Ok(n) if n > 0 && n <= max_len => Ok(n),
+        _ => Err(FrameError::BadLength {
+            len: i64::from(len),
+            max: max_len,
+        }),
+    }
+}
+
 /// A whole frame (length prefix and body) at the front of `buf`: its body,
 /// copied out, and the bytes it took. `None` when `buf` does not hold a
 /// whole frame yet, or its length is out of range ([`read_frame`] reports
@@ -132,10 +138,7 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
 /// waiting, so without arming a timeout for each.
 pub fn buffered_frame(buf: &[u8], max_len: usize) -> Option<(Bytes, usize)> {
     let prefix: [u8; 4] = buf.get(..4)?.try_into().ok()?;
-    let len = usize::try_from(i32::from_be_bytes(prefix)).ok()?;
-    if len == 0 || len > max_len {
-        return None;
-    }
+    let len = body_len(prefix, max_len).ok()?;
     let body = buf.get(4..4 + len)?;
     Some((Bytes::copy_from_slice(body), 4 + len))
 }

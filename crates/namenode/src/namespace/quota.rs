@@ -279,13 +279,7 @@ impl Namespace {
         if delta.is_zero() {
             return;
         }
-        if stop.is_none() && self.only_root_has_quota(dir) {
-            if let Some(q) = self.quotas.get_mut(&ROOT_INODE_ID) {
-                q.usage = q.usage.plus(delta);
-            }
-            return;
-        }
-        let mut cur = Some(dir);
+        let mut cur = Some(self.quota_walk_start(dir, stop));
         while let Some(id) = cur {
             if Some(id) == stop {
                 break;
@@ -297,20 +291,22 @@ impl Namespace {
         }
     }
 
-    /// Whether the root is the only directory with a quota (as in most
-    /// namespaces): a walk from `dir` up to the root then meets only the
-    /// root's, so it can be skipped. Every caller's `dir` is in the tree;
+    /// Where a walk up from `dir` to `stop` (`None`: the root) over the
+    /// directories with a quota starts: `dir`, or the root itself when
+    /// the root is the only directory with a quota (most namespaces), as
+    /// the walk would meet no other. Every caller's `dir` is in the tree;
     /// debug builds check that the walk would reach the root.
-    fn only_root_has_quota(&self, dir: INodeId) -> bool {
-        if self.quotas.len() != 1 {
-            return false;
+    fn quota_walk_start(&self, dir: INodeId, stop: Option<INodeId>) -> INodeId {
+        let only_root = self.quotas.len() == 1 && self.quotas.contains_key(&ROOT_INODE_ID);
+        if stop.is_some() || !only_root {
+            return dir;
         }
         debug_assert!(
             std::iter::successors(Some(dir), |id| self.inodes.get(id).and_then(|n| n.parent()))
                 .any(|id| id == ROOT_INODE_ID),
             "inode {dir} is not in the tree"
         );
-        true
+        ROOT_INODE_ID
     }
 
     /// Adds `delta` to every directory with a quota from `dir` up to the root.
@@ -381,13 +377,7 @@ impl Namespace {
         {
             return Ok(());
         }
-        if stop.is_none() && self.only_root_has_quota(dir) {
-            return match self.quotas.get(&ROOT_INODE_ID) {
-                Some(q) => q.verify(delta, "/"),
-                None => Ok(()),
-            };
-        }
-        let mut cur = Some(dir);
+        let mut cur = Some(self.quota_walk_start(dir, stop));
         while let Some(id) = cur {
             if Some(id) == stop {
                 break;
