@@ -342,7 +342,7 @@ impl cairn_rpc::Protocol for ReconfigurationService {
     fn call(
         self: Arc<Self>,
         ctx: CallContext,
-        method: String,
+        method: cairn_rpc::MethodName,
         request: Bytes,
     ) -> futures::future::BoxFuture<'static, Result<Bytes, CallError>> {
         Box::pin(async move {
@@ -353,12 +353,12 @@ impl cairn_rpc::Protocol for ReconfigurationService {
                     | "listReconfigurableProperties"
             );
             if !reconfiguration {
-                return Err(CallError::NoSuchMethod(method));
+                return Err(CallError::NoSuchMethod(method.to_string()));
             }
             self.admin
                 .call(&ctx, &method, request)
                 .await
-                .unwrap_or(Err(CallError::NoSuchMethod(method)))
+                .unwrap_or(Err(CallError::NoSuchMethod(method.to_string())))
         })
     }
 }

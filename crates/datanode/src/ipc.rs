@@ -105,7 +105,7 @@ impl Protocol for ClientDatanodeService {
     fn call(
         self: Arc<Self>,
         ctx: CallContext,
-        method: String,
+        method: cairn_rpc::MethodName,
         request: Bytes,
     ) -> BoxFuture<'static, Result<Bytes, CallError>> {
         Box::pin(async move {
@@ -126,7 +126,7 @@ impl Protocol for ClientDatanodeService {
                 }
                 other => match self.admin.call(&ctx, other, request).await {
                     Some(result) => result,
-                    None => Err(CallError::NoSuchMethod(method)),
+                    None => Err(CallError::NoSuchMethod(method.to_string())),
                 },
             }
         })
@@ -259,7 +259,7 @@ impl Protocol for InterDatanodeService {
     fn call(
         self: Arc<Self>,
         _ctx: CallContext,
-        method: String,
+        method: cairn_rpc::MethodName,
         request: Bytes,
     ) -> BoxFuture<'static, Result<Bytes, CallError>> {
         Box::pin(async move {
@@ -274,7 +274,7 @@ impl Protocol for InterDatanodeService {
                     let resp = self.update_replica_under_recovery(req).await?;
                     Ok(Bytes::from(resp.encode_to_vec()))
                 }
-                _ => Err(CallError::NoSuchMethod(method)),
+                _ => Err(CallError::NoSuchMethod(method.to_string())),
             }
         })
     }

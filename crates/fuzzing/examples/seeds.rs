@@ -165,7 +165,7 @@ fn calls(mut r: &[u8], out: &mut Out, name: &str) -> Res<()> {
         };
         let Some(idx) = cairn_fuzzing::REQUESTS
             .iter()
-            .position(|(p, meth)| *p == m.declaring_class_protocol_name && *meth == m.method_name)
+            .position(|(p, meth)| m.declaring_class_protocol_name == *p && m.method_name == *meth)
         else {
             continue;
         };

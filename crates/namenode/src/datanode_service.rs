@@ -495,7 +495,7 @@ impl Protocol for DatanodeProtocolService {
     fn call(
         self: Arc<Self>,
         ctx: CallContext,
-        method: String,
+        method: cairn_rpc::MethodName,
         request: Bytes,
     ) -> BoxFuture<'static, CallResult> {
         Box::pin(async move {

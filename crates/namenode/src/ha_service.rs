@@ -44,7 +44,7 @@ impl Protocol for HaServiceProtocolService {
     fn call(
         self: Arc<Self>,
         ctx: CallContext,
-        method: String,
+        method: cairn_rpc::MethodName,
         request: Bytes,
     ) -> BoxFuture<'static, CallResult> {
         Box::pin(async move {

@@ -76,7 +76,7 @@ impl Protocol for ReconfigurationService {
     fn call(
         self: Arc<Self>,
         ctx: CallContext,
-        method: String,
+        method: cairn_rpc::MethodName,
         request: Bytes,
     ) -> BoxFuture<'static, CallResult> {
         Box::pin(async move { self.run(&ctx, &method, request).await })

@@ -39,7 +39,7 @@ impl Protocol for UserMappingsService {
     fn call(
         self: Arc<Self>,
         _ctx: CallContext,
-        method: String,
+        method: cairn_rpc::MethodName,
         request: Bytes,
     ) -> BoxFuture<'static, Result<Bytes, CallError>> {
         Box::pin(async move { self.run(&method, request).await })

@@ -9,7 +9,7 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use cairn_proto::hadoop::common::{
     rpc_response_header_proto::{RpcErrorCodeProto, RpcStatusProto},
-    RequestHeaderProto, RpcRequestHeaderProto, RpcResponseHeaderProto,
+    RpcRequestHeaderProto, RpcResponseHeaderProto,
 };
 use prost::Message;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -187,24 +187,10 @@ pub fn take_delimited_raw(buf: &mut Bytes) -> Result<Bytes, String> {
 /// A decode error when the message is not well-formed protobuf.
 pub fn present_fields(mut buf: &[u8]) -> Result<FieldSet, String> {
     let mut tags = FieldSet::default();
-    let varint = |b: &mut &[u8]| prost::encoding::decode_varint(b).map_err(|e| e.to_string());
     while !buf.is_empty() {
-        let key = varint(&mut buf)?;
+        let key = prost::encoding::decode_varint(&mut buf).map_err(|e| e.to_string())?;
         let tag = u32::try_from(key >> 3).map_err(|_| "bad tag".to_string())?;
-        let skip = match key & 7 {
-            0 => {
-                varint(&mut buf)?;
-                0
-            }
-            1 => 8,
-            2 => usize::try_from(varint(&mut buf)?).map_err(|_| "length overflow".to_string())?,
-            5 => 4,
-            _ => return Err("unsupported wire type".to_string()),
-        };
-        if skip > buf.len() {
-            return Err("field runs past the end".to_string());
-        }
-        buf = &buf[skip..];
+        skip_field(key & 7, &mut buf)?;
         tags.insert(tag);
     }
     Ok(tags)
@@ -244,21 +230,144 @@ pub fn take_request_header(body: &mut Bytes) -> Result<RpcRequestHeaderProto, St
     RpcRequestHeaderProto::decode(raw).map_err(|e| format!("cannot read the RPC header: {e}"))
 }
 
+/// A name from a call's method header (the method, the protocol): a slice
+/// of the received frame, checked to be UTF-8 when the header is read, so
+/// that reading a call's names copies and allocates nothing.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct MethodName(Bytes);
+
+impl MethodName {
+    /// `bytes` as a name, if they are UTF-8.
+    ///
+    /// # Errors
+    /// A message when they are not.
+    pub fn new(bytes: Bytes) -> Result<Self, String> {
+        match std::str::from_utf8(&bytes) {
+            Ok(_) => Ok(Self(bytes)),
+            Err(_) => Err("invalid string value: data is not UTF-8 encoded".to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        // Checked in `new` and never changed; checking again costs a few
+        // instructions for names this short, and needs no `unsafe`.
+        std::str::from_utf8(&self.0).unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for MethodName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl AsRef<str> for MethodName {
+    fn as_ref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl std::fmt::Display for MethodName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for MethodName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl PartialEq<str> for MethodName {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for MethodName {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl From<&'static str> for MethodName {
+    fn from(s: &'static str) -> Self {
+        Self(Bytes::from_static(s.as_bytes()))
+    }
+}
+
+impl From<String> for MethodName {
+    fn from(s: String) -> Self {
+        Self(Bytes::from(s))
+    }
+}
+
+/// A call's RequestHeaderProto: which method of which protocol, and the
+/// protocol version the client speaks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MethodHeader {
+    pub method_name: MethodName,
+    pub declaring_class_protocol_name: MethodName,
+    pub client_protocol_version: u64,
+}
+
 /// Decodes the delimited RequestHeaderProto (method, protocol, version)
 /// that follows the RPC header of a call, checking its required fields.
+/// Read by hand rather than by prost: its two strings stay slices of the
+/// frame (every call has this header; prost would allocate both).
 ///
 /// # Errors
 /// A message naming the missing fields or the decode error.
-pub fn take_method_header(body: &mut Bytes) -> Result<RequestHeaderProto, String> {
-    let raw = take_delimited_raw(body)?;
-    let tags = present_fields(&raw)?;
-    if !(tags.contains(1) && tags.contains(2) && tags.contains(3)) {
-        return Err(
+pub fn take_method_header(body: &mut Bytes) -> Result<MethodHeader, String> {
+    let mut raw = take_delimited_raw(body)?;
+    let (mut method, mut protocol, mut version) = (None, None, None);
+    let varint = |b: &mut Bytes| prost::encoding::decode_varint(b).map_err(|e| e.to_string());
+    while raw.has_remaining() {
+        let key = varint(&mut raw)?;
+        match (key >> 3, key & 7) {
+            (1, 2) => method = Some(take_delimited_raw(&mut raw)?),
+            (2, 2) => protocol = Some(take_delimited_raw(&mut raw)?),
+            (3, 0) => version = Some(varint(&mut raw)?),
+            (1..=3, wire) => return Err(format!("invalid wire type value: {wire}")),
+            (_, wire) => skip_field(wire, &mut raw)?,
+        }
+    }
+    match (method, protocol, version) {
+        (Some(method), Some(protocol), Some(version)) => Ok(MethodHeader {
+            method_name: MethodName::new(method)?,
+            declaring_class_protocol_name: MethodName::new(protocol)?,
+            client_protocol_version: version,
+        }),
+        _ => Err(
             "Message missing required fields: methodName, declaringClassProtocolName, clientProtocolVersion"
                 .to_string(),
-        );
+        ),
     }
-    RequestHeaderProto::decode(raw).map_err(|e| e.to_string())
+}
+
+/// Skips one field's value of wire type `wire` at the front of `buf`.
+fn skip_field(wire: u64, buf: &mut impl Buf) -> Result<(), String> {
+    let len = match wire {
+        0 => {
+            prost::encoding::decode_varint(buf).map_err(|e| e.to_string())?;
+            0
+        }
+        1 => 8,
+        2 => {
+            let n = prost::encoding::decode_varint(buf).map_err(|e| e.to_string())?;
+            usize::try_from(n).map_err(|_| "length overflow".to_string())?
+        }
+        5 => 4,
+        _ => return Err("unsupported wire type".to_string()),
+    };
+    if len > buf.remaining() {
+        return Err("field runs past the end".to_string());
+    }
+    buf.advance(len);
+    Ok(())
 }
 
 /// Checks the kind and operation of a decoded header (Hadoop accepts only
@@ -389,6 +498,52 @@ mod tests {
         assert_eq!(h.retry_count, Some(0));
         check_header_kind(&h).expect("kind ok");
         assert!(body.is_empty());
+    }
+
+    #[test]
+    fn method_header_reads_as_prost_writes_it() {
+        let sent = cairn_proto::hadoop::common::RequestHeaderProto {
+            method_name: "getFileInfo".into(),
+            declaring_class_protocol_name: "org.apache.hadoop.hdfs.protocol.ClientProtocol".into(),
+            client_protocol_version: 1,
+        };
+        let mut out = BytesMut::new();
+        put_delimited(&mut out, &sent);
+        out.put_slice(b"rest");
+        let mut body = out.freeze();
+        let h = take_method_header(&mut body).expect("valid header");
+        assert_eq!(h.method_name, "getFileInfo");
+        assert_eq!(
+            h.declaring_class_protocol_name,
+            sent.declaring_class_protocol_name.as_str()
+        );
+        assert_eq!(h.client_protocol_version, 1);
+        assert_eq!(&body[..], b"rest");
+    }
+
+    #[test]
+    fn method_header_skips_unknown_fields_and_refuses_bad_ones() {
+        // methodName "m", an unknown field 9 (length 2), protocol "p", version 1.
+        let good = hex("0a 01 6d 4a 02 00 00 12 01 70 18 01");
+        let mut body = Bytes::from([&[good.len() as u8][..], &good].concat());
+        let h = take_method_header(&mut body).expect("unknown fields are skipped");
+        assert_eq!(
+            (h.method_name.as_str(), h.client_protocol_version),
+            ("m", 1)
+        );
+        // No version.
+        let mut body = Bytes::from(hex("06 0a 01 6d 12 01 70"));
+        let err = take_method_header(&mut body).expect_err("must fail");
+        assert!(err.contains("missing required fields"), "{err}");
+        // A method name that is not UTF-8.
+        let mut body = Bytes::from(hex("08 0a 01 ff 12 01 70 18 01"));
+        let err = take_method_header(&mut body).expect_err("must fail");
+        assert!(err.contains("UTF-8"), "{err}");
+        // The version as a string; a length past the end.
+        let mut body = Bytes::from(hex("09 0a 01 6d 12 01 70 1a 01 31"));
+        assert!(take_method_header(&mut body).is_err());
+        let mut body = Bytes::from(hex("05 0a 09 6d 12 01"));
+        assert!(take_method_header(&mut body).is_err());
     }
 
     #[test]

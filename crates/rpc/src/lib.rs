@@ -23,6 +23,7 @@ pub mod state_id;
 mod writer;
 
 pub use error::CallError;
+pub use frame::MethodName;
 pub use metrics::RpcMetrics;
 pub use proxy_check::ProxyCheck;
 pub use server::{CallContext, Protocol, ServerConfig};

@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn, Instrument};
 
 use crate::error::CallError;
-use crate::frame::{self, FillNonEmpty, FrameError};
+use crate::frame::{self, FillNonEmpty, FrameError, MethodName};
 use crate::inflight::CallSet;
 use crate::metrics::{Raised, RpcMetrics};
 
@@ -113,7 +113,7 @@ pub trait Protocol: Send + Sync + 'static {
     fn call(
         self: Arc<Self>,
         ctx: CallContext,
-        method: String,
+        method: MethodName,
         request: Bytes,
     ) -> BoxFuture<'static, Result<Bytes, CallError>>;
 }
@@ -640,7 +640,7 @@ impl Connection {
             .shared
             .protocols
             .iter()
-            .find(|p| p.name() == protocol_name);
+            .find(|p| protocol_name == p.name());
         let Some(protocol) = found.cloned() else {
             return self
                 .error_reply(

@@ -346,7 +346,7 @@ impl Protocol for NnProtocol {
     fn call(
         self: Arc<Self>,
         _ctx: CallContext,
-        method: String,
+        method: cairn_rpc::MethodName,
         request: Bytes,
     ) -> BoxFuture<'static, Result<Bytes, CallError>> {
         let nn = self.0.clone();

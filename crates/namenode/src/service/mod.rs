@@ -339,7 +339,7 @@ impl Protocol for ClientProtocolService {
     fn call(
         self: Arc<Self>,
         ctx: CallContext,
-        method: String,
+        method: cairn_rpc::MethodName,
         request: Bytes,
     ) -> BoxFuture<'static, CallResult> {
         let state = self.state.clone();

@@ -44,7 +44,7 @@ impl Endpoint {
                 .clone()
                 .call(
                     ctx.clone(),
-                    method.to_string(),
+                    method.to_string().into(),
                     Bytes::from(req.encode_to_vec()),
                 )
                 .await
