@@ -16,11 +16,15 @@ const GROUP_CACHE_MAX: usize = 10_000;
 /// A user's groups and when they were looked up.
 type CachedGroups = (Instant, Arc<[String]>);
 
+/// Looked up on every call: foldhash (seeded per process, its quality
+/// variant, as the names come from clients) instead of SipHash.
+type GroupCache = HashMap<String, CachedGroups, foldhash::quality::RandomState>;
+
 /// Resolves callers: superuser status and OS groups.
 pub struct UserDirectory {
     superuser: String,
     supergroup: String,
-    cache: Mutex<HashMap<String, CachedGroups>>,
+    cache: Mutex<GroupCache>,
 }
 
 impl UserDirectory {
@@ -28,7 +32,7 @@ impl UserDirectory {
         Self {
             superuser,
             supergroup,
-            cache: Mutex::new(HashMap::new()),
+            cache: Mutex::new(GroupCache::default()),
         }
     }
 

@@ -313,13 +313,13 @@ impl Namespace {
     /// Journals and applies the ACL a new inode inherited, if any.
     pub(super) fn apply_inherited_acl(
         &mut self,
-        path: &str,
+        path: impl FnOnce() -> String,
         acl: Option<Vec<AclEntry>>,
         edits: &mut Vec<Edit>,
     ) {
         if let Some(entries) = acl {
             let edit = Edit::SetAcl {
-                path: path.to_string(),
+                path: path(),
                 entries,
                 inherited: true,
             };

@@ -1,19 +1,18 @@
 //! The journal's view of the namespace: the [`Edit`] records and applying
 //! them ([`Namespace::apply`], for operations and for replay alike); the
 //! conversion of a whole tree into the edits that rebuild it (what a
-//! checkpoint image stores) is in `image_edits.rs`.
+//! checkpoint image stores) is in `image_edits.rs`, applying the edits
+//! that create, remove or move inodes in `tree_edits.rs`.
 //! Operations elsewhere validate before they build an edit; `apply` only
 //! checks that an edit fits the tree, which fails for a corrupt journal.
-
-use compact_str::CompactString;
 
 use super::cache::{CacheDirective, CachePool};
 use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
+use super::tree_edits::Walked;
 use super::{
-    AclEntry, BlockId, BlockList, BlockRecord, BlockSize, Children, FileNode, GenStamp, INode,
-    INodeId, INodeKind, Millis48, Namespace, QuotaCounts, Resolved, StorageType, XAttr,
-    XAttrNamespace,
+    AclEntry, BlockId, BlockRecord, FileNode, GenStamp, INode, INodeId, INodeKind, Namespace,
+    Resolved, StorageType, XAttr, XAttrNamespace,
 };
 
 /// A change to the namespace, as the journal records it. Paths are final
@@ -226,13 +225,6 @@ pub enum Edit {
     },
 }
 
-/// The usage of one new name.
-const ONE_NAME: QuotaCounts = QuotaCounts {
-    namespace: 1,
-    storage_space: 0,
-    type_space: [0; super::quota::QUOTA_TYPES.len()],
-};
-
 /// Why an edit could not be applied (only possible for a corrupt journal).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("cannot apply edit: {0}")]
@@ -246,17 +238,6 @@ impl Namespace {
         if let Err(e) = self.apply(edit) {
             panic!("validated edit failed to apply: {e}: {edit:?}");
         }
-    }
-
-    /// [`Self::apply_checked`] for a Mkdir or AddFile whose parent
-    /// directory the operation has just resolved: the edit's path is not
-    /// walked a second time.
-    pub(super) fn apply_checked_under(&mut self, edit: &Edit, parent: INodeId) {
-        self.clear_freed();
-        if let Err(e) = self.apply_tree_edit(edit, Some(parent)) {
-            panic!("validated edit failed to apply: {e}: {edit:?}");
-        }
-        self.sweep_attr_sets_if_due();
     }
 
     /// Drops the attribute sets no inode (live or kept for a snapshot)
@@ -295,99 +276,6 @@ impl Namespace {
         Ok((id, res))
     }
 
-    /// The parent directory and name of a new inode at `path`; `known` is
-    /// the parent when the caller has resolved it already.
-    fn parent_for_new(
-        &self,
-        path: &str,
-        known: Option<INodeId>,
-    ) -> Result<(INodeId, String), ApplyError> {
-        if let Some(parent) = known {
-            let name = path.rsplit('/').next().unwrap_or(path).to_string();
-            debug_assert_eq!(
-                self.parent_for_new(path, None).ok(),
-                Some((parent, name.clone())),
-                "wrong parent given for {path}"
-            );
-            return Ok((parent, name));
-        }
-        let res = self
-            .resolve(path)
-            .map_err(|e| ApplyError(format!("{path}: {e}")))?;
-        let n = res.components.len();
-        if n == 0 {
-            return Err(ApplyError("cannot create the root".into()));
-        }
-        let parent = res
-            .parent()
-            .filter(|p| self.node(*p).is_dir())
-            .ok_or_else(|| ApplyError(format!("parent of {path} is not a directory")))?;
-        Ok((parent, res.components[n - 1].to_string()))
-    }
-
-    /// Refuses a new inode whose id is already taken (by anything but the
-    /// file it replaces): only a corrupt journal or image says so, and two
-    /// nodes under one id — the root's, say — would break the tree.
-    fn check_new_id(&self, id: INodeId, replacing: Option<INodeId>) -> Result<(), ApplyError> {
-        if self.inodes.contains_key(&id) && replacing != Some(id) {
-            return Err(ApplyError(format!("inode id {} is already in use", id.0)));
-        }
-        Ok(())
-    }
-
-    fn link(&mut self, parent: INodeId, node: INode) {
-        let id = node.id;
-        self.last_inode_id = self.last_inode_id.max(id.0);
-        self.inodes.insert(node);
-        self.add_child(parent, id);
-    }
-
-    fn unlink(&mut self, id: INodeId) {
-        let node = self.node(id);
-        let (parent, name) = (node.parent(), node.name.clone());
-        if let Some(p) = parent {
-            self.remove_child(p, &name);
-        }
-    }
-
-    /// Drops what the side tables (xattrs, ACLs, storage policies, quotas)
-    /// keep of an inode that left the tree (for good, or kept only for
-    /// snapshots).
-    pub(super) fn forget_side_tables(&mut self, id: INodeId) {
-        self.forget_xattrs(id);
-        self.forget_acl(id);
-        self.forget_storage_policy(id);
-        self.forget_quota(id);
-    }
-
-    /// Takes `id` and its subtree out of the tree; the blocks nothing
-    /// holds any more (a snapshot may) go to the freed list.
-    pub(super) fn remove_tree(&mut self, id: INodeId) {
-        if !self.snapshots_in_use() {
-            self.forget_snapshottable_below(id);
-            self.unlink(id);
-            let mut stack = vec![id];
-            while let Some(id) = stack.pop() {
-                self.forget_side_tables(id);
-                if let Some(node) = self.inodes.remove(&id) {
-                    match node.kind {
-                        INodeKind::Directory { children } => stack.extend(children.into_ids()),
-                        INodeKind::File(f) => self.note_freed(f.blocks.iter().map(|b| b.id)),
-                    }
-                }
-            }
-            return;
-        }
-        self.forget_snapshottable_below(id);
-        let node = self.node(id);
-        if let Some(parent) = node.parent() {
-            let name = node.name.clone();
-            self.record_child_removed(parent, &name, id);
-        }
-        self.unlink(id);
-        self.drop_or_retain(id);
-    }
-
     /// Applies one edit (from an operation, or from the journal on replay).
     ///
     /// # Errors
@@ -405,7 +293,7 @@ impl Namespace {
             Edit::Mkdir { .. }
             | Edit::AddFile { .. }
             | Edit::Delete { .. }
-            | Edit::Rename { .. } => self.apply_tree_edit(edit, None),
+            | Edit::Rename { .. } => self.apply_tree_edit(edit, Walked::default()),
             Edit::CloseFile { path, .. }
             | Edit::AddBlock { path, .. }
             | Edit::Reopen { path, .. }
@@ -471,160 +359,6 @@ impl Namespace {
                 let delta = file_usage(f, &self.names, node, policy).minus(&before);
                 self.add_usage(parent, &delta);
             }
-        }
-        Ok(())
-    }
-
-    /// [`Namespace::apply`] for an edit that creates, removes or moves an inode.
-    /// `parent`: the directory a Mkdir or AddFile goes into, when known.
-    fn apply_tree_edit(&mut self, edit: &Edit, parent: Option<INodeId>) -> Result<(), ApplyError> {
-        let known_parent = parent;
-        match edit {
-            Edit::Mkdir {
-                id,
-                path,
-                permission,
-                owner,
-                group,
-                mtime_ms,
-            } => {
-                let (parent, name) = self.parent_for_new(path, known_parent)?;
-                if self.child(self.node(parent), &name).is_some() {
-                    return Err(ApplyError(format!("{path} already exists")));
-                }
-                self.check_new_id(*id, None)?;
-                self.record_child_created(parent, &name, *id);
-                self.node_mut(parent).set_mtime_ms(*mtime_ms);
-                let attrs = self
-                    .names
-                    .attrs_of(owner, group, *permission, 0, BlockSize::default());
-                self.link(
-                    parent,
-                    INode {
-                        id: *id,
-                        parent_id: parent,
-                        name: CompactString::new(&name),
-                        attrs,
-                        mtime: Millis48::saturating(*mtime_ms),
-                        atime: Millis48::default(),
-                        kind: INodeKind::Directory {
-                            children: Children::default(),
-                        },
-                    },
-                );
-                self.add_usage(parent, &ONE_NAME);
-            }
-            Edit::AddFile {
-                id,
-                path,
-                permission,
-                owner,
-                group,
-                mtime_ms,
-                replication,
-                block_size,
-                client_name,
-                client_machine,
-                overwrite,
-            } => {
-                let file_block_size = super::tree::block_size_loaded(*block_size, path);
-                let (parent, name) = self.parent_for_new(path, known_parent)?;
-                let existing = self.child(self.node(parent), &name);
-                self.check_new_id(*id, existing.filter(|_| *overwrite))?;
-                // A new file is one name and no space yet.
-                let mut delta = ONE_NAME;
-                match existing {
-                    Some(old) if *overwrite && !self.node(old).is_dir() => {
-                        delta = delta.minus(&self.usage_of(old));
-                        self.remove_tree(old);
-                    }
-                    Some(_) => return Err(ApplyError(format!("{path} already exists"))),
-                    None => {}
-                }
-                self.add_usage(parent, &delta);
-                self.record_child_created(parent, &name, *id);
-                self.node_mut(parent).set_mtime_ms(*mtime_ms);
-                let attrs =
-                    self.names
-                        .attrs_of(owner, group, *permission, *replication, file_block_size);
-                let writer = self.client_names.intern(client_name, client_machine);
-                self.link(
-                    parent,
-                    INode {
-                        id: *id,
-                        parent_id: parent,
-                        name: CompactString::new(&name),
-                        attrs,
-                        mtime: Millis48::saturating(*mtime_ms),
-                        atime: Millis48::saturating(*mtime_ms),
-                        kind: INodeKind::File(FileNode {
-                            blocks: BlockList::default(),
-                            under_construction: Some(writer),
-                        }),
-                    },
-                );
-            }
-            Edit::Delete { path, mtime_ms } => {
-                let (id, res) = self.resolve_existing(path)?;
-                let parent = res
-                    .parent()
-                    .ok_or_else(|| ApplyError("cannot delete the root".into()))?;
-                let freed = self.usage_of(id).negated();
-                self.remove_tree(id);
-                self.add_usage(parent, &freed);
-                self.node_mut(parent).set_mtime_ms(*mtime_ms);
-            }
-            Edit::Rename {
-                src,
-                dst,
-                overwrite,
-                mtime_ms,
-            } => {
-                let (id, src_res) = self.resolve_existing(src)?;
-                let src_parent = src_res
-                    .parent()
-                    .ok_or_else(|| ApplyError("cannot rename the root".into()))?;
-                let (dst_parent, name) = self.parent_for_new(dst, None)?;
-                if self.is_ancestor(id, dst_parent) {
-                    return Err(ApplyError(format!("{dst} is under {src}")));
-                }
-                // The subtree leaves the quota directories above its old
-                // place and joins those above the new one; the common
-                // ones see no change, unless the subtree changes storage
-                // policy on the way (then its typed space moves).
-                let common = self.common_ancestor(src_parent, dst_parent);
-                let (old_policy, new_policy) = self.policies_of_move(id, src_parent, dst_parent);
-                let moved = (old_policy != new_policy
-                    || self.quota_between(src_parent, Some(common))
-                    || self.quota_between(dst_parent, Some(common)))
-                .then(|| self.usage_of(id));
-                if let Some(old) = self.child(self.node(dst_parent), &name) {
-                    if !*overwrite {
-                        return Err(ApplyError(format!("{dst} already exists")));
-                    }
-                    let freed = self.usage_of(old).negated();
-                    self.remove_tree(old);
-                    self.add_usage(dst_parent, &freed);
-                }
-                if let Some(moved) = moved {
-                    let retyped = self.retype_subtree(id, old_policy, new_policy);
-                    self.add_usage_until(src_parent, &moved.negated(), Some(common));
-                    self.add_usage_until(dst_parent, &moved.plus(&retyped), Some(common));
-                    self.add_usage(common, &retyped);
-                }
-                let old_name = self.node(id).name.clone();
-                self.record_child_removed(src_parent, &old_name, id);
-                self.record_modification(dst_parent);
-                self.unlink(id);
-                let node = self.node_mut(id);
-                node.set_parent(Some(dst_parent));
-                node.name = CompactString::new(&name);
-                self.add_child(dst_parent, id);
-                self.record_child_created(dst_parent, &name, id);
-                self.node_mut(src_parent).set_mtime_ms(*mtime_ms);
-                self.node_mut(dst_parent).set_mtime_ms(*mtime_ms);
-            }
-            _ => unreachable!("apply_tree_edit got {edit:?}"),
         }
         Ok(())
     }

@@ -60,6 +60,7 @@ mod reserved;
 pub mod snapshot;
 pub mod storage_policy;
 mod tree;
+mod tree_edits;
 mod truncate;
 mod write;
 pub mod xattrs;

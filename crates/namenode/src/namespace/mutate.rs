@@ -6,6 +6,7 @@
 //! file's write life cycle, after create, is in `write.rs`.
 
 use super::permission::{Access, Caller};
+use super::tree_edits::Walked;
 use super::{
     BlockId, BlockSize, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Millis48,
     Namespace, Required, Resolved, ROOT_INODE_ID,
@@ -26,10 +27,15 @@ impl Namespace {
 
     /// HDFS's checks of a new name: its length, then that it is not the
     /// reserved `.snapshot` (`verifyINodeName`), nor `.reserved` at the root.
-    pub(super) fn check_component(&self, parent_path: &str, name: &str) -> Result<(), FsError> {
+    pub(super) fn check_component(
+        &self,
+        parent_path: impl FnOnce() -> String,
+        name: &str,
+    ) -> Result<(), FsError> {
         if name.len() > self.limits.max_component_len {
             return Err(FsError::PathComponentTooLong(format!(
-                "The maximum path component name limit of {name} in directory {parent_path} is exceeded: limit={} length={}",
+                "The maximum path component name limit of {name} in directory {} is exceeded: limit={} length={}",
+                parent_path(),
                 self.limits.max_component_len,
                 name.len()
             )));
@@ -39,7 +45,7 @@ impl Namespace {
                 "\".snapshot\" is a reserved name.".into(),
             ));
         }
-        if parent_path == "/" && name == super::reserved::DOT_RESERVED {
+        if name == super::reserved::DOT_RESERVED && parent_path() == "/" {
             return Err(FsError::IllegalArgument(
                 super::reserved::RESERVED_AT_ROOT.into(),
             ));
@@ -47,11 +53,16 @@ impl Namespace {
         Ok(())
     }
 
-    fn check_dir_items(&self, parent: INodeId, parent_path: &str) -> Result<(), FsError> {
+    fn check_dir_items(
+        &self,
+        parent: INodeId,
+        parent_path: impl FnOnce() -> String,
+    ) -> Result<(), FsError> {
         let count = self.node(parent).children().map_or(0, super::Children::len);
         if count >= self.limits.max_directory_items {
             return Err(FsError::MaxDirectoryItems(format!(
-                "The directory item limit of {parent_path} is exceeded: limit={} items={count}",
+                "The directory item limit of {} is exceeded: limit={} items={count}",
+                parent_path(),
                 self.limits.max_directory_items
             )));
         }
@@ -125,10 +136,10 @@ impl Namespace {
             )));
         }
         for i in first_missing..n {
-            self.check_component(&res.prefix(i - 1), &res.components[i - 1])?;
+            self.check_component(|| res.prefix(i - 1), &res.components[i - 1])?;
         }
         if let Some(parent) = res.inodes[first_missing - 1] {
-            self.check_dir_items(parent, &res.prefix(first_missing - 1))?;
+            self.check_dir_items(parent, || res.prefix(first_missing - 1))?;
             self.verify_new_names(parent, n - first_missing)?;
         }
         let group = self
@@ -156,7 +167,7 @@ impl Namespace {
             };
             self.apply_checked_under(&edit, parent);
             edits.push(edit);
-            self.apply_inherited_acl(&res.prefix(i), acl, &mut edits);
+            self.apply_inherited_acl(|| res.prefix(i), acl, &mut edits);
             parent = id;
         }
         Ok(edits)
@@ -242,13 +253,13 @@ impl Namespace {
         )?;
         let n = res.inodes.len();
         let name = &res.components[n - 2];
-        self.check_component(&res.prefix(n - 2), name)?;
+        self.check_component(|| res.prefix(n - 2), name)?;
         if existing.is_none() {
             // The missing parents and the file, each a new name.
             let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
             if let Some(dir) = res.inodes[first_missing - 1] {
                 if first_missing == n - 1 {
-                    self.check_dir_items(dir, &res.prefix(n - 2))?;
+                    self.check_dir_items(dir, || res.prefix(n - 2))?;
                 }
                 self.verify_new_names(dir, n - first_missing)?;
             }
@@ -296,7 +307,7 @@ impl Namespace {
         self.apply_checked_under(&edit, parent);
         removed.blocks = self.take_freed_blocks();
         edits.push(edit);
-        self.apply_inherited_acl(&path, acl, &mut edits);
+        self.apply_inherited_acl(|| path, acl, &mut edits);
         Ok((self.status(self.node(id)), edits, removed))
     }
 
@@ -359,7 +370,11 @@ impl Namespace {
             path: res.path(),
             mtime_ms: now_ms,
         };
-        self.apply_checked(&edit);
+        let walked = Walked {
+            parent: None,
+            target: res.parent().map(|parent| (id, parent)),
+        };
+        self.apply_checked_walked(&edit, walked);
         files.blocks = self.take_freed_blocks();
         Ok(Some((edit, files)))
     }
@@ -419,7 +434,7 @@ impl Namespace {
                 dst_res = self.resolve(&target)?;
             }
         }
-        if src_res.path() == dst_res.path() {
+        if src_res.components == dst_res.components {
             return Ok((true, None));
         }
         self.check(
@@ -439,18 +454,23 @@ impl Namespace {
         if !self.node(dst_parent).is_dir() || self.is_ancestor(src_id, dst_parent) {
             return Ok((false, None));
         }
-        self.check_nested_on_rename(src_id, &src_res.path(), dst_parent)?;
+        let src_path = src_res.path();
+        self.check_nested_on_rename(src_id, &src_path, dst_parent)?;
         let n = dst_res.components.len();
-        self.check_component(&dst_res.prefix(n - 1), &dst_res.components[n - 1])?;
-        self.check_dir_items(dst_parent, &dst_res.prefix(n - 1))?;
+        self.check_component(|| dst_res.prefix(n - 1), &dst_res.components[n - 1])?;
+        self.check_dir_items(dst_parent, || dst_res.prefix(n - 1))?;
         self.verify_rename_quota(src_id, dst_parent, None)?;
         let edit = Edit::Rename {
-            src: src_res.path(),
+            src: src_path,
             dst: dst_res.path(),
             overwrite: false,
             mtime_ms: now_ms,
         };
-        self.apply_checked(&edit);
+        let walked = Walked {
+            parent: Some(dst_parent),
+            target: src_res.parent().map(|parent| (src_id, parent)),
+        };
+        self.apply_checked_walked(&edit, walked);
         Ok((true, Some(edit)))
     }
 
@@ -546,9 +566,9 @@ impl Namespace {
             )));
         }
         let name = &dst_res.components[dst_res.components.len() - 1];
-        self.check_component(&dst_res.prefix(dst_res.components.len() - 1), name)?;
+        self.check_component(|| dst_res.prefix(dst_res.components.len() - 1), name)?;
         if dst_res.last().is_none() {
-            self.check_dir_items(dst_parent, &dst_res.prefix(dst_res.components.len() - 1))?;
+            self.check_dir_items(dst_parent, || dst_res.prefix(dst_res.components.len() - 1))?;
         }
         self.verify_rename_quota(src_id, dst_parent, dst_res.last())?;
         self.check_nested_on_rename(src_id, &sp, dst_parent)?;
@@ -558,7 +578,11 @@ impl Namespace {
             overwrite: dst_res.last().is_some(),
             mtime_ms: now_ms,
         };
-        self.apply_checked(&edit);
+        let walked = Walked {
+            parent: Some(dst_parent),
+            target: src_res.parent().map(|parent| (src_id, parent)),
+        };
+        self.apply_checked_walked(&edit, walked);
         removed.blocks = self.take_freed_blocks();
         Ok((edit, removed))
     }

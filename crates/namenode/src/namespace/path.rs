@@ -26,31 +26,28 @@ pub fn components(path: &str) -> Result<Components<'_>, FsError> {
     if rest.is_empty() {
         return Ok(parts);
     }
-    // One pass over the bytes finds both the separators and any ':' (no
-    // component may hold one): a search per component cost more than the
-    // path walk on short names.
+    // One search per component finds both its end and any ':' (no
+    // component may hold one): a byte loop, or a search for each of the
+    // two, cost more than the path walk on long paths.
     let bad = |part: &str| part.is_empty() || part == "." || part == "..";
+    let bytes = rest.as_bytes();
     let mut start = 0;
-    for (i, b) in rest.bytes().enumerate() {
-        match b {
-            b'/' => {
-                let part = &rest[start..i];
-                if bad(part) {
-                    return Err(invalid());
-                }
-                parts.push(part);
-                start = i + 1;
-            }
-            b':' => return Err(invalid()),
-            _ => {}
+    loop {
+        let end = match memchr::memchr2(b'/', b':', &bytes[start..]) {
+            Some(i) if bytes[start + i] == b':' => return Err(invalid()),
+            Some(i) => start + i,
+            None => bytes.len(),
+        };
+        let part = &rest[start..end];
+        if bad(part) {
+            return Err(invalid());
         }
+        parts.push(part);
+        if end == bytes.len() {
+            return Ok(parts);
+        }
+        start = end + 1;
     }
-    let last = &rest[start..];
-    if bad(last) {
-        return Err(invalid());
-    }
-    parts.push(last);
-    Ok(parts)
 }
 
 /// Joins components back into an absolute path.

@@ -443,7 +443,7 @@ impl Namespace {
                 "Snapshot name cannot contain \"/\"".into(),
             ));
         }
-        self.check_component(path, name)
+        self.check_component(|| path.to_string(), name)
     }
 
     /// deleteSnapshot. The freed blocks are in [`Namespace::take_freed_blocks`].
