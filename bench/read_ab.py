@@ -2,7 +2,9 @@
 """Interleaved A/B of hdfs-native reads (`cairn bench dfsio --ops read`) on two Cairn clusters.
 
 usage: A_D="-D key=value ..." B_D="..." bench/read_ab.py CAIRN_BINARY REPS THREADS FILES SIZE_MB
-Two `cairn up` clusters of one binary run at once, A with the -D flags in $A_D, B with $B_D;
+Two `cairn up` clusters of one binary run at once, A with the -D flags in $A_D, B with $B_D
+(or of two builds: $A_BIN and $B_BIN, when set, start A's and B's clusters; the client is
+always CAIRN_BINARY's `cairn bench dfsio`);
 the same files (FILES x SIZE_MB, replication 3) are written once on each, then each
 repetition reads them on both, alternating the order. Per run: aggregate MiB/s, the
 DataNodes' CPU seconds per GiB read (utime+stime from /proc/<pid>/stat) and the client's
@@ -16,7 +18,8 @@ TCK = os.sysconf("SC_CLK_TCK")
 def start(name):
     d = os.path.join(WORK, name); out = os.path.join(WORK, name + ".out")
     extra = os.environ.get(name.upper() + "_D", "").split()
-    p = subprocess.Popen([BIN] + extra + ["up", "--dir", d, "--rpc-address", "127.0.0.1:0"], stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+    binary = os.environ.get(name.upper() + "_BIN", BIN)
+    p = subprocess.Popen([binary] + extra + ["up", "--dir", d, "--rpc-address", "127.0.0.1:0"], stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True)
     t = time.time()
     while time.time() - t < 120:
         txt = open(out).read(); m = re.search(r"Cairn is up: (hdfs://\S+)", txt)

@@ -6,7 +6,8 @@
 //! and capped at the replica's length — and nothing beyond it is read or
 //! sent. Data goes out in packets of about 64 KiB (`read.packet-bytes`,
 //! whole chunks) with the checksums from the meta file, then the empty last
-//! packet. Clients that verify checksums mostly get the data with
+//! packet; copied reads send the response with the first packets and the
+//! last packet with the last ones (a small read is one write). Clients that verify checksums mostly get the data with
 //! `sendfile` (`transfer::zero_copy`; see `cache_helps` for when it is
 //! copied instead); copied data is verified before it goes out, and the
 //! disk read of the next batch overlaps the send of the current one.
@@ -24,6 +25,7 @@ use std::time::Duration;
 
 use bytes::BytesMut;
 use cairn_proto::hadoop::hdfs::{ClientReadStatusProto, OpReadBlockProto, Status};
+use prost::Message;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tracing::{debug, info, warn};
 
@@ -89,12 +91,32 @@ pub(crate) async fn read_block(
             }
         }
     }
+    // How the read goes is decided before its replica is opened, so that
+    // a copied read's first packets are built by the same hand-off to a
+    // blocking thread as the open.
+    let _sending = GaugeGuard::new(&m.reads_active);
+    let send_sums = req.send_checksums.unwrap_or(true);
+    let zero_copy = cfg.read_zero_copy && super::zero_copy::supported();
+    let way = Way {
+        copied: !(zero_copy && send_sums && !cache_helps(shared, conn)),
+        send_sums,
+        packet_bytes: cfg.read_packet_bytes as u64,
+        verify: cfg.read_verify_checksums.then_some(cfg.write_path.crc),
+    };
     let storage = shared.storage.clone();
     let k2 = key.clone();
-    let opened = tokio::task::spawn_blocking(move || storage.open_reader(&k2, min_gs))
-        .await
-        .map_err(|e| XferError::Protocol(format!("open task failed: {e}")))?;
-    let reader = match opened {
+    let opened = tokio::task::spawn_blocking(move || {
+        let reader = storage.open_reader(&k2, min_gs)?;
+        let plan = plan_read(&reader, offset, len, way);
+        let first = match &plan {
+            Ok(p) if way.copied && p.span.start < p.span.end => Some(first_batch(&reader, p, way)),
+            _ => None,
+        };
+        Ok::<_, StorageError>((reader, plan, first))
+    })
+    .await
+    .map_err(|e| XferError::Protocol(format!("open task failed: {e}")))?;
+    let (reader, plan, first) = match opened {
         Ok(r) => r,
         Err(e) => {
             debug!(replica = %key, error = %e, "READ_BLOCK refused");
@@ -107,34 +129,20 @@ pub(crate) async fn read_block(
             return Ok(After::Close);
         }
     };
-    let replica_len = reader.len();
-    if offset > replica_len || want_end > replica_len || offset.checked_add(len).is_none() {
-        let msg = format!(
-            "Offset {offset} and length {len} don't match block {key} ( blockLen {replica_len} )"
-        );
-        conn.send(&error_response(Status::Error, msg), wt).await?;
-        return Ok(After::Close);
-    }
-    let stored = reader.checksum();
-    let bpc = u64::from(stored.bytes_per_checksum);
-    let (start, end) = aligned_range(offset, len, bpc, replica_len);
-    let send_sums = req.send_checksums.unwrap_or(true);
-    let wire = if send_sums {
-        stored
-    } else {
-        DataChecksum {
-            kind: ChecksumKind::Null,
-            bytes_per_checksum: stored.bytes_per_checksum,
+    let plan = match plan {
+        Ok(p) => p,
+        Err(replica_len) => {
+            let msg = format!(
+                "Offset {offset} and length {len} don't match block {key} ( blockLen {replica_len} )"
+            );
+            conn.send(&error_response(Status::Error, msg), wt).await?;
+            return Ok(After::Close);
         }
     };
-    conn.send(&read_ok(wire, start), wt).await?;
     Metrics::inc(&m.read_ops);
     Metrics::add(&m.read_bytes_requested, len);
-
-    let outcome = {
-        let _sending = GaugeGuard::new(&m.reads_active);
-        send_packets(shared, conn, &key, Arc::new(reader), start, end, send_sums).await
-    };
+    let reader = Arc::new(reader);
+    let outcome = send_packets(shared, conn, &key, reader, plan, way, first).await;
     match outcome {
         Ok(()) => {}
         Err(e) => {
@@ -200,8 +208,9 @@ struct Batch {
 }
 
 /// Builds the packets for `from..to` (`per_packet` bytes of data each,
-/// sequence numbers from `seqno`) into `buf`, reading data and checksums
-/// straight into place: no copy between the disk read and the socket write.
+/// sequence numbers from `seqno`) into `buf` after its first `used` bytes
+/// (what must go out before them), reading data and checksums straight
+/// into place: no copy between the disk read and the socket write.
 #[allow(clippy::too_many_arguments)] // one batch's complete description
 fn build_batch(
     reader: &ReplicaReader,
@@ -211,9 +220,8 @@ fn build_batch(
     seqno: i64,
     send_sums: bool,
     verify: Option<crate::checksum::Crc32cImpl>,
-    mut buf: Vec<u8>,
+    (mut buf, mut used): (Vec<u8>, usize),
 ) -> Result<Batch, ReadError> {
-    let mut used = 0;
     let mut pos = from;
     let mut packets = 0;
     let mut scratch = Vec::new();
@@ -253,37 +261,107 @@ fn build_batch(
     })
 }
 
+/// How a read is sent, decided before its replica is opened.
+#[derive(Clone, Copy)]
+struct Way {
+    /// Read into packet buffers here (else `sendfile`; see `cache_helps`).
+    copied: bool,
+    send_sums: bool,
+    /// `read.packet-bytes`: a packet's data, rounded down to whole chunks.
+    packet_bytes: u64,
+    /// Verify the stored checksums of copied data with this.
+    verify: Option<crate::checksum::Crc32cImpl>,
+}
+
+/// What a read sends, once its replica is open.
+struct Plan {
+    span: Span,
+    /// The encoded response to READ_BLOCK: it goes out with the first
+    /// packets (one write for a small read, not three: response, data,
+    /// last packet).
+    head: Vec<u8>,
+}
+
+/// The read of `offset..offset + len` from `reader`, or the replica's
+/// length when the range does not fit in it.
+fn plan_read(reader: &ReplicaReader, offset: u64, len: u64, way: Way) -> Result<Plan, u64> {
+    let replica_len = reader.len();
+    let fits = offset
+        .checked_add(len)
+        .is_some_and(|end| offset <= replica_len && end <= replica_len);
+    if !fits {
+        return Err(replica_len);
+    }
+    let stored = reader.checksum();
+    let bpc = u64::from(stored.bytes_per_checksum);
+    let (start, end) = aligned_range(offset, len, bpc, replica_len);
+    let wire = if way.send_sums {
+        stored
+    } else {
+        DataChecksum {
+            kind: ChecksumKind::Null,
+            bytes_per_checksum: stored.bytes_per_checksum,
+        }
+    };
+    Ok(Plan {
+        span: Span {
+            start,
+            end,
+            per_packet: (way.packet_bytes / bpc).max(1) * bpc,
+        },
+        head: read_ok(wire, start).encode_length_delimited_to_vec(),
+    })
+}
+
+/// A copied read's first batch (one packet), after its head.
+fn first_batch(reader: &ReplicaReader, plan: &Plan, way: Way) -> Result<Batch, ReadError> {
+    let span = plan.span;
+    let to = span.batch_end(span.start, 1);
+    let buf = (plan.head.clone(), plan.head.len());
+    build_batch(
+        reader,
+        span.start,
+        to,
+        span.per_packet,
+        0,
+        way.send_sums,
+        way.verify,
+        buf,
+    )
+}
+
+/// Sends the plan's head, its packets and the empty last packet; `first`
+/// is a copied read's first batch, if already built.
 async fn send_packets(
     shared: &Arc<Shared>,
     conn: &mut Conn,
     key: &ReplicaKey,
     reader: Arc<ReplicaReader>,
-    start: u64,
-    end: u64,
-    send_sums: bool,
+    plan: Plan,
+    way: Way,
+    first: Option<Result<Batch, ReadError>>,
 ) -> Result<(), XferError> {
-    let cfg = &shared.config;
-    let bpc = u64::from(reader.checksum().bytes_per_checksum);
-    let per_packet = (cfg.read_packet_bytes as u64 / bpc).max(1) * bpc;
-    let span = Span {
-        start,
-        end,
-        per_packet,
-    };
+    let limit = shared.config.socket_write_timeout;
+    let Plan { span, head } = plan;
     if span.is_long() {
         set_send_buffer(conn, START_SEND_BUFFER);
     }
-    let zero_copy = cfg.read_zero_copy && super::zero_copy::supported();
-    let seqno = if zero_copy && send_sums && !cache_helps(shared, conn) {
-        send_zero_copy(shared, conn, key, reader, span).await?
+    if way.copied {
+        send_copied(shared, conn, key, reader, span, way, (head, first)).await?;
     } else {
-        send_copied(shared, conn, key, reader, span, send_sums).await?
-    };
-    let mut buf = BytesMut::new();
-    encode_packet(&header(end, seqno, true, 0, false), &[], &[], &mut buf);
-    send_watching(conn, &buf, cfg.socket_write_timeout).await?;
+        send_watching(conn, &head, limit).await?;
+        let seqno = send_zero_copy(shared, conn, key, reader, span).await?;
+        send_watching(conn, &last_packet(span, seqno), limit).await?;
+    }
     Metrics::inc(&shared.metrics.read_packets_sent);
     Ok(())
+}
+
+/// The empty packet that ends a read, numbered `seqno`.
+fn last_packet(span: Span, seqno: i64) -> BytesMut {
+    let mut buf = BytesMut::new();
+    encode_packet(&header(span.end, seqno, true, 0, false), &[], &[], &mut buf);
+    buf
 }
 
 /// Whether copying the data through the DataNode serves this reader
@@ -344,52 +422,77 @@ fn read_failed(shared: &Arc<Shared>, conn: &Conn, key: &ReplicaKey, e: ReadError
     XferError::Read(e)
 }
 
-/// The data packets of `span` built here (read, optionally verified, and
-/// copied into packet buffers) while the previous batch is sent. Returns
-/// the next sequence number.
+/// `head`, then the data packets of `span` built here (read, optionally
+/// verified, and copied into packet buffers) while the previous batch is
+/// sent, then the last packet: the head goes out with the first batch and
+/// the last packet with the last one, so a read of one batch is one write.
+/// `first` is the first batch (head included) when already built.
 async fn send_copied(
     shared: &Arc<Shared>,
     conn: &mut Conn,
     key: &ReplicaKey,
     reader: Arc<ReplicaReader>,
     span: Span,
-    send_sums: bool,
-) -> Result<i64, XferError> {
-    let cfg = &shared.config;
-    let verify = cfg.read_verify_checksums.then_some(cfg.write_path.crc);
-    let spawn = |from: u64, packets: u64, seqno: i64, buf: Vec<u8>| {
+    way: Way,
+    (head, first): (Vec<u8>, Option<Result<Batch, ReadError>>),
+) -> Result<(), XferError> {
+    let limit = shared.config.socket_write_timeout;
+    let spawn = |from: u64, packets: u64, seqno: i64, buf: (Vec<u8>, usize)| {
         let reader = reader.clone();
         let to = span.batch_end(from, packets);
         let per_packet = span.per_packet;
         tokio::task::spawn_blocking(move || {
-            build_batch(&reader, from, to, per_packet, seqno, send_sums, verify, buf)
+            build_batch(
+                &reader,
+                from,
+                to,
+                per_packet,
+                seqno,
+                way.send_sums,
+                way.verify,
+                buf,
+            )
         })
     };
+    if span.start >= span.end {
+        let mut out = head;
+        out.extend_from_slice(&last_packet(span, 0));
+        return send_watching(conn, &out, limit).await;
+    }
     let mut batch_packets = 1;
-    let mut next = (span.start < span.end).then(|| spawn(span.start, batch_packets, 0, Vec::new()));
+    let mut ready = first;
+    let mut next = None;
+    if ready.is_none() {
+        let used = head.len();
+        next = Some(spawn(span.start, batch_packets, 0, (head, used)));
+    }
     let mut spare = Vec::new();
     let mut seqno = 0i64;
-    while let Some(pending) = next.take() {
-        let built = pending
-            .await
-            .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?;
-        let batch = built.map_err(|e| read_failed(shared, conn, key, e))?;
+    loop {
+        let built = match (ready.take(), next.take()) {
+            (Some(built), _) => built,
+            (None, Some(pending)) => pending
+                .await
+                .map_err(|e| XferError::Protocol(format!("read task failed: {e}")))?,
+            (None, None) => break,
+        };
+        let mut batch = built.map_err(|e| read_failed(shared, conn, key, e))?;
         seqno += batch.packets;
-        // Build the next batch while this one is sent.
         if batch.to < span.end {
+            // Build the next batch while this one is sent.
             batch_packets = (batch_packets * 2).min(MAX_PACKETS_PER_BATCH);
-            next = Some(spawn(
-                batch.to,
-                batch_packets,
-                seqno,
-                std::mem::take(&mut spare),
-            ));
+            let buf = (std::mem::take(&mut spare), 0);
+            next = Some(spawn(batch.to, batch_packets, seqno, buf));
+        } else {
+            batch.buf.truncate(batch.used);
+            batch.buf.extend_from_slice(&last_packet(span, seqno));
+            batch.used = batch.buf.len();
         }
-        send_watching(conn, &batch.buf[..batch.used], cfg.socket_write_timeout).await?;
+        send_watching(conn, &batch.buf[..batch.used], limit).await?;
         batch_sent(shared, conn, span, batch.from, batch.to, batch.packets);
         spare = batch.buf;
     }
-    Ok(seqno)
+    Ok(())
 }
 
 /// The data packets of `span` sent with `sendfile` ([`super::zero_copy`]),
