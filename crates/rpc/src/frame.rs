@@ -9,7 +9,7 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use cairn_proto::hadoop::common::{
     rpc_response_header_proto::{RpcErrorCodeProto, RpcStatusProto},
-    RpcRequestHeaderProto, RpcResponseHeaderProto,
+    RpcResponseHeaderProto,
 };
 use prost::Message;
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -215,19 +215,137 @@ impl FieldSet {
     }
 }
 
+/// The fields of a call's RpcRequestHeaderProto that the server acts on.
+/// Read by hand rather than by prost (every call has this header): the
+/// client id stays a slice of the frame, and the trace and caller
+/// context (which nothing here reads) are checked but not kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallHeader {
+    pub rpc_kind: Option<i32>,
+    pub rpc_op: Option<i32>,
+    pub call_id: i32,
+    pub client_id: Bytes,
+    pub retry_count: Option<i32>,
+    pub state_id: Option<i64>,
+}
+
 /// Decodes the delimited RpcRequestHeaderProto at the front of a frame and
-/// checks the fields Hadoop requires (callId, clientId, rpcKind = protobuf,
-/// rpcOp = final packet).
+/// checks the fields Hadoop requires (callId, clientId; the kind and
+/// operation are [`check_header_kind`]'s). Values are read as protobuf
+/// reads them (`sint32` zigzag, the last of repeated scalars wins);
+/// unknown fields are skipped, known ones with another wire type refused.
 ///
 /// # Errors
 /// A message saying what is wrong with the header.
-pub fn take_request_header(body: &mut Bytes) -> Result<RpcRequestHeaderProto, String> {
+pub fn take_request_header(body: &mut Bytes) -> Result<CallHeader, String> {
     let raw = take_delimited_raw(body).map_err(|e| format!("cannot read the RPC header: {e}"))?;
-    let tags = present_fields(&raw).map_err(|e| format!("cannot read the RPC header: {e}"))?;
-    if !tags.contains(3) || !tags.contains(4) {
-        return Err("RPC header is missing required fields (callId, clientId)".to_string());
+    read_call_header(&raw).map_err(|e| match e {
+        HeaderError::Missing => {
+            "RPC header is missing required fields (callId, clientId)".to_string()
+        }
+        HeaderError::Bad(e) => format!("cannot read the RPC header: {e}"),
+    })
+}
+
+enum HeaderError {
+    Missing,
+    Bad(String),
+}
+
+impl From<String> for HeaderError {
+    fn from(e: String) -> Self {
+        HeaderError::Bad(e)
     }
-    RpcRequestHeaderProto::decode(raw).map_err(|e| format!("cannot read the RPC header: {e}"))
+}
+
+fn read_call_header(raw: &Bytes) -> Result<CallHeader, HeaderError> {
+    // Read through a plain slice (cheaper than `Bytes`' `Buf`); only the
+    // client id becomes a `Bytes` of its own.
+    let mut buf: &[u8] = raw;
+    let varint = |b: &mut &[u8]| prost::encoding::decode_varint(b).map_err(|e| e.to_string());
+    // protobuf's sint32: zigzag over the low 32 bits.
+    let sint32 = |v: u64| {
+        let v = v as u32;
+        ((v >> 1) as i32) ^ -((v & 1) as i32)
+    };
+    let mut h = CallHeader {
+        rpc_kind: None,
+        rpc_op: None,
+        call_id: 0,
+        client_id: Bytes::new(),
+        retry_count: None,
+        state_id: None,
+    };
+    let (mut call_id, mut client_id) = (None, None);
+    while !buf.is_empty() {
+        let key = varint(&mut buf)?;
+        match (key >> 3, key & 7) {
+            (1, 0) => h.rpc_kind = Some(varint(&mut buf)? as i32),
+            (2, 0) => h.rpc_op = Some(varint(&mut buf)? as i32),
+            (3, 0) => call_id = Some(sint32(varint(&mut buf)?)),
+            (4, 2) => {
+                let id = take_delimited_slice(&mut buf)?;
+                let at = raw.len() - buf.len() - id.len();
+                client_id = Some(raw.slice(at..at + id.len()));
+            }
+            (5, 0) => h.retry_count = Some(sint32(varint(&mut buf)?)),
+            // RPCTraceInfoProto: traceId, parentId, spanContext.
+            (6, 2) => check_message(take_delimited_slice(&mut buf)?, &[0, 0, 0, 2], &[])?,
+            // RPCCallerContextProto: context (required), signature. The
+            // Java client sends one with every call; nothing here reads it.
+            (7, 2) => check_message(take_delimited_slice(&mut buf)?, &[0, 2, 2], &[1])?,
+            (8, 0) => h.state_id = Some(varint(&mut buf)? as i64),
+            (9, 2) => {
+                take_delimited_slice(&mut buf)?;
+            }
+            (1..=9, wire) => return Err(format!("invalid wire type value: {wire}").into()),
+            (_, wire) => skip_field(wire, &mut buf)?,
+        }
+    }
+    match (call_id, client_id) {
+        (Some(call_id), Some(client_id)) => Ok(CallHeader {
+            call_id,
+            client_id,
+            ..h
+        }),
+        _ => Err(HeaderError::Missing),
+    }
+}
+
+/// A varint-length-delimited slice at the front of `buf`.
+fn take_delimited_slice<'a>(buf: &mut &'a [u8]) -> Result<&'a [u8], String> {
+    let len = prost::encoding::decode_varint(buf).map_err(|e| e.to_string())?;
+    let len = usize::try_from(len).map_err(|_| "length overflow".to_string())?;
+    if len > buf.len() {
+        return Err("delimited message longer than the frame".to_string());
+    }
+    let (front, rest) = buf.split_at(len);
+    *buf = rest;
+    Ok(front)
+}
+
+/// Checks that `msg` is a well-formed message whose known fields (1 up to
+/// `wire_types.len() - 1`) have the wire type given at their index and
+/// which holds every field of `required`, as protobuf would parse it, without
+/// keeping any of it.
+fn check_message(mut msg: &[u8], wire_types: &[u64], required: &[u32]) -> Result<(), String> {
+    let mut present = FieldSet::default();
+    while !msg.is_empty() {
+        let key = prost::encoding::decode_varint(&mut msg).map_err(|e| e.to_string())?;
+        let (tag, wire) = (key >> 3, key & 7);
+        match usize::try_from(tag).ok().and_then(|t| wire_types.get(t)) {
+            Some(want) if tag > 0 && *want != wire => {
+                return Err(format!("invalid wire type value: {wire}"))
+            }
+            _ => {}
+        }
+        skip_field(wire, &mut msg)?;
+        present.insert(u32::try_from(tag).unwrap_or(u32::MAX));
+    }
+    match required.iter().find(|t| !present.contains(**t)) {
+        Some(t) => Err(format!("message is missing required field {t}")),
+        None => Ok(()),
+    }
 }
 
 /// A name from a call's method header (the method, the protocol): a slice
@@ -375,7 +493,7 @@ fn skip_field(wire: u64, buf: &mut impl Buf) -> Result<(), String> {
 ///
 /// # Errors
 /// A message naming the unsupported value.
-pub fn check_header_kind(header: &RpcRequestHeaderProto) -> Result<(), String> {
+pub fn check_header_kind(header: &CallHeader) -> Result<(), String> {
     match header.rpc_kind {
         Some(2) => {}
         Some(k) => return Err(format!("Unsupported RPC kind {k}")),
@@ -414,6 +532,65 @@ pub fn response_frame(header: &RpcResponseHeaderProto, payload: Option<&[u8]>) -
         frame.put_slice(p);
     }
     frame.freeze()
+}
+
+/// The whole frame of a successful call: what [`response_frame`] makes of
+/// a [`success_header`] (with `state_id` when the server keeps one) and
+/// `payload`, written field by field into one buffer of the right size,
+/// as every successful call is answered (prost would size the header and
+/// then encode it, both through its generic field code).
+pub fn success_frame(
+    call_id: i32,
+    client_id: &[u8],
+    retry_count: i32,
+    state_id: Option<i64>,
+    payload: &[u8],
+) -> Bytes {
+    use prost::encoding::encoded_len_varint as len_of;
+    let call_id = u64::from(call_id as u32);
+    // protobuf's sint32: zigzag.
+    let retry = u64::from(((retry_count << 1) ^ (retry_count >> 31)) as u32);
+    let state = state_id.map(|s| s as u64);
+    // Tags 1 (callId), 2 (status SUCCESS = 0), 3 (IPC version), 7 (client
+    // id), 8 (retry count), 9 (state id), in field order as prost writes them.
+    let header_len = 1
+        + len_of(call_id)
+        + 5
+        + len_of(client_id.len() as u64)
+        + client_id.len()
+        + 1
+        + len_of(retry)
+        + state.map_or(0, |s| 1 + len_of(s));
+    let body_len =
+        len_of(header_len as u64) + header_len + len_of(payload.len() as u64) + payload.len();
+    let mut frame = Vec::with_capacity(4 + body_len);
+    frame.extend_from_slice(&u32::try_from(body_len).unwrap_or(u32::MAX).to_be_bytes());
+    put_varint(&mut frame, header_len as u64);
+    frame.push(0x08);
+    put_varint(&mut frame, call_id);
+    frame.extend_from_slice(&[0x10, RpcStatusProto::Success as u8, 0x18, IPC_VERSION, 0x3a]);
+    put_varint(&mut frame, client_id.len() as u64);
+    frame.extend_from_slice(client_id);
+    frame.push(0x40);
+    put_varint(&mut frame, retry);
+    if let Some(s) = state {
+        frame.push(0x48);
+        put_varint(&mut frame, s);
+    }
+    put_varint(&mut frame, payload.len() as u64);
+    frame.extend_from_slice(payload);
+    Bytes::from(frame)
+}
+
+/// Appends `v` as a protobuf varint (prost's `encode_varint` goes through
+/// the generic `BufMut`, several times the instructions for these few
+/// bytes).
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 /// A SUCCESS header for `call_id`, echoing client id and retry count.
@@ -544,6 +721,125 @@ mod tests {
         assert!(take_method_header(&mut body).is_err());
         let mut body = Bytes::from(hex("05 0a 09 6d 12 01"));
         assert!(take_method_header(&mut body).is_err());
+    }
+
+    #[test]
+    fn success_frame_matches_prost() {
+        let ids = [
+            Bytes::new(),
+            Bytes::from_static(&[7; 16]),
+            Bytes::from(vec![1; 200]),
+        ];
+        for call_id in [0, 1, 127, 128, i32::MAX, -1, CALL_ID_SASL] {
+            for retry in [-1, 0, 5, i32::MIN, i32::MAX] {
+                for state in [None, Some(0), Some(1 << 40), Some(-3)] {
+                    for (client_id, payload) in ids.iter().zip([&b""[..], b"abc", &[5; 300]]) {
+                        let mut h = success_header(call_id, client_id, retry);
+                        h.state_id = state;
+                        assert_eq!(
+                            success_frame(call_id, client_id, retry, state, payload),
+                            response_frame(&h, Some(payload)),
+                            "call {call_id}, retry {retry}, state {state:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn request_header_reads_as_prost_writes_it() {
+        use cairn_proto::hadoop::common::{
+            RpcCallerContextProto, RpcRequestHeaderProto, RpcTraceInfoProto,
+        };
+        let headers = [
+            RpcRequestHeaderProto {
+                rpc_kind: Some(2),
+                rpc_op: Some(0),
+                call_id: 7,
+                client_id: Bytes::from_static(&[9; 16]),
+                retry_count: Some(-1),
+                ..Default::default()
+            },
+            RpcRequestHeaderProto {
+                rpc_kind: Some(2),
+                rpc_op: Some(0),
+                call_id: -33,
+                client_id: Bytes::new(),
+                retry_count: Some(i32::MIN),
+                trace_info: Some(RpcTraceInfoProto {
+                    trace_id: Some(1),
+                    parent_id: Some(2),
+                    span_context: Some(Bytes::from_static(b"ctx")),
+                }),
+                caller_context: Some(RpcCallerContextProto {
+                    context: "spark_app".into(),
+                    signature: Some(Bytes::from_static(b"sig")),
+                }),
+                state_id: Some(1 << 40),
+                router_federated_state: Some(Bytes::from_static(b"r")),
+            },
+            RpcRequestHeaderProto {
+                call_id: i32::MAX,
+                client_id: Bytes::from_static(b"c"),
+                state_id: Some(-5),
+                ..Default::default()
+            },
+        ];
+        for sent in headers {
+            let mut out = BytesMut::new();
+            put_delimited(&mut out, &sent);
+            out.put_slice(b"rest");
+            let mut body = out.freeze();
+            let h = take_request_header(&mut body).expect("valid header");
+            let back = (
+                h.rpc_kind,
+                h.rpc_op,
+                h.call_id,
+                h.client_id,
+                h.retry_count,
+                h.state_id,
+            );
+            let want = (
+                sent.rpc_kind,
+                sent.rpc_op,
+                sent.call_id,
+                sent.client_id.clone(),
+                sent.retry_count,
+                sent.state_id,
+            );
+            assert_eq!(back, want);
+            assert_eq!(&body[..], b"rest");
+        }
+    }
+
+    #[test]
+    fn request_header_skips_unknown_fields_and_refuses_bad_ones() {
+        // callId 1 (zigzag 2), clientId "c", an unknown field 20 (varint).
+        let mut body = Bytes::from(hex("08 18 02 22 01 63 a0 01 05"));
+        let h = take_request_header(&mut body).expect("unknown fields are skipped");
+        assert_eq!((h.call_id, &h.client_id[..]), (1, &b"c"[..]));
+        // callId as a length-delimited field.
+        let mut body = Bytes::from(hex("06 1a 01 02 22 01 63"));
+        let err = take_request_header(&mut body).expect_err("must fail");
+        assert!(err.contains("wire type"), "{err}");
+        // A caller context that is not a message (its tag 1 cut short),
+        // one without its required context, one with the context as a varint.
+        for bad in [
+            "09 18 02 22 01 63 3a 01 0a",
+            "0a 18 02 22 01 63 3a 02 12 00",
+            "0a 18 02 22 01 63 3a 02 08 01",
+        ] {
+            let mut body = Bytes::from(hex(bad));
+            let err = take_request_header(&mut body).expect_err(bad);
+            assert!(err.contains("cannot read the RPC header"), "{err}");
+        }
+        // A trace id sent as a length-delimited field.
+        let mut body = Bytes::from(hex("0a 18 02 22 01 63 32 02 0a 00"));
+        assert!(take_request_header(&mut body).is_err());
+        // A client id running past the header.
+        let mut body = Bytes::from(hex("04 18 02 22 05"));
+        assert!(take_request_header(&mut body).is_err());
     }
 
     #[test]

@@ -21,7 +21,7 @@ use cairn_proto::exceptions;
 use cairn_proto::hadoop::common::{
     rpc_response_header_proto::RpcErrorCodeProto,
     rpc_sasl_proto::{SaslAuth, SaslState},
-    IpcConnectionContextProto, RpcRequestHeaderProto, RpcSaslProto,
+    IpcConnectionContextProto, RpcSaslProto,
 };
 use futures::future::BoxFuture;
 use prost::Message;
@@ -527,7 +527,7 @@ impl Connection {
 
     async fn connection_context(
         &mut self,
-        header: &RpcRequestHeaderProto,
+        header: &frame::CallHeader,
         mut body: Bytes,
     ) -> Result<(), Close> {
         let ctx: IpcConnectionContextProto = match frame::take_delimited(&mut body) {
@@ -588,7 +588,7 @@ impl Connection {
 
     async fn error_reply(
         &self,
-        header: &RpcRequestHeaderProto,
+        header: &frame::CallHeader,
         class: &str,
         message: &str,
         detail: RpcErrorCodeProto,
@@ -605,11 +605,7 @@ impl Connection {
         self.send(frame::response_frame(&h, None)).await
     }
 
-    async fn dispatch(
-        &mut self,
-        header: RpcRequestHeaderProto,
-        mut body: Bytes,
-    ) -> Result<(), Close> {
+    async fn dispatch(&mut self, header: frame::CallHeader, mut body: Bytes) -> Result<(), Close> {
         let Some(user) = self.user.clone() else {
             return Err(self
                 .fatal(
@@ -719,15 +715,13 @@ impl Connection {
                 metrics.record_call(&method, started.elapsed(), result.is_err());
             }
             let frame = match result {
-                Ok(payload) => {
-                    let mut h = frame::success_header(
-                        header.call_id,
-                        &header.client_id,
-                        header.retry_count.unwrap_or(-1),
-                    );
-                    crate::state_id::stamp(state_id.as_ref(), &mut h);
-                    frame::response_frame(&h, Some(&payload))
-                }
+                Ok(payload) => frame::success_frame(
+                    header.call_id,
+                    &header.client_id,
+                    header.retry_count.unwrap_or(-1),
+                    state_id.as_ref().map(crate::state_id::StateIdSource::get),
+                    &payload,
+                ),
                 Err(err) => {
                     let (class, message, detail) = match err {
                         CallError::NoSuchMethod(m) => (
