@@ -364,13 +364,19 @@ pub(super) fn xattr_namespace(n: u32) -> Result<XAttrNamespace, String> {
 
 /// Appends one framed record to `out`.
 pub fn encode_record(out: &mut Vec<u8>, txid: u64, edit: &Edit) {
-    let payload = edit_to_proto(edit).encode_to_vec();
-    let mut crc = crc32c::crc32c(&txid.to_be_bytes());
-    crc = crc32c::crc32c_append(crc, &payload);
-    out.extend_from_slice(&(payload.len() as u32).to_be_bytes());
-    out.extend_from_slice(&crc.to_be_bytes());
+    // The payload is encoded in place after its header, whose length and
+    // checksum are filled in once it is there: no buffer of its own.
+    let proto = edit_to_proto(edit);
+    let start = out.len();
+    let len = proto.encoded_len();
+    out.reserve(RECORD_HEADER_LEN + len);
+    out.extend_from_slice(&(len as u32).to_be_bytes());
+    out.extend_from_slice(&[0; 4]);
     out.extend_from_slice(&txid.to_be_bytes());
-    out.extend_from_slice(&payload);
+    proto.encode_raw(out);
+    let mut crc = crc32c::crc32c(&txid.to_be_bytes());
+    crc = crc32c::crc32c_append(crc, &out[start + RECORD_HEADER_LEN..]);
+    out[start + 4..start + 8].copy_from_slice(&crc.to_be_bytes());
 }
 
 /// What the bytes at one position of a log hold.
