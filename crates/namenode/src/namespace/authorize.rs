@@ -149,13 +149,13 @@ impl Namespace {
                 return Err(self.deny(caller, access, &p, node));
             }
             for child in children.values() {
-                let name = &self.node(*child).name;
+                let name = &self.node(child).name;
                 let cp = if p == "/" {
                     format!("/{name}")
                 } else {
                     format!("{p}/{name}")
                 };
-                stack.push((cp, *child));
+                stack.push((cp, child));
             }
         }
         Ok(())

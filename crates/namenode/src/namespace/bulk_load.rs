@@ -310,9 +310,9 @@ impl Namespace {
             }
             views.clear();
             for id in children.values() {
-                let node = self.node(*id);
+                let node = self.node(id);
                 if node.is_dir() {
-                    queue.push_back(*id);
+                    queue.push_back(id);
                 }
                 views.push(Self::view(&self.names, node));
             }

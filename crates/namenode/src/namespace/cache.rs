@@ -130,7 +130,7 @@ impl Namespace {
             })
         };
         match self.node(id).children() {
-            Some(children) => children.values().filter_map(|c| size(*c)).collect(),
+            Some(children) => children.values().filter_map(&size).collect(),
             None => size(id).into_iter().collect(),
         }
     }

@@ -1,24 +1,34 @@
-//! A directory's children: their inode ids in one sorted `Vec`, ordered
+//! A directory's children: their inode ids in one sorted block, ordered
 //! by the children's own names (byte order of the UTF-8 names, what
 //! getListing pages by) and found by binary search on those names, as
-//! HDFS's `INodeDirectory` keeps its children. Eight bytes per child
-//! instead of a map entry that repeats the name: the name lives only in
-//! the child inode. Every search takes the names from the caller
-//! (`name_of`), which reads them from the inodes the ids point at: the
-//! live tree for a live directory, the retained inodes for a directory a
-//! snapshot keeps (their names are frozen with them, so the order holds).
-//! The ids are a boxed slice (16 bytes in the inode, nothing allocated
-//! for an empty directory) with room to spare at its end marked by
-//! [`INodeId::NONE`]: up to [`EXACT_UP_TO`] children it holds exactly its
-//! ids (a directory of 4 files takes a 32-byte block, where a vector with
-//! its length and capacity in the block took 48), above that a power of
-//! two, so a large directory still grows by doubling. The count is where
-//! the ids end, found by binary search.
+//! HDFS's `INodeDirectory` keeps its children. The name lives only in the
+//! child inode. Every search takes the names from the caller (`name_of`),
+//! which reads them from the inodes the ids point at: the live tree for a
+//! live directory, the retained inodes for a directory a snapshot keeps
+//! (their names are frozen with them, so the order holds).
+//!
+//! The block is a boxed slice of 4-byte words (16 bytes in the inode,
+//! nothing allocated for an empty directory). Ids are 64-bit, but a
+//! NameNode hands them out one after another from 16,385, so all of them
+//! fit 32 bits until four billion inodes have been made: a block holds
+//! each id in one word (4 bytes a child, where 8-byte ids took twice
+//! that; a directory of 4 files takes a 24-byte malloc chunk instead of
+//! 40). A directory that gets a child with a larger id turns *wide*: its
+//! first word is [`WIDE`] and each id takes two words (low, high). Spare
+//! room at the end is marked by [`INodeId::NONE`] (0): up to
+//! [`EXACT_UP_TO`] children a block holds exactly its ids, above that a
+//! power of two, so a large directory still grows by doubling. The count
+//! is where the ids end, found by binary search.
+
+use std::cmp::Ordering;
 
 use super::tree::INodeId;
 
 /// Directories up to this many children get no spare room.
 const EXACT_UP_TO: usize = 16;
+
+/// First word of a wide block (never a narrow id: those are below it).
+const WIDE: u32 = u32::MAX;
 
 /// Room for `len` children: exact when small, else the next power of two.
 fn room_for(len: usize) -> usize {
@@ -29,16 +39,22 @@ fn room_for(len: usize) -> usize {
     }
 }
 
+/// Whether `id` fits a narrow block's word.
+fn narrow(id: INodeId) -> bool {
+    id.0 < u64::from(WIDE)
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Children {
-    /// The ids in name order, then `INodeId::NONE` in the spare room.
-    ids: Box<[INodeId]>,
+    /// Narrow: an id a word, then `NONE` (0) in the spare room. Wide:
+    /// [`WIDE`], then two words an id.
+    words: Box<[u32]>,
 }
 
 /// Equal when the same ids are in the same order (spare room aside).
 impl PartialEq for Children {
     fn eq(&self, other: &Self) -> bool {
-        self.ids() == other.ids()
+        self.len() == other.len() && self.values().eq(other.values())
     }
 }
 
@@ -55,9 +71,12 @@ impl Children {
     /// order the loader has checked), with no spare room.
     pub fn from_sorted(ids: Vec<INodeId>) -> Self {
         debug_assert!(!ids.contains(&INodeId::NONE));
-        Self {
-            ids: ids.into_boxed_slice(),
+        let mut c = Self::default();
+        c.resize(0, ids.len(), !ids.iter().all(|id| narrow(*id)));
+        for (i, id) in ids.into_iter().enumerate() {
+            c.set(i, id);
         }
+        c
     }
 
     /// Appends ids that sort after every present child (the rest of an
@@ -68,47 +87,51 @@ impl Children {
         debug_assert!(!more.contains(&INodeId::NONE));
         let len = self.len();
         let total = len + more.len();
-        if total > self.ids.len() {
-            self.resize(len, room_for(total));
+        let wide = self.is_wide() || !more.iter().all(|id| narrow(*id));
+        if total > self.room() || wide != self.is_wide() {
+            self.resize(len, room_for(total).max(self.room()), wide);
         }
-        self.ids[len..total].copy_from_slice(&more);
+        for (i, id) in more.into_iter().enumerate() {
+            self.set(len + i, id);
+        }
     }
 
     /// The last child in name order.
     pub fn last(&self) -> Option<INodeId> {
-        self.ids().last().copied()
+        self.len().checked_sub(1).map(|i| self.at(i))
     }
 
     pub fn len(&self) -> usize {
-        self.ids.partition_point(|id| *id != INodeId::NONE)
+        // The spare room's NONE sorts after every id.
+        self.search(|id| {
+            if id == INodeId::NONE {
+                Ordering::Greater
+            } else {
+                Ordering::Less
+            }
+        })
+        .unwrap_or_else(|at| at)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.ids.first().is_none_or(|id| *id == INodeId::NONE)
+        self.room() == 0 || self.at(0) == INodeId::NONE
     }
 
     /// The ids in name order.
-    pub fn ids(&self) -> &[INodeId] {
-        &self.ids[..self.len()]
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = INodeId> + ExactSizeIterator + '_ {
+        (0..self.len()).map(|i| self.at(i))
     }
 
     pub fn into_ids(self) -> Vec<INodeId> {
-        let len = self.len();
-        let mut ids = self.ids.into_vec();
-        ids.truncate(len);
-        ids
-    }
-
-    /// The ids in name order (as a map's values).
-    pub fn values(&self) -> std::slice::Iter<'_, INodeId> {
-        self.ids().iter()
+        self.values().collect()
     }
 
     pub fn into_values(self) -> impl Iterator<Item = INodeId> {
         self.into_ids().into_iter()
     }
 
-    /// Where the child named `name` is (`Ok`), or would go (`Err`).
+    /// Where the child named `name` is (`Ok`), or would go (`Err`). The
+    /// last id `name_of` is asked about is the match, if any.
     pub fn position<'a>(
         &self,
         name: &str,
@@ -116,63 +139,150 @@ impl Children {
     ) -> Result<usize, usize> {
         // The spare room's NONE sorts after every name, so the search
         // needs no count first.
-        self.ids.binary_search_by(|c| {
-            if *c == INodeId::NONE {
-                std::cmp::Ordering::Greater
+        self.search(|c| {
+            if c == INodeId::NONE {
+                Ordering::Greater
             } else {
-                name_of(*c).as_bytes().cmp(name.as_bytes())
+                name_of(c).as_bytes().cmp(name.as_bytes())
             }
         })
     }
 
     /// The child named `name`.
     pub fn get<'a>(&self, name: &str, name_of: impl Fn(INodeId) -> &'a str) -> Option<INodeId> {
-        self.position(name, name_of).ok().map(|i| self.ids[i])
+        self.position(name, name_of).ok().map(|i| self.at(i))
     }
 
     /// The children named after `start_after` in byte order (getListing's
     /// page start).
-    pub fn after<'a>(&self, start_after: &str, name_of: impl Fn(INodeId) -> &'a str) -> &[INodeId] {
-        let ids = self.ids();
-        let from = ids.partition_point(|c| name_of(*c).as_bytes() <= start_after.as_bytes());
-        &ids[from..]
+    pub fn after<'a>(
+        &self,
+        start_after: &str,
+        name_of: impl Fn(INodeId) -> &'a str,
+    ) -> impl DoubleEndedIterator<Item = INodeId> + ExactSizeIterator + '_ {
+        let from = self
+            .search(|c| {
+                if c != INodeId::NONE && name_of(c).as_bytes() <= start_after.as_bytes() {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            })
+            .unwrap_or_else(|at| at);
+        (from..self.len()).map(|i| self.at(i))
     }
 
     /// Puts `id` at a position [`Children::position`] gave: over the child
     /// of the same name (`Ok`), or between its neighbours (`Err`).
     pub fn put(&mut self, at: Result<usize, usize>, id: INodeId) {
+        debug_assert_ne!(id, INodeId::NONE);
+        let len = self.len();
+        let wide = self.is_wide() || !narrow(id);
+        let grow = at.is_err() && len == self.room();
+        if grow || wide != self.is_wide() {
+            let room = if grow { room_for(len + 1) } else { self.room() };
+            self.resize(len, room, wide);
+        }
         match at {
-            Ok(i) => self.ids[i] = id,
+            Ok(i) => self.set(i, id),
             Err(i) => {
-                let len = self.len();
-                if len == self.ids.len() {
-                    self.resize(len, room_for(len + 1));
-                }
-                self.ids.copy_within(i..len, i + 1);
-                self.ids[i] = id;
+                let w = self.width();
+                let start = usize::from(self.is_wide());
+                self.words
+                    .copy_within(start + i * w..start + len * w, start + (i + 1) * w);
+                self.set(i, id);
             }
         }
     }
 
-    /// Removes the child at `i` (an index into [`Children::ids`]).
+    /// Removes the child at `i` (an index into [`Children::values`]).
     pub fn remove_at(&mut self, i: usize) -> INodeId {
         let len = self.len();
-        let id = self.ids[i];
-        self.ids.copy_within(i + 1..len, i);
-        self.ids[len - 1] = INodeId::NONE;
+        let id = self.at(i);
+        let w = self.width();
+        let start = usize::from(self.is_wide());
+        self.words
+            .copy_within(start + (i + 1) * w..start + len * w, start + i * w);
+        self.set(len - 1, INodeId::NONE);
         let room = room_for(len - 1);
-        if room < self.ids.len() && (len - 1 <= EXACT_UP_TO || 4 * (len - 1) <= self.ids.len()) {
-            self.resize(len - 1, room);
+        if room < self.room() && (len - 1 <= EXACT_UP_TO || 4 * (len - 1) <= self.room()) {
+            self.resize(len - 1, room, self.is_wide());
         }
         id
     }
 
-    /// Moves the first `len` ids to a block of `room` slots.
-    fn resize(&mut self, len: usize, room: usize) {
-        let mut ids = Vec::with_capacity(room);
-        ids.extend_from_slice(&self.ids[..len]);
-        ids.resize(room, INodeId::NONE);
-        self.ids = ids.into_boxed_slice();
+    fn is_wide(&self) -> bool {
+        self.words.first() == Some(&WIDE)
+    }
+
+    /// Words an id takes.
+    fn width(&self) -> usize {
+        if self.is_wide() {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Slots for ids (used and spare).
+    fn room(&self) -> usize {
+        if self.is_wide() {
+            (self.words.len() - 1) / 2
+        } else {
+            self.words.len()
+        }
+    }
+
+    /// The id in slot `i` (`NONE` in the spare room).
+    fn at(&self, i: usize) -> INodeId {
+        if self.is_wide() {
+            let (lo, hi) = (self.words[1 + 2 * i], self.words[2 + 2 * i]);
+            INodeId(u64::from(lo) | (u64::from(hi) << 32))
+        } else {
+            INodeId(u64::from(self.words[i]))
+        }
+    }
+
+    fn set(&mut self, i: usize, id: INodeId) {
+        if self.is_wide() {
+            self.words[1 + 2 * i] = id.0 as u32;
+            self.words[2 + 2 * i] = (id.0 >> 32) as u32;
+        } else {
+            debug_assert!(narrow(id));
+            self.words[i] = id.0 as u32;
+        }
+    }
+
+    /// Binary search over the slots (spare room included) by `f`, which
+    /// gets each probed id; like the slice method, but the last id probed
+    /// is the match when there is one.
+    fn search(&self, mut f: impl FnMut(INodeId) -> Ordering) -> Result<usize, usize> {
+        let (mut lo, mut hi) = (0, self.room());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match f(self.at(mid)) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+
+    /// Moves the first `len` ids to a block of `room` slots, wide or not.
+    fn resize(&mut self, len: usize, room: usize, wide: bool) {
+        let old = std::mem::take(&mut self.words);
+        let before = Children { words: old };
+        self.words = if wide {
+            let mut w = vec![0; 1 + 2 * room];
+            w[0] = WIDE;
+            w.into_boxed_slice()
+        } else {
+            vec![0; room].into_boxed_slice()
+        };
+        for i in 0..len {
+            self.set(i, before.at(i));
+        }
     }
 }
 
@@ -191,17 +301,17 @@ mod tests {
             assert!(at.is_err());
             c.put(at, INodeId(id));
         }
-        let order: Vec<_> = c.ids().iter().map(|id| name_of(*id)).collect();
+        let order: Vec<_> = c.values().map(name_of).collect();
         assert_eq!(order, ["B", "a", "aa", "b", "é"]);
         assert_eq!(c.get("aa", name_of), Some(INodeId(5)));
         assert_eq!(c.get("c", name_of), None);
-        let after: Vec<_> = c.after("aa", name_of).iter().map(|i| name_of(*i)).collect();
+        let after: Vec<_> = c.after("aa", name_of).map(name_of).collect();
         assert_eq!(after, ["b", "é"]);
         assert_eq!(c.after("", name_of).len(), 5);
         let pos = c.position("a", name_of);
         assert_eq!(c.remove_at(pos.expect("\"a\" is a child")), INodeId(2));
         let from_image = Children::from_named(vec![("b", INodeId(1)), ("B", INodeId(4))]);
-        assert_eq!(from_image.ids(), [INodeId(4), INodeId(1)]);
+        assert_eq!(from_image.into_ids(), [INodeId(4), INodeId(1)]);
     }
 
     #[test]
@@ -212,22 +322,52 @@ mod tests {
         for id in 1..=100u64 {
             c.put(c.position(name_of(INodeId(id)), name_of), INodeId(id));
             assert_eq!(c.len(), id as usize);
-            assert_eq!(c.ids.len(), room_for(id as usize));
+            assert_eq!(c.room(), room_for(id as usize));
+            assert_eq!(c.words.len(), room_for(id as usize));
         }
-        assert_eq!(c.ids.len(), 128);
-        assert!(c.ids().iter().zip(1..).all(|(id, n)| id.0 == n));
+        assert_eq!(c.room(), 128);
+        assert!(c.values().zip(1..).all(|(id, n)| id.0 == n));
         // Removing shrinks a large directory once it is a quarter full,
         // a small one at once.
         for id in (21..=100u64).rev() {
             let at = c.position(name_of(INodeId(id)), name_of);
             c.remove_at(at.expect("present"));
         }
-        assert_eq!((c.len(), c.ids.len()), (20, 32));
+        assert_eq!((c.len(), c.room()), (20, 32));
         for id in (4..=20u64).rev() {
             let at = c.position(name_of(INodeId(id)), name_of);
             c.remove_at(at.expect("present"));
         }
-        assert_eq!((c.len(), c.ids.len()), (3, 3));
+        assert_eq!((c.len(), c.room()), (3, 3));
         assert_eq!(c.into_ids(), [INodeId(1), INodeId(2), INodeId(3)]);
+    }
+
+    #[test]
+    fn an_id_past_32_bits_turns_the_block_wide() {
+        let big = INodeId(u64::from(WIDE) + 5);
+        let names = |id: INodeId| match id.0 {
+            1 => "a",
+            2 => "c",
+            3 => "d",
+            _ => "b",
+        };
+        let mut c = Children::from_sorted(vec![INodeId(1), INodeId(2)]);
+        assert!(!c.is_wide());
+        c.put(c.position("b", names), big);
+        assert!(c.is_wide());
+        assert_eq!(c.clone().into_ids(), [INodeId(1), big, INodeId(2)]);
+        assert_eq!(c.get("b", names), Some(big));
+        assert_eq!(c.after("a", names).collect::<Vec<_>>(), [big, INodeId(2)]);
+        c.extend_sorted(vec![INodeId(3)]);
+        assert_eq!((c.len(), c.last()), (4, Some(INodeId(3))));
+        let at = c.position("b", names).expect("present");
+        assert_eq!(c.remove_at(at), big);
+        assert_eq!(c.into_ids(), [INodeId(1), INodeId(2), INodeId(3)]);
+        // Loaded wide from an image, and equal to the same ids narrow.
+        let wide = Children::from_sorted(vec![INodeId(1), big]);
+        assert!(wide.is_wide() && wide.len() == 2);
+        let mut narrow = Children::from_sorted(vec![INodeId(1)]);
+        narrow.extend_sorted(vec![big]);
+        assert_eq!(narrow, wide);
     }
 }

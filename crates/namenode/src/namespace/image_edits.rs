@@ -136,13 +136,13 @@ impl Namespace {
             });
             if let Some(children) = node.children() {
                 for child in children.values().rev() {
-                    let name = &self.node(*child).name;
+                    let name = &self.node(child).name;
                     let p = if path == "/" {
                         format!("/{name}")
                     } else {
                         format!("{path}/{name}")
                     };
-                    stack.push((*child, p));
+                    stack.push((child, p));
                 }
             }
         }

@@ -384,7 +384,7 @@ impl Namespace {
         let mut stack = vec![id];
         while let Some(id) = stack.pop() {
             match &self.node(id).kind {
-                INodeKind::Directory { children } => stack.extend(children.values().copied()),
+                INodeKind::Directory { children } => stack.extend(children.values()),
                 INodeKind::File(f) => {
                     out.files.push(id);
                     out.blocks.extend(f.blocks.iter().map(|b| b.id));

@@ -229,11 +229,7 @@ impl Namespace {
                 INodeKind::File(f) => sum = sum.plus(&file_usage(f, &self.names, node, policy)),
                 INodeKind::Directory { children } => {
                     sum.namespace += 1;
-                    stack.extend(
-                        children
-                            .values()
-                            .map(|c| (*c, self.policy_below(*c, policy))),
-                    );
+                    stack.extend(children.values().map(|c| (c, self.policy_below(c, policy))));
                 }
             }
         }
@@ -255,11 +251,7 @@ impl Namespace {
                     }
                     INodeKind::Directory { children } => {
                         sum.namespace += 1;
-                        stack.extend(
-                            children
-                                .values()
-                                .map(|c| (*c, self.policy_below(*c, policy))),
-                        );
+                        stack.extend(children.values().map(|c| (c, self.policy_below(c, policy))));
                     }
                 }
             }

@@ -136,7 +136,7 @@ impl Namespace {
                     let inheriting = children.values().filter(|c| {
                         self.storage_policies.is_empty() || !self.storage_policies.contains_key(c)
                     });
-                    order.extend(inheriting.map(|c| (*c, Some(i))));
+                    order.extend(inheriting.map(|c| (c, Some(i))));
                 }
             }
             deltas.push(delta);

@@ -181,12 +181,12 @@ impl Namespace {
             },
         )?;
         let after = children.after(start_after, |c| self.name_of(c));
+        let total = after.len();
         let entries: Vec<FileStatus> = after
-            .iter()
             .take(limit.max(1))
-            .map(|id| self.status(self.node(*id)))
+            .map(|id| self.status(self.node(id)))
             .collect();
-        let remaining = u32::try_from(after.len() - entries.len()).unwrap_or(u32::MAX);
+        let remaining = u32::try_from(total - entries.len()).unwrap_or(u32::MAX);
         Ok(Some(Listing { entries, remaining }))
     }
 
@@ -212,11 +212,7 @@ impl Namespace {
             match &node.kind {
                 INodeKind::Directory { children } => {
                     sum.directory_count += 1;
-                    stack.extend(
-                        children
-                            .values()
-                            .map(|c| (*c, self.policy_below(*c, policy))),
-                    );
+                    stack.extend(children.values().map(|c| (c, self.policy_below(c, policy))));
                 }
                 INodeKind::File(f) => {
                     sum.file_count += 1;

@@ -572,7 +572,7 @@ impl Namespace {
     pub(super) fn named_children(&self, dir: &INode) -> BTreeMap<Arc<str>, INodeId> {
         dir.children().map_or_else(BTreeMap::new, |c| {
             c.values()
-                .map(|id| (Arc::from(self.name_of(*id)), *id))
+                .map(|id| (Arc::from(self.name_of(id)), id))
                 .collect()
         })
     }

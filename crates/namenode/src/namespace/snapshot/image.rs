@@ -113,7 +113,7 @@ impl Namespace {
                     .children()
                     .map(|c| {
                         c.values()
-                            .map(|v| (self.name_of(*v).to_string(), *v))
+                            .map(|v| (self.name_of(v).to_string(), v))
                             .collect()
                     })
                     .unwrap_or_default(),

@@ -192,7 +192,7 @@ impl Namespace {
                 continue;
             };
             match &mut node.kind {
-                INodeKind::Directory { children } => stack.extend(children.values().copied()),
+                INodeKind::Directory { children } => stack.extend(children.values()),
                 INodeKind::File(f) => f.under_construction = None,
             }
             self.snapshots.retained.insert(n, node);
@@ -293,8 +293,8 @@ impl Namespace {
             match &node.kind {
                 INodeKind::Directory { children } => {
                     for c in children.values() {
-                        if !self.snapshots.refs.contains_key(c) {
-                            stack.push(*c);
+                        if !self.snapshots.refs.contains_key(&c) {
+                            stack.push(c);
                         }
                     }
                 }
