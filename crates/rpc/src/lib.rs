@@ -15,6 +15,7 @@
 pub mod client;
 pub mod error;
 pub mod frame;
+mod headers;
 mod inflight;
 pub mod metrics;
 pub mod proxy_check;
