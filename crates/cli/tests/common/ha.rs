@@ -47,6 +47,17 @@ impl Drop for HaUp {
                 }
             }
         }
+        // Whole logs for a closer look, where the runner asks for them.
+        if let Some(keep) = std::env::var_os("CAIRN_TEST_KEEP_LOGS") {
+            let to = Path::new(&keep).join(format!("ha-{}", std::process::id()));
+            let _ = std::fs::create_dir_all(&to);
+            if let Ok(entries) = std::fs::read_dir(self.dir.path().join("logs")) {
+                for e in entries.flatten() {
+                    let _ = std::fs::copy(e.path(), to.join(e.file_name()));
+                }
+            }
+            eprintln!("logs kept in {}", to.display());
+        }
         let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
         let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
         let start = Instant::now();

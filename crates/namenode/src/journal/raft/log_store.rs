@@ -94,9 +94,24 @@ struct Inner {
     offset: u64,
     meta: Meta,
     committed_written: Option<Instant>,
+    /// When a purge may drop entries (see [`RaftLogStore::purge_behind_snapshots`]).
+    purges: PurgeRule,
     /// A write failed: nothing more is accepted (the member must restart).
     failed: Failed,
     flusher: Flusher,
+}
+
+/// When openraft's purges drop entries.
+#[derive(Debug, Clone, Copy)]
+enum PurgeRule {
+    /// At once (a log without snapshots: tests, tools).
+    AtOnce,
+    /// Only up to the newest snapshot on disk (`written`); a purge past
+    /// it waits (`waiting`) until a snapshot that far is written.
+    BehindSnapshot {
+        written: Option<LogId>,
+        waiting: Option<LogId>,
+    },
 }
 
 /// The Raft log of one member ([`RaftLogStorage`]).
@@ -419,6 +434,7 @@ impl RaftLogStore {
                 offset: pos as u64,
                 meta,
                 committed_written: None,
+                purges: PurgeRule::AtOnce,
                 failed,
                 flusher,
             })),
@@ -434,9 +450,70 @@ impl RaftLogStore {
     pub fn entries<RB: RangeBounds<u64>>(&self, range: RB) -> Result<Vec<Entry>, StorageError> {
         Ok(lock(&self.inner)?.read_range(range))
     }
+
+    /// Drops entries only behind a snapshot on disk, the newest being
+    /// `newest` now. openraft 0.9 purges the entries a snapshot from the
+    /// leader replaces as soon as it accepts it, before the state machine
+    /// has written it: a crash in between would leave neither, and a
+    /// snapshot being built meanwhile would find its entries gone. Such a
+    /// purge waits for [`RaftLogStore::snapshot_written`].
+    pub fn purge_behind_snapshots(&self, newest: Option<LogId>) -> Result<(), StorageError> {
+        lock(&self.inner)?.purges = PurgeRule::BehindSnapshot {
+            written: newest,
+            waiting: None,
+        };
+        Ok(())
+    }
+
+    /// A snapshot up to `last` is on disk: a purge waiting for it runs.
+    ///
+    /// # Errors
+    /// As a purge.
+    pub fn snapshot_written(&self, last: Option<LogId>) -> Result<(), StorageError> {
+        let mut inner = lock(&self.inner)?;
+        let PurgeRule::BehindSnapshot { written, waiting } = inner.purges else {
+            return Ok(());
+        };
+        let written = written.max(last);
+        let due = waiting.filter(|w| Some(w.index) <= written.map(|w| w.index));
+        inner.purges = PurgeRule::BehindSnapshot {
+            written,
+            waiting: if due.is_some() { None } else { waiting },
+        };
+        match due {
+            Some(upto) => inner.purge_now(upto),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Inner {
+    /// Drops the entries up to `log_id` and records it.
+    fn purge_now(&mut self, log_id: LogId) -> Result<(), StorageError> {
+        self.meta.purged = Some(log_id);
+        self.write_meta()
+            .map_err(|e| StorageError::from(StorageIOError::write_logs(&e)))?;
+        let keep = self.entries.split_off(&(log_id.index + 1));
+        self.entries = keep;
+        let keep = self.offsets.split_off(&(log_id.index + 1));
+        self.offsets = keep;
+        let first_kept = self.offsets.values().next().copied().unwrap_or(self.offset);
+        let kept = self.offset - first_kept;
+        if first_kept >= COMPACT_AT && first_kept >= kept {
+            let job = Job::Compact {
+                from: first_kept,
+                to: self.offset,
+            };
+            self.flusher.send(job).map_err(|e| self.fail(&e))?;
+            // Later writes and cuts go by the rewritten file's offsets.
+            for o in self.offsets.values_mut() {
+                *o -= first_kept;
+            }
+            self.offset = kept;
+        }
+        Ok(())
+    }
+
     fn check(&self) -> io::Result<()> {
         match self.failed.lock().ok().and_then(|f| f.clone()) {
             Some(why) => Err(io::Error::other(why)),
@@ -591,33 +668,16 @@ impl RaftLogStorage<TypeConfig> for RaftLogStore {
 
     async fn purge(&mut self, log_id: LogId) -> Result<(), StorageError> {
         let mut inner = lock(&self.inner)?;
-        inner.meta.purged = Some(log_id);
-        inner
-            .write_meta()
-            .map_err(|e| StorageError::from(StorageIOError::write_logs(&e)))?;
-        let keep = inner.entries.split_off(&(log_id.index + 1));
-        inner.entries = keep;
-        let keep = inner.offsets.split_off(&(log_id.index + 1));
-        inner.offsets = keep;
-        let first_kept = inner
-            .offsets
-            .values()
-            .next()
-            .copied()
-            .unwrap_or(inner.offset);
-        let kept = inner.offset - first_kept;
-        if first_kept >= COMPACT_AT && first_kept >= kept {
-            let job = Job::Compact {
-                from: first_kept,
-                to: inner.offset,
-            };
-            inner.flusher.send(job).map_err(|e| inner.fail(&e))?;
-            // Later writes and cuts go by the rewritten file's offsets.
-            for o in inner.offsets.values_mut() {
-                *o -= first_kept;
+        if let PurgeRule::BehindSnapshot { written, waiting } = inner.purges {
+            if written.map(|w| w.index) < Some(log_id.index) {
+                tracing::debug!(upto = %log_id, "purge waits for the snapshot that covers it");
+                inner.purges = PurgeRule::BehindSnapshot {
+                    written,
+                    waiting: waiting.max(Some(log_id)),
+                };
+                return Ok(());
             }
-            inner.offset = kept;
         }
-        Ok(())
+        inner.purge_now(log_id)
     }
 }

@@ -131,6 +131,9 @@ impl RaftMember {
             LogStoreConfig::default(),
             on_disk.as_ref().and_then(|(m, _)| m.last_log_id),
         )?;
+        store
+            .purge_behind_snapshots(on_disk.as_ref().and_then(|(m, _)| m.last_log_id))
+            .map_err(io::Error::other)?;
         let snapshot_store = SnapshotStore {
             disk,
             dir: dir.clone(),

@@ -114,6 +114,10 @@ impl SnapshotStore {
         data.extend_from_slice(&crc.to_be_bytes());
         write_atomic_on(self.disk.as_ref(), &self.dir.join(SNAPSHOT_FILE), &data)?;
         *newest = meta.last_log_id;
+        // A purge of the entries this snapshot replaces may run now.
+        self.log
+            .snapshot_written(meta.last_log_id)
+            .map_err(io::Error::other)?;
         Ok(())
     }
 
@@ -146,7 +150,7 @@ impl SnapshotStore {
     /// do not replay to `target_txid` (missing or out of order).
     pub fn build(&self, target: Meta, target_txid: u64) -> Result<(Meta, Vec<u8>), StorageError> {
         let previous = self.read().map_err(|e| io_to_storage(&e))?;
-        let (mut ns, mut txid, after) = match previous {
+        let (mut ns, txid, after) = match previous {
             Some((meta, image)) if meta.last_log_id >= target.last_log_id => {
                 return Ok((meta, image));
             }
@@ -159,53 +163,82 @@ impl SnapshotStore {
                 (ns, txid, 0)
             }
         };
-        let replay_error = |why: String| -> StorageError {
-            StorageIOError::write_snapshot(Some(target.signature()), &io::Error::other(why)).into()
+        let replayed = match target.last_log_id {
+            Some(last) => self.replay(&mut ns, txid, after, last.index),
+            None => Ok(txid),
         };
-        if let Some(last) = target.last_log_id {
-            for entry in self.log.entries(after..=last.index)? {
-                let EntryPayload::Normal(batch) = &entry.payload else {
-                    continue;
-                };
-                let mut pos = 0;
-                while pos < batch.records.len() {
-                    let Decoded::Record {
-                        txid: t,
-                        edit,
-                        size,
-                    } = decode_record(&batch.records[pos..])
-                    else {
-                        return Err(replay_error(format!(
-                            "entry {}: bad edit record at byte {pos}",
-                            entry.log_id
-                        )));
-                    };
-                    pos += size;
-                    if t <= txid {
-                        continue;
-                    }
-                    if t != txid + 1 {
-                        return Err(replay_error(format!(
-                            "entry {}: txid {t} does not follow {txid}",
-                            entry.log_id
-                        )));
-                    }
-                    ns.apply(&edit).map_err(|e| {
-                        replay_error(format!("entry {}: txid {t}: {e:?}", entry.log_id))
-                    })?;
-                    txid = t;
+        let why = match replayed {
+            Ok(t) if t == target_txid => None,
+            Ok(t) => Some(format!(
+                "the log replays to txid {t}, not the applied {target_txid}"
+            )),
+            Err(why) => Some(why),
+        };
+        if let Some(why) = why {
+            // A snapshot from the leader installed meanwhile purges the
+            // entries this build was replaying; it is at or past `target`
+            // (it was written before the purge) and stands for it.
+            if let Some((meta, image)) = self.read().map_err(|e| io_to_storage(&e))? {
+                if meta.last_log_id >= target.last_log_id {
+                    tracing::info!(
+                        building = %target.snapshot_id,
+                        installed = %meta.snapshot_id,
+                        "a snapshot installed from the leader replaced the one being built"
+                    );
+                    return Ok((meta, image));
                 }
             }
+            return Err(StorageIOError::write_snapshot(
+                Some(target.signature()),
+                &io::Error::other(why),
+            )
+            .into());
         }
-        if txid != target_txid {
-            return Err(replay_error(format!(
-                "the log replays to txid {txid}, not the applied {target_txid}"
-            )));
-        }
+        let txid = target_txid;
         let image = crate::image::encode(&ns, txid);
         drop(ns);
         self.write(&target, &image).map_err(|e| io_to_storage(&e))?;
         Ok((target, image))
+    }
+
+    /// Applies the edits of log entries `from..=to` after `txid` to `ns`,
+    /// returning the txid it reaches (short of the target where entries
+    /// were purged under the build); edits out of order are an error.
+    fn replay(&self, ns: &mut Namespace, mut txid: u64, from: u64, to: u64) -> Result<u64, String> {
+        let entries = self.log.entries(from..=to).map_err(|e| e.to_string())?;
+        for entry in &entries {
+            let EntryPayload::Normal(batch) = &entry.payload else {
+                continue;
+            };
+            let mut pos = 0;
+            while pos < batch.records.len() {
+                let Decoded::Record {
+                    txid: t,
+                    edit,
+                    size,
+                } = decode_record(&batch.records[pos..])
+                else {
+                    return Err(format!(
+                        "entry {}: bad edit record at byte {pos}",
+                        entry.log_id
+                    ));
+                };
+                pos += size;
+                if t <= txid {
+                    continue;
+                }
+                if t != txid + 1 {
+                    return Err(format!(
+                        "entry {}: txid {t} does not follow {txid}",
+                        entry.log_id
+                    ));
+                }
+                ns.apply(&edit)
+                    .map_err(|e| format!("entry {}: txid {t}: {e:?}", entry.log_id))?;
+                txid = t;
+            }
+        }
+        Ok(txid)
     }
 }
 

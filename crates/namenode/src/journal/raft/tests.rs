@@ -277,6 +277,93 @@ fn snapshot_file_round_trips_and_refuses_damage() {
     assert!(e.to_string().contains("checksum mismatch"), "{e}");
 }
 
+/// A member's log drops entries only behind a snapshot on disk: openraft
+/// purges what a snapshot from the leader replaces before the state
+/// machine has written that snapshot.
+#[tokio::test]
+async fn a_purge_past_the_newest_snapshot_waits_for_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open");
+    let at = |i: u64| LogId::new(LeaderId::new(1, 1), i);
+    s.purge_behind_snapshots(Some(at(2))).expect("rule");
+    append(&mut s, (1..=8).map(|i| entry(1, i, b"e")).collect()).await;
+    s.purge(at(2)).await.expect("purge behind the snapshot");
+    assert_eq!(indexes(&mut s).await, (3..=8).collect::<Vec<_>>());
+    // The leader's snapshot up to 6 is accepted; its file is not written yet.
+    s.purge(at(6)).await.expect("purge deferred");
+    assert_eq!(indexes(&mut s).await, (3..=8).collect::<Vec<_>>());
+    s.snapshot_written(Some(at(5))).expect("an older snapshot");
+    assert_eq!(indexes(&mut s).await, (3..=8).collect::<Vec<_>>());
+    s.snapshot_written(Some(at(6)))
+        .expect("the leader's snapshot");
+    assert_eq!(indexes(&mut s).await, vec![7, 8]);
+    let state = s.get_log_state().await.expect("state");
+    assert_eq!(state.last_purged_log_id, Some(at(6)));
+    drop(s);
+    let mut s = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("reopen");
+    assert_eq!(indexes(&mut s).await, vec![7, 8]);
+}
+
+/// A snapshot from the leader installed while one was being built purges
+/// the entries the build replays: the build hands back the installed one
+/// (it is newer) instead of failing the Raft core.
+#[tokio::test]
+async fn a_build_overtaken_by_an_installed_snapshot_returns_that_one() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut log = RaftLogStore::open(disk(), dir.path(), LogStoreConfig::default()).expect("open");
+    append(
+        &mut log,
+        (1..=5)
+            .map(|i| normal(1, i, mkdir_record(&format!("/d{i}"), i)))
+            .collect(),
+    )
+    .await;
+    let meta_at = |index: u64, txid: u64| openraft::SnapshotMeta {
+        last_log_id: Some(LogId::new(LeaderId::new(1, 1), index)),
+        last_membership: openraft::StoredMembership::default(),
+        snapshot_id: format!("1-{index}-{txid}"),
+    };
+    // The leader's snapshot (up to entry 5) lands after the build read
+    // that there was none, and the log is purged up to it.
+    log.purge(LogId::new(LeaderId::new(1, 1), 5))
+        .await
+        .expect("purge");
+    let store_with = |base: super::snapshot::BaseImage| SnapshotStore {
+        disk: disk(),
+        dir: dir.path().to_path_buf(),
+        log: log.clone(),
+        base,
+        owner: owner(),
+        written: Default::default(),
+    };
+    let installed = meta_at(5, 5);
+    let writer = store_with(empty_base(&owner()));
+    let plain = empty_base(&owner());
+    let (m, image) = (installed.clone(), {
+        let ns = Namespace::new("hdfs", "supergroup", 1, Limits::default());
+        crate::image::encode(&ns, 5)
+    });
+    let racing: super::snapshot::BaseImage = Arc::new(move || {
+        writer.write(&m, &image)?;
+        plain()
+    });
+    let (got, _) = store_with(racing)
+        .build(meta_at(3, 3), 3)
+        .expect("the installed snapshot stands for the build");
+    assert_eq!(got, installed);
+
+    // Without a newer snapshot, entries missing under a build are an error.
+    std::fs::remove_file(dir.path().join(super::snapshot::SNAPSHOT_FILE)).expect("remove");
+    let e = store_with(empty_base(&owner()))
+        .build(meta_at(4, 4), 4)
+        .expect_err("missing entries");
+    assert!(
+        e.to_string()
+            .contains("replays to txid 0, not the applied 4"),
+        "{e}"
+    );
+}
+
 #[tokio::test]
 async fn a_start_rewrites_the_log_file_without_purged_records() {
     let dir = tempfile::tempdir().expect("tempdir");
