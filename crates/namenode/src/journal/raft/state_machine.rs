@@ -187,10 +187,16 @@ impl NamespaceStateMachine {
             ns.apply(&edit)
                 .map_err(|e| sm_error(format!("entry {log_id}: txid {txid}: {e:?}")))?;
             last = txid;
-            self.progress.applied_txid.store(last, Ordering::Release);
             if let Some(hook) = self.hook.get() {
                 hook.applied(&ns, txid, &edit);
             }
+            // Entries reach the state machine committed: say so before
+            // counting the edit applied, so that a step-down reading the
+            // two (applied first) never takes it for an uncommitted edit
+            // of its own. Readers of the state id wait on the namespace
+            // lock, held until the batch is in.
+            raise_committed(&self.progress, txid);
+            self.progress.applied_txid.store(last, Ordering::Release);
         }
         Ok(batch_last)
     }
@@ -231,11 +237,8 @@ impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
                 }
             }
             if let Some(t) = txid {
-                self.progress.committed_txid.send_if_modified(|c| {
-                    let newer = t > *c;
-                    *c = (*c).max(t);
-                    newer
-                });
+                // This member's own edits, applied before they were proposed.
+                raise_committed(&self.progress, t);
             }
             replies.push(());
         }
@@ -263,8 +266,8 @@ impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
         let image = snapshot.into_inner();
         let store = self.snapshots.clone();
         let m = meta.clone();
-        // Decode and persist first: once this returns, openraft purges
-        // the log the snapshot replaces.
+        // Decode and persist first: the log's purge of what the snapshot
+        // replaces waits for this write (`RaftLogStore::snapshot_written`).
         let (loaded, txid) = tokio::task::spawn_blocking(move || {
             let loaded = store.decode(&image)?;
             store.write(&m, &image)?;
@@ -276,17 +279,18 @@ impl RaftStateMachine<TypeConfig> for NamespaceStateMachine {
         {
             let mut ns = self.ns.write().map_err(|_| sm_error("poisoned"))?;
             *ns = loaded;
-            self.progress.applied_txid.store(txid, Ordering::Release);
             if let Some(hook) = self.hook.get() {
                 hook.replaced(&mut ns, txid);
             }
+            // Committed before applied, as in `apply_batch`.
+            self.progress.committed_txid.send_replace(txid);
+            self.progress.applied_txid.store(txid, Ordering::Release);
         }
         *self.applied.write().map_err(|_| sm_error("poisoned"))? = Applied {
             last: meta.last_log_id,
             membership: meta.last_membership.clone(),
             txid,
         };
-        self.progress.committed_txid.send_replace(txid);
         tracing::info!(snapshot = %meta.snapshot_id, txid, "Raft snapshot from the leader installed");
         Ok(())
     }
@@ -341,4 +345,13 @@ impl RaftSnapshotBuilder<TypeConfig> for SnapshotBuilder {
             snapshot: Box::new(Cursor::new(image)),
         })
     }
+}
+
+/// Raises the committed txid (the state id) to `txid` if below it.
+fn raise_committed(progress: &Progress, txid: u64) {
+    progress.committed_txid.send_if_modified(|c| {
+        let newer = txid > *c;
+        *c = (*c).max(txid);
+        newer
+    });
 }
