@@ -125,14 +125,11 @@ impl RaftMember {
         .map_err(io::Error::other)?;
         disk.create_dir_all(&dir)?;
         let on_disk = snapshot::read_file(disk.as_ref(), &dir)?;
-        let store = RaftLogStore::open_after(
-            disk.clone(),
-            &dir,
-            LogStoreConfig::default(),
-            on_disk.as_ref().and_then(|(m, _)| m.last_log_id),
-        )?;
+        let snapshot_end = on_disk.as_ref().and_then(|(m, _)| m.last_log_id);
+        let store =
+            RaftLogStore::open_after(disk.clone(), &dir, LogStoreConfig::default(), snapshot_end)?;
         store
-            .purge_behind_snapshots(on_disk.as_ref().and_then(|(m, _)| m.last_log_id))
+            .purge_behind_snapshots(snapshot_end)
             .map_err(io::Error::other)?;
         let snapshot_store = SnapshotStore {
             disk,

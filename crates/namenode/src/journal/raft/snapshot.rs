@@ -194,8 +194,7 @@ impl SnapshotStore {
             )
             .into());
         }
-        let txid = target_txid;
-        let image = crate::image::encode(&ns, txid);
+        let image = crate::image::encode(&ns, target_txid);
         drop(ns);
         self.write(&target, &image).map_err(|e| io_to_storage(&e))?;
         Ok((target, image))
