@@ -5,16 +5,19 @@
 //! block manager its blocks. Ids are never reused, so a plain vector
 //! indexed by id would keep a slot per deleted record forever; slots are
 //! reused instead, and a record keeps its slot while it lives (the block
-//! map's per-DataNode lists name blocks by slot).
+//! map's per-DataNode lists name blocks by slot). A record need not carry
+//! its id: the index maps ids to slots, and iterating it gives them back
+//! (inodes save 8 bytes each so).
 
 use crate::id_index::IdIndex;
 
-/// A record kept in an [`IdSlab`]: it carries its own id.
+/// A record kept in an [`IdSlab`], and how its ids map to the index's.
 pub(crate) trait Keyed {
     type Key: Copy;
-    fn key(&self) -> Self::Key;
     /// The id as the index keeps it.
     fn raw(key: Self::Key) -> u64;
+    /// The id of the index's `raw`.
+    fn from_raw(raw: u64) -> Self::Key;
 }
 
 #[derive(Debug, Clone)]
@@ -62,13 +65,13 @@ impl<T: Keyed> IdSlab<T> {
         self.slot_of(*id).is_some()
     }
 
-    /// Adds `record` under its id, replacing any record with that id (in
+    /// Adds `record` under `id`, replacing any record with that id (in
     /// its slot).
-    pub(crate) fn insert(&mut self, record: T) {
-        match self.slot_of(record.key()) {
+    pub(crate) fn insert(&mut self, id: T::Key, record: T) {
+        match self.slot_of(id) {
             Some(slot) => self.slots[slot as usize] = Some(record),
             None => {
-                self.add(record);
+                self.add(id, record);
             }
         }
     }
@@ -77,13 +80,13 @@ impl<T: Keyed> IdSlab<T> {
     pub(crate) fn slot_or_insert(&mut self, id: T::Key, make: impl FnOnce() -> T) -> u32 {
         match self.slot_of(id) {
             Some(slot) => slot,
-            None => self.add(make()),
+            None => self.add(id, make()),
         }
     }
 
-    /// Adds a record whose id is not in the slab yet; its slot.
-    fn add(&mut self, record: T) -> u32 {
-        let id = T::raw(record.key());
+    /// Adds a record under an id not in the slab yet; its slot.
+    fn add(&mut self, id: T::Key, record: T) -> u32 {
+        let id = T::raw(id);
         let slot = match self.take_free_slot() {
             Some(slot) => {
                 self.slots[slot as usize] = Some(record);
@@ -159,6 +162,25 @@ impl<T: Keyed> IdSlab<T> {
     /// [`IdIndex::settle`]).
     pub(crate) fn settle(&mut self) {
         self.index.settle();
+    }
+
+    /// Every record with its id, in slot order: the slab read front to
+    /// back, the ids from a table of them by slot made first (8 bytes a
+    /// slot while the iterator lives). Reading the records in the index's
+    /// id order instead jumps about in memory wherever slots are not in id
+    /// order (a slab loaded from an image): a NameNode's start-up, three
+    /// such passes, took a third longer so.
+    pub(crate) fn iter_by_slot(&self) -> impl Iterator<Item = (T::Key, &T)> {
+        let mut ids = vec![0u64; self.slots.len()];
+        for (id, slot) in self.index.iter() {
+            if let Some(at) = ids.get_mut(slot as usize) {
+                *at = id;
+            }
+        }
+        self.slots
+            .iter()
+            .zip(ids)
+            .filter_map(|(record, id)| Some((T::from_raw(id), record.as_ref()?)))
     }
 
     /// Every record, in no particular order.

@@ -242,12 +242,12 @@ pub(super) type BlockTable = IdSlab<BlockState>;
 impl Keyed for BlockState {
     type Key = BlockId;
 
-    fn key(&self) -> BlockId {
-        self.id
-    }
-
     fn raw(key: BlockId) -> u64 {
         key.0
+    }
+
+    fn from_raw(raw: u64) -> BlockId {
+        BlockId(raw)
     }
 }
 

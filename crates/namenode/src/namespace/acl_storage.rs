@@ -107,8 +107,8 @@ impl Namespace {
     /// The full ACL of an inode: the stored entries together with the
     /// owner, mask and other entries its permission bits carry (HDFS's
     /// `readINodeLogicalAcl`).
-    pub(super) fn logical_acl(&self, node: &INode) -> Vec<AclEntry> {
-        let Some(stored) = self.acls.get(&node.id) else {
+    pub(super) fn logical_acl(&self, id: INodeId, node: &INode) -> Vec<AclEntry> {
+        let Some(stored) = self.acls.get(&id) else {
             return minimal_acl(self.permission_of(node));
         };
         let (access, default) = split_scopes(stored);
@@ -171,7 +171,7 @@ impl Namespace {
         self.check_acls_enabled()?;
         let (id, path) = self.acl_target(caller, src)?;
         let node = self.node(id);
-        let existing = self.logical_acl(node);
+        let existing = self.logical_acl(id, node);
         let acl = match change {
             AclChange::Modify => merge_entries(&existing, spec),
             AclChange::RemoveEntries => filter_by_spec(&existing, spec),
@@ -237,11 +237,17 @@ impl Namespace {
 
     /// Whether `node`'s permissions grant `access` to `caller` (see
     /// [`acl_grants`]).
-    pub(super) fn grants(&self, caller: &Caller, node: &INode, access: Access) -> bool {
+    pub(super) fn grants(
+        &self,
+        caller: &Caller,
+        id: INodeId,
+        node: &INode,
+        access: Access,
+    ) -> bool {
         let entries = if self.acls.is_empty() {
             &[][..]
         } else {
-            self.acl_entries_of(node.id)
+            self.acl_entries_of(id)
         };
         // Every path component is checked: the set is read once.
         let set = self.names.set(node.attrs);

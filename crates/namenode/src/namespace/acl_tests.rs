@@ -239,8 +239,8 @@ fn only_the_owner_changes_an_acl_and_acls_can_be_turned_off() {
 
 fn can(n: &Namespace, who: &Caller, p: &str, access: Access) -> bool {
     let res = n.resolve(p).expect("path");
-    let node = n.node(res.last().expect("exists"));
-    n.grants(who, node, access)
+    let id = res.last().expect("exists");
+    n.grants(who, id, n.node(id), access)
 }
 
 #[test]

@@ -40,7 +40,7 @@ impl Namespace {
             return Ok(());
         };
         let node = self.node(id);
-        if self.grants(caller, node, access) {
+        if self.grants(caller, id, node, access) {
             Ok(())
         } else {
             Err(self.deny(caller, access, &res.prefix(index), node))
@@ -144,7 +144,7 @@ impl Namespace {
                 continue;
             };
             let skip = ignore_empty_dir && children.is_empty();
-            let granted = self.grants(caller, node, access);
+            let granted = self.grants(caller, id, node, access);
             if !skip && !granted {
                 return Err(self.deny(caller, access, &p, node));
             }

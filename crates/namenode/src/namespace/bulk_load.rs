@@ -108,7 +108,7 @@ fn shared_writer(
 /// The inodes of a run of directory groups, built by one decoding thread.
 #[derive(Debug, Default)]
 pub struct BulkPart {
-    nodes: Vec<INode>,
+    nodes: Vec<(INodeId, INode)>,
     /// Each group's directory, the first child's name (to check a group
     /// split across parts continues in order) and the ids in name order.
     groups: Vec<(INodeId, CompactString, Children)>,
@@ -156,8 +156,8 @@ impl BulkPart {
             let first_name = self
                 .nodes
                 .get(self.nodes.len() - ids.len())
-                .filter(|n| n.id == *first)
-                .map(|n| n.name.clone())
+                .filter(|(id, _)| id == first)
+                .map(|(_, n)| n.name.clone())
                 .unwrap_or_default();
             self.steps.push(Step::Group(self.groups.len()));
             self.groups
@@ -231,21 +231,23 @@ impl BulkPart {
                 }),
             ),
         };
-        self.nodes.push(INode {
-            id: r.id,
-            parent_id: *parent,
-            name,
-            attrs: self.sets.intern(AttrSet {
-                owner,
-                group,
-                permission: r.permission,
-                replication,
-                block_size,
-            }),
-            mtime: Millis48::saturating(r.mtime_ms),
-            atime: Millis48::saturating(r.atime_ms),
-            kind,
-        });
+        self.nodes.push((
+            r.id,
+            INode {
+                parent_id: *parent,
+                name,
+                attrs: self.sets.intern(AttrSet {
+                    owner,
+                    group,
+                    permission: r.permission,
+                    replication,
+                    block_size,
+                }),
+                mtime: Millis48::saturating(r.mtime_ms),
+                atime: Millis48::saturating(r.atime_ms),
+                kind,
+            },
+        ));
         Ok(())
     }
 
@@ -271,9 +273,9 @@ impl Namespace {
         names.iter().map(|n| self.names.intern(n)).collect()
     }
 
-    fn view<'a>(names: &NameTable, node: &'a INode) -> InodeView<'a> {
+    fn view<'a>(names: &NameTable, id: INodeId, node: &'a INode) -> InodeView<'a> {
         InodeView {
-            id: node.id,
+            id,
             name: &node.name,
             permission: names.permission(node.attrs),
             owner: names.owner(node.attrs).index(),
@@ -291,7 +293,7 @@ impl Namespace {
 
     /// The root as an image writes it.
     pub fn image_root(&self) -> InodeView<'_> {
-        Self::view(&self.names, self.node(ROOT_INODE_ID))
+        Self::view(&self.names, ROOT_INODE_ID, self.node(ROOT_INODE_ID))
     }
 
     /// Calls `group` with every directory that has children and its
@@ -314,7 +316,7 @@ impl Namespace {
                 if node.is_dir() {
                     queue.push_back(id);
                 }
-                views.push(Self::view(&self.names, node));
+                views.push(Self::view(&self.names, id, node));
             }
             group(dir, &views);
         }
@@ -354,7 +356,7 @@ impl Namespace {
             if self.has_acl(id) {
                 out.push(Edit::SetAcl {
                     path: path.clone(),
-                    entries: self.logical_acl(node),
+                    entries: self.logical_acl(id, node),
                     inherited: false,
                 });
             }
@@ -476,13 +478,13 @@ impl Namespace {
             } = part;
             self.client_names.adopt(writers);
             let attrs = sets.into_namespace(&mut self.names);
-            for mut node in nodes {
+            for (id, mut node) in nodes {
                 node.attrs = attrs
                     .get(node.attrs.index())
                     .copied()
-                    .ok_or_else(|| format!("inode {}: attribute set not in its part", node.id))?;
-                max_id = max_id.max(node.id.0);
-                self.inodes.insert(node);
+                    .ok_or_else(|| format!("inode {}: attribute set not in its part", id))?;
+                max_id = max_id.max(id.0);
+                self.inodes.insert(id, node);
             }
             for step in steps {
                 match step {

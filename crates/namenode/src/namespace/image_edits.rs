@@ -119,7 +119,7 @@ impl Namespace {
             if self.has_acl(id) {
                 attrs.push(Edit::SetAcl {
                     path: path.clone(),
-                    entries: self.logical_acl(node),
+                    entries: self.logical_acl(id, node),
                     inherited: false,
                 });
             }

@@ -13,19 +13,12 @@ pub(super) type InodeTable = IdSlab<INode>;
 impl Keyed for INode {
     type Key = INodeId;
 
-    fn key(&self) -> INodeId {
-        self.id
-    }
-
     fn raw(key: INodeId) -> u64 {
         key.0
     }
-}
 
-impl IdSlab<INode> {
-    /// Every inode with its id, in no particular order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = (&INodeId, &INode)> {
-        self.values().map(|node| (&node.id, node))
+    fn from_raw(raw: u64) -> INodeId {
+        INodeId(raw)
     }
 }
 
@@ -34,10 +27,9 @@ mod tests {
     use super::*;
     use crate::namespace::{INodeKind, Millis48, NameTable};
 
-    fn dir(id: u64, mtime_ms: u64) -> INode {
+    fn dir(mtime_ms: u64) -> INode {
         let mut names = NameTable::default();
         INode {
-            id: INodeId(id),
             parent_id: INodeId::NONE,
             name: "d".into(),
             attrs: names.attrs_of("u", "g", 0o755, 0, Default::default()),
@@ -52,47 +44,62 @@ mod tests {
     #[test]
     fn a_slot_costs_no_more_than_the_inode() {
         // `None` fits in a niche of the inode: a vacant slot costs nothing
-        // beyond the inode's own size, 80 bytes with a 24-byte inline name
-        // (a file's part, its block list and writer, is 24 bytes; a
-        // directory's, its children, 16; owner, group, permission,
-        // replication and block size one 4-byte interned set, the two
-        // times 6 bytes each).
+        // beyond the inode's own size, 72 bytes with a 24-byte inline name
+        // (the id is the table's key, not kept in the inode; a file's
+        // part, its block list and writer, is 24 bytes; a directory's,
+        // its children, 16; owner, group, permission, replication and
+        // block size one 4-byte interned set, the two times 6 bytes each).
         assert_eq!(
             std::mem::size_of::<Option<INode>>(),
             std::mem::size_of::<INode>()
         );
-        assert!(std::mem::size_of::<INode>() <= 80);
+        assert!(std::mem::size_of::<INode>() <= 72);
     }
 
     #[test]
-    fn finds_replaces_and_removes_by_the_inodes_own_id() {
+    fn finds_replaces_and_removes_by_id() {
         let mut t = InodeTable::default();
         for id in 1..=1000 {
-            t.insert(dir(id, 1));
+            t.insert(INodeId(id), dir(1));
         }
-        t.insert(dir(7, 2));
+        t.insert(INodeId(7), dir(2));
         assert_eq!(t.len(), 1000);
         assert_eq!(t.get(&INodeId(7)).map(|n| n.mtime_ms()), Some(2));
         if let Some(n) = t.get_mut(&INodeId(8)) {
             n.set_mtime_ms(3);
         }
         assert_eq!(t.get(&INodeId(8)).map(|n| n.mtime_ms()), Some(3));
-        assert_eq!(t.remove(&INodeId(9)).map(|n| n.id), Some(INodeId(9)));
+        assert_eq!(t.remove(&INodeId(9)).map(|n| n.mtime_ms()), Some(1));
         assert!(t.remove(&INodeId(9)).is_none());
         assert!(!t.contains_key(&INodeId(9)) && t.contains_key(&INodeId(10)));
-        assert_eq!(t.iter().count(), 999);
-        assert!(t.iter().all(|(id, n)| *id == n.id));
+        // Iteration gives every id back with its own inode.
+        let expected_mtime = |id: INodeId| match id.0 {
+            7 => 2,
+            8 => 3,
+            _ => 1,
+        };
+        let ids: Vec<u64> = t.iter_by_slot().map(|(id, _)| id.0).collect();
+        assert_eq!(ids, (1..=1000).filter(|i| *i != 9).collect::<Vec<_>>());
+        assert!(t
+            .iter_by_slot()
+            .all(|(id, n)| n.mtime_ms() == expected_mtime(id)));
         // The freed slot is reused, and the table still finds every id.
-        t.insert(dir(5000, 4));
+        t.insert(INodeId(5000), dir(4));
         assert_eq!(t.slot_count(), 1000);
         assert_eq!(t.get(&INodeId(5000)).map(|n| n.mtime_ms()), Some(4));
         assert!((1..=1000)
             .filter(|i| *i != 9)
             .all(|i| t.contains_key(&INodeId(i))));
+        // In slot order: the new id where 9 was.
+        let ids: Vec<u64> = t.iter_by_slot().map(|(id, _)| id.0).collect();
+        assert_eq!(ids[7..10], [8, 5000, 10]);
         for id in 1..=1000 {
             t.remove(&INodeId(id));
         }
         assert_eq!(t.len(), 1);
-        assert_eq!(t.get(&INodeId(5000)).map(|n| n.id), Some(INodeId(5000)));
+        assert_eq!(
+            t.iter_by_slot().map(|(id, _)| id).collect::<Vec<_>>(),
+            vec![INodeId(5000)]
+        );
     }
 }

@@ -227,7 +227,6 @@ impl Namespace {
     pub fn new(superuser: &str, supergroup: &str, now_ms: u64, limits: Limits) -> Self {
         let mut names = NameTable::default();
         let root = INode {
-            id: ROOT_INODE_ID,
             parent_id: INodeId::NONE,
             name: compact_str::CompactString::const_new(""),
             attrs: names.attrs_of(superuser, supergroup, 0o755, 0, BlockSize::default()),
@@ -238,7 +237,7 @@ impl Namespace {
             },
         };
         let mut inodes = InodeTable::default();
-        inodes.insert(root);
+        inodes.insert(ROOT_INODE_ID, root);
         Self {
             inodes,
             names,

@@ -308,7 +308,7 @@ impl Namespace {
         removed.blocks = self.take_freed_blocks();
         edits.push(edit);
         self.apply_inherited_acl(|| path, acl, &mut edits);
-        Ok((self.status(self.node(id)), edits, removed))
+        Ok((self.status(id, self.node(id)), edits, removed))
     }
 
     fn check_replication(&self, replication: u16, path: &str) -> Result<(), FsError> {

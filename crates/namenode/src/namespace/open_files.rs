@@ -126,8 +126,8 @@ impl Namespace {
     /// Every open file with its writer, in no particular order.
     pub fn open_files(&self) -> impl Iterator<Item = (INodeId, &UnderConstruction)> + '_ {
         self.inodes
-            .values()
-            .filter_map(|n| Some((n.id, n.file()?.under_construction.as_ref()?)))
+            .iter_by_slot()
+            .filter_map(|(id, n)| Some((id, n.file()?.under_construction.as_ref()?)))
     }
 
     /// Ids of the files under construction, ascending.

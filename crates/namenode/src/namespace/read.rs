@@ -87,7 +87,7 @@ pub struct ContentSummary {
 }
 
 impl Namespace {
-    pub(super) fn status(&self, node: &INode) -> FileStatus {
+    pub(super) fn status(&self, id: INodeId, node: &INode) -> FileStatus {
         let set = self.names.set(node.attrs);
         let (length, replication, block_size, children_num, uc) = match &node.kind {
             INodeKind::Directory { children } => (
@@ -106,11 +106,11 @@ impl Namespace {
             ),
         };
         FileStatus {
-            id: node.id,
+            id,
             name: node.name.to_string(),
             is_dir: node.is_dir(),
             length,
-            permission: if self.has_acl(node.id) {
+            permission: if self.has_acl(id) {
                 set.permission | super::ACL_BIT
             } else {
                 set.permission
@@ -123,9 +123,9 @@ impl Namespace {
             block_size,
             children_num,
             under_construction: uc,
-            storage_policy: self.effective_storage_policy(node.id),
+            storage_policy: self.effective_storage_policy(id),
             snapshot: None,
-            snapshot_enabled: self.is_snapshottable(node.id),
+            snapshot_enabled: self.is_snapshottable(id),
         }
     }
 
@@ -139,7 +139,7 @@ impl Namespace {
         }
         let res = self.resolve(src)?;
         self.check(caller, &res, Required::default())?;
-        Ok(res.last().map(|id| self.status(self.node(id))))
+        Ok(res.last().map(|id| self.status(id, self.node(id))))
     }
 
     /// getListing: children of a directory after `start_after`, at most
@@ -165,7 +165,7 @@ impl Namespace {
         let node = self.node(id);
         let Some(children) = node.children() else {
             self.check(caller, &res, Required::default())?;
-            let mut st = self.status(node);
+            let mut st = self.status(id, node);
             st.name.clear();
             return Ok(Some(Listing {
                 entries: vec![st],
@@ -184,7 +184,7 @@ impl Namespace {
         let total = after.len();
         let entries: Vec<FileStatus> = after
             .take(limit.max(1))
-            .map(|id| self.status(self.node(id)))
+            .map(|id| self.status(id, self.node(id)))
             .collect();
         let remaining = u32::try_from(total - entries.len()).unwrap_or(u32::MAX);
         Ok(Some(Listing { entries, remaining }))
@@ -295,7 +295,7 @@ impl Namespace {
                 "Path is not a file: {}",
                 res.path()
             ))),
-            Some(id) => Ok(self.status(self.node(id))),
+            Some(id) => Ok(self.status(id, self.node(id))),
         }
     }
 

@@ -268,7 +268,7 @@ pub(super) fn block_size_loaded(bytes: u64, what: impl std::fmt::Display) -> Blo
 
 /// A time in milliseconds since the epoch in 6 bytes: up to
 /// [`Millis48::MAX_MS`] (2^48 − 1 ms, in the year 10889). With the
-/// interned attribute set, this keeps the inode at 80 bytes.
+/// interned attribute set, this keeps the inode at 72 bytes.
 /// HDFS takes any long; setTimes refuses later times with a clear error,
 /// and every other time is the NameNode's own clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -320,9 +320,11 @@ pub enum INodeKind {
     File(FileNode),
 }
 
+/// An inode. Its id is not in it: the inode table is keyed by id (and
+/// gives ids back when iterated), and whoever holds an inode found it by
+/// its id, so keeping it here would cost 8 bytes an inode for nothing.
 #[derive(Debug, Clone)]
 pub struct INode {
-    pub id: INodeId,
     /// [`INodeId::NONE`] for the root and unlinked inodes; read through
     /// [`INode::parent`].
     pub parent_id: INodeId,
@@ -443,9 +445,9 @@ impl Namespace {
     /// snapshots still hold.
     pub fn all_blocks(&self) -> Vec<(INodeId, BlockRecord)> {
         let mut out = Vec::new();
-        for (id, node) in self.inodes.iter() {
+        for (id, node) in self.inodes.iter_by_slot() {
             if let INodeKind::File(f) = &node.kind {
-                out.extend(f.blocks.iter().map(|b| (*id, *b)));
+                out.extend(f.blocks.iter().map(|b| (id, *b)));
             }
         }
         out.extend(self.snapshot_blocks());
@@ -456,7 +458,7 @@ impl Namespace {
     /// file being written (what start-up safe mode waits for).
     pub fn files_blocks(&self) -> impl Iterator<Item = (INodeId, &[BlockRecord])> {
         self.inodes
-            .iter()
+            .iter_by_slot()
             .filter_map(|(id, node)| match &node.kind {
                 INodeKind::File(f) => {
                     let n = if f.under_construction.is_some() {
@@ -464,7 +466,7 @@ impl Namespace {
                     } else {
                         f.blocks.len()
                     };
-                    Some((*id, &f.blocks[..n]))
+                    Some((id, &f.blocks[..n]))
                 }
                 _ => None,
             })
@@ -530,8 +532,9 @@ impl Namespace {
         inodes.push(Some(ROOT_INODE_ID));
         let mut cur = Some(self.node(ROOT_INODE_ID));
         for c in &comps {
-            cur = cur.and_then(|dir| self.child_node(dir, c));
-            inodes.push(cur.map(|n| n.id));
+            let found = cur.and_then(|dir| self.child_node(dir, c));
+            inodes.push(found.map(|(id, _)| id));
+            cur = found.map(|(_, n)| n);
         }
         Ok(Resolved {
             components: comps.into_iter().map(CompactString::from).collect(),
@@ -551,20 +554,20 @@ impl Namespace {
         dir.children()?.get(name, |c| self.name_of(c))
     }
 
-    /// [`Namespace::child`] as the inode itself: the search has read the
+    /// [`Namespace::child`] with the inode itself: the search has read the
     /// child it matched, so the path walk need not look it up again.
-    pub(super) fn child_node(&self, dir: &INode, name: &str) -> Option<&INode> {
-        let probed: Cell<Option<&INode>> = Cell::new(None);
+    pub(super) fn child_node(&self, dir: &INode, name: &str) -> Option<(INodeId, &INode)> {
+        let probed: Cell<Option<(INodeId, &INode)>> = Cell::new(None);
         let id = dir.children()?.get(name, |c| {
             let node = self.any_node(c);
-            probed.set(node);
+            probed.set(node.map(|n| (c, n)));
             node.map_or("", |n| &n.name)
         })?;
         // The match is the last child probed (std's binary search ends on
         // it); should that ever change, look it up.
         match probed.get() {
-            Some(node) if node.id == id => Some(node),
-            _ => self.any_node(id),
+            Some((probed_id, node)) if probed_id == id => Some((id, node)),
+            _ => self.any_node(id).map(|node| (id, node)),
         }
     }
 

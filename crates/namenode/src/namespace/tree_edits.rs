@@ -117,10 +117,9 @@ impl Namespace {
         Ok(())
     }
 
-    pub(super) fn link(&mut self, parent: INodeId, node: INode) {
-        let id = node.id;
+    pub(super) fn link(&mut self, parent: INodeId, id: INodeId, node: INode) {
         self.last_inode_id = self.last_inode_id.max(id.0);
-        self.inodes.insert(node);
+        self.inodes.insert(id, node);
         self.add_child(parent, id);
     }
 
@@ -199,8 +198,8 @@ impl Namespace {
                     .attrs_of(owner, group, *permission, 0, BlockSize::default());
                 self.link(
                     parent,
+                    *id,
                     INode {
-                        id: *id,
                         parent_id: parent,
                         name: CompactString::new(&name),
                         attrs,
@@ -249,8 +248,8 @@ impl Namespace {
                 let writer = self.client_names.intern(client_name, client_machine);
                 self.link(
                     parent,
+                    *id,
                     INode {
-                        id: *id,
                         parent_id: parent,
                         name: CompactString::new(&name),
                         attrs,

@@ -123,7 +123,7 @@ impl Namespace {
                     res.prefix(i)
                 )));
             }
-            if check_exec && !self.grants(caller, node, Access::EXECUTE) {
+            if check_exec && !self.grants(caller, id, node, Access::EXECUTE) {
                 // The permission check that follows reports it, with
                 // HDFS's message.
                 break;

@@ -280,7 +280,7 @@ impl Namespace {
             client_machine: client_machine.to_string(),
         };
         self.apply_checked(&edit);
-        Ok((self.status(self.node(id)), partial, edit))
+        Ok((self.status(id, self.node(id)), partial, edit))
     }
 
     /// What [`Namespace::append`] answered `client_name`, rebuilt for a
@@ -302,7 +302,7 @@ impl Namespace {
             return None;
         }
         let partial = partial_last_block(node, self.block_size_of(node), new_block);
-        Some((self.status(node), partial))
+        Some((self.status(id, node), partial))
     }
 
     /// A new generation stamp for the last block of a file open by

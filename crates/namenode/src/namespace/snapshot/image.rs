@@ -96,12 +96,12 @@ impl Namespace {
         }
         let mut retained: Vec<SnapshotImageInode> = s
             .retained
-            .values()
-            .map(|n| SnapshotImageInode {
-                id: n.id,
+            .iter()
+            .map(|(id, n)| SnapshotImageInode {
+                id: *id,
                 parent: n.parent(),
                 name: n.name.to_string(),
-                attrs: self.attrs_of(n),
+                attrs: self.attrs_of(*id, n),
                 file: n.file().map(|f| {
                     (
                         self.replication_of(n),
@@ -119,7 +119,7 @@ impl Namespace {
                     .unwrap_or_default(),
                 storage_policy: s
                     .retained_policies
-                    .get(&n.id)
+                    .get(id)
                     .copied()
                     .unwrap_or(UNSPECIFIED_POLICY_ID),
             })
@@ -226,7 +226,6 @@ impl Namespace {
             s.retained.insert(
                 r.id,
                 INode {
-                    id: r.id,
                     parent_id: r.parent.unwrap_or(INodeId::NONE),
                     name: compact_str::CompactString::new(&r.name),
                     attrs: self.names.attrs_of(

@@ -87,12 +87,12 @@ pub struct Attrs {
 impl Namespace {
     /// The attributes of `node` now, with its ACL and extended attributes
     /// (from the side tables, or kept aside when the inode is retained).
-    pub(in crate::namespace) fn attrs_of(&self, node: &INode) -> Attrs {
-        let (acl, xattrs) = match self.snapshots.retained_features.get(&node.id) {
+    pub(in crate::namespace) fn attrs_of(&self, id: INodeId, node: &INode) -> Attrs {
+        let (acl, xattrs) = match self.snapshots.retained_features.get(&id) {
             Some(kept) => (kept.acl.clone(), kept.xattrs.clone()),
             None => (
-                self.acl_entries_of(node.id).to_vec(),
-                self.xattrs_of(node.id).to_vec(),
+                self.acl_entries_of(id).to_vec(),
+                self.xattrs_of(id).to_vec(),
             ),
         };
         Attrs {
@@ -655,7 +655,7 @@ impl Namespace {
         // HDFS's snapshot root copies the directory's ACL and xattrs too.
         let root = Attrs {
             mtime_ms,
-            ..self.attrs_of(self.node(id))
+            ..self.attrs_of(id, self.node(id))
         };
         let snapshot_id = self.snapshots.counter;
         let last_inode_id = self.last_inode_id;

@@ -43,7 +43,7 @@ impl Namespace {
             return None;
         }
         let node = self.inodes.get(&id)?;
-        let attrs = self.attrs_of(node);
+        let attrs = self.attrs_of(id, node);
         match &node.kind {
             INodeKind::Directory { .. } => {
                 let diffs = self.snapshots.dir_diffs.entry(id).or_default();

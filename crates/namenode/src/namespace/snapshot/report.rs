@@ -224,7 +224,7 @@ impl Namespace {
     fn view_status(&self, id: INodeId, v: View) -> Option<FileStatus> {
         match v {
             Some(s) => Some(self.status_at(id, "", s)),
-            None => self.any_node(id).map(|n| self.status(n)),
+            None => self.any_node(id).map(|n| self.status(id, n)),
         }
     }
 
@@ -382,7 +382,7 @@ impl Namespace {
         let features = |v: View| {
             let attrs = match v {
                 Some(s) => self.attrs_at(id, s),
-                None => self.any_node(id).map(|n| self.attrs_of(n)),
+                None => self.any_node(id).map(|n| self.attrs_of(id, n)),
             };
             attrs.map(|a| (a.acl, a.xattrs))
         };

@@ -68,7 +68,11 @@ impl Namespace {
         let mut ancestors = Vec::new();
         for (i, c) in comps.iter().enumerate() {
             let node = self.node(cur);
-            ancestors.push((path::join(&comps[..i]), self.attrs_of(node), node.is_dir()));
+            ancestors.push((
+                path::join(&comps[..i]),
+                self.attrs_of(cur, node),
+                node.is_dir(),
+            ));
             if *c == DOT_SNAPSHOT && self.snapshots.dirs.contains_key(&cur) {
                 return Ok(Some(self.resolve_in_snapshot(cur, &comps, i, ancestors)));
             }
@@ -182,7 +186,7 @@ impl Namespace {
                 .and_then(|d| d.iter().find(|d| d.snapshot >= s))
                 .map(|d| &d.attrs),
         };
-        Some(diff.cloned().unwrap_or_else(|| self.attrs_of(node)))
+        Some(diff.cloned().unwrap_or_else(|| self.attrs_of(id, node)))
     }
 
     /// The status of inode `id` (named `name`) as snapshot `s` saw it.
@@ -190,7 +194,7 @@ impl Namespace {
         let Some(node) = self.any_node(id) else {
             return FileStatus::missing(id);
         };
-        let mut st = self.status(node);
+        let mut st = self.status(id, node);
         st.name = name.to_string();
         st.under_construction = false;
         st.snapshot = Some(s);
@@ -506,7 +510,7 @@ impl Namespace {
                     .parent()
                     .and_then(|p| self.path_of(p))
                     .unwrap_or_default();
-                let mut status = self.status(node);
+                let mut status = self.status(*id, node);
                 status.snapshot_enabled = true;
                 Some((
                     path,
