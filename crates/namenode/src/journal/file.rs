@@ -271,24 +271,29 @@ impl Writer {
             return Ok(());
         }
         let (from, len) = (self.allocated, target - self.allocated);
-        let mut failures = Vec::new();
-        self.segments.retain(|s| {
-            match allocate(s.file.as_ref(), from, len, self.config.preallocation) {
-                Ok(()) => true,
-                Err(e) => {
-                    failures.push(format!("{}: {e}", s.dir.display()));
-                    false
-                }
-            }
-        });
-        for f in &failures {
-            error!(volume = %f, "journal preallocation failed; dropping this journal directory");
-        }
-        if self.segments.is_empty() {
+        let results: Vec<Result<(), String>> = self
+            .segments
+            .iter()
+            .map(|s| {
+                allocate(s.file.as_ref(), from, len, self.config.preallocation)
+                    .map_err(|e| format!("{}: {e}", s.dir.display()))
+            })
+            .collect();
+        let failures: Vec<String> = results.iter().filter_map(|r| r.clone().err()).collect();
+        if failures.len() == self.segments.len() {
+            // Every copy is out of room: none is dropped, since the space
+            // already allocated still takes what was accepted before the
+            // log refuses (dropping the last copy would fail those edits).
             return Err(format!(
                 "cannot preallocate the edit log: {}",
                 failures.join("; ")
             ));
+        }
+        let mut results = results.into_iter();
+        self.segments
+            .retain(|_| results.next().is_none_or(|r| r.is_ok()));
+        for f in &failures {
+            error!(volume = %f, "journal preallocation failed; dropping this journal directory");
         }
         self.allocated = target;
         if let Ok(mut s) = self.shared.stats.lock() {
@@ -629,3 +634,7 @@ impl EditLog for FileEditLog {
         d.failed.clone().or_else(|| d.refusing.clone())
     }
 }
+
+#[cfg(test)]
+#[path = "file_tests.rs"]
+mod tests;

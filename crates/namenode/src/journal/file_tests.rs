@@ -1,0 +1,140 @@
+//! The file edit log when its disk fills up (`Writer::extend_to`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use cairn_common::disk::sim::SimDisk;
+
+use super::*;
+use crate::namespace::INodeId;
+
+/// A disk whose files end at `limit` bytes: a write or allocation past it
+/// fails as on a full disk. Everything else is the simulated disk's.
+struct FullAt {
+    inner: SimDisk,
+    limit: u64,
+}
+
+struct FullFile {
+    inner: Box<dyn DiskFile>,
+    limit: u64,
+}
+
+fn no_space() -> io::Error {
+    io::Error::from_raw_os_error(28)
+}
+
+impl DiskFile for FullFile {
+    fn write_all_at(&self, buf: &[u8], offset: u64) -> io::Result<()> {
+        if offset + buf.len() as u64 > self.limit {
+            return Err(no_space());
+        }
+        self.inner.write_all_at(buf, offset)
+    }
+    fn allocate(&self, from: u64, len: u64) -> io::Result<()> {
+        if from + len > self.limit {
+            return Err(no_space());
+        }
+        self.inner.allocate(from, len)
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        if len > self.limit {
+            return Err(no_space());
+        }
+        self.inner.set_len(len)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.inner.sync_data()
+    }
+    fn sync_all(&self) -> io::Result<()> {
+        self.inner.sync_all()
+    }
+}
+
+impl Disk for FullAt {
+    fn create(&self, path: &Path) -> io::Result<Box<dyn DiskFile>> {
+        Ok(Box::new(FullFile {
+            inner: self.inner.create(path)?,
+            limit: self.limit,
+        }))
+    }
+    fn open_write(&self, path: &Path) -> io::Result<Box<dyn DiskFile>> {
+        Ok(Box::new(FullFile {
+            inner: self.inner.open_write(path)?,
+            limit: self.limit,
+        }))
+    }
+    fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
+        self.inner.read(path)
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.inner.rename(from, to)
+    }
+    fn remove_file(&self, path: &Path) -> io::Result<()> {
+        self.inner.remove_file(path)
+    }
+    fn create_dir_all(&self, path: &Path) -> io::Result<()> {
+        self.inner.create_dir_all(path)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.inner.sync_dir(dir)
+    }
+    fn list_dir(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.inner.list_dir(dir)
+    }
+    fn exists(&self, path: &Path) -> bool {
+        self.inner.exists(path)
+    }
+}
+
+fn mkdir(i: u64, name_len: usize) -> Edit {
+    Edit::Mkdir {
+        id: INodeId(16386 + i),
+        path: format!("/d{i}-{}", "x".repeat(name_len)),
+        permission: 0o755,
+        owner: "o".into(),
+        group: "g".into(),
+        mtime_ms: 1,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_taken_before_the_disk_filled_are_still_written() {
+    // Goal: when the log cannot allocate its next step on any copy it
+    // refuses new edits, but keeps its copies: an edit it took before the
+    // refusal is written in the room already allocated and becomes
+    // durable. (It dropped its last copy instead, and such an edit then
+    // failed as "no journal directory left": the NameNode stopped.)
+    let disk = FullAt {
+        inner: SimDisk::new(),
+        limit: 4096,
+    };
+    let dir = PathBuf::from("/name");
+    disk.create_dir_all(&dir).expect("mkdir");
+    let config = JournalConfig {
+        preallocation: Preallocation::Fallocate,
+        step_bytes: 4096,
+        ..JournalConfig::default()
+    };
+    let log = FileEditLog::create(&disk, std::slice::from_ref(&dir), "edits_1", 0, config)
+        .expect("create");
+    // Each sync takes a while, so the second edit arrives while the first
+    // is being synced, before the allocation ahead fails.
+    disk.inner.set_sync_delay(Duration::from_millis(300));
+    // The first record leaves less than half a step: after its batch the
+    // log allocates ahead, which the full disk refuses.
+    let first = log.append(&[mkdir(1, 2300)]).expect("first edit");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let second = log
+        .append(&[mkdir(2, 10)])
+        .expect("taken before the refusal");
+    log.wait_durable(first).await.expect("first durable");
+    log.wait_durable(second)
+        .await
+        .expect("the edit taken before the refusal is durable");
+    let refused = log.append(&[mkdir(3, 10)]).expect_err("refused once full");
+    assert!(refused.0.contains("cannot preallocate"), "{refused}");
+    // The figures are final once the sync thread is joined.
+    log.close();
+    assert_eq!(log.stats().records, 2);
+}
