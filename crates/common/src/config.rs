@@ -672,4 +672,6 @@ fn find_variable(s: &str) -> Option<(usize, usize)> {
 }
 
 #[cfg(test)]
+mod config_getters_test;
+#[cfg(test)]
 mod config_test;

@@ -285,6 +285,8 @@ impl Namespace {
 #[cfg(test)]
 mod acl_tests;
 #[cfg(test)]
+mod block_edit_tests;
+#[cfg(test)]
 mod copy_truncate_tests;
 #[cfg(test)]
 mod quota_owner_tests;
