@@ -83,8 +83,11 @@ async fn writes_and_reads_every_size() {
         }
     }
     // Random reads barely amplify: 1 byte costs one chunk.
-    let before_req = metric(dn.http, "read_bytes_requested").await;
-    let before_sent = metric(dn.http, "read_bytes_sent").await;
+    // A read's bytes are counted once its send returns, which may be after
+    // the client has them: start from settled figures, and wait for the
+    // count to arrive rather than read it once.
+    let before_req = settled_metric(dn.http, "read_bytes_requested").await;
+    let before_sent = settled_metric(dn.http, "read_bytes_sent").await;
     let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
     read_range(&mut conn, 1_073_741_830, 1001, 70_000, 1000)
         .await
@@ -93,7 +96,10 @@ async fn writes_and_reads_every_size() {
         metric(dn.http, "read_bytes_requested").await - before_req,
         1000
     );
-    assert_eq!(metric(dn.http, "read_bytes_sent").await - before_sent, 1536);
+    assert_eq!(
+        metric_at_least(dn.http, "read_bytes_sent", before_sent + 1536).await - before_sent,
+        1536
+    );
     // Reading past the end is refused.
     let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
     let refused = read_range(&mut conn, 1_073_741_826, 1001, 0, 2).await;
@@ -736,4 +742,30 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     out
+}
+
+/// `name`'s value once two reads 50 ms apart agree (at most 5 s).
+async fn settled_metric(http: std::net::SocketAddr, name: &str) -> u64 {
+    let mut last = metric(http, name).await;
+    for _ in 0..100 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        let now = metric(http, name).await;
+        if now == last {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
+
+/// `name`'s value once it reaches `target` (or after 10 s, whatever it is).
+async fn metric_at_least(http: std::net::SocketAddr, name: &str, target: u64) -> u64 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let now = metric(http, name).await;
+        if now >= target || std::time::Instant::now() > deadline {
+            return now;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 }

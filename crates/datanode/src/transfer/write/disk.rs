@@ -8,6 +8,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use cairn_proto::hadoop::hdfs::Status;
 use tokio::sync::{mpsc, watch, OwnedSemaphorePermit};
+use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use super::super::XferError;
@@ -47,6 +48,8 @@ pub(super) struct DiskStage {
     pub(super) writer: ReplicaWriter,
     pub(super) rx: mpsc::Receiver<DiskItem>,
     pub(super) progress: watch::Sender<DiskProgress>,
+    /// Cancelled right after `progress` says the stage failed.
+    pub(super) failed_signal: CancellationToken,
     pub(super) storage: Arc<Storage>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) ibr: IbrQueue,
@@ -60,8 +63,10 @@ pub(super) struct DiskStage {
 }
 
 pub(super) fn disk_stage(mut s: DiskStage) -> Result<(), XferError> {
+    let failed_signal = s.failed_signal.clone();
     let fail = |progress: &watch::Sender<DiskProgress>, status: Status| {
         progress.send_modify(|p| p.failed = Some(status));
+        failed_signal.cancel();
     };
     while let Some(item) = s.rx.blocking_recv() {
         match item {

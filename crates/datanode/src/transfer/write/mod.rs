@@ -349,6 +349,7 @@ async fn receive(
     let abort = revoked.child_token();
     let (disk_tx, disk_rx) = mpsc::channel::<DiskItem>(cfg.disk_queue_packets);
     let (progress_tx, progress_rx) = watch::channel(DiskProgress::default());
+    let disk_failed = CancellationToken::new();
     let finalize = w.stage != Stage::TransferRbw;
     let notify = !w.transfer;
     // The disk stage gets a thread of its own (as Hadoop's receivers do), not
@@ -359,6 +360,7 @@ async fn receive(
             writer,
             rx: disk_rx,
             progress: progress_tx,
+            failed_signal: disk_failed.clone(),
             storage: shared.storage.clone(),
             metrics: shared.metrics.clone(),
             ibr: shared.ibr.clone(),
@@ -386,6 +388,7 @@ async fn receive(
         mirror_name,
         rx: ack_rx,
         progress: progress_rx.clone(),
+        disk_failed,
         rbw: rbw.clone(),
         metrics: shared.metrics.clone(),
         early_ack: cfg.write_path.early_ack,

@@ -43,6 +43,10 @@ pub(super) struct Responder {
     pub(super) mirror_name: Option<String>,
     pub(super) rx: mpsc::Receiver<AckItem>,
     pub(super) progress: watch::Receiver<DiskProgress>,
+    /// Cancelled when the disk stage fails: what an idle responder waits
+    /// on, where waiting on `progress` would wake it for every packet the
+    /// disk stage finishes.
+    pub(super) disk_failed: CancellationToken,
     pub(super) rbw: Arc<RbwShared>,
     pub(super) metrics: Arc<Metrics>,
     pub(super) early_ack: bool,
@@ -65,7 +69,6 @@ impl Responder {
     async fn acks(&mut self, up: &mut OwnedWriteHalf) -> Result<(), XferError> {
         loop {
             let item = {
-                let mut failed_rx = self.progress.clone();
                 tokio::select! {
                     biased;
                     it = self.rx.recv() => match it {
@@ -73,8 +76,7 @@ impl Responder {
                         // The network stage ended without a last packet.
                         None => return Err(XferError::Cancelled),
                     },
-                    // (The async block drops the watch guard before the arm runs.)
-                    _ = async { let _ = failed_rx.wait_for(|p| p.failed.is_some()).await; } => {
+                    _ = self.disk_failed.cancelled() => {
                         // The disk stage failed with no ack outstanding. A
                         // client that is still sending gets the error in the
                         // ack of its next packet; an idle one sees the
