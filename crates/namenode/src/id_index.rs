@@ -173,19 +173,6 @@ pub(crate) struct IdIndex {
     len: usize,
 }
 
-/// Two iterators of ids in ascending order, merged into one.
-fn merge_by_id(
-    a: impl Iterator<Item = (u64, u32)>,
-    b: impl Iterator<Item = (u64, u32)>,
-) -> impl Iterator<Item = (u64, u32)> {
-    let (mut a, mut b) = (a.peekable(), b.peekable());
-    std::iter::from_fn(move || match (a.peek(), b.peek()) {
-        (Some(x), Some(y)) if y.0 < x.0 => b.next(),
-        (Some(_), _) => a.next(),
-        (None, _) => b.next(),
-    })
-}
-
 /// The page number of `id` and its offset in the page.
 fn split(id: u64) -> (u64, usize) {
     (id >> PAGE_BITS, (id as usize) & (PAGE_IDS - 1))
@@ -289,34 +276,28 @@ impl IdIndex {
         self.len
     }
 
-    /// Every id with its slot, in the order of the ids (the same order in
-    /// every process: the page table's hash order is not).
+    /// Every id with its slot, in no particular order.
     pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, u32)> + '_ {
-        let mut page_nos: Vec<u64> = self.pages.keys().copied().collect();
-        page_nos.sort_unstable();
-        let mut loose: Vec<(u64, u32)> = self.loose.iter().map(|(id, s)| (*id, *s)).collect();
-        loose.sort_unstable();
-        let paged = page_nos.into_iter().flat_map(move |page_no| {
+        let paged = self.pages.iter().flat_map(|(page_no, page)| {
             let base = page_no << PAGE_BITS;
-            let entries: Box<dyn Iterator<Item = (u64, u32)>> = match self.pages.get(&page_no) {
-                Some(Page::Dense { slots, .. }) => Box::new(
+            let entries: Box<dyn Iterator<Item = (u64, u32)>> = match page {
+                Page::Dense { slots, .. } => Box::new(
                     slots
                         .iter()
                         .enumerate()
                         .filter(|(_, s)| **s != VACANT)
                         .map(move |(at, s)| (base | at as u64, *s)),
                 ),
-                Some(Page::Sparse { offsets, slots }) => Box::new(
+                Page::Sparse { offsets, slots } => Box::new(
                     offsets
                         .iter()
                         .zip(slots)
                         .map(move |(at, s)| (base | u64::from(*at), *s)),
                 ),
-                None => Box::new(std::iter::empty()),
             };
             entries
         });
-        merge_by_id(paged, loose.into_iter())
+        paged.chain(self.loose.iter().map(|(id, slot)| (*id, *slot)))
     }
 
     /// Ids in the loose map (tests of the layout).
@@ -493,11 +474,9 @@ mod tests {
                 assert!(model.iter().all(|(id, s)| index.get(*id) == Some(*s)));
                 let mut sorted: Vec<(u64, u32)> = model.iter().map(|(i, s)| (*i, *s)).collect();
                 sorted.sort_unstable();
-                assert_eq!(
-                    index.iter().collect::<Vec<_>>(),
-                    sorted,
-                    "iter at step {step}"
-                );
+                let mut listed: Vec<(u64, u32)> = index.iter().collect();
+                listed.sort_unstable();
+                assert_eq!(listed, sorted, "iter at step {step}");
             }
         }
         assert_eq!(index.len(), model.len());

@@ -166,10 +166,10 @@ impl<T: Keyed> IdSlab<T> {
 
     /// Every record with its id, in slot order: the slab read front to
     /// back, the ids from a table of them by slot made first (8 bytes a
-    /// slot while the iterator lives). Reading the records in the index's
-    /// id order instead jumps about in memory wherever slots are not in id
-    /// order (a slab loaded from an image): a NameNode's start-up, three
-    /// such passes, took a third longer so.
+    /// slot while the iterator lives). Reading each record where the
+    /// index's id order puts it instead jumps about in memory wherever
+    /// slots are not in id order (a slab loaded from an image): a
+    /// NameNode's start-up, three such passes, took a third longer so.
     pub(crate) fn iter_by_slot(&self) -> impl Iterator<Item = (T::Key, &T)> {
         let mut ids = vec![0u64; self.slots.len()];
         for (id, slot) in self.index.iter() {
