@@ -140,25 +140,32 @@ pub fn new_state_shared(
         fatal::stop("namespace lock poisoned (start-up)");
     };
     configure_namespace(&config, &mut ns);
-    // Replica locations are soft state: every block is known, none located
-    // until DataNodes report.
+    // One pass over the files rebuilds what the NameNode keeps beside
+    // them. Replica locations are soft state: every block is known, none
+    // located until DataNodes report. Start-up safe mode waits for the
+    // complete blocks; the block manager keeps their count of safe ones as
+    // replicas are reported. Writers of open files get their leases back,
+    // as in HDFS: the hard limit then recovers files whose writer never
+    // returns. Truncates that wait for their block recovery start it again
+    // (resume_truncates).
+    let ns_ref: &Namespace = &ns;
     let mut blocks = crate::blocks::BlockManager::default();
-    for (file, b) in ns.all_blocks() {
+    let mut complete: Vec<crate::namespace::BlockRecord> = Vec::new();
+    let mut open = OpenFileScan::default();
+    ns_ref.for_each_file(|file, f| {
+        for b in f.blocks.iter() {
+            blocks.add_block(b.id, b.gs, file, Vec::new());
+        }
+        complete.extend_from_slice(f.complete_blocks());
+        open.add(ns_ref, file, f);
+    });
+    for (file, b) in ns_ref.snapshot_blocks() {
         blocks.add_block(b.id, b.gs, file, Vec::new());
     }
     blocks.settle_index();
-    // Start-up safe mode waits for the complete blocks; the block manager
-    // keeps their count of safe ones as replicas are reported.
-    let complete: Vec<crate::namespace::BlockRecord> = ns
-        .files_blocks()
-        .flat_map(|(_, b)| b.iter().copied())
-        .collect();
     blocks.start_safe_tally(config.safe_mode.replication_min, &complete);
     drop(complete);
-    // Writers of open files get their leases back, as in HDFS: the hard
-    // limit then recovers files whose writer never returns. Truncates that
-    // wait for their block recovery start it again (resume_truncates).
-    let open = open_file_tables(&ns);
+    let open = open.finish();
     blocks.set_awaited_copies(open.copies);
     let nonce = now_ms() ^ u64::from(std::process::id());
     // Every start begins from an image of the last transaction (run()
@@ -219,28 +226,50 @@ pub(crate) struct OpenFiles {
 
 /// [`OpenFiles`] of `ns`.
 pub(crate) fn open_file_tables(ns: &Namespace) -> OpenFiles {
-    let mut open = OpenFiles {
-        leases: LeaseTable::default(),
-        truncates: std::collections::HashMap::new(),
-        copies: Vec::new(),
-    };
-    let now = std::time::Instant::now();
-    // One pass over the inodes; each holder's files then go into its lease
-    // in one lookup, in id order.
-    let mut by_holder: HashMap<&str, Vec<INodeId>, foldhash::fast::RandomState> =
-        HashMap::default();
-    for (file, uc) in ns.open_files() {
-        by_holder.entry(uc.client_name()).or_default().push(file);
+    let mut open = OpenFileScan::default();
+    ns.for_each_file(|file, f| open.add(ns, file, f));
+    open.finish()
+}
+
+/// [`OpenFiles`] gathered file by file during a pass over the namespace;
+/// each holder's files then go into its lease in one lookup, in id order.
+#[derive(Default)]
+struct OpenFileScan<'a> {
+    by_holder: HashMap<&'a str, Vec<INodeId>, foldhash::fast::RandomState>,
+    truncates: HashMap<INodeId, Option<std::time::Instant>>,
+    copies: Vec<crate::namespace::BlockId>,
+}
+
+impl<'a> OpenFileScan<'a> {
+    /// Takes `file` (`f`) if it is open.
+    fn add(&mut self, ns: &Namespace, file: INodeId, f: &'a crate::namespace::FileNode) {
+        let Some(uc) = &f.under_construction else {
+            return;
+        };
+        self.by_holder
+            .entry(uc.client_name())
+            .or_default()
+            .push(file);
         if uc.truncate_block().is_some() {
-            open.truncates.insert(file, None);
-            open.copies.extend(ns.copy_on_truncate_target(file));
+            self.truncates.insert(file, None);
+            self.copies.extend(ns.copy_on_truncate_target(file));
         }
     }
-    for (holder, mut files) in by_holder {
-        files.sort_unstable();
-        open.leases.add_files(holder, files, now);
+
+    /// The tables, each writer's lease renewed now.
+    fn finish(self) -> OpenFiles {
+        let now = std::time::Instant::now();
+        let mut leases = LeaseTable::default();
+        for (holder, mut files) in self.by_holder {
+            files.sort_unstable();
+            leases.add_files(holder, files, now);
+        }
+        OpenFiles {
+            leases,
+            truncates: self.truncates,
+            copies: self.copies,
+        }
     }
-    open
 }
 
 /// A NameNode whose namespace lives only in memory (tests, in-process
@@ -476,3 +505,6 @@ pub async fn serve_state(
     );
     serve(listener, protocols, server_config, shutdown).await
 }
+
+#[cfg(test)]
+mod startup_tests;

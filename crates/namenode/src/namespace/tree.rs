@@ -308,6 +308,17 @@ impl FileNode {
     pub fn length(&self) -> u64 {
         self.blocks.iter().map(|b| b.num_bytes).sum()
     }
+
+    /// Its complete blocks: all of them, but the last block of a file
+    /// being written (what start-up safe mode waits for).
+    pub fn complete_blocks(&self) -> &[BlockRecord] {
+        let n = if self.under_construction.is_some() {
+            self.blocks.len().saturating_sub(1)
+        } else {
+            self.blocks.len()
+        };
+        &self.blocks[..n]
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -445,31 +456,20 @@ impl Namespace {
     /// snapshots still hold.
     pub fn all_blocks(&self) -> Vec<(INodeId, BlockRecord)> {
         let mut out = Vec::new();
-        for (id, node) in self.inodes.iter_by_slot() {
-            if let INodeKind::File(f) = &node.kind {
-                out.extend(f.blocks.iter().map(|b| (id, *b)));
-            }
-        }
+        self.for_each_file(|id, f| out.extend(f.blocks.iter().map(|b| (id, *b))));
         out.extend(self.snapshot_blocks());
         out
     }
 
-    /// Each file's complete blocks: all of them, but the last block of a
-    /// file being written (what start-up safe mode waits for).
-    pub fn files_blocks(&self) -> impl Iterator<Item = (INodeId, &[BlockRecord])> {
-        self.inodes
-            .iter_by_slot()
-            .filter_map(|(id, node)| match &node.kind {
-                INodeKind::File(f) => {
-                    let n = if f.under_construction.is_some() {
-                        f.blocks.len().saturating_sub(1)
-                    } else {
-                        f.blocks.len()
-                    };
-                    Some((id, &f.blocks[..n]))
-                }
-                _ => None,
-            })
+    /// Every file with its id, in slot order: one pass over the inode
+    /// table, reading it front to back (what start-up rebuilds from the
+    /// files, in one pass).
+    pub fn for_each_file<'a>(&'a self, mut visit: impl FnMut(INodeId, &'a FileNode)) {
+        for (id, node) in self.inodes.iter_by_slot() {
+            if let INodeKind::File(f) = &node.kind {
+                visit(id, f);
+            }
+        }
     }
 
     /// The owner of `node` (a user name).
