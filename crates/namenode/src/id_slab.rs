@@ -169,7 +169,7 @@ impl<T: Keyed> IdSlab<T> {
     /// slot while the iterator lives). Reading each record where the
     /// index's id order puts it instead jumps about in memory wherever
     /// slots are not in id order (a slab loaded from an image): a
-    /// NameNode's start-up, three such passes, took a third longer so.
+    /// NameNode's start-up pass took a third longer so.
     pub(crate) fn iter_by_slot(&self) -> impl Iterator<Item = (T::Key, &T)> {
         let mut ids = vec![0u64; self.slots.len()];
         for (id, slot) in self.index.iter() {

@@ -246,7 +246,7 @@ impl Namespace {
 
     /// Every block snapshots hold beyond the tree's: those of retained
     /// files and those only a diff still lists, with their file.
-    pub fn snapshot_blocks(&self) -> Vec<(INodeId, crate::namespace::BlockRecord)> {
+    pub(crate) fn snapshot_blocks(&self) -> Vec<(INodeId, crate::namespace::BlockRecord)> {
         let s = &self.snapshots;
         let mut out = Vec::new();
         for (id, node) in &s.retained {
