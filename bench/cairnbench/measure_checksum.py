@@ -8,6 +8,7 @@ Figure keys: ("ck", system, client, bpc, what), what: write_s, read_s, rand_s (w
 import time
 
 from .clients import NATIVE_MAX_BPC, dig, java_dfsio, native_dfsio, rm_dir, stored_bpc, uniq
+from .runner import in_turn
 
 
 def run(b):
@@ -25,7 +26,7 @@ def run(b):
             b.fail("checksum %d: cluster did not start" % bpc, str(e))
         try:
             for rep in range(p["reps"]):
-                for s, c in started:
+                for s, c in in_turn(started, rep):
                     one_round(b, res, s, c, bpc, defs, rep)
         finally:
             for _, c in started:
@@ -38,6 +39,7 @@ def one_round(b, res, s, c, bpc, defs, rep):
     b.log("checksum", bpc, s, "Java rep", rep + 1)
     what = "checksum %d, %s" % (bpc, s)
     d = uniq("bpc-java")
+    start = b.data_bytes(c)
     common = dict(threads=p["table_threads"], files=p["dfs_files"], size_mb=p["size_mb"], defines=defs, what=what)
     t0 = time.time() - 1
     w = java_dfsio(b, c.url, "write", d, **common)
@@ -56,11 +58,13 @@ def one_round(b, res, s, c, bpc, defs, rep):
             b.add(("ck", s, "Java", bpc, "iops"), rr["iops"])
             b.add(("ck", s, "Java", bpc, "p99"), rr["lat_us_p99"])
     rm_dir(b, c.url, d)
+    b.settle(c, start, "Java dfsio")
     if bpc > NATIVE_MAX_BPC:
         return  # hdfs-native 0.14.8 cannot write it (render_common.NATIVE_BUG): never run
     b.log("checksum", bpc, s, "hdfs-native rep", rep + 1)
     n = native_dfsio(b, c.url, "write,read,randread", uniq("bpc-native"), p["table_threads"], p["dfs_files"],
                      p["size_mb"], p["rand_reads"], bpc=bpc, what=what)
+    b.settle(c, start, "hdfs-native dfsio")
     if n:
         pr = dig(n, "randread", "pread") or {}
         for k, v in (("write_s", dig(n, "write", "wall_s")), ("write", dig(n, "write", "aggregate_mib_per_s")),

@@ -49,6 +49,7 @@ def run(b):
             for rep in range(p["reps"]):
                 b.log("hdfs959", name, "rep", rep + 1)
                 d = uniq("h959-java")
+                start = b.data_bytes(c)
                 common = dict(threads=p["table_threads"], files=p["dfs_files"], size_mb=p["size_mb"],
                               what="hdfs959 " + name)
                 m0 = dn_counters(c)
@@ -61,8 +62,10 @@ def run(b):
                     r = java_dfsio(b, c.url, "read", d, **common)
                     b.add(("h959", name, "Java", "read"), r and r["agg_mb_s"])
                 rm_dir(b, c.url, d)
+                b.settle(c, start, "Java dfsio")
                 n = native_dfsio(b, c.url, "write,read", uniq("h959-native"), p["table_threads"], p["dfs_files"],
                                  p["size_mb"], p["rand_reads"], what="hdfs959 " + name)
+                b.settle(c, start, "hdfs-native dfsio")
                 if n:
                     b.add(("h959", name, "hdfs-native", "write"), dig(n, "write", "aggregate_mib_per_s"))
                     b.add(("h959", name, "hdfs-native", "read"), dig(n, "read", "aggregate_mib_per_s"))

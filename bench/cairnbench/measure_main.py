@@ -16,7 +16,7 @@ import shutil
 import time
 
 from .clients import cairn_nn, dig, java_dfsio, java_nnbench, native_dfsio, result_line, rm_dir, uniq
-from .runner import dn_counter
+from .runner import dn_counter, in_turn
 
 NN_OPS = ["create", "mkdirs", "open", "fileStatus", "rename", "delete"]
 
@@ -41,7 +41,7 @@ def run(b):
     namenode(b, systems)
     for t in p["dfs_threads"]:
         for rep in range(p["reps"]):
-            for s, c in systems:
+            for s, c in in_turn(systems, rep):
                 b.log("dfsio Java", s, "threads", t, "rep", rep + 1)
                 java_round(b, s, c, t)
                 b.log("dfsio hdfs-native", s, "threads", t, "rep", rep + 1)
@@ -59,11 +59,11 @@ def namenode(b, systems):
     for op in NN_OPS:
         for t in p["nn_threads"]:
             for rep in range(p["reps"]):
-                for s, c in systems:
+                for s, c in in_turn(systems, rep):
                     b.log("NNThroughputBenchmark", s, op, "threads", t, "rep", rep + 1)
                     b.add(("nnj", s, op, t), java_nnbench(b, c.url, op, t, files))
             for rep in range(p["reps"]):
-                for s, c in systems:
+                for s, c in in_turn(systems, rep):
                     b.log("cairn bench nn", s, op, "threads", t, "rep", rep + 1)
                     b.add(("nnr", s, op, t), (cairn_nn(b, ["--fs", c.url], op, t, files) or {}).get("ops_per_sec"))
     for t in p["nn_threads"]:
@@ -85,6 +85,7 @@ def java_round(b, s, c, t, writes_only=False):
     p = b.params
     url = c.url
     d = uniq("dfsio-java")
+    start = b.data_bytes(c)
     common = dict(threads=t, files=p["dfs_files"], size_mb=p["size_mb"], what="%s, %d threads" % (s, t))
     f0 = dn_counter(c, "fsync_calls")
     w = java_dfsio(b, url, "write", d, **common)
@@ -102,12 +103,15 @@ def java_round(b, s, c, t, writes_only=False):
                     b.add(("dfs", s, "Java", m, t), rr["iops"])
                     b.add(("dfs", s, "Java", m + "_p99", t), rr["lat_us_p99"])
     rm_dir(b, url, d)
+    b.settle(c, start, "Java dfsio")
 
 
 def native_round(b, s, c, t, ops="write,read,randread"):
     p = b.params
+    start = b.data_bytes(c)
     r = native_dfsio(b, c.url, ops, uniq("dfsio-native"), t, p["dfs_files"], p["size_mb"], p["rand_reads"],
                      what="%s, %d threads" % (s, t))
+    b.settle(c, start, "hdfs-native dfsio")  # it deletes its files at its end
     if not r:
         return
     b.add(("dfs", s, "hdfs-native", "write", t), dig(r, "write", "aggregate_mib_per_s"))

@@ -96,8 +96,7 @@ def head(r, limits):
           "## Machine", ""] + facts_table(r.data["facts"]) + ["",
           "Everything (clients, the NameNode and 3 DataNodes of each system, the benchmark JVMs) shares these CPUs; "
           "the machine may be shared with other work, so figures are noisy. " + r.reps_sentence() +
-          " Repetitions alternate between the systems (HDFS, Cairn, HDFS, Cairn, …) so that a change in the "
-          "background load hits both.", "",
+          " " + r.order_sentence(), "",
           "## Set-up", "",
           "* " + SETUP_HDFS,
           "* " + SETUP_CAIRN,

@@ -65,6 +65,26 @@ class Run:
         return "%s – %s (%.0f minutes)" % (self.started.strftime("%Y-%m-%d %H:%M"), self.finished.strftime("%H:%M UTC"),
                                            self.minutes())
 
+    def order_sentence(self):
+        """How the runs of the systems were ordered, and whether each waited for the last one's deletions
+        (runs from before `order_turns` and `settle` were parameters did neither)."""
+        if self.p.get("order_turns"):
+            s = ("Repetitions alternate between the systems, and the order turns each repetition (HDFS then "
+                 "Cairn, then Cairn then HDFS, …), so that a change in the background load, and what one "
+                 "system's run leaves behind, hits both.")
+        else:
+            s = ("Repetitions alternate between the systems (HDFS, Cairn, HDFS, Cairn, …) so that a change in the "
+                 "background load hits both.")
+        return s + self.settle_sentence()
+
+    def settle_sentence(self):
+        """' ' + whether each data-path run waited for the last one's deletions, or ''."""
+        if not self.p.get("settle"):
+            return ""
+        return (" After every data-path run that deletes its files, the next run starts only once the "
+                "cluster's directory has shrunk back (both systems unlink replicas in the background, seconds "
+                "after the delete returns; a run timed meanwhile is slowed by the last one's clean-up).")
+
     def reps_sentence(self):
         """How many repetitions each figure has, and whether any has fewer (failed runs)."""
         reps = self.p["reps"]

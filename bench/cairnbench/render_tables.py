@@ -25,7 +25,7 @@ def hdfs959_section(r):
           "(the seed tabulates the gain of each item, which is 100 / that − 1)." % (
               (p["dfs_files"], p["size_mb"]) + _threads(p) + (SETUP_JAVA, SETUP_NATIVE)), "",
           "Clusters: one at a time, restarted for every row (fresh data directory). " + SETUP_HDFS + " " + SETUP_CAIRN +
-          " Each Cairn row adds the `-D` setting(s) shown (`cairn -D key=false up …`).", "",
+          " Each Cairn row adds the `-D` setting(s) shown (`cairn -D key=false up …`)." + r.settle_sentence(), "",
           "| configuration | HDFS-959 item | Java write MiB/s | % of all on | Java read MiB/s "
           "| hdfs-native write MiB/s | % of all on | hdfs-native read MiB/s |",
           "|---|---|---|---|---|---|---|---|"]
@@ -67,13 +67,14 @@ def checksum_section(r):
           "Measured by `%s`, %s. %s" % (r.data["command"], r.span(), r.reps_sentence()), "",
           "For each `dfs.bytes-per-checksum` C, an HDFS cluster (`./harness minidfs … -D dfs.bytes-per-checksum=C`) and a "
           "Cairn cluster (`cairn -D dfs.bytes-per-checksum=C up …`) are started side by side (otherwise as below) and "
-          "stopped after C's runs; repetitions alternate between them. Workload as the seed's TestDFSIO rounds, scaled to "
+          "stopped after C's runs; repetitions alternate between them%s. Workload as the seed's TestDFSIO rounds, scaled to "
           "this machine: %d files × %d MiB written (replication 3), read back sequentially, then %s random 4 KiB "
           "positional reads at aligned offsets (`--randread-mode pread`, the same offsets on both systems), by %d client "
           "thread%s. *write s*, *read s*, *random read s* = wall time of each phase (what the seed tabulates); MiB/s = "
           "aggregate (MiB = 2^20 bytes); IOPS and p99 latency of the random reads. Ratio rows are Cairn ÷ HDFS of each "
-          "figure (for times and latency lower is better)." % ((p["dfs_files"], p["size_mb"], f(p["rand_reads"])) +
-                                                              _threads(p)),
+          "figure (for times and latency lower is better)." % (
+              (", the order turning each repetition" if p.get("order_turns") else "",
+               p["dfs_files"], p["size_mb"], f(p["rand_reads"])) + _threads(p)) + r.settle_sentence(),
           "",
           "* " + SETUP_HDFS.replace("CRC32C/512", "CRC32C with C bytes per checksum"),
           "* " + SETUP_CAIRN.replace("CRC32C/512", "CRC32C with C bytes per checksum"),

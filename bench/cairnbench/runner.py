@@ -21,10 +21,20 @@ import time
 import urllib.request
 
 SCHEMA = 1
+# Bench.settle: within one replica of the start is done; no change for this long, or this long in all, ends it.
+SETTLE_SLACK = 128 << 20
+SETTLE_QUIET = 8.0
+SETTLE_MAX = 60.0
 
 
 def now():
     return datetime.datetime.now(datetime.timezone.utc)
+
+
+def in_turn(systems, rep):
+    """The systems in repetition `rep`'s order: as given on even repetitions, reversed on odd ones, so
+    that what a run leaves behind (writeback of its data, deletions, a warm cache) falls on each side."""
+    return systems if rep % 2 == 0 else systems[::-1]
 
 
 class Proc:
@@ -189,6 +199,39 @@ class Bench:
     def stop_all(self):
         for c in list(self.clusters):
             self.stop_cluster(c)
+
+    # ------------------------------------------------------------ between runs
+    def data_bytes(self, c):
+        """Bytes the cluster's directory holds on disk now (allocated blocks: a deleted replica is gone)."""
+        total = 0
+        for dp, _, fns in os.walk(c.dir):
+            for fn in fns:
+                try:
+                    total += os.lstat(os.path.join(dp, fn)).st_blocks * 512
+                except OSError:
+                    pass  # deleted while walking
+        return total
+
+    def settle(self, c, baseline, what):
+        """Waits until the replicas a run deleted are gone from the disk: `c`'s directory back within
+        SETTLE_SLACK of `baseline` (its size before the run wrote), or no change for SETTLE_QUIET seconds,
+        or SETTLE_MAX. Both systems delete in the background after the delete returns (HDFS's NameNode
+        hands the work to 32% of its DataNodes per monitor pass, Cairn's to each at its next heartbeat), and
+        unlinking a run's 3 GiB of replicas takes seconds here: a run timed meanwhile would be billed
+        for the last run's clean-up, on whichever system ran next."""
+        t0 = last_change = time.time()
+        last = self.data_bytes(c)
+        while last > baseline + SETTLE_SLACK:
+            now = time.time()
+            if now - t0 > SETTLE_MAX or now - last_change > SETTLE_QUIET:
+                self.log("settle", c.name, "after", what, ": still %d MiB above the start after %.1fs" % (
+                    (last - baseline) >> 20, now - t0))
+                return
+            time.sleep(0.25)
+            size = self.data_bytes(c)
+            if size != last:
+                last, last_change = size, time.time()
+        self.log("settle", c.name, "after", what, ": deletions done in %.1fs" % (time.time() - t0))
 
     # ------------------------------------------------------------ facts
     def commit(self):

@@ -284,3 +284,10 @@ fn renders_the_scale_section() {
 fn renders_the_ha_section() {
     python_unittest("cairnbench.test_render_ha");
 }
+
+/// What the pages say about the order of the systems' runs, and
+/// `runner.in_turn`: bench/cairnbench/test_render_common.py.
+#[test]
+fn says_how_the_runs_were_ordered() {
+    python_unittest("cairnbench.test_render_common");
+}

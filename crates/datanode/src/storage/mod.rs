@@ -44,6 +44,7 @@ mod load;
 mod locks;
 pub mod meta;
 mod pool_admin;
+mod range_writeback;
 pub mod reader;
 pub mod recover_rbw;
 pub mod recovery;

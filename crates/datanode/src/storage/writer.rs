@@ -30,7 +30,6 @@
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};
-use std::os::fd::AsRawFd;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -40,6 +39,7 @@ use crate::checksum::{ChecksumKind, Crc32cImpl, DataChecksum, CHECKSUM_SIZE};
 use crate::ids::{GenStamp, ReplicaKey};
 use crate::metrics::Metrics;
 use crate::storage::meta;
+use crate::storage::range_writeback;
 use crate::storage::replica::WriterLease;
 use crate::storage::RbwShared;
 
@@ -335,16 +335,10 @@ impl ReplicaWriter {
     }
 
     /// Asks the kernel to start writing the data written since the last
-    /// request, once there are [`WRITEBACK_STEP`] bytes of it.
-    /// `POSIX_FADV_DONTNEED` starts the range's writeback without waiting
-    /// for it (Linux; PostgreSQL flushes data this way where
-    /// `sync_file_range` is missing, which no safe wrapper offers here).
-    /// It is not free for the cache: pages of the range already clean
-    /// (written by the flusher, or whose write finished before the
-    /// advice's invalidation pass) are dropped, and dirty ones are moved
-    /// to be reclaimed first once written, so data just written can leave
-    /// the cache sooner than without it. Advice, not a write: a failure
-    /// only turns writeback behind off for this replica.
+    /// request, once there are [`WRITEBACK_STEP`] bytes of it
+    /// (`sync_file_range`: the pages stay in the cache, clean once written,
+    /// for readers of the new replica). Advice, not a write: a failure only
+    /// turns writeback behind off for this replica.
     fn start_writeback(&mut self) {
         let Some(from) = self.writeback_from else {
             return;
@@ -352,18 +346,7 @@ impl ReplicaWriter {
         if self.len < from + WRITEBACK_STEP {
             return;
         }
-        let range = (i64::try_from(from), i64::try_from(self.len - from));
-        let advised = match range {
-            (Ok(at), Ok(len)) => nix::fcntl::posix_fadvise(
-                self.data.as_raw_fd(),
-                at,
-                len,
-                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
-            )
-            .map_err(|e| e.to_string()),
-            _ => Err("offset out of range".to_string()),
-        };
-        match advised {
+        match range_writeback::start(&self.data, from, self.len - from) {
             Ok(()) => {
                 Metrics::inc(&self.metrics.writeback_requests);
                 self.writeback_from = Some(self.len);
