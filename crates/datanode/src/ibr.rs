@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use tokio::sync::mpsc;
-use tracing::warn;
+use tracing::{debug, warn};
 
 use crate::ids::{GenStamp, ReplicaKey, StorageId};
 use crate::storage::FinalizedReplica;
@@ -55,10 +55,17 @@ impl IbrQueue {
     }
 
     fn push(&self, e: IbrEntry) {
-        if let Err(err) = self.tx.try_send(e) {
+        match self.tx.try_send(e) {
+            Ok(()) => {}
             // The reporter drains the queue continuously; a full queue means
             // it is stuck, and the next full block report will cover this.
-            warn!(error = %err, "incremental block report queue full; entry dropped");
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                warn!("incremental block report queue full; entry dropped")
+            }
+            // The reporter has stopped: the DataNode is shutting down.
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                debug!("incremental block report not queued: the reporter has stopped")
+            }
         }
     }
 
