@@ -4,10 +4,11 @@
 //! for `dfs.datanode.sync.behind.writes`.
 //!
 //! The DataNode first did this with `POSIX_FADV_DONTNEED`, which also starts
-//! the range's writeback but then drops every page of it already written:
-//! on a fast disk most of the range, so a read right after an hdfs-native
-//! write (which syncs every block, so is written back behind) went to the
-//! disk for data just written (docs/datanode-write-path.md). No crate we
+//! the range's writeback but then drops the pages of it already written
+//! (and drains every CPU's LRU cache to try again), so a read right after an
+//! hdfs-native write (which syncs every block, so is written back behind)
+//! went to the disk for part of the data just written
+//! (docs/datanode-write-path.md). No crate we
 //! use wraps `sync_file_range` safely, so this is the workspace's one
 //! `unsafe` call; it is sound for any arguments (see below).
 
