@@ -201,10 +201,11 @@ pub enum Writeback {
     /// Never: the page cache writes data back when it likes.
     Off,
     /// For replicas that will be synced as far as the DataNode can tell:
-    /// all of them with `dfs.datanode.synconclose`, else while any of the
-    /// last 32 replicas clients wrote here was synced (`syncBlock`,
-    /// hsync). Where no client syncs, data stays in the page cache, as
-    /// HDFS leaves it.
+    /// all of them with `dfs.datanode.synconclose`; else a Java client's
+    /// when its own last replica here was synced (`syncBlock`, hsync),
+    /// and another client's while any of the last 32 replicas such
+    /// clients wrote here was. Where no client syncs, data stays in the
+    /// page cache, as HDFS leaves it.
     Synced,
     /// Every replica (HDFS's `dfs.datanode.sync.behind.writes`).
     Always,

@@ -1,8 +1,9 @@
-//! Writeback behind the writer: while any of the last 32 replicas clients
-//! wrote to this DataNode was synced, new replicas are written back
-//! as they arrive (a request every 8 MiB); when clients do not sync, data
-//! is left to the page cache, as HDFS leaves it. The data reads back the
-//! same either way.
+//! Writeback behind the writer: a Java client (`DFSClient_...`, one name
+//! for every block it writes) is written back behind when its own last
+//! replica here was synced; other clients (hdfs-native names each
+//! connection anew) while any of the last 32 replicas such clients wrote
+//! here was synced. When clients do not sync, data is left to the page
+//! cache, as HDFS leaves it. The data reads back the same either way.
 
 mod common;
 
@@ -27,10 +28,26 @@ async fn write_as(
     write_with(dn.xfer, &req, payload, sync).await
 }
 
-/// Goal: writeback requests (one per 8 MiB) only while one of the last 32
-/// client replicas was synced; every ack a success and the bytes intact.
+/// An hdfs-native-style client name: a fresh UUID-shaped string.
+fn native(n: u32) -> String {
+    format!("{n:08x}-3f57-4bde-9d7e-1f4e3a1b2c3d")
+}
+
+async fn reads_back(dn: &RunningDn, ids: &[u64], want: &[u8]) {
+    for &id in ids {
+        let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
+        let (_, got) = read_range(&mut conn, id, 1001, 0, want.len() as u64)
+            .await
+            .expect("read");
+        assert!(got == want, "block {id} reads back different bytes");
+    }
+}
+
+/// Goal: for clients without a lasting name, writeback requests (one per
+/// 8 MiB) only while one of the last 32 such replicas was synced; every
+/// ack a success and the bytes intact.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn replicas_are_written_back_behind_while_clients_sync() {
+async fn unnamed_clients_are_written_back_behind_while_they_sync() {
     let (nn_addr, _nn, _t) = start_namenode().await;
     let dir = tempfile::tempdir().expect("tempdir");
     let dn = start_datanode(dir.path(), nn_addr, &[]).await;
@@ -38,33 +55,63 @@ async fn replicas_are_written_back_behind_while_clients_sync() {
     let small = data(1000, 6);
 
     // Nobody synced yet: nothing asked of the kernel.
-    write_as(&dn, 700, "DFSClient_a", &big, false).await;
+    write_as(&dn, 700, &native(1), &big, false).await;
     assert_eq!(metric(dn.http, "writeback_requests").await, 0);
 
-    // One client's block-end sync turns it on for the replicas after it
-    // (another client's among them: hdfs-native's names change anyway).
-    write_as(&dn, 710, "DFSClient_b", &small, true).await;
-    let acks = write_as(&dn, 701, "DFSClient_c", &big, false).await;
+    // One client's block-end sync turns it on for the replicas after it,
+    // under another name (hdfs-native's names change anyway).
+    write_as(&dn, 710, &native(2), &small, true).await;
+    let acks = write_as(&dn, 701, &native(3), &big, false).await;
     assert!(acks.iter().all(|a| a.reply == vec![0]), "{acks:?}");
     assert_eq!(metric(dn.http, "writeback_requests").await, 1);
 
     // The sync is the 32nd replica back when 702 starts, the 33rd when
     // 703 does: off again.
     for id in 720..750 {
-        write_as(&dn, id, "DFSClient_e", &small, false).await;
+        write_as(&dn, id, &native(id as u32), &small, false).await;
     }
-    write_as(&dn, 702, "DFSClient_e", &big, false).await;
+    write_as(&dn, 702, &native(4), &big, false).await;
     assert_eq!(metric(dn.http, "writeback_requests").await, 2);
-    write_as(&dn, 703, "DFSClient_e", &big, false).await;
+    write_as(&dn, 703, &native(5), &big, false).await;
     assert_eq!(metric(dn.http, "writeback_requests").await, 2);
 
-    for id in [700, 701, 702, 703] {
-        let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
-        let (_, got) = read_range(&mut conn, id, 1001, 0, big.len() as u64)
-            .await
-            .expect("read");
-        assert!(got == big, "block {id} reads back different bytes");
-    }
+    reads_back(&dn, &[700, 701, 702, 703], &big).await;
+    dn.stop().await;
+}
+
+/// Goal: a Java client goes by its own last replica: not written back
+/// behind after other clients' syncs (the benchmark's hdfs-native rounds
+/// before its Java ones), nor on its first block; written back behind
+/// after its own sync (an HBase log's), and off again after a block it
+/// did not sync.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_java_client_goes_by_its_own_syncs() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dn = start_datanode(dir.path(), nn_addr, &[]).await;
+    let big = data(9 << 20, 11);
+    let small = data(1000, 12);
+    let java = "DFSClient_NONMAPREDUCE_-1402436402_1";
+    let hbase = "DFSClient_NONMAPREDUCE_77231_48";
+
+    write_as(&dn, 600, &native(1), &small, true).await;
+    write_as(&dn, 601, java, &big, false).await;
+    write_as(&dn, 602, java, &big, false).await;
+    assert_eq!(metric(dn.http, "writeback_requests").await, 0);
+    // The unnamed clients' rule still holds for them.
+    write_as(&dn, 603, &native(2), &big, true).await;
+    assert_eq!(metric(dn.http, "writeback_requests").await, 1);
+
+    write_as(&dn, 604, hbase, &small, true).await;
+    write_as(&dn, 605, hbase, &big, true).await;
+    assert_eq!(metric(dn.http, "writeback_requests").await, 2);
+    write_as(&dn, 606, java, &big, false).await;
+    assert_eq!(metric(dn.http, "writeback_requests").await, 2);
+    write_as(&dn, 607, hbase, &small, false).await;
+    write_as(&dn, 608, hbase, &big, false).await;
+    assert_eq!(metric(dn.http, "writeback_requests").await, 2);
+
+    reads_back(&dn, &[601, 602, 603, 605, 606, 608], &big).await;
     dn.stop().await;
 }
 

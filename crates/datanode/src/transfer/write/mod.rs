@@ -102,6 +102,9 @@ struct WriteRequest {
     /// balancer bandwidth's budget, as the proxy's packets do (HDFS
     /// throttles both ends of a move with one throttler a DataNode).
     balancing: bool,
+    /// The writer's name (the request header's `clientName`; empty for a
+    /// DataNode's own copies): whose history decides writeback behind.
+    client_name: String,
 }
 
 /// Checks a WRITE_BLOCK request as the DataNode does before anything else
@@ -162,6 +165,7 @@ fn decode(req: &OpWriteBlockProto) -> Result<WriteRequest, String> {
         acks: !req.header.client_name.is_empty() && !transfer,
         transfer,
         balancing: false,
+        client_name: req.header.client_name.clone(),
     })
 }
 
@@ -264,6 +268,7 @@ pub(crate) async fn receive_copy(
         acks: false,
         transfer: true,
         balancing: true,
+        client_name: String::new(),
     };
     let writer = match set_up_replica(shared, &w, 0, 0).await?? {
         Setup::Writer(writer) => writer,
@@ -340,7 +345,7 @@ async fn receive(
     let cfg = &shared.config;
     // Every kind of write, a Balancer's move among them (as HDFS's
     // receiver syncs behind any write).
-    if shared.sync_history.wants() {
+    if shared.sync_history.wants(&w.client_name) {
         writer.write_back_behind();
     }
     let rbw = writer.shared.clone();

@@ -50,7 +50,7 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
         if last && w.acks {
             // What clients do decides whether later replicas are
             // written back behind.
-            shared.sync_history.finished(sync_seen);
+            shared.sync_history.finished(&w.client_name, sync_seen);
         }
         Metrics::add(&m.write_bytes_received, data_len as u64);
         if w.balancing && data_len > 0 {
