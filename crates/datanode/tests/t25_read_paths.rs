@@ -2,11 +2,14 @@
 //! transferTo) to clients that verify checksums, except a lone reader on
 //! this host, whose data is copied through the DataNode (its own copy then
 //! finds the data in the CPU's caches); copied and verified for clients
-//! that read without checksums. The bytes are the same either way.
+//! that read without checksums. A lone local reader of chunks larger than
+//! a packet (1 MiB checksum chunks) gets zero-copy as well. The bytes are
+//! the same either way.
 
 mod common;
 
 use cairn_datanode::metrics::Metrics;
+use cairn_proto::hadoop::hdfs::op_write_block_proto::BlockConstructionStage as Stage;
 use cairn_proto::protocols::op;
 use common::*;
 use tokio::io::AsyncWriteExt;
@@ -106,5 +109,48 @@ async fn a_lone_reader_elsewhere_gets_zero_copy() {
         .expect("read");
     assert!(got == a);
     assert_eq!(Metrics::get(&dn.metrics.read_bytes_zero_copy), LEN as u64);
+    dn.stop().await;
+}
+
+/// Goal: with 1 MiB checksum chunks (a packet is then one whole chunk) a
+/// lone local reader gets zero-copy: copied, each 4 KiB read would copy
+/// and verify a whole MiB here, out of the caches before the reader's own
+/// copy. The reader gets exactly the bytes it asked for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lone_local_reader_of_large_chunks_gets_zero_copy() {
+    const CHUNK: usize = 1 << 20;
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let d = tempfile::tempdir().expect("tempdir");
+    let dn = start_datanode(d.path(), nn_addr, &[]).await;
+    let a = data(3 * CHUNK, 73);
+    let mut req = write_request(963, 1001, Stage::PipelineSetupCreate, vec![], 0, 0);
+    req.requested_checksum.bytes_per_checksum = CHUNK as u32;
+    let mut w = open_write(dn.xfer, &req).await;
+    assert_eq!(w.connect_ack.status, 0, "connect-ack {:?}", w.connect_ack);
+    let mut seqno = 0i64;
+    for (i, chunk) in a.chunks(CHUNK).enumerate() {
+        let offset = (i * CHUNK) as u64;
+        w.send(&packet_by(offset, seqno, chunk, false, false, CHUNK))
+            .await;
+        seqno += 1;
+    }
+    for _ in 0..seqno {
+        assert_eq!(w.ack().await.reply, vec![0]);
+    }
+    w.send(&packet_by(a.len() as u64, seqno, &[], true, false, CHUNK))
+        .await;
+    assert_eq!(w.ack().await.reply, vec![0]);
+
+    let from = CHUNK + 8192;
+    let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
+    let (resp, got) = read_range(&mut conn, 963, 1001, from as u64, 4096)
+        .await
+        .expect("read");
+    let sums = resp.read_op_checksum_info.expect("checksum info").checksum;
+    assert_eq!(sums.bytes_per_checksum, CHUNK as u32);
+    assert!(got == a[from..from + 4096]);
+    let m = &dn.metrics;
+    assert_eq!(Metrics::get(&m.read_bytes_zero_copy), CHUNK as u64);
+    assert_eq!(Metrics::get(&m.read_bytes_sent), CHUNK as u64);
     dn.stop().await;
 }

@@ -97,8 +97,10 @@ pub(crate) async fn read_block(
     let _sending = GaugeGuard::new(&m.reads_active);
     let send_sums = req.send_checksums.unwrap_or(true);
     let zero_copy = cfg.read_zero_copy && super::zero_copy::supported();
-    let way = Way {
-        copied: !(zero_copy && send_sums && !cache_helps(shared, conn)),
+    let can_zero_copy = zero_copy && send_sums;
+    let local_copy = can_zero_copy && cache_helps(shared, conn);
+    let mut way = Way {
+        copied: !can_zero_copy || local_copy,
         send_sums,
         packet_bytes: cfg.read_packet_bytes as u64,
         verify: cfg.read_verify_checksums.then_some(cfg.write_path.crc),
@@ -108,15 +110,24 @@ pub(crate) async fn read_block(
     let opened = tokio::task::spawn_blocking(move || {
         let reader = storage.open_reader(&k2, min_gs)?;
         let plan = plan_read(&reader, offset, len, way);
+        // Chunks larger than a packet (1 MiB checksum chunks) make every
+        // packet one whole chunk: copied, it is verified here and leaves
+        // the CPU's caches before the reader copies it out, so the copy
+        // no longer pays for itself (a 4 KiB read moves the whole chunk).
+        if let Ok(p) = &plan {
+            if local_copy && p.span.per_packet > way.packet_bytes {
+                way.copied = false;
+            }
+        }
         let first = match &plan {
             Ok(p) if way.copied && p.span.start < p.span.end => Some(first_batch(&reader, p, way)),
             _ => None,
         };
-        Ok::<_, StorageError>((reader, plan, first))
+        Ok::<_, StorageError>((reader, plan, first, way))
     })
     .await
     .map_err(|e| XferError::Protocol(format!("open task failed: {e}")))?;
-    let (reader, plan, first) = match opened {
+    let (reader, plan, first, way) = match opened {
         Ok(r) => r,
         Err(e) => {
             debug!(replica = %key, error = %e, "READ_BLOCK refused");
@@ -369,7 +380,9 @@ fn last_packet(span: Span, seqno: i64) -> BytesMut {
 /// the socket then reads data the DataNode's copy just brought into the
 /// CPU's caches, not memory) while this is the only read here, so the
 /// DataNode's CPU is to spare. Under concurrent reads, and for readers
-/// elsewhere, saving the DataNode's two copies wins.
+/// elsewhere, saving the DataNode's two copies wins. Once the replica is
+/// open, chunks larger than a packet send with `sendfile` too (see
+/// `read_block`).
 fn cache_helps(shared: &Shared, conn: &Conn) -> bool {
     if !shared.config.read_local_copy {
         return false;

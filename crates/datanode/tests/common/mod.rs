@@ -457,7 +457,12 @@ pub fn data(len: usize, seed: u64) -> Vec<u8> {
 }
 
 pub fn sums_of(data: &[u8]) -> Vec<u8> {
-    data.chunks(BPC)
+    sums_by(data, BPC)
+}
+
+/// The CRC32C checksums of `data` in chunks of `bpc` bytes.
+pub fn sums_by(data: &[u8], bpc: usize) -> Vec<u8> {
+    data.chunks(bpc)
         .flat_map(|c| crc32c(Crc32cImpl::Hardware, c).to_be_bytes())
         .collect()
 }
@@ -530,10 +535,22 @@ pub fn op_bytes<M: Message>(code: u8, m: &M) -> Vec<u8> {
 
 /// One write packet's bytes.
 pub fn packet(offset: u64, seqno: i64, payload: &[u8], last: bool, sync: bool) -> Vec<u8> {
+    packet_by(offset, seqno, payload, last, sync, BPC)
+}
+
+/// [`packet`] with checksum chunks of `bpc` bytes.
+pub fn packet_by(
+    offset: u64,
+    seqno: i64,
+    payload: &[u8],
+    last: bool,
+    sync: bool,
+    bpc: usize,
+) -> Vec<u8> {
     let mut out = BytesMut::new();
     encode_packet(
         &header(offset, seqno, last, payload.len(), sync),
-        &sums_of(payload),
+        &sums_by(payload, bpc),
         payload,
         &mut out,
     );
@@ -713,7 +730,7 @@ pub async fn read_range(
         }
         assert!(!p.header.last_packet_in_block);
         let d = p.data();
-        assert_eq!(sums_of(&d), p.sums().to_vec(), "checksums");
+        assert_eq!(sums_by(&d, bpc as usize), p.sums().to_vec(), "checksums");
         pos += d.len() as u64;
         got.extend_from_slice(&d);
     }
