@@ -9,7 +9,7 @@
 //! | --- | --- | --- | --- |
 //! | `cairn.datanode.write.pipelined-stages` | 2.1 | network and disk stages joined by a bounded queue | the network stage waits for each packet's disk write |
 //! | `cairn.datanode.write.early-ack` | 2.3 | ack once queued and acked downstream | ack after the packet is on disk |
-//! | `cairn.datanode.write.bulk-receive` | 2.2 | packets read through a large buffer, many per read | each packet read in small reads |
+//! | `cairn.datanode.write.bulk-receive` | 2.2 | packets read into a large buffer, many per read, each handed on as a slice of it | each packet read in small reads |
 //! | `cairn.datanode.write.seek-free` | 2.4 | positional writes (`pwrite`), no `lseek` | `lseek` before every write |
 //! | `cairn.datanode.write.buffered-checksums` | 2.5 | checksums gathered into large meta writes | one write per chunk checksum |
 //! | `cairn.datanode.write.checksum-balancing` | 2.1 | the network stage verifies checksums while the disk queue is deep | only the disk stage verifies |

@@ -10,8 +10,8 @@
 //! ```
 //!
 //! * The **network stage** (this connection's task) reads packets — many per
-//!   read through a large buffer with `bulk-receive`, in small reads
-//!   without — forwards each one unchanged to the next DataNode at once,
+//!   read into a large buffer with `bulk-receive`, each handed on as a slice
+//!   of it, in small reads without — forwards each one unchanged to the next DataNode at once,
 //!   and queues it for the disk stage and the responder.
 //! * The **disk stage** (a blocking thread) verifies chunk checksums, then
 //!   writes data and checksums ([`crate::storage::ReplicaWriter`]), and on
@@ -53,6 +53,7 @@
 mod disk;
 mod mirror;
 mod network;
+mod receive_buf;
 mod responder;
 mod writeback;
 

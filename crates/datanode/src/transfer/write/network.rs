@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use cairn_proto::hadoop::hdfs::Status;
-use tokio::io::{AsyncRead, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWriteExt};
 use tokio::net::tcp::OwnedWriteHalf;
 use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
@@ -15,6 +15,7 @@ use tracing::{info, warn};
 use super::super::packet::{read_packet, Packet, PacketError};
 use super::super::XferError;
 use super::disk::{DiskItem, DiskProgress};
+use super::receive_buf::ReceiveBuf;
 use super::responder::AckItem;
 use super::{check_packet, WriteRequest};
 use crate::metrics::Metrics;
@@ -34,12 +35,13 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
     let cfg = &shared.config;
     let m = &shared.metrics;
     let wp = cfg.write_path;
-    let small = (!wp.bulk_receive).then_some(cfg.small_read_bytes);
-    let mut reader = BulkReader::new(base, wp.bulk_receive, cfg.receive_buffer_bytes);
+    let mut bulk = wp
+        .bulk_receive
+        .then(|| ReceiveBuf::new(cfg.receive_buffer_bytes));
     let mut idx = 0u64;
     let mut sync_seen = false;
     loop {
-        let packet = next_packet(shared, &mut reader, small, abort).await?;
+        let packet = next_packet(shared, base, bulk.as_mut(), abort).await?;
         Metrics::inc(&m.packets_received);
         let h = &packet.header;
         let last = h.last_packet_in_block;
@@ -136,20 +138,24 @@ pub(super) async fn network_stage<R: AsyncRead + Unpin>(
     }
 }
 
-/// The next packet from the writer, within the read timeout.
+/// The next packet from the writer, within the read timeout: through the
+/// large buffer (bulk receive) or in small reads of the connection.
 async fn next_packet<R: AsyncRead + Unpin>(
     shared: &Shared,
-    reader: &mut BulkReader<'_, R>,
-    small: Option<usize>,
+    base: &mut R,
+    bulk: Option<&mut ReceiveBuf>,
     abort: &CancellationToken,
 ) -> Result<Packet, XferError> {
     let cfg = &shared.config;
+    let read = async {
+        match bulk {
+            Some(b) => b.next(base, cfg.max_packet_bytes).await,
+            None => read_packet(base, cfg.max_packet_bytes, Some(cfg.small_read_bytes)).await,
+        }
+    };
     tokio::select! {
         _ = abort.cancelled() => Err(XferError::Cancelled),
-        r = tokio::time::timeout(
-            cfg.socket_read_timeout,
-            read_packet(reader, cfg.max_packet_bytes, small),
-        ) => match r {
+        r = tokio::time::timeout(cfg.socket_read_timeout, read) => match r {
             Err(_) => Err(XferError::Timeout("waiting for a packet")),
             Ok(Err(PacketError::Eof)) => {
                 Err(XferError::Protocol("connection closed before the last packet".into()))
@@ -226,41 +232,5 @@ async fn disk_item(
         verified,
         sync,
         _permit: permit,
-    }
-}
-
-/// Reads through a large buffer (bulk receive) or straight from the
-/// connection's small one.
-struct BulkReader<'a, R> {
-    inner: Either<'a, R>,
-}
-
-enum Either<'a, R> {
-    Plain(&'a mut R),
-    Bulk(BufReader<&'a mut R>),
-}
-
-impl<'a, R: AsyncRead + Unpin> BulkReader<'a, R> {
-    fn new(r: &'a mut R, bulk: bool, capacity: usize) -> Self {
-        BulkReader {
-            inner: if bulk {
-                Either::Bulk(BufReader::with_capacity(capacity, r))
-            } else {
-                Either::Plain(r)
-            },
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for BulkReader<'_, R> {
-    fn poll_read(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        match &mut self.get_mut().inner {
-            Either::Plain(r) => std::pin::Pin::new(&mut **r).poll_read(cx, buf),
-            Either::Bulk(r) => std::pin::Pin::new(r).poll_read(cx, buf),
-        }
     }
 }
