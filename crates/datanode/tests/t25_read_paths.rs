@@ -125,21 +125,11 @@ async fn a_lone_local_reader_of_large_chunks_gets_zero_copy() {
     let a = data(3 * CHUNK, 73);
     let mut req = write_request(963, 1001, Stage::PipelineSetupCreate, vec![], 0, 0);
     req.requested_checksum.bytes_per_checksum = CHUNK as u32;
-    let mut w = open_write(dn.xfer, &req).await;
-    assert_eq!(w.connect_ack.status, 0, "connect-ack {:?}", w.connect_ack);
-    let mut seqno = 0i64;
-    for (i, chunk) in a.chunks(CHUNK).enumerate() {
-        let offset = (i * CHUNK) as u64;
-        w.send(&packet_by(offset, seqno, chunk, false, false, CHUNK))
-            .await;
-        seqno += 1;
+    let acks = write_in_packets(dn.xfer, &req, &a, false, CHUNK, CHUNK).await;
+    assert_eq!(acks.len(), 4);
+    for ack in &acks {
+        assert_eq!(ack.reply, vec![0]);
     }
-    for _ in 0..seqno {
-        assert_eq!(w.ack().await.reply, vec![0]);
-    }
-    w.send(&packet_by(a.len() as u64, seqno, &[], true, false, CHUNK))
-        .await;
-    assert_eq!(w.ack().await.reply, vec![0]);
 
     let from = CHUNK + 8192;
     let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");

@@ -630,26 +630,41 @@ pub async fn write_with(
     payload: &[u8],
     sync: bool,
 ) -> Vec<PipelineAckProto> {
+    write_in_packets(addr, req, payload, sync, PACKET_DATA, BPC).await
+}
+
+/// [`write_with`] in packets of `packet_data` bytes with checksum chunks of
+/// `bpc` bytes (the request's `requested_checksum` must say the same).
+pub async fn write_in_packets(
+    addr: SocketAddr,
+    req: &OpWriteBlockProto,
+    payload: &[u8],
+    sync: bool,
+    packet_data: usize,
+    bpc: usize,
+) -> Vec<PipelineAckProto> {
     let mut w = open_write(addr, req).await;
     assert_eq!(w.connect_ack.status, 0, "connect-ack {:?}", w.connect_ack);
     let mut seqno = 0i64;
-    for (i, chunk) in payload.chunks(PACKET_DATA).enumerate() {
-        w.send(&packet(
-            (i * PACKET_DATA) as u64,
-            seqno,
-            chunk,
-            false,
-            false,
-        ))
-        .await;
+    for (i, chunk) in payload.chunks(packet_data).enumerate() {
+        let offset = (i * packet_data) as u64;
+        w.send(&packet_by(offset, seqno, chunk, false, false, bpc))
+            .await;
         seqno += 1;
     }
     let mut acks = Vec::new();
     for _ in 0..seqno {
         acks.push(w.ack().await);
     }
-    w.send(&packet(payload.len() as u64, seqno, &[], true, sync))
-        .await;
+    w.send(&packet_by(
+        payload.len() as u64,
+        seqno,
+        &[],
+        true,
+        sync,
+        bpc,
+    ))
+    .await;
     acks.push(w.ack().await);
     acks
 }
