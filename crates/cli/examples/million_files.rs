@@ -1,5 +1,5 @@
 //! The NameNode with a large namespace: builds N files (default 1,000,000,
-//! 1,000 per directory) directly with the namespace API, saves them as the
+//! 1,000 per directory; `--per-dir 4` is NNThroughputBenchmark's shape) directly with the namespace API, saves them as the
 //! image of a formatted metadata directory, then measures against the real
 //! `cairn namenode` process (release build next to this example):
 //! restart time (start to first answered RPC), resident memory per file,
@@ -12,7 +12,7 @@
 //!
 //! ```sh
 //! cargo build --release -p cairn --bin cairn --examples
-//! cargo run --release --example million_files -- --files 1000000 [--json]
+//! cargo run --release --example million_files -- --files 1000000 [--per-dir 1000] [--json]
 //!     [--compare-format-1] [--no-checkpoint] [--no-in-process] [--throughput N]
 //! ```
 
@@ -92,6 +92,8 @@ fn rss_kib(pid: u32) -> u64 {
 /// The command line.
 struct Options {
     files: usize,
+    /// Files per directory (NNThroughputBenchmark's create puts 4 in each).
+    per_dir: usize,
     json: bool,
     compare: bool,
     checkpoint_phase: bool,
@@ -103,6 +105,7 @@ struct Options {
 fn options() -> anyhow::Result<Options> {
     let mut o = Options {
         files: 1_000_000,
+        per_dir: 1000,
         json: false,
         compare: false,
         checkpoint_phase: true,
@@ -117,6 +120,13 @@ fn options() -> anyhow::Result<Options> {
                     .next()
                     .ok_or_else(|| anyhow::anyhow!("--files N"))?
                     .parse()?;
+            }
+            "--per-dir" => {
+                o.per_dir = args
+                    .next()
+                    .ok_or_else(|| anyhow::anyhow!("--per-dir N"))?
+                    .parse::<usize>()?
+                    .max(1);
             }
             "--json" => o.json = true,
             "--compare-format-1" => o.compare = true,
@@ -134,12 +144,17 @@ fn options() -> anyhow::Result<Options> {
     Ok(o)
 }
 
-/// `files` empty closed files, 1,000 a directory, through the namespace API.
-fn build_namespace(files: usize, user: &str) -> anyhow::Result<Namespace> {
+/// The path of file `i` with `per_dir` files a directory.
+fn file_path(i: usize, per_dir: usize) -> String {
+    format!("/big/dir{:07}/file{:07}", i / per_dir, i)
+}
+
+/// `files` empty closed files, `per_dir` a directory, through the namespace API.
+fn build_namespace(files: usize, per_dir: usize, user: &str) -> anyhow::Result<Namespace> {
     let mut ns = Namespace::new(user, "supergroup", 1, Limits::default());
     let caller = Caller::superuser(user);
     for i in 0..files {
-        let path = format!("/big/dir{:04}/file{:07}", i / 1000, i);
+        let path = file_path(i, per_dir);
         ns.create(
             &caller,
             &path,
@@ -164,6 +179,7 @@ fn build_namespace(files: usize, user: &str) -> anyhow::Result<Namespace> {
 async fn sample_get_file_info(
     c: Arc<Client>,
     files: usize,
+    per_dir: usize,
     n: usize,
     stop: Arc<AtomicBool>,
 ) -> Vec<f64> {
@@ -172,7 +188,7 @@ async fn sample_get_file_info(
     while lat.len() < n && !stop.load(Ordering::Relaxed) {
         i = (i * 7919 + 13) % files.max(1);
         let req = pb::GetFileInfoRequestProto {
-            src: format!("/big/dir{:04}/file{:07}", i / 1000, i),
+            src: file_path(i, per_dir),
         };
         let t = Instant::now();
         let _: pb::GetFileInfoResponseProto = c.call("getFileInfo", &req).await.unwrap_or_default();
@@ -188,6 +204,7 @@ async fn checkpoint_reads(
     c: &Arc<Client>,
     name: &std::path::Path,
     files: usize,
+    per_dir: usize,
 ) -> anyhow::Result<(Vec<f64>, f64)> {
     let images_before = count_images(name);
     let t = Instant::now();
@@ -204,6 +221,7 @@ async fn checkpoint_reads(
     let reader = tokio::spawn(sample_get_file_info(
         c.clone(),
         files,
+        per_dir,
         usize::MAX,
         stop.clone(),
     ));
@@ -222,6 +240,7 @@ async fn checkpoint_reads(
 /// What one run measured.
 struct Figures {
     files: usize,
+    per_dir: usize,
     build_s: f64,
     image_bytes: u64,
     image_write_s: f64,
@@ -250,7 +269,7 @@ async fn main() -> anyhow::Result<()> {
 
     // 1. Build the namespace in memory.
     let t = Instant::now();
-    let ns = build_namespace(files, &user)?;
+    let ns = build_namespace(files, opts.per_dir, &user)?;
     let build_s = t.elapsed().as_secs_f64();
     // In process: the image codec alone (and the previous format's).
     let codec = if opts.in_process_phase {
@@ -303,7 +322,7 @@ async fn main() -> anyhow::Result<()> {
     let (mut child, addr) = start_namenode(&exe, &name, &checkpoint_often)?;
     let c = Arc::new(Client::connect(addr, &user, CLIENT_PROTOCOL).await?);
     let probe = pb::GetFileInfoRequestProto {
-        src: "/big/dir0000/file0000000".into(),
+        src: file_path(0, opts.per_dir),
     };
     let _: pb::GetFileInfoResponseProto = c.call("getFileInfo", &probe).await?;
     let restart_s = t.elapsed().as_secs_f64();
@@ -311,9 +330,9 @@ async fn main() -> anyhow::Result<()> {
     let rss_kib = rss_kib(child.id());
 
     // 4. getFileInfo latency at rest; 5. while a checkpoint runs.
-    let rest = sample_get_file_info(c.clone(), files, 20_000, Arc::default()).await;
+    let rest = sample_get_file_info(c.clone(), files, opts.per_dir, 20_000, Arc::default()).await;
     let (during, checkpoint_s) = if opts.checkpoint_phase {
-        checkpoint_reads(&c, &name, files).await?
+        checkpoint_reads(&c, &name, files, opts.per_dir).await?
     } else {
         (Vec::new(), 0.0)
     };
@@ -336,6 +355,7 @@ async fn main() -> anyhow::Result<()> {
 
     let figures = Figures {
         files,
+        per_dir: opts.per_dir,
         build_s,
         image_bytes,
         image_write_s,
@@ -372,6 +392,7 @@ fn print_json(f: Figures) {
     let (enc2, dec2, dec2_cpu) = f.codec;
     let mut o = serde_json::json!({
         "files": f.files,
+        "per_dir": f.per_dir,
         "namespace_build_s": f.build_s,
         "image_bytes": f.image_bytes,
         "image_bytes_per_file": f.image_bytes as f64 / f.files.max(1) as f64,
@@ -412,7 +433,10 @@ fn print_text(f: Figures) {
     let (rest_p50, rest_p99) = p50_p99(&f.rest);
     let (cp_p50, cp_p99) = p50_p99(&f.during);
     let (enc2, dec2, dec2_cpu) = f.codec;
-    println!("# cairn NameNode with {files} files (1,000 per directory), release build");
+    println!(
+        "# cairn NameNode with {files} files ({} per directory), release build",
+        f.per_dir
+    );
     println!("namespace build in memory:     {:>10.2} s", f.build_s);
     println!(
         "image write (format):          {:>10.2} s  ({:.2} s per million files; CPU {:.2} s per million; {:.1} MB, {:.1} B/file)",

@@ -69,6 +69,29 @@ pub trait Disk: Send + Sync {
     /// The I/O error of open or read.
     fn read(&self, path: &Path) -> io::Result<Vec<u8>>;
 
+    /// `len` bytes of a file from `offset` (a large file read in parts,
+    /// each by the thread that needs it). The default reads the whole file.
+    ///
+    /// # Errors
+    /// The I/O error of open or read; `UnexpectedEof` when the file ends
+    /// before `offset + len`.
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let data = self.read(path)?;
+        usize::try_from(offset)
+            .ok()
+            .and_then(|o| data.get(o..o.checked_add(len)?))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| io::Error::from(io::ErrorKind::UnexpectedEof))
+    }
+
+    /// A file's length in bytes.
+    ///
+    /// # Errors
+    /// The I/O error of stat (the default: of reading the file).
+    fn file_len(&self, path: &Path) -> io::Result<u64> {
+        Ok(self.read(path)?.len() as u64)
+    }
+
     /// Renames `from` to `to`, replacing `to` atomically.
     ///
     /// # Errors
@@ -162,6 +185,16 @@ impl Disk for RealDisk {
 
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {
         std::fs::read(path)
+    }
+
+    fn read_at(&self, path: &Path, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+        let mut buf = vec![0; len];
+        File::open(path)?.read_exact_at(&mut buf, offset)?;
+        Ok(buf)
+    }
+
+    fn file_len(&self, path: &Path) -> io::Result<u64> {
+        Ok(std::fs::metadata(path)?.len())
     }
 
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {

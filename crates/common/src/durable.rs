@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io;
 use std::path::Path;
 
-use crate::disk::{Disk, RealDisk};
+use crate::disk::{Disk, DiskFile, RealDisk};
 
 /// fsyncs a directory, making renames and creations in it durable.
 ///
@@ -29,6 +29,20 @@ pub fn write_atomic(path: &Path, contents: &[u8]) -> io::Result<()> {
 /// # Errors
 /// Any I/O error; the target is then left as it was.
 pub fn write_atomic_on(disk: &dyn Disk, path: &Path, contents: &[u8]) -> io::Result<()> {
+    write_atomic_with(disk, path, |f| f.write_all_at(contents, 0))
+}
+
+/// [`write_atomic_on`] of what `fill` writes into the temporary file (a
+/// large file written in parts as they are made); `fill` may sync parts
+/// early, the whole file is synced after it.
+///
+/// # Errors
+/// Any I/O error, `fill`'s included; the target is then left as it was.
+pub fn write_atomic_with(
+    disk: &dyn Disk,
+    path: &Path,
+    fill: impl FnOnce(&dyn DiskFile) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = path
         .parent()
         .ok_or_else(|| io::Error::other(format!("{} has no parent directory", path.display())))?;
@@ -38,7 +52,7 @@ pub fn write_atomic_on(disk: &dyn Disk, path: &Path, contents: &[u8]) -> io::Res
     let tmp = dir.join(format!(".{}.tmp", name.to_string_lossy()));
     {
         let f = disk.create(&tmp)?;
-        f.write_all_at(contents, 0)?;
+        fill(f.as_ref())?;
         f.sync_all()?;
     }
     disk.rename(&tmp, path)?;

@@ -30,6 +30,8 @@ use foldhash::fast::RandomState;
 
 const PAGE_BITS: u32 = 12;
 const PAGE_IDS: usize = 1 << PAGE_BITS;
+/// What a dense page takes: a 4-byte slot per id.
+pub(crate) const DENSE_PAGE_BYTES: usize = PAGE_IDS * 4;
 /// A dense page with fewer live ids than this turns sparse.
 const SPARSE_BELOW: usize = PAGE_IDS / 4;
 /// A sparse page with more ids than this turns dense.
@@ -171,6 +173,11 @@ pub(crate) struct IdIndex {
     /// The page of the newest ids, dense while it is (see the module).
     frontier: Option<u64>,
     len: usize,
+    /// During a bulk load ([`IdIndex::begin_load`]): how many more new
+    /// pages may start dense.
+    dense_credit: usize,
+    /// A bulk load is under way: pages are reshaped once, by `settle`.
+    loading: bool,
 }
 
 /// The page number of `id` and its offset in the page.
@@ -202,20 +209,30 @@ impl IdIndex {
         let next_to_frontier = self
             .frontier
             .is_none_or(|f| page_no == f || page_no == f + 1);
-        if next_to_frontier && !self.pages.contains_key(&page_no) {
-            // A new frontier: the page it takes over from may thin out,
-            // or give its few ids to the loose map.
-            if let Some(old) = self.frontier.replace(page_no) {
-                self.settle_page(old);
+        if !self.pages.contains_key(&page_no) {
+            if next_to_frontier {
+                // A new frontier: the page it takes over from may thin
+                // out, or give its few ids to the loose map.
+                if let Some(old) = self.frontier.replace(page_no) {
+                    if !self.loading {
+                        self.settle_page(old);
+                    }
+                }
+                self.pages.insert(page_no, Page::dense());
+            } else if self.dense_credit > 0 {
+                // A load's ids come in the image's order, not the ids':
+                // a dense page takes them without sorted inserts.
+                self.dense_credit -= 1;
+                self.pages.insert(page_no, Page::dense());
             }
-            self.pages.insert(page_no, Page::dense());
         }
         let frontier = self.frontier == Some(page_no);
+        let loading = self.loading;
         let page = self.pages.entry(page_no).or_default();
         let old = page.insert(at, slot);
         if old.is_none() {
             self.len += 1;
-            if !frontier {
+            if !frontier && !loading {
                 page.rebalance();
             }
         }
@@ -262,9 +279,19 @@ impl IdIndex {
         }
     }
 
+    /// Starts a bulk load that ends with [`IdIndex::settle`]: until then
+    /// up to `dense_pages` new pages start dense (16 KiB each, whatever
+    /// ids they get) and no page is reshaped per insert.
+    pub(crate) fn begin_load(&mut self, dense_pages: usize) {
+        self.dense_credit = dense_pages;
+        self.loading = true;
+    }
+
     /// Reshapes every page (after a bulk load, which only adds ids: pages
     /// it left with a few ids give them to the loose map).
     pub(crate) fn settle(&mut self) {
+        self.dense_credit = 0;
+        self.loading = false;
         let pages: Vec<u64> = self.pages.keys().copied().collect();
         for page_no in pages {
             self.settle_page(page_no);
@@ -429,6 +456,42 @@ mod tests {
         assert_eq!(index.page_counts(), (3, 2));
         assert_eq!(index.get(1 << 40), Some(1));
         assert_eq!(index.get(16_386 + 9_999), Some(10_002));
+    }
+
+    #[test]
+    fn a_bulk_load_fills_pages_dense_and_settles_them_once() {
+        let mut index = IdIndex::default();
+        index.begin_load(3);
+        let id = |page: u64, k: u64| (page << PAGE_BITS) + k;
+        let mut want = Vec::new();
+        // Three pages filled in turns (an image's order is not the ids'),
+        // one with five ids, one with a hundred.
+        for k in 0..3_000 {
+            for page in [14, 10, 12] {
+                want.push((id(page, k), want.len() as u32));
+            }
+        }
+        want.extend((0..5).map(|k| (id(20, k * 7), 0)));
+        want.extend((0..100).map(|k| (id(30, k * 3), 0)));
+        for (i, (id, slot)) in want.iter_mut().enumerate() {
+            *slot = i as u32;
+            assert_eq!(index.insert(*id, *slot), None);
+        }
+        // The frontier (14) and three on credit (10, 12, 20) are dense;
+        // credit spent, 30 is sparse. Nothing is reshaped yet.
+        assert_eq!(index.page_counts(), (4, 1));
+        assert!(want.iter().all(|(id, s)| index.get(*id) == Some(*s)));
+        index.settle();
+        // Page 20's five ids went loose; the full pages stay dense.
+        assert_eq!(index.page_counts(), (3, 1));
+        assert_eq!(index.loose_len(), 5);
+        assert_eq!(index.len(), want.len());
+        assert!(want.iter().all(|(id, s)| index.get(*id) == Some(*s)));
+        // Once settled, a thin page is reshaped as it changes again.
+        for k in 0..3_000 {
+            index.remove(id(10, k));
+        }
+        assert_eq!(index.page_counts(), (2, 1));
     }
 
     #[test]

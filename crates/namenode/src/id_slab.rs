@@ -114,6 +114,20 @@ impl<T: Keyed> IdSlab<T> {
         self.slots.reserve(more);
     }
 
+    /// Starts a bulk load of `memory` bytes or so of ids' index pages at
+    /// most; [`IdSlab::settle`] ends it (see [`IdIndex::begin_load`]).
+    pub(crate) fn begin_load(&mut self, memory: usize) {
+        self.index
+            .begin_load(memory / crate::id_index::DENSE_PAGE_BYTES);
+    }
+
+    /// Adds a record during a bulk load without looking for one with
+    /// its id first: a second record with one id leaves [`IdSlab::len`]
+    /// short of the records added, which the loader checks at the end.
+    pub(crate) fn insert_loaded(&mut self, id: T::Key, record: T) {
+        self.add(id, record);
+    }
+
     /// Removes record `id`; its slot may be reused by the next record.
     pub(crate) fn remove(&mut self, id: &T::Key) -> Option<T> {
         let slot = self.index.remove(T::raw(*id))?;

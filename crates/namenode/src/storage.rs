@@ -12,8 +12,8 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use cairn_common::disk::Disk;
-use cairn_common::durable::write_atomic_on;
+use cairn_common::disk::{Disk, DiskFile};
+use cairn_common::durable::{write_atomic_on, write_atomic_with};
 use tracing::{info, warn};
 
 use crate::journal::codec::{decode_record, encode_record, Decoded};
@@ -177,10 +177,56 @@ pub fn write_image(
     txid: u64,
     ns: &Namespace,
 ) -> Result<PathBuf, StorageError> {
-    let buf = crate::image::encode(ns, txid);
+    let started = std::time::Instant::now();
     let path = dir.join(format!("fsimage_{txid:019}"));
-    write_atomic_on(disk, &path, &buf).map_err(|e| io_err(&path, e))?;
+    let mut bytes = 0;
+    write_atomic_with(disk, &path, |file| {
+        bytes = write_sections(file, ns, txid)?;
+        Ok(())
+    })
+    .map_err(|e| io_err(&path, e))?;
+    // HDFS logs each image's size and time the same way.
+    info!(
+        image = %path.display(),
+        bytes,
+        ms = started.elapsed().as_millis() as u64,
+        "image saved"
+    );
     Ok(path)
+}
+
+/// Sections bigger than this are synced as soon as they are written.
+const SYNC_SECTIONS_FROM: usize = 1 << 20;
+
+/// Writes the image of `ns` into `file` as it is encoded: a second thread
+/// writes each section and syncs the large ones, so the disk works while
+/// the next section is encoded, and the final sync finds little left.
+/// Returns the image's length.
+fn write_sections(file: &dyn DiskFile, ns: &Namespace, txid: u64) -> io::Result<u64> {
+    std::thread::scope(|scope| {
+        // Two sections in flight at most: memory stays a few chunks.
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(u64, Vec<u8>)>(2);
+        let writer = scope.spawn(move || -> io::Result<()> {
+            for (at, bytes) in rx {
+                file.write_all_at(&bytes, at)?;
+                if bytes.len() >= SYNC_SECTIONS_FROM {
+                    file.sync_data()?;
+                }
+            }
+            Ok(())
+        });
+        let encoded = crate::image::encode_to(ns, txid, &mut |at, bytes| {
+            tx.send((at, bytes))
+                .map_err(|_| io::Error::other("image writer stopped"))
+        });
+        drop(tx);
+        let written = writer
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("image writer panicked")));
+        // The writer's own error says more than the encoder's "stopped".
+        written?;
+        encoded
+    })
 }
 
 /// Reads an image into a fresh namespace; returns it with its txid.
@@ -194,10 +240,14 @@ pub fn read_image(
     supergroup: &str,
     limits: Limits,
 ) -> Result<(Namespace, u64), StorageError> {
-    let data = disk.read(path).map_err(|e| io_err(path, e))?;
-    decode_image(&data, superuser, supergroup, limits).map_err(|reason| StorageError::Corrupt {
-        path: path.display().to_string(),
-        reason,
+    // A missing or unreadable file is an I/O error, as before any byte of
+    // it is judged.
+    disk.file_len(path).map_err(|e| io_err(path, e))?;
+    crate::image::decode_file(disk, path, superuser, supergroup, limits).map_err(|reason| {
+        StorageError::Corrupt {
+            path: path.display().to_string(),
+            reason,
+        }
     })
 }
 

@@ -23,11 +23,15 @@
 //! and writes format 2 from its first checkpoint on.
 
 mod records;
+mod source;
 mod v1;
 
+use std::path::Path;
 use std::time::Instant;
 
-use tracing::debug;
+use cairn_common::disk::Disk;
+
+use tracing::info;
 
 use crate::journal::codec::{decode_record, encode_record, Decoded};
 use crate::namespace::bulk_load::BulkPart;
@@ -35,6 +39,7 @@ use crate::namespace::{
     DirQuota, Edit, GenStamp, INodeId, Limits, Namespace, QuotaCounts, ROOT_INODE_ID,
 };
 use records::{put_inode, put_str, put_varint, Reader};
+use source::{be_u32, be_u64, header_and_sections, Section, Source};
 
 pub(crate) const MAGIC: &[u8; 8] = b"CAIRNIMG";
 /// The format this NameNode writes.
@@ -47,7 +52,7 @@ const TABLE_ENTRY_LEN: usize = 4 + 4 + 8 + 8;
 const MAX_SECTIONS: usize = 1 << 16;
 /// Inode records per `INODES` chunk: enough chunks to keep every core
 /// busy on a large namespace, few enough that each is worth a thread.
-const CHUNK_RECORDS: usize = 1 << 17;
+const CHUNK_RECORDS: usize = 1 << 15;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -82,26 +87,69 @@ impl Kind {
     }
 }
 
-/// Encodes `ns` as a format-2 image of transaction `txid`.
+/// Encodes `ns` as a format-2 image of transaction `txid`, in memory.
 pub fn encode(ns: &Namespace, txid: u64) -> Vec<u8> {
-    let mut sections: Vec<(Kind, Vec<u8>)> = Vec::new();
+    let mut out = Vec::new();
+    let placed = encode_to(ns, txid, &mut |at, bytes| {
+        let at = usize::try_from(at).map_err(std::io::Error::other)?;
+        let end = at + bytes.len();
+        if out.len() < end {
+            out.resize(end, 0);
+        }
+        out[at..end].copy_from_slice(&bytes);
+        Ok(())
+    });
+    // Only `put` can fail, and this one does not; an image that could
+    // not be laid out is no image (and is refused on load).
+    if placed.is_err() {
+        out.clear();
+    }
+    out
+}
+
+/// Encodes `ns` as a format-2 image of transaction `txid`, handing each
+/// section to `put(offset, bytes)` as soon as it is made (a writer can
+/// have it on disk while the next is encoded), the header and section
+/// table last, at offset 0. Returns the image's length.
+///
+/// The table's room is set aside first, before the number of `INODES`
+/// chunks is known: room for one chunk per [`CHUNK_RECORDS`] inodes of
+/// the whole table (more than the tree's, whose root has no record), so
+/// a few zero bytes may lie between the table and the first section.
+///
+/// # Errors
+/// `put`'s.
+pub fn encode_to(
+    ns: &Namespace,
+    txid: u64,
+    put: &mut dyn FnMut(u64, Vec<u8>) -> std::io::Result<()>,
+) -> std::io::Result<u64> {
+    let most_sections = 4 + ns.inode_count().div_ceil(CHUNK_RECORDS);
+    let room = FIXED_HEADER_LEN + TABLE_ENTRY_LEN * most_sections + 4;
+    let mut w = SectionWriter {
+        put,
+        next: room as u64,
+        table: Vec::new(),
+    };
     let names = ns.image_names();
     let mut buf = Vec::new();
     put_varint(&mut buf, names.len() as u64);
     for n in &names {
         put_str(&mut buf, n);
     }
-    sections.push((Kind::Names, buf));
+    w.section(Kind::Names, buf)?;
     let mut buf = Vec::new();
     put_inode(&mut buf, &ns.image_root());
-    sections.push((Kind::Root, buf));
+    w.section(Kind::Root, buf)?;
     let mut chunk = Vec::with_capacity(1 << 20);
     let mut in_chunk = 0usize;
+    let mut failed = None;
     ns.for_each_image_group(|parent, children| {
         let mut rest = children;
-        while !rest.is_empty() {
+        while !rest.is_empty() && failed.is_none() {
             if in_chunk >= CHUNK_RECORDS {
-                sections.push((Kind::Inodes, std::mem::take(&mut chunk)));
+                let full = std::mem::replace(&mut chunk, Vec::with_capacity(1 << 20));
+                failed = w.section(Kind::Inodes, full).err();
                 in_chunk = 0;
             }
             let (now, later) = rest.split_at(rest.len().min(CHUNK_RECORDS - in_chunk));
@@ -114,14 +162,48 @@ pub fn encode(ns: &Namespace, txid: u64) -> Vec<u8> {
             rest = later;
         }
     });
+    if let Some(e) = failed {
+        return Err(e);
+    }
     if !chunk.is_empty() {
-        sections.push((Kind::Inodes, chunk));
+        w.section(Kind::Inodes, chunk)?;
     }
     let mut buf = Vec::new();
     for e in ns.image_extra_edits() {
         encode_record(&mut buf, 0, &e);
     }
-    sections.push((Kind::Extras, buf));
+    w.section(Kind::Extras, buf)?;
+    w.section(Kind::Quotas, encode_quotas(ns))?;
+    let head = header(ns, txid, &w.table);
+    if head.len() > room {
+        return Err(std::io::Error::other(format!(
+            "image table of {} sections outgrew its room of {most_sections}",
+            w.table.len()
+        )));
+    }
+    (w.put)(0, head)?;
+    Ok(w.next)
+}
+
+/// Sections handed out as they are made, and the table of them.
+struct SectionWriter<'a> {
+    put: &'a mut dyn FnMut(u64, Vec<u8>) -> std::io::Result<()>,
+    /// Where the next section goes.
+    next: u64,
+    /// Kind, CRC32C, offset and length of each section so far.
+    table: Vec<(Kind, u32, u64, u64)>,
+}
+
+impl SectionWriter<'_> {
+    fn section(&mut self, kind: Kind, bytes: Vec<u8>) -> std::io::Result<()> {
+        let (at, len) = (self.next, bytes.len() as u64);
+        self.table.push((kind, crc32c::crc32c(&bytes), at, len));
+        self.next += len;
+        (self.put)(at, bytes)
+    }
+}
+
+fn encode_quotas(ns: &Namespace) -> Vec<u8> {
     let mut buf = Vec::new();
     let quotas = ns.image_quotas();
     put_varint(&mut buf, quotas.len() as u64);
@@ -137,8 +219,7 @@ pub fn encode(ns: &Namespace, txid: u64) -> Vec<u8> {
             }
         }
     }
-    sections.push((Kind::Quotas, buf));
-    assemble(ns, txid, &sections)
+    buf
 }
 
 /// `ns` in the previous format (1), which this NameNode still reads but
@@ -147,80 +228,29 @@ pub fn encode_format_1(ns: &Namespace, txid: u64) -> Vec<u8> {
     v1::encode(ns, txid)
 }
 
-/// Header, table and sections as one file.
-fn assemble(ns: &Namespace, txid: u64, sections: &[(Kind, Vec<u8>)]) -> Vec<u8> {
+/// The header and section table (with their CRC32C) for `table`.
+fn header(ns: &Namespace, txid: u64, table: &[(Kind, u32, u64, u64)]) -> Vec<u8> {
     let (last_inode, last_block, last_gs) = ns.counters();
-    let table_end = FIXED_HEADER_LEN + TABLE_ENTRY_LEN * sections.len() + 4;
-    let body: usize = sections.iter().map(|(_, b)| b.len()).sum();
-    let mut out = Vec::with_capacity(table_end + body);
+    let mut out = Vec::with_capacity(FIXED_HEADER_LEN + TABLE_ENTRY_LEN * table.len() + 4);
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_be_bytes());
     for v in [txid, last_inode, last_block, last_gs.0] {
         out.extend_from_slice(&v.to_be_bytes());
     }
-    out.extend_from_slice(&(sections.len() as u32).to_be_bytes());
-    let mut offset = table_end as u64;
-    for (kind, bytes) in sections {
+    out.extend_from_slice(&(table.len() as u32).to_be_bytes());
+    for (kind, crc, offset, len) in table {
         out.extend_from_slice(&(*kind as u32).to_be_bytes());
-        out.extend_from_slice(&crc32c::crc32c(bytes).to_be_bytes());
+        out.extend_from_slice(&crc.to_be_bytes());
         out.extend_from_slice(&offset.to_be_bytes());
-        out.extend_from_slice(&(bytes.len() as u64).to_be_bytes());
-        offset += bytes.len() as u64;
+        out.extend_from_slice(&len.to_be_bytes());
     }
     let crc = crc32c::crc32c(&out);
     out.extend_from_slice(&crc.to_be_bytes());
-    for (_, bytes) in sections {
-        out.extend_from_slice(bytes);
-    }
     out
 }
 
-/// One section found in the table.
-#[derive(Debug, Clone, Copy)]
-struct Section<'a> {
-    index: usize,
-    kind: Kind,
-    offset: usize,
-    crc: u32,
-    bytes: &'a [u8],
-}
-
-impl Section<'_> {
-    fn where_(&self) -> String {
-        format!(
-            "section {} ({}) at offset {}, {} bytes",
-            self.index,
-            self.kind.name(),
-            self.offset,
-            self.bytes.len()
-        )
-    }
-
-    /// Its bytes, once their checksum is right.
-    fn verified(&self) -> Result<Reader<'_>, String> {
-        if crc32c::crc32c(self.bytes) != self.crc {
-            return Err(format!("{}: checksum mismatch", self.where_()));
-        }
-        Ok(Reader::new(self.bytes))
-    }
-
-    fn fail(&self, why: String) -> String {
-        format!("{}: {why}", self.where_())
-    }
-}
-
-fn be_u32(data: &[u8], at: usize) -> Option<u32> {
-    let b: [u8; 4] = data.get(at..at + 4)?.try_into().ok()?;
-    Some(u32::from_be_bytes(b))
-}
-
-fn be_u64(data: &[u8], at: usize) -> Option<u64> {
-    let b: [u8; 8] = data.get(at..at + 8)?.try_into().ok()?;
-    Some(u64::from_be_bytes(b))
-}
-
-/// Decodes an image (format 1 or 2) into a fresh namespace; returns it
-/// with the image's txid.
+/// Decodes an image (format 1 or 2) held in memory into a fresh
+/// namespace; returns it with the image's txid.
 ///
 /// # Errors
 /// Why the image is refused: unknown format, a damaged header or table,
@@ -232,13 +262,45 @@ pub fn decode(
     supergroup: &str,
     limits: Limits,
 ) -> Result<(Namespace, u64), String> {
-    if data.get(..8) != Some(MAGIC.as_slice()) {
+    match format_of(data)? {
+        v1::FORMAT => v1::decode(data, superuser, supergroup, limits),
+        _ => decode_v2(Source::Memory(data), superuser, supergroup, limits),
+    }
+}
+
+/// As [`decode`], for the image file at `path`: a format-2 image is read
+/// section by section on the threads that decode it.
+///
+/// # Errors
+/// As [`decode`], and I/O errors reading the file.
+pub fn decode_file(
+    disk: &dyn Disk,
+    path: &Path,
+    superuser: &str,
+    supergroup: &str,
+    limits: Limits,
+) -> Result<(Namespace, u64), String> {
+    let io = |e: std::io::Error| format!("reading {}: {e}", path.display());
+    let len = disk.file_len(path).map_err(io)?;
+    let src = Source::File { disk, path, len };
+    let head = src.bytes(0, len.min(12) as usize)?.unwrap_or_default();
+    match format_of(&head)? {
+        v1::FORMAT => {
+            let data = disk.read(path).map_err(io)?;
+            v1::decode(&data, superuser, supergroup, limits)
+        }
+        _ => decode_v2(src, superuser, supergroup, limits),
+    }
+}
+
+/// The format of an image that starts with `head` (its first 12 bytes
+/// or more), if this NameNode reads it.
+fn format_of(head: &[u8]) -> Result<u32, String> {
+    if head.get(..8) != Some(MAGIC.as_slice()) {
         return Err("not a Cairn image (bad magic)".into());
     }
-    let format = be_u32(data, 8).ok_or("image header truncated")?;
-    match format {
-        v1::FORMAT => v1::decode(data, superuser, supergroup, limits),
-        FORMAT => decode_v2(data, superuser, supergroup, limits),
+    match be_u32(head, 8).ok_or("image header truncated")? {
+        f @ (v1::FORMAT | FORMAT) => Ok(f),
         other => Err(format!(
             "unsupported image format {other} (this NameNode reads formats {} and {FORMAT})",
             v1::FORMAT
@@ -246,77 +308,17 @@ pub fn decode(
     }
 }
 
-/// The sections of a format-2 image, with the header verified.
-fn sections(data: &[u8]) -> Result<Vec<Section<'_>>, String> {
-    let count = be_u32(data, FIXED_HEADER_LEN - 4).ok_or("image header truncated")?;
-    let count = usize::try_from(count).unwrap_or(usize::MAX);
-    if count > MAX_SECTIONS {
-        return Err(format!("image header: {count} sections"));
-    }
-    let table_end = FIXED_HEADER_LEN + TABLE_ENTRY_LEN * count;
-    let stored = be_u32(data, table_end).ok_or_else(|| {
-        format!(
-            "image header truncated: {} bytes, the section table needs {}",
-            data.len(),
-            table_end + 4
-        )
-    })?;
-    if crc32c::crc32c(data.get(..table_end).unwrap_or_default()) != stored {
-        return Err("image header checksum mismatch".into());
-    }
-    let mut out = Vec::with_capacity(count);
-    for index in 0..count {
-        let at = FIXED_HEADER_LEN + TABLE_ENTRY_LEN * index;
-        let (Some(kind), Some(crc), Some(offset), Some(len)) = (
-            be_u32(data, at),
-            be_u32(data, at + 4),
-            be_u64(data, at + 8),
-            be_u64(data, at + 16),
-        ) else {
-            return Err(format!("section table entry {index} truncated"));
-        };
-        let kind = Kind::from_u32(kind).ok_or_else(|| {
-            format!("section {index} at offset {offset}: unknown section kind {kind}")
-        })?;
-        let range = usize::try_from(offset)
-            .ok()
-            .zip(usize::try_from(len).ok())
-            .and_then(|(o, l)| Some((o, o.checked_add(l)?)));
-        let bytes = range.and_then(|(o, e)| data.get(o..e)).ok_or_else(|| {
-            format!(
-                "section {index} ({}) at offset {offset}, {len} bytes: runs past the end of the file ({} bytes)",
-                kind.name(),
-                data.len()
-            )
-        })?;
-        out.push(Section {
-            index,
-            kind,
-            offset: range.map_or(0, |r| r.0),
-            crc,
-            bytes,
-        });
-    }
-    for k in [Kind::Names, Kind::Root, Kind::Extras, Kind::Quotas] {
-        let n = out.iter().filter(|s| s.kind == k).count();
-        if n != 1 {
-            return Err(format!("image has {n} {} sections, wants 1", k.name()));
-        }
-    }
-    Ok(out)
-}
-
 fn decode_v2(
-    data: &[u8],
+    src: Source<'_>,
     superuser: &str,
     supergroup: &str,
     limits: Limits,
 ) -> Result<(Namespace, u64), String> {
     let started = Instant::now();
-    let header = |at| be_u64(data, at).ok_or("image header truncated");
+    let (head, sections) = header_and_sections(&src)?;
+    let header = |at| be_u64(&head, at).ok_or("image header truncated");
     let (txid, last_inode, last_block, last_gs) =
         (header(12)?, header(20)?, header(28)?, header(36)?);
-    let sections = sections(data)?;
     let one = |k: Kind| sections.iter().find(|s| s.kind == k).copied();
     let (Some(names_s), Some(root_s), Some(extras_s), Some(quotas_s)) = (
         one(Kind::Names),
@@ -327,96 +329,131 @@ fn decode_v2(
         return Err("image lacks a section".into());
     };
     let mut ns = Namespace::new(superuser, supergroup, 0, limits);
-    let names = decode_names(&names_s)?;
+    let names_bytes = names_s.load(&src)?;
+    let names = decode_names(&names_s, &names_bytes)?;
     let name_ids = ns.intern_image_names(&names);
-    let mut r = root_s.verified()?;
-    let root = r.inode().map_err(|e| root_s.fail(e))?;
+    let root_bytes = root_s.load(&src)?;
+    let root = Reader::new(&root_bytes)
+        .inode()
+        .map_err(|e| root_s.fail(e))?;
     if root.id != ROOT_INODE_ID || root.file.is_some() {
         return Err(root_s.fail(format!("inode {} is not the root directory", root.id)));
     }
-    let chunks: Vec<Section<'_>> = sections
+    let chunks: Vec<Section> = sections
         .iter()
         .filter(|s| s.kind == Kind::Inodes)
         .copied()
         .collect();
-    let (parts, extras) = std::thread::scope(|scope| {
-        let extras = scope.spawn(|| decode_extras(&extras_s));
-        let parts = decode_chunks(&chunks, &name_ids);
+    // Decoding threads turn chunks into parts while this thread links
+    // them in image order: the link overlaps the decoding of later chunks.
+    let (extras, decode_ms) = std::thread::scope(|scope| -> Result<_, String> {
+        let extras = scope.spawn(|| decode_extras(&extras_s, &extras_s.load(&src)?));
+        let mut loader = ns.bulk_loader(&name_ids, root, src.len())?;
+        let mut decode_ms = 0;
+        link_chunks_as_decoded(scope, &src, &chunks, &name_ids, |part| {
+            decode_ms = started.elapsed().as_millis() as u64;
+            loader
+                .add(part)
+                .map_err(|e| format!("INODES sections: {e}"))
+        })?;
+        loader
+            .finish()
+            .map_err(|e| format!("INODES sections: {e}"))?;
         let extras = extras
             .join()
-            .unwrap_or_else(|_| Err("extras decoder panicked".into()));
-        (parts, extras)
-    });
-    let (parts, extras) = (parts?, extras?);
-    let decoded = started.elapsed();
-    ns.bulk_load(&name_ids, root, parts)
-        .map_err(|e| format!("INODES sections: {e}"))?;
+            .unwrap_or_else(|_| Err("extras decoder panicked".into()))?;
+        Ok((extras, decode_ms))
+    })?;
     let linked = started.elapsed();
     for (offset, e) in extras {
         ns.apply(&e)
             .map_err(|why| extras_s.fail(format!("record at byte {offset}: {why}")))?;
     }
-    let quotas = decode_quotas(&quotas_s)?;
+    let quotas = decode_quotas(&quotas_s, &quotas_s.load(&src)?)?;
     ns.restore_image_quotas(quotas)
         .map_err(|e| quotas_s.fail(e))?;
     ns.restore_counters(last_inode, last_block, GenStamp(last_gs));
-    debug!(
+    info!(
         inodes = ns.inode_count(),
         chunks = chunks.len(),
-        decode_ms = decoded.as_millis() as u64,
-        link_ms = (linked - decoded).as_millis() as u64,
+        last_part_decoded_ms = decode_ms,
+        linked_ms = linked.as_millis() as u64,
         total_ms = started.elapsed().as_millis() as u64,
         "image loaded"
     );
     Ok((ns, txid))
 }
 
-fn decode_names<'a>(s: &Section<'a>) -> Result<Vec<&'a str>, String> {
-    if crc32c::crc32c(s.bytes) != s.crc {
-        return Err(format!("{}: checksum mismatch", s.where_()));
-    }
-    let mut r = Reader::new(s.bytes);
+fn decode_names<'a>(s: &Section, bytes: &'a [u8]) -> Result<Vec<&'a str>, String> {
+    let mut r = Reader::new(bytes);
     let n = r.count(1).map_err(|e| s.fail(e))?;
     (0..n).map(|_| r.str().map_err(|e| s.fail(e))).collect()
 }
 
-/// The `INODES` chunks, decoded on as many threads as there are cores
-/// (each takes a run of consecutive chunks, so the parts stay in order).
-fn decode_chunks(
-    chunks: &[Section<'_>],
-    names: &[crate::namespace::NameId],
-) -> Result<Vec<BulkPart>, String> {
+/// Decodes the `INODES` chunks on as many threads as there are cores
+/// (chunk `i` on thread `i % threads`, so the first ones are ready first)
+/// and hands the parts to `link` in chunk order, as they come.
+fn link_chunks_as_decoded<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    src: &'env Source<'env>,
+    chunks: &'env [Section],
+    names: &'env [crate::namespace::NameId],
+    mut link: impl FnMut(BulkPart) -> Result<(), String>,
+) -> Result<(), String> {
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZeroUsize::get)
         .min(chunks.len())
         .max(1);
-    let per = chunks.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .chunks(per)
-            .map(|run| {
-                scope.spawn(move || {
-                    run.iter()
-                        .map(|c| decode_chunk(c, names))
-                        .collect::<Result<Vec<_>, String>>()
-                })
+    let (tx, rx) = std::sync::mpsc::channel::<(usize, Result<BulkPart, String>)>();
+    let decoders: Vec<_> = (0..threads)
+        .map(|t| {
+            let tx = tx.clone();
+            scope.spawn(move || {
+                for (i, c) in chunks.iter().enumerate().skip(t).step_by(threads) {
+                    let part = c.load(src).and_then(|b| decode_chunk(c, &b, names));
+                    let failed = part.is_err();
+                    // A closed channel: the loader has given up; so do we.
+                    if tx.send((i, part)).is_err() || failed {
+                        return;
+                    }
+                }
             })
-            .collect();
-        let mut out = Vec::with_capacity(chunks.len());
-        for h in handles {
-            out.extend(
-                h.join()
-                    .unwrap_or_else(|_| Err("inode decoder panicked".into()))?,
-            );
+        })
+        .collect();
+    drop(tx);
+    let mut in_order = || -> Result<(), String> {
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut next = 0;
+        while next < chunks.len() {
+            let Ok((i, part)) = rx.recv() else {
+                return Err("an inode decoder stopped".into());
+            };
+            waiting.insert(i, part?);
+            while let Some(part) = waiting.remove(&next) {
+                link(part)?;
+                next += 1;
+            }
         }
-        Ok(out)
-    })
+        Ok(())
+    };
+    let linked = in_order();
+    drop(rx);
+    // Joined here, not by the scope, which would panic on a panicked one.
+    let panicked = decoders.into_iter().any(|d| d.join().is_err());
+    match linked {
+        Ok(()) if panicked => Err("an inode decoder panicked".into()),
+        other => other,
+    }
 }
 
-fn decode_chunk(s: &Section<'_>, names: &[crate::namespace::NameId]) -> Result<BulkPart, String> {
-    let mut r = s.verified()?;
+fn decode_chunk(
+    s: &Section,
+    bytes: &[u8],
+    names: &[crate::namespace::NameId],
+) -> Result<BulkPart, String> {
+    let mut r = Reader::new(bytes);
     // A record is at least 9 bytes: a fair guess of the records to come.
-    let mut part = BulkPart::new(names.to_vec(), s.bytes.len() / 40);
+    let mut part = BulkPart::new(names.to_vec(), bytes.len() / 40);
     while !r.is_empty() {
         let parent = INodeId(r.varint().map_err(|e| s.fail(e))?);
         let n = r.count(9).map_err(|e| s.fail(e))?;
@@ -432,9 +469,7 @@ fn decode_chunk(s: &Section<'_>, names: &[crate::namespace::NameId]) -> Result<B
 }
 
 /// The `EXTRAS` records with their offsets in the section.
-fn decode_extras(s: &Section<'_>) -> Result<Vec<(usize, Edit)>, String> {
-    let r = s.verified()?;
-    let bytes = r.remaining();
+fn decode_extras(s: &Section, bytes: &[u8]) -> Result<Vec<(usize, Edit)>, String> {
     let mut out = Vec::new();
     let mut pos = 0usize;
     while pos < bytes.len() {
@@ -451,8 +486,8 @@ fn decode_extras(s: &Section<'_>) -> Result<Vec<(usize, Edit)>, String> {
     Ok(out)
 }
 
-fn decode_quotas(s: &Section<'_>) -> Result<Vec<(INodeId, DirQuota)>, String> {
-    let mut r = s.verified()?;
+fn decode_quotas(s: &Section, bytes: &[u8]) -> Result<Vec<(INodeId, DirQuota)>, String> {
+    let mut r = Reader::new(bytes);
     let counts = |r: &mut Reader<'_>| -> Result<QuotaCounts, String> {
         let mut c = QuotaCounts::default();
         let types = r.count(8)?;

@@ -105,11 +105,6 @@ impl<'a> Reader<'a> {
         std::str::from_utf8(b).map_err(|_| self.err("name not UTF-8"))
     }
 
-    /// The rest of the section.
-    pub(super) fn remaining(&self) -> &'a [u8] {
-        self.rest
-    }
-
     fn block(&mut self) -> Result<BlockRecord, String> {
         Ok(BlockRecord {
             id: BlockId(self.varint()?),

@@ -426,128 +426,195 @@ impl Namespace {
         Ok(())
     }
 
-    /// Builds the tree of a fresh namespace from an image: the root's
-    /// attributes, then `parts` in image order. Checks what replaying
-    /// would have: unique ids, each group under a directory read earlier
-    /// (so every inode hangs from the root, no cycles), one group per
-    /// directory (or its direct continuation), no name twice in one.
+    /// Starts building the tree of a fresh namespace from an image: the
+    /// root's attributes now, then each [`BulkPart`] in image order through
+    /// [`BulkLoader::add`] (while later parts are still being decoded), and
+    /// [`BulkLoader::finish`]. Checks what replaying would have: unique
+    /// ids, each group under a directory read earlier (so every inode hangs
+    /// from the root, no cycles), one group per directory (or its direct
+    /// continuation), no name twice in one.
+    ///
+    /// `image_bytes` (the image's size) bounds the memory the load may
+    /// spend on a faster index of inode ids until it finishes.
     ///
     /// # Errors
-    /// The first inconsistency found, naming the inode.
+    /// A namespace that is not empty, or a root record that does not fit.
+    pub fn bulk_loader(
+        &mut self,
+        names: &[NameId],
+        root: InodeRecord<'_>,
+        image_bytes: u64,
+    ) -> Result<BulkLoader<'_>, String> {
+        if self.inode_count() != 1 {
+            return Err("bulk load into a namespace that is not empty".into());
+        }
+        let name_id = |i: u32| {
+            names
+                .get(usize::try_from(i).unwrap_or(usize::MAX))
+                .copied()
+                .ok_or_else(|| format!("root: name index {i} not in the name table"))
+        };
+        let (owner, group) = (name_id(root.owner)?, name_id(root.group)?);
+        let attrs = self.node(ROOT_INODE_ID).attrs;
+        let attrs = self.names.with(attrs, |s| {
+            (s.owner, s.group, s.permission) = (owner, group, root.permission);
+        });
+        let r = self.node_mut(ROOT_INODE_ID);
+        r.attrs = attrs;
+        r.set_mtime_ms(root.mtime_ms);
+        r.set_atime_ms(root.atime_ms);
+        let max_id = self.last_inode_id;
+        self.inodes
+            .begin_load(usize::try_from(image_bytes).unwrap_or(usize::MAX));
+        Ok(BulkLoader {
+            ns: self,
+            declared: HashSet::from_iter([ROOT_INODE_ID]),
+            filled: HashSet::default(),
+            last_group: None,
+            max_id,
+            total: 1,
+        })
+    }
+
+    /// [`Namespace::bulk_loader`] with every part at hand.
+    ///
+    /// # Errors
+    /// As [`BulkLoader::add`] and [`BulkLoader::finish`].
     pub fn bulk_load(
         &mut self,
         names: &[NameId],
         root: InodeRecord<'_>,
         parts: Vec<BulkPart>,
     ) -> Result<(), String> {
-        if self.inode_count() != 1 {
-            return Err("bulk load into a namespace that is not empty".into());
-        }
-        {
-            let name_id = |i: u32| {
-                names
-                    .get(usize::try_from(i).unwrap_or(usize::MAX))
-                    .copied()
-                    .ok_or_else(|| format!("root: name index {i} not in the name table"))
-            };
-            let (owner, group) = (name_id(root.owner)?, name_id(root.group)?);
-            let attrs = self.node(ROOT_INODE_ID).attrs;
-            let attrs = self.names.with(attrs, |s| {
-                (s.owner, s.group, s.permission) = (owner, group, root.permission);
-            });
-            let r = self.node_mut(ROOT_INODE_ID);
-            r.attrs = attrs;
-            r.set_mtime_ms(root.mtime_ms);
-            r.set_atime_ms(root.atime_ms);
-        }
-        let total: usize = 1 + parts.iter().map(|p| p.nodes.len()).sum::<usize>();
-        self.inodes.reserve(total);
-        let mut declared: HashSet<INodeId, RandomState> = HashSet::default();
-        declared.insert(ROOT_INODE_ID);
-        let mut filled: HashSet<INodeId, RandomState> = HashSet::default();
-        let mut last_group: Option<INodeId> = None;
-        let mut max_id = self.last_inode_id;
+        let mut loader = self.bulk_loader(names, root, 0)?;
         for part in parts {
-            let BulkPart {
-                nodes,
-                mut groups,
-                steps,
-                writers,
-                sets,
-                ..
-            } = part;
-            self.client_names.adopt(writers);
-            let attrs = sets.into_namespace(&mut self.names);
-            for (id, mut node) in nodes {
-                node.attrs = attrs
-                    .get(node.attrs.index())
-                    .copied()
-                    .ok_or_else(|| format!("inode {}: attribute set not in its part", id))?;
-                max_id = max_id.max(id.0);
-                self.inodes.insert(id, node);
-            }
-            for step in steps {
-                match step {
-                    Step::Dir(id) => {
-                        declared.insert(id);
-                    }
-                    Step::Group(i) => {
-                        let Some((parent, first_name, children)) = groups.get_mut(i).map(|g| {
-                            std::mem::replace(
-                                g,
-                                (INodeId::NONE, CompactString::default(), Children::default()),
-                            )
-                        }) else {
-                            continue;
-                        };
-                        if !declared.contains(&parent) {
-                            return Err(format!(
-                                "children of inode {parent} come before its own record"
-                            ));
-                        }
-                        let continued = last_group == Some(parent);
-                        if !filled.insert(parent) && !continued {
-                            return Err(format!("inode {parent} has two groups of children"));
-                        }
-                        last_group = Some(parent);
-                        let last_name = match self.inodes.get(&parent).map(|n| &n.kind) {
-                            Some(INodeKind::Directory { children: mine }) => mine
-                                .last()
-                                .and_then(|c| self.inodes.get(&c))
-                                .map(|c| c.name.clone()),
-                            _ => {
-                                return Err(format!(
-                                    "children under inode {parent}, not a directory"
-                                ))
-                            }
-                        };
-                        // A continued group must go on after the names
-                        // already linked (each name once, in order).
-                        if last_name.is_some_and(|l| l.as_bytes() >= first_name.as_bytes()) {
-                            return Err(format!("a name twice under inode {parent}"));
-                        }
-                        if let Some(INodeKind::Directory { children: mine }) =
-                            self.inodes.get_mut(&parent).map(|n| &mut n.kind)
-                        {
-                            if mine.is_empty() {
-                                *mine = children;
-                            } else {
-                                mine.extend_sorted(children.into_ids());
-                            }
-                        }
-                    }
+            loader.add(part)?;
+        }
+        loader.finish()
+    }
+}
+
+/// A namespace being built from an image's parts, in image order (see
+/// [`Namespace::bulk_loader`]).
+pub struct BulkLoader<'a> {
+    ns: &'a mut Namespace,
+    /// Directories whose own record has been linked.
+    declared: HashSet<INodeId, RandomState>,
+    /// Directories whose children have been linked.
+    filled: HashSet<INodeId, RandomState>,
+    last_group: Option<INodeId>,
+    max_id: u64,
+    /// Inode records linked, the root's included.
+    total: usize,
+}
+
+impl BulkLoader<'_> {
+    /// Links the next part in image order.
+    ///
+    /// # Errors
+    /// The first inconsistency found, naming the inode.
+    pub fn add(&mut self, part: BulkPart) -> Result<(), String> {
+        let BulkPart {
+            nodes,
+            mut groups,
+            steps,
+            writers,
+            sets,
+            ..
+        } = part;
+        let ns = &mut *self.ns;
+        ns.client_names.adopt(writers);
+        let attrs = sets.into_namespace(&mut ns.names);
+        self.total += nodes.len();
+        ns.inodes.reserve(nodes.len());
+        for (id, mut node) in nodes {
+            node.attrs = attrs
+                .get(node.attrs.index())
+                .copied()
+                .ok_or_else(|| format!("inode {}: attribute set not in its part", id))?;
+            self.max_id = self.max_id.max(id.0);
+            ns.inodes.insert_loaded(id, node);
+        }
+        for step in steps {
+            match step {
+                Step::Dir(id) => {
+                    self.declared.insert(id);
+                }
+                Step::Group(i) => {
+                    let Some((parent, first_name, children)) = groups.get_mut(i).map(|g| {
+                        std::mem::replace(
+                            g,
+                            (INodeId::NONE, CompactString::default(), Children::default()),
+                        )
+                    }) else {
+                        continue;
+                    };
+                    self.link_group(parent, &first_name, children)?;
                 }
             }
         }
-        self.inodes.settle();
-        if self.inode_count() != total {
+        Ok(())
+    }
+
+    /// Makes `children` (whose first name is `first_name`) the children of
+    /// `parent`, or the continuation of those linked last.
+    fn link_group(
+        &mut self,
+        parent: INodeId,
+        first_name: &CompactString,
+        children: Children,
+    ) -> Result<(), String> {
+        if !self.declared.contains(&parent) {
             return Err(format!(
-                "{} inode records but {} distinct ids",
-                total,
-                self.inode_count()
+                "children of inode {parent} come before its own record"
             ));
         }
-        self.last_inode_id = max_id;
+        let continued = self.last_group == Some(parent);
+        if !self.filled.insert(parent) && !continued {
+            return Err(format!("inode {parent} has two groups of children"));
+        }
+        self.last_group = Some(parent);
+        let inodes = &mut self.ns.inodes;
+        let slot = inodes.slot_of(parent);
+        let last_name = match slot.and_then(|s| inodes.at(s)).map(|n| &n.kind) {
+            Some(INodeKind::Directory { children: mine }) => mine
+                .last()
+                .and_then(|c| inodes.get(&c))
+                .map(|c| c.name.clone()),
+            _ => return Err(format!("children under inode {parent}, not a directory")),
+        };
+        // A continued group must go on after the names already linked
+        // (each name once, in order).
+        if last_name.is_some_and(|l| l.as_bytes() >= first_name.as_bytes()) {
+            return Err(format!("a name twice under inode {parent}"));
+        }
+        if let Some(INodeKind::Directory { children: mine }) =
+            slot.and_then(|s| inodes.at_mut(s)).map(|n| &mut n.kind)
+        {
+            if mine.is_empty() {
+                *mine = children;
+            } else {
+                mine.extend_sorted(children.into_ids());
+            }
+        }
+        Ok(())
+    }
+
+    /// Ends the load once every part is in.
+    ///
+    /// # Errors
+    /// Two records with one id.
+    pub fn finish(self) -> Result<(), String> {
+        let ns = self.ns;
+        ns.inodes.settle();
+        if ns.inode_count() != self.total {
+            return Err(format!(
+                "{} inode records but {} distinct ids",
+                self.total,
+                ns.inode_count()
+            ));
+        }
+        ns.last_inode_id = self.max_id;
         Ok(())
     }
 }
