@@ -242,8 +242,8 @@ pub fn read_image(
 ) -> Result<(Namespace, u64), StorageError> {
     // A missing or unreadable file is an I/O error, as before any byte of
     // it is judged.
-    disk.file_len(path).map_err(|e| io_err(path, e))?;
-    crate::image::decode_file(disk, path, superuser, supergroup, limits).map_err(|reason| {
+    let len = disk.file_len(path).map_err(|e| io_err(path, e))?;
+    crate::image::decode_file(disk, path, len, superuser, supergroup, limits).map_err(|reason| {
         StorageError::Corrupt {
             path: path.display().to_string(),
             reason,

@@ -268,25 +268,27 @@ pub fn decode(
     }
 }
 
-/// As [`decode`], for the image file at `path`: a format-2 image is read
-/// section by section on the threads that decode it.
+/// As [`decode`], for the image file at `path`, `len` bytes long (the
+/// caller's stat, which tells a missing file from a damaged one): a
+/// format-2 image is read section by section on the threads that decode it.
 ///
 /// # Errors
 /// As [`decode`], and I/O errors reading the file.
 pub fn decode_file(
     disk: &dyn Disk,
     path: &Path,
+    len: u64,
     superuser: &str,
     supergroup: &str,
     limits: Limits,
 ) -> Result<(Namespace, u64), String> {
-    let io = |e: std::io::Error| format!("reading {}: {e}", path.display());
-    let len = disk.file_len(path).map_err(io)?;
     let src = Source::File { disk, path, len };
     let head = src.bytes(0, len.min(12) as usize)?.unwrap_or_default();
     match format_of(&head)? {
         v1::FORMAT => {
-            let data = disk.read(path).map_err(io)?;
+            let data = disk
+                .read(path)
+                .map_err(|e| format!("reading {}: {e}", path.display()))?;
             v1::decode(&data, superuser, supergroup, limits)
         }
         _ => decode_v2(src, superuser, supergroup, limits),

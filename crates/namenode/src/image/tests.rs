@@ -27,8 +27,9 @@ fn load(bytes: &[u8]) -> Result<Namespace, String> {
     let path = dir.path().join("fsimage");
     std::fs::write(&path, bytes).expect("write image");
     let disk = cairn_common::disk::RealDisk;
+    let len = bytes.len() as u64;
     let from_file =
-        decode_file(&disk, &path, "hdfs", "supergroup", Limits::default()).map(|(n, _)| n);
+        decode_file(&disk, &path, len, "hdfs", "supergroup", Limits::default()).map(|(n, _)| n);
     match (&in_memory, &from_file) {
         (Ok(a), Ok(b)) => assert_eq!(a.to_edits(), b.to_edits(), "file and memory differ"),
         (Err(a), Err(b)) => assert_eq!(a, b, "file and memory refuse differently"),

@@ -251,7 +251,7 @@ impl BulkPart {
         Ok(())
     }
 
-    /// Closes the last group; the part is ready for [`Namespace::bulk_load`].
+    /// Closes the last group; the part is ready for [`BulkLoader::add`].
     ///
     /// # Errors
     /// A name twice in one group.
@@ -299,7 +299,7 @@ impl Namespace {
     /// Calls `group` with every directory that has children and its
     /// children in name order, breadth first from the root: a directory's
     /// own record always comes before its children's group, which is what
-    /// lets [`Namespace::bulk_load`] check the tree in one pass.
+    /// lets [`Namespace::bulk_loader`] check the tree in one pass.
     pub fn for_each_image_group(&self, mut group: impl FnMut(INodeId, &[InodeView<'_>])) {
         let mut queue = VecDeque::from([ROOT_INODE_ID]);
         let mut views = Vec::new();
@@ -474,23 +474,6 @@ impl Namespace {
             max_id,
             total: 1,
         })
-    }
-
-    /// [`Namespace::bulk_loader`] with every part at hand.
-    ///
-    /// # Errors
-    /// As [`BulkLoader::add`] and [`BulkLoader::finish`].
-    pub fn bulk_load(
-        &mut self,
-        names: &[NameId],
-        root: InodeRecord<'_>,
-        parts: Vec<BulkPart>,
-    ) -> Result<(), String> {
-        let mut loader = self.bulk_loader(names, root, 0)?;
-        for part in parts {
-            loader.add(part)?;
-        }
-        loader.finish()
     }
 }
 
