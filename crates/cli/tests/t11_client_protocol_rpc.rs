@@ -36,7 +36,8 @@ async fn mkdirs(c: &Client, p: &str) {
     assert!(r.result);
 }
 
-async fn touch(c: &Client, p: &str) {
+/// create (replication 1, 1 MiB blocks) as `test-client`; returns the file id.
+async fn create_file(c: &Client, p: &str, create_flag: u32) -> Option<u64> {
     let r: pb::CreateResponseProto = c
         .call(
             "create",
@@ -44,7 +45,7 @@ async fn touch(c: &Client, p: &str) {
                 src: p.into(),
                 masked: pb::FsPermissionProto { perm: 0o644 },
                 client_name: "test-client".into(),
-                create_flag: 3,
+                create_flag,
                 create_parent: true,
                 replication: 1,
                 block_size: 1 << 20,
@@ -53,7 +54,11 @@ async fn touch(c: &Client, p: &str) {
         )
         .await
         .expect("create");
-    let fs = r.fs.expect("create returns the status");
+    r.fs.expect("create returns the status").file_id
+}
+
+async fn touch(c: &Client, p: &str) {
+    let file_id = create_file(c, p, 3).await;
     let done: pb::CompleteResponseProto = c
         .call(
             "complete",
@@ -61,7 +66,7 @@ async fn touch(c: &Client, p: &str) {
                 src: p.into(),
                 client_name: "test-client".into(),
                 last: None,
-                file_id: fs.file_id,
+                file_id,
             },
         )
         .await
@@ -466,4 +471,204 @@ async fn retried_calls_get_the_first_answer() {
         .await
         .expect("the failed call runs again");
     assert!(exists(&c, "/rc/dst/sub").await);
+}
+
+/// A DataNode played over DatanodeProtocol, registered as a real one
+/// registers (versionRequest, registerDatanode, an empty full report, a
+/// heartbeat with free space), so that addBlock places replicas on it and
+/// the test decides when its incremental report arrives.
+struct FakeDataNode {
+    dn: Client,
+    reg: pb::DatanodeRegistrationProto,
+    storage: pb::DatanodeStorageProto,
+    pool: String,
+}
+
+async fn fake_datanode(nn: &NameNode) -> FakeDataNode {
+    use cairn_proto::protocols::{DATANODE_PROTOCOL, NAMENODE_PROTOCOL};
+    let user = current_user();
+    let namenode = Client::connect(nn.addr, &user, NAMENODE_PROTOCOL)
+        .await
+        .expect("connect");
+    let dn = Client::connect(nn.addr, &user, DATANODE_PROTOCOL)
+        .await
+        .expect("connect");
+    let v: pb::VersionResponseProto = namenode
+        .call("versionRequest", &pb::VersionRequestProto {})
+        .await
+        .expect("versionRequest");
+    let info = v.info;
+    let registration = pb::DatanodeRegistrationProto {
+        datanode_id: pb::DatanodeIdProto {
+            ip_addr: "127.0.0.1".into(),
+            host_name: "localhost".into(),
+            datanode_uuid: "fake-dn-1".into(),
+            xfer_port: 9,
+            info_port: 9,
+            ipc_port: 9,
+            info_secure_port: Some(0),
+        },
+        storage_info: pb::StorageInfoProto {
+            layout_version: info.storage_info.layout_version,
+            namespace_id: info.storage_info.namespace_id,
+            cluster_id: info.storage_info.cluster_id.clone(),
+            c_time: info.storage_info.c_time,
+        },
+        keys: pb::ExportedBlockKeysProto::tokens_off(),
+        software_version: info.software_version.clone(),
+    };
+    let r: pb::RegisterDatanodeResponseProto = dn
+        .call(
+            "registerDatanode",
+            &pb::RegisterDatanodeRequestProto { registration },
+        )
+        .await
+        .expect("registerDatanode");
+    let storage = pb::DatanodeStorageProto {
+        storage_uuid: "DS-fake-dn-1".into(),
+        state: Some(0),
+        storage_type: Some(1),
+    };
+    let _: pb::BlockReportResponseProto = dn
+        .call(
+            "blockReport",
+            &pb::BlockReportRequestProto {
+                registration: r.registration.clone(),
+                block_pool_id: info.block_pool_id.clone(),
+                reports: vec![pb::StorageBlockReportProto {
+                    storage: storage.clone(),
+                    // No finalized or open replicas, then the delimiter.
+                    blocks: vec![0, 0, u64::MAX, u64::MAX, u64::MAX],
+                    number_of_blocks: None,
+                    blocks_buffers: Vec::new(),
+                }],
+                context: None,
+            },
+        )
+        .await
+        .expect("blockReport");
+    let cap = 100u64 << 30;
+    let _: pb::HeartbeatResponseProto = dn
+        .call(
+            "sendHeartbeat",
+            &pb::HeartbeatRequestProto {
+                registration: r.registration.clone(),
+                reports: vec![pb::StorageReportProto {
+                    storage_uuid: storage.storage_uuid.clone(),
+                    failed: Some(false),
+                    capacity: Some(cap),
+                    dfs_used: Some(0),
+                    remaining: Some(cap),
+                    block_pool_used: Some(0),
+                    storage: Some(storage.clone()),
+                    non_dfs_used: Some(0),
+                    mount: None,
+                }],
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("sendHeartbeat");
+    FakeDataNode {
+        dn,
+        reg: r.registration,
+        storage,
+        pool: info.block_pool_id,
+    }
+}
+
+impl FakeDataNode {
+    /// An incremental report: `b` received, `len` bytes long.
+    async fn received(&self, b: &pb::ExtendedBlockProto, len: u64) {
+        let _: pb::BlockReceivedAndDeletedResponseProto = self
+            .dn
+            .call(
+                "blockReceivedAndDeleted",
+                &pb::BlockReceivedAndDeletedRequestProto {
+                    registration: self.reg.clone(),
+                    block_pool_id: self.pool.clone(),
+                    blocks: vec![pb::StorageReceivedDeletedBlocksProto {
+                        storage_uuid: self.storage.storage_uuid.clone(),
+                        blocks: vec![pb::ReceivedDeletedBlockInfoProto {
+                            block: pb::BlockProto {
+                                block_id: b.block_id,
+                                gen_stamp: b.generation_stamp,
+                                num_bytes: Some(len),
+                            },
+                            status: 2, // RECEIVED
+                            delete_hint: None,
+                        }],
+                        storage: Some(self.storage.clone()),
+                    }],
+                },
+            )
+            .await
+            .expect("blockReceivedAndDeleted");
+    }
+}
+
+/// create + addBlock of a one-replica file; returns its block.
+async fn file_with_a_block(c: &Client, p: &str) -> pb::ExtendedBlockProto {
+    let file_id = create_file(c, p, 1).await;
+    let b: pb::AddBlockResponseProto = c
+        .call(
+            "addBlock",
+            &pb::AddBlockRequestProto {
+                src: p.into(),
+                client_name: "test-client".into(),
+                file_id,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("addBlock");
+    b.block.b
+}
+
+async fn complete(c: &Client, p: &str, last: &pb::ExtendedBlockProto) -> bool {
+    let r: pb::CompleteResponseProto = c
+        .call(
+            "complete",
+            &pb::CompleteRequestProto {
+                src: p.into(),
+                client_name: "test-client".into(),
+                last: Some(last.clone()),
+                file_id: None,
+            },
+        )
+        .await
+        .expect("complete");
+    r.result
+}
+
+/// Goal: `complete` on a file whose last block has no reported replica yet
+/// waits for the report (`cairn.namenode.complete.report-wait`) instead of
+/// answering `false` at once (after which the Java client sleeps 400 ms),
+/// and still answers `false` when no report comes in that time.
+#[tokio::test]
+async fn complete_waits_for_the_last_blocks_first_report() {
+    let nn = NameNode::start(&["cairn.namenode.complete.report-wait=30s"]);
+    let dn = fake_datanode(&nn).await;
+    let c = connect(&nn, &current_user()).await;
+    let mut b = file_with_a_block(&c, "/w/a").await;
+    b.num_bytes = Some(10);
+    let call = {
+        let (c, b) = (connect(&nn, &current_user()).await, b.clone());
+        tokio::spawn(async move { complete(&c, "/w/a", &b).await })
+    };
+    // The report comes well after the call (which must then be waiting).
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!call.is_finished(), "complete answered before the report");
+    dn.received(&b, 10).await;
+    assert!(call.await.expect("complete task"), "closed once reported");
+    drop(nn);
+
+    let nn = NameNode::start(&["cairn.namenode.complete.report-wait=200ms"]);
+    let _dn = fake_datanode(&nn).await;
+    let c = connect(&nn, &current_user()).await;
+    let mut b = file_with_a_block(&c, "/w/b").await;
+    b.num_bytes = Some(10);
+    let t0 = std::time::Instant::now();
+    assert!(!complete(&c, "/w/b", &b).await, "no report: not closed");
+    assert!(t0.elapsed() >= std::time::Duration::from_millis(200));
 }

@@ -26,6 +26,11 @@ pub const HADOOP_LOG_DIR: &str = "hadoop.log.dir";
 /// (Cairn; in a Raft nameservice the state follows leadership).
 pub const CAIRN_HA_INITIAL_STATE: &str = "cairn.namenode.ha.initial-state";
 
+/// How long `complete` waits for the replica reports that would let it
+/// close the file before it answers `false` (Cairn; default 300 ms, under
+/// the Java client's 400 ms pause before it asks again; 0: never waits).
+pub const CAIRN_COMPLETE_REPORT_WAIT: &str = "cairn.namenode.complete.report-wait";
+
 /// Everything the NameNode reads from its configuration.
 #[derive(Debug, Clone)]
 pub struct NameNodeConfig {
@@ -127,6 +132,8 @@ pub struct NameNodeConfig {
     pub raft: Option<crate::ha_raft::settings::RaftSettings>,
     /// The retry cache (`dfs.namenode.enable.retrycache`, ...).
     pub retry_cache: crate::retry_cache::RetryCacheSettings,
+    /// [`CAIRN_COMPLETE_REPORT_WAIT`].
+    pub complete_report_wait: Duration,
 }
 
 /// How getBlockLocations orders a block's replicas for a reader
@@ -630,7 +637,13 @@ impl NameNodeConfig {
             Duration::from_secs(60),
         )?;
         let ha_enabled = conf.is_ha_enabled()?;
+        let complete_report_wait = conf.get_duration(
+            CAIRN_COMPLETE_REPORT_WAIT,
+            cairn_common::config::TimeUnit::Milliseconds,
+            Duration::from_millis(300),
+        )?;
         Ok(Self {
+            complete_report_wait,
             site: std::sync::Arc::new(conf.clone()),
             ha_initial_state: ha_initial_state(conf)?,
             ha_enabled,

@@ -447,6 +447,7 @@ impl DatanodeProtocolService {
         let uuid = DatanodeUuid(r.registration.datanode_id.datanode_uuid.clone());
         let mut bm = state.lock_blocks()?;
         bm.set_active(state.ha.is_active());
+        let mut received = false;
         for storage in &r.blocks {
             let sid = storage
                 .storage
@@ -459,6 +460,7 @@ impl DatanodeProtocolService {
                 use received_deleted_block_info_proto::BlockStatus as S;
                 match S::try_from(b.status) {
                     Ok(S::Received) => {
+                        received = true;
                         state
                             .metrics
                             .incremental_block_replicas
@@ -482,6 +484,13 @@ impl DatanodeProtocolService {
                     Err(_) => {}
                 }
             }
+        }
+        drop(bm);
+        if received {
+            // Wakes the `complete` calls waiting for their last block.
+            state
+                .replicas_reported
+                .send_modify(|n| *n = n.wrapping_add(1));
         }
         encode(&pb::BlockReceivedAndDeletedResponseProto {})
     }

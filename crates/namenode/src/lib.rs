@@ -203,6 +203,7 @@ pub fn new_state_shared(
             config.retry_cache.clone(),
         )),
         restore_failed_storage: AtomicBool::new(false),
+        replicas_reported: tokio::sync::watch::channel(0).0,
         config,
     });
     built(&state);

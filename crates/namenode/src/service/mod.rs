@@ -123,6 +123,9 @@ pub struct NameNodeState {
     /// HDFS's `restoreFailedStorage` flag (`dfs.namenode.name.dir.restore`,
     /// off); set and read by dfsadmin, with nothing to restore.
     pub restore_failed_storage: AtomicBool,
+    /// Bumped whenever a DataNode's incremental report names a replica it
+    /// received: `complete` waits on it for its file's last block.
+    pub replicas_reported: tokio::sync::watch::Sender<u64>,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's

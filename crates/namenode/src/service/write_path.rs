@@ -70,8 +70,33 @@ impl NameNodeState {
         })
     }
 
-    /// `complete`.
+    /// `complete`. While the file's blocks are not all minimally
+    /// replicated it waits, up to `cairn.namenode.complete.report-wait`, for
+    /// DataNodes' reports and tries again before answering `false`: the
+    /// last block's first report is usually already on its way (the
+    /// DataNodes queue it before their last ack), and a `false` makes the
+    /// Java client sleep 400 ms before asking again.
     pub(super) async fn complete(self: &Arc<Self>, r: pb::CompleteRequestProto) -> CallResult {
+        // Subscribed before the first try: a report in between is not missed.
+        let mut reports = self.replicas_reported.subscribe();
+        let deadline = tokio::time::Instant::now() + self.config.complete_report_wait;
+        loop {
+            let done = self.try_complete(&r).await?;
+            if done {
+                return encode(&pb::CompleteResponseProto { result: true });
+            }
+            match tokio::time::timeout_at(deadline, reports.changed()).await {
+                Ok(Ok(())) => continue,
+                _ => return encode(&pb::CompleteResponseProto { result: false }),
+            }
+        }
+    }
+
+    /// One attempt at `complete`: whether the file is closed now.
+    async fn try_complete(
+        self: &Arc<Self>,
+        r: &pb::CompleteRequestProto,
+    ) -> Result<bool, CallError> {
         let last = r.last.as_ref().map(block_record);
         let now = now_ms();
         let file_id = r.file_id.unwrap_or(0);
@@ -100,7 +125,7 @@ impl NameNodeState {
             }
             self.judge_file_again(id);
         }
-        encode(&pb::CompleteResponseProto { result: done })
+        Ok(done)
     }
 
     /// `renewLease`.
