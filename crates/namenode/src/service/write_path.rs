@@ -80,14 +80,26 @@ impl NameNodeState {
         // Subscribed before the first try: a report in between is not missed.
         let mut reports = self.replicas_reported.subscribe();
         let deadline = tokio::time::Instant::now() + self.config.complete_report_wait;
+        let last = r.last.as_ref().map(block_record);
         loop {
-            let done = self.try_complete(&r).await?;
-            if done {
+            if self.try_complete(&r).await? {
                 return encode(&pb::CompleteResponseProto { result: true });
             }
-            match tokio::time::timeout_at(deadline, reports.changed()).await {
-                Ok(Ok(())) => continue,
-                _ => return encode(&pb::CompleteResponseProto { result: false }),
+            // Every report wakes every waiting `complete`: the whole attempt
+            // (the namespace's write lock) is made again only once the last
+            // block, the one a close usually waits for, has its replicas.
+            loop {
+                match tokio::time::timeout_at(deadline, reports.changed()).await {
+                    Ok(Ok(())) => {}
+                    _ => return encode(&pb::CompleteResponseProto { result: false }),
+                }
+                let ready = match &last {
+                    Some(b) => self.lock_blocks()?.is_complete(b, self.min_replication()),
+                    None => true,
+                };
+                if ready {
+                    break;
+                }
             }
         }
     }
