@@ -87,17 +87,7 @@ if [ "$MAIN" = cairn.conformance.DfsAdmin ]; then
   # DFSAdmin is in hadoop-hdfs, outside the shaded client jars: this program
   # runs on the unshaded jars of hdfs-tools/pom.xml instead (see there).
   TOOLS_CP="$HERE/target/hdfs-tools-classpath.txt"
-  if [ ! -s "$TOOLS_CP" ] || [ "$HERE/hdfs-tools/pom.xml" -nt "$TOOLS_CP" ]; then
-    log="$HERE/target/mvn-hdfs-tools.log"
-    if ! ( cd "$HERE/hdfs-tools" && mvn -B -q -o dependency:build-classpath -Dmdep.outputFile="$TOOLS_CP" ) >"$log" 2>&1; then
-      echo "run.sh: offline Maven resolution of hdfs-tools failed (see $log); trying online" >&2
-      if ! ( cd "$HERE/hdfs-tools" && mvn -B -q dependency:build-classpath -Dmdep.outputFile="$TOOLS_CP" ) >"$log" 2>&1; then
-        cat "$log" >&2
-        echo "run.sh: could not fetch the Hadoop HDFS jars (hdfs-tools/pom.xml)" >&2
-        exit 3
-      fi
-    fi
-  fi
+  "$HERE/classpath.sh" "$HERE/hdfs-tools" "$TOOLS_CP"
   CP="$CLASSES:$(cat "$TOOLS_CP")"
 fi
 # The setup is done (hdfs-tools' classpath included): let the others in.

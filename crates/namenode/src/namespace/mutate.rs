@@ -355,14 +355,16 @@ impl Namespace {
         let Some(id) = res.last() else {
             return Ok(None);
         };
-        if res.components.is_empty() {
-            return Ok(None);
-        }
+        // As HDFS: a non-recursive delete of a non-empty directory is refused
+        // before the root's own rule (the root is never deleted: false).
         if !recursive && self.node(id).children().is_some_and(|c| !c.is_empty()) {
             return Err(FsError::NotEmptyDirectory(format!(
                 "`{} is non empty': Directory is not empty",
                 res.path()
             )));
+        }
+        if res.components.is_empty() {
+            return Ok(None);
         }
         self.check_no_snapshots_below(id)?;
         let mut files = self.files_under(id);

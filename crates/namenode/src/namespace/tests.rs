@@ -204,12 +204,19 @@ fn delete_rules() {
         .expect("ok")
         .is_none());
     assert!(ns.delete(&root(), "/", true, NOW).expect("ok").is_none());
+    // The root: non-empty and not recursive is refused as any directory
+    // (HDFS checks that first), recursive answers false; empty, false too.
+    assert!(matches!(
+        ns.delete(&root(), "/", false, NOW),
+        Err(FsError::NotEmptyDirectory(_))
+    ));
     assert!(ns
         .delete(&root(), "/t", true, NOW + 9)
         .expect("ok")
         .is_some());
     assert!(ns.get_file_info(&root(), "/t/u").expect("ok").is_none());
     assert_eq!(stat(&ns, "/").mtime_ms, NOW + 9);
+    assert!(ns.delete(&root(), "/", false, NOW).expect("ok").is_none());
 }
 
 #[test]

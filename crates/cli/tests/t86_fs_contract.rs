@@ -1,0 +1,63 @@
+//! Apache Hadoop's FileSystem contract tests (`org.apache.hadoop.fs.contract`,
+//! the suite every Hadoop file system is held to: create, open, seek, append,
+//! concat, rename, delete, mkdir, getFileStatus and listings, content
+//! summaries, setTimes, unbuffer, lease recovery, safe mode, path handles,
+//! vectored reads, bulk delete, the multipart uploader, copyFromLocal and the
+//! root directory), run by the Hadoop 3.4.1 Java client against a Cairn
+//! cluster with the options HDFS declares of itself
+//! (`tests/java/contract/`). Every test must pass or skip itself as it does
+//! on HDFS.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use common::Cluster;
+
+#[test]
+fn hadoop_filesystem_contract_tests_pass() {
+    // Goal: an application written against Hadoop's FileSystem contract
+    // sees HDFS's semantics. Own cluster: the root-directory tests delete
+    // everything under `/`.
+    let cluster = Cluster::start(3, &[]);
+    let kit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/contract/run.sh");
+    let out = common::output_within(
+        Command::new(kit).args(["--fs", &cluster.nn.url()]),
+        Duration::from_secs(900),
+        "run tests/java/contract/run.sh (needs java and mvn)",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let failures: Vec<&str> = stdout.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(
+        out.status.success() && failures.is_empty(),
+        "contract tests failed ({} failures):\n{}\n--- whole output:\n{stdout}\n--- stderr (tail):\n{}",
+        failures.len(),
+        failures.join("\n"),
+        tail(&stderr, 4000)
+    );
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("contract tests:"))
+        .unwrap_or_else(|| panic!("no summary line in:\n{stdout}"));
+    // The suite really ran (a broken classpath runs nothing and passes).
+    let ran: usize = summary
+        .split_whitespace()
+        .nth(2)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    assert!(ran >= 250, "only {ran} contract tests ran: {summary}");
+    let ok = stdout.lines().filter(|l| l.starts_with("ok ")).count();
+    assert!(ok >= 250, "only {ok} contract tests passed: {summary}");
+    println!("{summary}");
+}
+
+fn tail(s: &str, n: usize) -> &str {
+    let start = s.len().saturating_sub(n);
+    let start = (start..s.len())
+        .find(|&i| s.is_char_boundary(i))
+        .unwrap_or(s.len());
+    &s[start..]
+}
