@@ -13,6 +13,8 @@
 #[path = "t80_webhdfs/checksum.rs"]
 mod checksum;
 mod common;
+#[path = "t80_webhdfs/create_flags.rs"]
+mod create_flags;
 #[path = "t80_webhdfs/readme.rs"]
 mod readme;
 #[path = "t80_webhdfs/trash_diff.rs"]
@@ -84,6 +86,7 @@ fn webhdfs_on_one_cluster() {
     namespace_ops(nn);
     acl_xattr_snapshot_policy_ops(nn);
     data_flow(&cluster);
+    create_flags::create_flags_and_early_answers(&cluster);
     checksum::file_checksums(&cluster);
     trash_diff::trash_roots_and_diff_listing(nn);
     impersonation(nn);

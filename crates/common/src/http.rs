@@ -43,6 +43,28 @@ impl Default for HttpLimits {
     }
 }
 
+/// Whether a request comes with a body (WebHDFS CREATE or APPEND data).
+fn declares_body(headers: &hyper::HeaderMap) -> bool {
+    headers.contains_key(hyper::header::TRANSFER_ENCODING)
+        || headers
+            .get(hyper::header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.trim() != "0")
+}
+
+/// An answer given before the request's body was read (an error, a
+/// redirect) ends the connection, and says so: hyper closes a connection
+/// whose request body is left unread, and a client that was not told keeps
+/// it for its next request, which then finds it dead ("Unexpected end of
+/// file from server" in Java's HttpURLConnection, which does not retry a
+/// streamed PUT). HDFS's DataNodes close after such answers too.
+fn close_after(resp: &mut axum::response::Response) {
+    resp.headers_mut().insert(
+        hyper::header::CONNECTION,
+        hyper::header::HeaderValue::from_static("close"),
+    );
+}
+
 /// Serves `router` on `listener` until `shutdown` is cancelled.
 ///
 /// # Cancel safety
@@ -78,8 +100,16 @@ pub async fn serve(
         let router = router.clone();
         let service = hyper::service::service_fn(move |mut req: hyper::Request<Incoming>| {
             req.extensions_mut().insert(ConnectInfo(peer));
+            let has_body = declares_body(req.headers());
             let mut router = router.clone();
-            tower_service::Service::call(&mut router, req)
+            let answer = tower_service::Service::call(&mut router, req);
+            async move {
+                let mut resp = answer.await?;
+                if has_body && !resp.status().is_success() {
+                    close_after(&mut resp);
+                }
+                Ok::<_, std::convert::Infallible>(resp)
+            }
         });
         let shutdown = shutdown.clone();
         let head_timeout = limits.head_timeout;

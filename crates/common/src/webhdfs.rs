@@ -149,6 +149,15 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// What a WebHDFS `createflag` asks of a create (see [`Params::create_flags`]).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CreateFlags {
+    /// Replace an existing file.
+    pub overwrite: bool,
+    /// Append to an existing file instead of failing (created otherwise).
+    pub append: bool,
+}
+
 /// Query parameters by lower-cased name, as HDFS's `ParamFilter` sees
 /// them; the first of repeated names wins (JAX-RS's `@QueryParam`), all
 /// are kept for the repeatable ones (`xattr.name`).
@@ -206,6 +215,39 @@ impl Params {
                 format!("Failed to parse \"{v}\" to Boolean."),
             )),
         }
+    }
+
+    /// `createflag` (HDFS's `CreateFlagParam`): comma-separated
+    /// `CreateFlag` names in any case; absent or empty is none. Only
+    /// OVERWRITE and APPEND change what a create does here; the others
+    /// (CREATE and the placement and sync hints) are accepted.
+    ///
+    /// # Errors
+    /// A name that is not a `CreateFlag`.
+    pub fn create_flags(&self) -> Result<CreateFlags, RemoteError> {
+        let mut flags = CreateFlags::default();
+        let text = self.string("createflag").unwrap_or("");
+        for name in text.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            match name.to_ascii_uppercase().as_str() {
+                "OVERWRITE" => flags.overwrite = true,
+                "APPEND" => flags.append = true,
+                "CREATE"
+                | "SYNC_BLOCK"
+                | "LAZY_PERSIST"
+                | "NEW_BLOCK"
+                | "NO_LOCAL_WRITE"
+                | "SHOULD_REPLICATE"
+                | "IGNORE_CLIENT_LOCALITY"
+                | "NO_LOCAL_RACK" => {}
+                other => {
+                    return Err(RemoteError::invalid_param(
+                        "createflag",
+                        format!("No enum constant org.apache.hadoop.fs.CreateFlag.{other}"),
+                    ))
+                }
+            }
+        }
+        Ok(flags)
     }
 
     /// A `LongParam` (radix 10) of at least `min`.

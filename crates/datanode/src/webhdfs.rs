@@ -163,10 +163,19 @@ async fn create(client: &Client, req: &DataRequest, body: Body) -> Result<Respon
         Some(unmasked) if parent_has_default_acl(client, &req.path).await => unmasked,
         _ => masked,
     };
+    // As HDFS's DataNode: `createflag` when given (the FileSystem builder
+    // and create(EnumSet) send it, with no `overwrite`), `overwrite` adds
+    // OVERWRITE to it.
+    let flags = p.create_flags()?;
+    let overwrite = flags.overwrite || p.boolean("overwrite", false)?;
+    let create_parent = p.boolean("createparent", true)?;
+    // CREATE|APPEND on an existing file appends to it.
+    let append_existing =
+        flags.append && !overwrite && client.get_file_info(&req.path).await.is_ok();
     let mut options = WriteOptions::default()
         .permission(mode)
-        .overwrite(p.boolean("overwrite", false)?)
-        .create_parent(p.boolean("createparent", true)?);
+        .overwrite(overwrite)
+        .create_parent(create_parent);
     if let Some(b) = p.long("blocksize", 1)? {
         options = options.block_size(b.unsigned_abs());
     }
@@ -174,10 +183,12 @@ async fn create(client: &Client, req: &DataRequest, body: Body) -> Result<Respon
         options = options.replication(u32::try_from(r).unwrap_or(1));
     }
     p.int("buffersize", 1)?;
-    let writer = client
-        .create(&req.path, options)
-        .await
-        .map_err(|e| client_error(e, &req.path))?;
+    let writer = if append_existing {
+        client.append(&req.path).await
+    } else {
+        client.create(&req.path, options).await
+    }
+    .map_err(|e| client_error(e, &req.path))?;
     write_and_close(body, writer, &req.path).await?;
     let location = format!("hdfs://{}{}", req.namenode, req.path);
     let mut response = StatusCode::CREATED.into_response();

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Apache Hadoop's FileSystem contract tests against an hdfs:// URL:
 #
-#   tests/java/contract/run.sh --fs hdfs://127.0.0.1:9820 [CLASS ...]
+#   tests/java/contract/run.sh --fs hdfs://127.0.0.1:9820 [--webfs webhdfs://127.0.0.1:9870] [CLASS ...]
 #
+# --webfs: also the FileSystem contract over WebHDFS (WebHdfsFileSystemContract).
 # CLASS: e.g. RenameContract (src/cairn/contract/); none: all of them. One line
 # per test on stdout (ok / FAIL / skipped), then a count; exit status 1 when a
 # test failed. The root-directory tests delete everything under /: point it at
@@ -17,11 +18,16 @@ CP_FILE="$TARGET/classpath.txt"
 CLASSES="$TARGET/classes"
 
 if [ "${1:-}" != "--fs" ] || [ -z "${2:-}" ]; then
-  echo "usage: $0 --fs hdfs://HOST:PORT [CLASS ...]" >&2
+  echo "usage: $0 --fs hdfs://HOST:PORT [--webfs webhdfs://HOST:PORT] [CLASS ...]" >&2
   exit 2
 fi
 FS="$2"
 shift 2
+WEBFS=""
+if [ "${1:-}" = "--webfs" ]; then
+  WEBFS="${2:-}"
+  shift 2
+fi
 
 mkdir -p "$TARGET"
 exec 9>"$TARGET/.setup.lock"
@@ -48,7 +54,7 @@ log4j.appender.stderr.layout.ConversionPattern=%d %p %c{1}: %m%n
 PROPS
 
 exec "${JAVA:-java}" -Xmx512m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true \
-  -Dlog4j.configuration="file:$LOG4J" -Dcairn.fs="$FS" \
+  -Dlog4j.configuration="file:$LOG4J" -Dcairn.fs="$FS" -Dcairn.webfs="$WEBFS" \
   --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
   -cp "$CLASSES:$(cat "$CP_FILE")" cairn.contract.Run "$@"

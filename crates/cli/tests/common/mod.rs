@@ -45,6 +45,20 @@ pub fn http_request(
         .position(|w| w == b"\r\n\r\n")
         .expect("response head");
     let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let (status, headers) = parse_response_head(&head);
+    let mut body = raw[split + 4..].to_vec();
+    let chunked = head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
+    if chunked {
+        body = dechunk(&body);
+    }
+    (status, headers, body)
+}
+
+/// An HTTP response head (status line and headers, without the blank
+/// line): the status and the headers, names lower-cased.
+pub fn parse_response_head(head: &str) -> (u16, Vec<(String, String)>) {
     let mut lines = head.lines();
     let status = lines
         .next()
@@ -55,14 +69,7 @@ pub fn http_request(
         .filter_map(|l| l.split_once(':'))
         .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
         .collect();
-    let mut body = raw[split + 4..].to_vec();
-    let chunked = head
-        .to_ascii_lowercase()
-        .contains("transfer-encoding: chunked");
-    if chunked {
-        body = dechunk(&body);
-    }
-    (status, headers, body)
+    (status, headers)
 }
 
 /// Joins the chunks of a `Transfer-Encoding: chunked` body.

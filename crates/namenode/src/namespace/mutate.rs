@@ -398,7 +398,8 @@ impl Namespace {
 
     /// Old-style rename: moves into `dst` when it is a directory. Returns
     /// `false` (HDFS's answer) instead of most errors; `true` with no edit
-    /// when source and target are the same.
+    /// when source and target are the same path after that (a file to
+    /// itself, a directory to its own parent).
     ///
     /// # Errors
     /// Permission denied and invalid paths only.
@@ -426,8 +427,10 @@ impl Namespace {
             return Ok((false, None));
         }
         self.check_no_snapshots_below(src_id)?;
+        // As HDFS, also when `dst` is `src` itself: a directory renamed to
+        // itself would move under itself, which is refused below (false).
         if let Some(d) = dst_res.last() {
-            if self.node(d).is_dir() && d != src_id {
+            if self.node(d).is_dir() {
                 let target = format!(
                     "{}/{}",
                     dst_res.path().trim_end_matches('/'),

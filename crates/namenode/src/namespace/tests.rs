@@ -235,9 +235,22 @@ fn old_rename_moves_into_directories_and_returns_false() {
         !ns.rename(&root(), "/b", "/nope/x", NOW).expect("ok").0,
         "no parent"
     );
+    // As HDFS: a directory renamed to itself would move under itself
+    // (false); to its own parent, or a file to itself, is the same path (true).
     assert!(
-        ns.rename(&root(), "/b", "/b", NOW).expect("ok").0,
-        "same path"
+        !ns.rename(&root(), "/b", "/b", NOW).expect("ok").0,
+        "a directory to itself"
+    );
+    assert!(
+        ns.rename(&root(), "/b/a", "/b", NOW).expect("ok").0,
+        "to its own parent"
+    );
+    assert!(stat(&ns, "/b/a").is_dir);
+    ns.create(&root(), "/f", 0o644, "c", "m", false, true, 1, 1024, NOW)
+        .expect("create");
+    assert!(
+        ns.rename(&root(), "/f", "/f", NOW).expect("ok").0,
+        "a file to itself"
     );
 }
 

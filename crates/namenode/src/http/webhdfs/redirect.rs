@@ -61,6 +61,8 @@ async fn create(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response
     if let Some(b) = p.int("buffersize", 1)? {
         extra.push(("buffersize", b.to_string()));
     }
+    // Checked here as HDFS's NameNode parses it, passed on as given.
+    p.create_flags()?;
     extra.push((
         "createflag",
         p.string("createflag").unwrap_or("").to_string(),

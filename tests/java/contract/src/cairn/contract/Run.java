@@ -21,6 +21,7 @@ public class Run {
     "ContentSummaryContract", "SetTimesContract", "UnbufferContract", "LeaseRecoveryContract",
     "SafeModeContract", "PathHandleContract", "VectoredReadContract", "BulkDeleteContract",
     "MultipartUploaderContract", "CopyFromLocalContract", "RootDirectoryContract",
+    "FileSystemContract", "WebHdfsFileSystemContract",
   };
 
   public static void main(String[] args) throws Exception {
