@@ -192,6 +192,78 @@ async fn old_rename_moves_into_directories_and_returns_false() {
 }
 
 #[tokio::test]
+async fn create_without_the_create_flag_only_overwrites() {
+    // Goal: HDFS's create flags (FileContext.create with OVERWRITE alone):
+    // without CREATE a missing file is FileNotFound, an existing one is
+    // replaced.
+    let nn = NameNode::start(&[]);
+    let c = connect(&nn, &current_user()).await;
+    mkdirs(&c, "/cf").await;
+    let request = pb::CreateRequestProto {
+        src: "/cf/f".into(),
+        masked: pb::FsPermissionProto { perm: 0o644 },
+        client_name: "test-client".into(),
+        create_flag: 0x02,
+        create_parent: true,
+        replication: 1,
+        block_size: 1 << 20,
+        ..Default::default()
+    };
+    let e = c
+        .call::<_, pb::CreateResponseProto>("create", &request)
+        .await
+        .expect_err("no CREATE flag, no file");
+    assert_eq!(class(&e), "java.io.FileNotFoundException");
+    assert!(
+        e.to_string().contains("Can't overwrite non-existent /cf/f"),
+        "{e}"
+    );
+    assert!(!exists(&c, "/cf/f").await);
+    touch(&c, "/cf/f").await;
+    let replaced = create_file(&c, "/cf/f", 0x02).await;
+    assert!(
+        replaced.is_some(),
+        "OVERWRITE alone replaces an existing file"
+    );
+}
+
+#[tokio::test]
+async fn protected_directories_are_not_deleted_while_non_empty() {
+    // Goal: `fs.protected.directories` as HDFS: a recursive delete (or
+    // rename) of a non-empty protected directory, or of its ancestor, is
+    // refused, for the superuser too.
+    let nn = NameNode::start(&["fs.protected.directories=/keep, /other/"]);
+    let c = connect(&nn, &current_user()).await;
+    mkdirs(&c, "/keep/data").await;
+    let delete = |src: &'static str| {
+        let c = &c;
+        async move {
+            c.call::<_, pb::DeleteResponseProto>(
+                "delete",
+                &pb::DeleteRequestProto {
+                    src: src.into(),
+                    recursive: true,
+                },
+            )
+            .await
+        }
+    };
+    let e = delete("/keep").await.expect_err("protected");
+    assert_eq!(
+        class(&e),
+        "org.apache.hadoop.security.AccessControlException"
+    );
+    assert!(
+        e.to_string()
+            .contains("Cannot delete/rename non-empty protected directory /keep"),
+        "{e}"
+    );
+    assert!(exists(&c, "/keep/data").await);
+    assert!(delete("/keep/data").await.expect("inside").result);
+    assert!(delete("/keep").await.expect("now empty").result);
+}
+
+#[tokio::test]
 async fn listing_pages_report_remaining_entries() {
     // Goal: getListing honours startAfter and reports remainingEntries
     // exactly, with local names in `path` and childrenNum for directories.

@@ -234,6 +234,11 @@ pub const DFS_NAMENODE_FS_LIMITS_MAX_XATTR_SIZE_HARD_LIMIT: u32 = 32768;
 
 /// Whether the owner of a directory may set quotas on its subdirectories
 /// (HDFS 3.4; otherwise only the superuser may).
+/// Comma-separated directories that may not be deleted or renamed while
+/// non-empty (core-site).
+pub const FS_PROTECTED_DIRECTORIES: &str = "fs.protected.directories";
+pub const DFS_PROTECTED_SUBDIRECTORIES_ENABLE: &str = "dfs.protected.subdirectories.enable";
+pub const DFS_PROTECTED_SUBDIRECTORIES_ENABLE_DEFAULT: bool = false;
 pub const DFS_PERMISSIONS_ALLOW_OWNER_SET_QUOTA: &str = "dfs.permissions.allow.owner.set.quota";
 /// Off.
 pub const DFS_PERMISSIONS_ALLOW_OWNER_SET_QUOTA_DEFAULT: bool = false;

@@ -6,7 +6,7 @@ use std::time::Duration;
 use cairn_common::config::{ConfigError, Configuration};
 use cairn_common::keys as k;
 
-use crate::namespace::{Limits, SnapshotLimits, StoragePolicySwitches, XAttrLimits};
+use crate::namespace::{Limits, ProtectedDirs, SnapshotLimits, StoragePolicySwitches, XAttrLimits};
 use crate::trash::TrashSettings;
 
 /// Edit-log preallocation step, bytes (Cairn; default 1 MiB).
@@ -77,6 +77,8 @@ pub struct NameNodeConfig {
     pub posix_acl_inheritance: bool,
     /// `dfs.namenode.snapshot.max.limit` and `.filesystem.limit`.
     pub snapshot_limits: SnapshotLimits,
+    /// `fs.protected.directories`, `dfs.protected.subdirectories.enable`.
+    pub protected_dirs: ProtectedDirs,
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
     pub dead_after: Duration,
@@ -299,6 +301,10 @@ fn namespace_limits(
             max_component_len as usize
         },
         max_directory_items: max_directory_items as usize,
+        min_block_size: conf.get_bytes(
+            k::DFS_NAMENODE_FS_LIMITS_MIN_BLOCK_SIZE,
+            k::DFS_NAMENODE_FS_LIMITS_MIN_BLOCK_SIZE_DEFAULT,
+        )?,
         max_blocks_per_file: conf.get_u64(
             k::DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE,
             k::DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE_DEFAULT,
@@ -710,6 +716,13 @@ impl NameNodeConfig {
                 k::DFS_NAMENODE_POSIX_ACL_INHERITANCE_ENABLED_DEFAULT,
             )?,
             snapshot_limits,
+            protected_dirs: ProtectedDirs::parse(
+                conf.get(k::FS_PROTECTED_DIRECTORIES).unwrap_or(""),
+                conf.get_bool(
+                    k::DFS_PROTECTED_SUBDIRECTORIES_ENABLE,
+                    k::DFS_PROTECTED_SUBDIRECTORIES_ENABLE_DEFAULT,
+                )?,
+            ),
         })
     }
 }
@@ -723,6 +736,7 @@ mod tests {
         let c = NameNodeConfig::from_conf(&Configuration::new()).expect("defaults");
         assert_eq!(c.handler_count, 64, "Cairn's measured default");
         assert_eq!(c.block_size, 128 * 1024 * 1024);
+        assert_eq!(c.limits.min_block_size, 1024 * 1024);
         assert_eq!(c.replication, 3);
         assert_eq!(c.max_frame_bytes, 128 * 1024 * 1024);
         assert_eq!(c.list_open_files_max, 1000);

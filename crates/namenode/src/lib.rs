@@ -121,6 +121,7 @@ pub(crate) fn configure_namespace(config: &NameNodeConfig, ns: &mut Namespace) {
     ns.set_allow_owner_set_quota(config.allow_owner_set_quota);
     ns.set_posix_acl_inheritance(config.posix_acl_inheritance);
     ns.set_snapshot_limits(config.snapshot_limits.clone());
+    ns.set_protected_dirs(config.protected_dirs.clone());
 }
 
 /// As [`new_state`], over a namespace someone else holds too (a Raft

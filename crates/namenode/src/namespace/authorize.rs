@@ -18,6 +18,12 @@ pub(super) struct Required {
     pub(super) access: Option<Access>,
     pub(super) sub: Option<Access>,
     pub(super) ignore_empty_dir: bool,
+    /// The operation creates the path (mkdirs, create, a rename's
+    /// destination: HDFS's `DirOp.CREATE`): a file among the ancestors is
+    /// then a ParentNotDirectoryException, for the others an
+    /// AccessControlException with the same message, before any search
+    /// (execute) check of it.
+    pub(super) creates: bool,
 }
 
 impl Namespace {
@@ -64,6 +70,7 @@ impl Namespace {
         }
         for i in 0..=ancestor.min(n - 1) {
             if n >= 2 {
+                self.check_is_directory(res, i, req.creates)?;
                 self.check_one(caller, res, i, Access::EXECUTE)?;
             }
         }
@@ -90,6 +97,27 @@ impl Namespace {
             self.check_owner(caller, res)?;
         }
         Ok(())
+    }
+
+    /// HDFS's `checkIsDirectory` on an ancestor met while checking search
+    /// access: a file there is not a directory to search.
+    fn check_is_directory(
+        &self,
+        res: &Resolved,
+        index: usize,
+        creates: bool,
+    ) -> Result<(), FsError> {
+        match res.inodes.get(index).copied().flatten() {
+            Some(id) if !self.node(id).is_dir() => {
+                let message = format!("{} (is not a directory)", res.prefix(index));
+                Err(if creates {
+                    FsError::ParentNotDirectory(message)
+                } else {
+                    FsError::AccessControl(message)
+                })
+            }
+            _ => Ok(()),
+        }
     }
 
     pub(super) fn check_owner(&self, caller: &Caller, res: &Resolved) -> Result<(), FsError> {

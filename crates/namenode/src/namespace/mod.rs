@@ -53,6 +53,7 @@ mod names;
 pub mod open_files;
 pub mod path;
 pub mod permission;
+pub mod protected;
 pub mod quota;
 mod quota_policy;
 mod read;
@@ -83,6 +84,7 @@ pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
 pub use names::{AttrId, AttrSet, NameId, NameTable};
+pub use protected::ProtectedDirs;
 pub use quota::{DirQuota, QuotaCounts, QuotaUsage, StorageType, QUOTA_DONT_SET, QUOTA_RESET};
 pub use read::{ContentSummary, FileStatus, Listing};
 pub use snapshot::{SnapshotLimits, SnapshotState};
@@ -169,6 +171,10 @@ pub struct Limits {
     pub max_blocks_per_file: u64,
     pub min_replication: u16,
     pub max_replication: u16,
+    /// `dfs.namenode.fs-limits.min-block-size`: create refuses smaller
+    /// block sizes. None here (0); the configuration's default is HDFS's
+    /// 1 MiB.
+    pub min_block_size: u64,
 }
 
 impl Default for Limits {
@@ -179,6 +185,7 @@ impl Default for Limits {
             max_blocks_per_file: 10_000,
             min_replication: 1,
             max_replication: 512,
+            min_block_size: 0,
         }
     }
 }
@@ -220,6 +227,8 @@ pub struct Namespace {
     snapshots: SnapshotState,
     /// Cache pools and directives.
     cache: cache::CacheState,
+    /// `fs.protected.directories` (configuration, not state).
+    protected: ProtectedDirs,
 }
 
 impl Namespace {
@@ -268,6 +277,7 @@ impl Namespace {
             posix_acl_inheritance: true,
             snapshots: SnapshotState::default(),
             cache: cache::CacheState::default(),
+            protected: ProtectedDirs::default(),
         }
     }
 

@@ -69,6 +69,21 @@ impl Namespace {
         Ok(())
     }
 
+    /// What creating the missing `res` needs: its existing ancestors are
+    /// directories, and the caller may write to the nearest one.
+    pub(super) fn check_creatable(&self, caller: &Caller, res: &Resolved) -> Result<(), FsError> {
+        self.check_ancestors_are_dirs(res)?;
+        self.check(
+            caller,
+            res,
+            Required {
+                ancestor: Some(Access::WRITE),
+                creates: true,
+                ..Default::default()
+            },
+        )
+    }
+
     /// Fails with ParentNotDirectory when an existing ancestor is a file.
     fn check_ancestors_are_dirs(&self, res: &Resolved) -> Result<(), FsError> {
         let n = res.inodes.len();
@@ -104,7 +119,11 @@ impl Namespace {
     ) -> Result<Vec<Edit>, FsError> {
         let modes: CreateModes = modes.into();
         let res = self.resolve(src)?;
-        self.check(caller, &res, Required::default())?;
+        let creates = Required {
+            creates: true,
+            ..Default::default()
+        };
+        self.check(caller, &res, creates)?;
         if let Some(id) = res.last() {
             if self.node(id).is_dir() {
                 return Ok(Vec::new());
@@ -114,15 +133,7 @@ impl Namespace {
                 res.path()
             )));
         }
-        self.check_ancestors_are_dirs(&res)?;
-        self.check(
-            caller,
-            &res,
-            Required {
-                ancestor: Some(Access::WRITE),
-                ..Default::default()
-            },
-        )?;
+        self.check_creatable(caller, &res)?;
         let first_missing = res
             .inodes
             .iter()
@@ -203,6 +214,12 @@ impl Namespace {
             ));
         }
         self.check_replication(replication, &path)?;
+        if block_size < self.limits.min_block_size {
+            return Err(FsError::Io(format!(
+                "Specified block size {block_size} is less than configured minimum value dfs.namenode.fs-limits.min-block-size={}",
+                self.limits.min_block_size
+            )));
+        }
         if BlockSize::new(block_size).is_none() {
             return Err(FsError::IllegalArgument(format!(
                 "Specified block size {block_size} for {path}: a block size above 2 GiB must be a multiple of 512 bytes (above 512 GiB, of 1 MiB), at most 1 PiB"
@@ -366,6 +383,9 @@ impl Namespace {
         if res.components.is_empty() {
             return Ok(None);
         }
+        if self.is_non_empty_dir(id) {
+            self.check_protected_descendants(&res.path())?;
+        }
         self.check_no_snapshots_below(id)?;
         let mut files = self.files_under(id);
         let edit = Edit::Delete {
@@ -427,6 +447,9 @@ impl Namespace {
             return Ok((false, None));
         }
         self.check_no_snapshots_below(src_id)?;
+        if self.is_non_empty_dir(src_id) {
+            self.check_protected_descendants(&src_res.path())?;
+        }
         // As HDFS, also when `dst` is `src` itself: a directory renamed to
         // itself would move under itself, which is refused below (false).
         if let Some(d) = dst_res.last() {
@@ -447,6 +470,7 @@ impl Namespace {
             &dst_res,
             Required {
                 ancestor: Some(Access::WRITE),
+                creates: true,
                 ..Default::default()
             },
         )?;
@@ -510,6 +534,7 @@ impl Namespace {
             &dst_res,
             Required {
                 parent: Some(Access::WRITE),
+                creates: true,
                 ..Default::default()
             },
         )?;
@@ -522,6 +547,9 @@ impl Namespace {
             return Err(FsError::Io("rename source cannot be the root".to_string()));
         }
         self.check_no_snapshots_below(src_id)?;
+        if self.is_non_empty_dir(src_id) {
+            self.check_protected_descendants(&src_res.path())?;
+        }
         if dst_res.components.is_empty() {
             return Err(FsError::Io(
                 "rename destination cannot be the root".to_string(),

@@ -454,3 +454,83 @@ fn limits_on_names_and_directory_items() {
         Err(FsError::InvalidPath(_))
     ));
 }
+
+#[test]
+fn a_file_among_the_ancestors_is_not_a_directory_to_search() {
+    // As HDFS's FSPermissionChecker: the ancestor that is a file is named
+    // before its missing execute bit is; creating under it is a
+    // ParentNotDirectoryException, anything else an AccessControlException.
+    let mut ns = ns();
+    ns.mkdirs(&root(), "/home", 0o777, true, NOW)
+        .expect("mkdir");
+    let alice = user("alice", &["staff"]);
+    ns.create(
+        &alice, "/home/f", 0o644, "c", "m", false, true, 1, 1024, NOW,
+    )
+    .expect("create");
+    ns.complete("/home/f", 0, "c", None, NOW, &|_| true)
+        .expect("complete");
+    let not_dir = "/home/f (is not a directory)".to_string();
+    assert_eq!(
+        ns.mkdirs(&alice, "/home/f/sub", 0o755, true, NOW).err(),
+        Some(FsError::ParentNotDirectory(not_dir.clone()))
+    );
+    assert_eq!(
+        ns.get_file_info(&alice, "/home/f/sub").err(),
+        Some(FsError::AccessControl(not_dir.clone()))
+    );
+    assert!(matches!(
+        ns.rename2(&alice, "/home/f", "/home/f/x", false, NOW),
+        Err(FsError::ParentNotDirectory(m)) if m == not_dir
+    ));
+    // The superuser is not searched: a missing path, as before.
+    assert!(ns
+        .get_file_info(&root(), "/home/f/sub")
+        .expect("ok")
+        .is_none());
+}
+
+#[test]
+fn create_refuses_block_sizes_under_the_minimum() {
+    // As HDFS's startFile, after the replication check.
+    let mut ns = Namespace::new(
+        "hdfs",
+        "supergroup",
+        NOW,
+        Limits {
+            min_block_size: 1 << 20,
+            ..Limits::default()
+        },
+    );
+    let e = ns
+        .create(
+            &root(),
+            "/small",
+            0o644,
+            "c",
+            "m",
+            false,
+            true,
+            1,
+            1024,
+            NOW,
+        )
+        .expect_err("1 KiB blocks");
+    assert_eq!(
+        e,
+        FsError::Io("Specified block size 1024 is less than configured minimum value dfs.namenode.fs-limits.min-block-size=1048576".into())
+    );
+    ns.create(
+        &root(),
+        "/ok",
+        0o644,
+        "c",
+        "m",
+        false,
+        true,
+        1,
+        1 << 20,
+        NOW,
+    )
+    .expect("1 MiB blocks");
+}

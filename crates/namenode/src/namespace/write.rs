@@ -609,3 +609,33 @@ fn partial_last_block(node: &INode, block_size: u64, new_block: bool) -> Option<
         .copied()
         .filter(|b| !new_block && b.num_bytes < block_size)
 }
+
+impl Namespace {
+    /// What a create without the CREATE flag (OVERWRITE alone) finds: as
+    /// HDFS's `resolvePathForStartFile`, only an existing file may be
+    /// overwritten, so a missing one is FileNotFound once the permission
+    /// checks passed. An existing path, or a missing parent without
+    /// `create_parent`, is left to [`Namespace::create`] to answer.
+    ///
+    /// # Errors
+    /// FileNotFound, ParentNotDirectory, permission denied, invalid path.
+    pub fn refuse_missing_without_create_flag(
+        &self,
+        caller: &Caller,
+        src: &str,
+        create_parent: bool,
+    ) -> Result<(), FsError> {
+        let res = self.resolve(src)?;
+        if res.last().is_some() || res.components.is_empty() {
+            return Ok(());
+        }
+        self.check_creatable(caller, &res)?;
+        if !create_parent && res.parent().is_none() {
+            return Ok(());
+        }
+        Err(FsError::FileNotFound(format!(
+            "Can't overwrite non-existent {}",
+            res.path()
+        )))
+    }
+}

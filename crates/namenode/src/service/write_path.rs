@@ -21,6 +21,7 @@ use crate::namespace::{
     BlockId, BlockRecord, CreateModes, Edit, FileStatus, FsError, GenStamp, StoragePolicy,
 };
 
+const CREATE_FLAG_CREATE: u32 = 0x01;
 const CREATE_FLAG_OVERWRITE: u32 = 0x02;
 
 impl NameNodeState {
@@ -44,6 +45,9 @@ impl NameNodeState {
             .mutate(
                 || format!("create file{}", r.src),
                 |ns| {
+                    if r.create_flag & CREATE_FLAG_CREATE == 0 {
+                        ns.refuse_missing_without_create_flag(caller, &r.src, r.create_parent)?;
+                    }
                     let (st, edits, removed) = ns.create(
                         caller,
                         &r.src,

@@ -20,8 +20,13 @@ public class Run {
     "RenameContract", "DeleteContract", "MkdirContract", "GetFileStatusContract",
     "ContentSummaryContract", "SetTimesContract", "UnbufferContract", "LeaseRecoveryContract",
     "SafeModeContract", "PathHandleContract", "VectoredReadContract", "BulkDeleteContract",
-    "MultipartUploaderContract", "CopyFromLocalContract", "RootDirectoryContract",
+    "MultipartUploaderContract", "CopyFromLocalContract",
     "FileSystemContract", "WebHdfsFileSystemContract",
+    "FsMainOperationsContract", "WebHdfsFsMainOperationsContract",
+    "FileContextMainOperationsContract", "FileContextCreateMkdirContract",
+    "FileContextPermissionContract", "FileContextUriContract", "FileContextUtilContract",
+    // Last: it deletes everything under the root.
+    "RootDirectoryContract",
   };
 
   public static void main(String[] args) throws Exception {
