@@ -23,14 +23,37 @@ use common::Cluster;
 fn hadoop_filesystem_contract_tests_pass() {
     // Goal: an application written against Hadoop's FileSystem contract
     // sees HDFS's semantics. Own cluster: the root-directory tests delete
-    // everything under `/`.
-    // The suites write with block sizes down to 1 KiB: HDFS's own test
-    // configuration lowers the NameNode's minimum (1 MiB) for them too.
-    let cluster = Cluster::start(3, &["dfs.namenode.fs-limits.min-block-size=0"]);
-    let kit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/contract/run.sh");
+    // everything under `/`. The suites write with block sizes down to
+    // 1 KiB: HDFS's own test configuration lowers the NameNode's minimum
+    // (1 MiB) for them too.
+    let cluster = Cluster::start(3, &[MIN_BLOCK_SIZE_0]);
     let webfs = format!("webhdfs://{}", cluster.nn.http);
+    let summary = run_suites(&["--fs", &cluster.nn.url(), "--webfs", &webfs], 550);
+    println!("{summary}");
+}
+
+#[test]
+fn hadoop_filesystem_contract_tests_pass_on_an_ha_nameservice() {
+    // Goal: the same semantics through Java's failover proxy on
+    // `hdfs://cairn`, three NameNodes on Raft (`cairn up --ha`): retries,
+    // the retry cache and msync are in every call's path.
+    let up = common::ha::up_ha_with(2, &[MIN_BLOCK_SIZE_0]);
+    let conf = up.conf_dir();
+    let summary = run_suites(
+        &["--fs", "hdfs://cairn", "--conf", &conf.to_string_lossy()],
+        450,
+    );
+    println!("{summary}");
+}
+
+const MIN_BLOCK_SIZE_0: &str = "dfs.namenode.fs-limits.min-block-size=0";
+
+/// Runs `tests/java/contract/run.sh ARGS` (every suite), checks that no
+/// test failed and at least `min_ok` passed; returns its summary line.
+fn run_suites(args: &[&str], min_ok: usize) -> String {
+    let kit = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/java/contract/run.sh");
     let out = common::output_within(
-        Command::new(kit).args(["--fs", &cluster.nn.url(), "--webfs", &webfs]),
+        Command::new(kit).args(args),
         Duration::from_secs(900),
         "run tests/java/contract/run.sh (needs java and mvn)",
     );
@@ -48,16 +71,10 @@ fn hadoop_filesystem_contract_tests_pass() {
         .lines()
         .find(|l| l.starts_with("contract tests:"))
         .unwrap_or_else(|| panic!("no summary line in:\n{stdout}"));
-    // The suite really ran (a broken classpath runs nothing and passes).
-    let ran: usize = summary
-        .split_whitespace()
-        .nth(2)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    assert!(ran >= 550, "only {ran} contract tests ran: {summary}");
+    // The suites really ran (a broken classpath runs nothing and passes).
     let ok = stdout.lines().filter(|l| l.starts_with("ok ")).count();
-    assert!(ok >= 550, "only {ok} contract tests passed: {summary}");
-    println!("{summary}");
+    assert!(ok >= min_ok, "only {ok} contract tests passed: {summary}");
+    summary.to_string()
 }
 
 fn tail(s: &str, n: usize) -> &str {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Apache Hadoop's FileSystem contract tests against an hdfs:// URL:
 #
-#   tests/java/contract/run.sh --fs hdfs://127.0.0.1:9820 [--webfs webhdfs://127.0.0.1:9870] [CLASS ...]
+#   tests/java/contract/run.sh --fs hdfs://127.0.0.1:9820 [--webfs webhdfs://127.0.0.1:9870]
+#       [--conf DIR] [CLASS ...]
 #
 # --webfs: also the FileSystem contract over WebHDFS (WebHdfsFileSystemContract).
 # CLASS: e.g. RenameContract (src/cairn/contract/); none: all of them. One line
@@ -18,7 +19,7 @@ CP_FILE="$TARGET/classpath.txt"
 CLASSES="$TARGET/classes"
 
 if [ "${1:-}" != "--fs" ] || [ -z "${2:-}" ]; then
-  echo "usage: $0 --fs hdfs://HOST:PORT [--webfs webhdfs://HOST:PORT] [CLASS ...]" >&2
+  echo "usage: $0 --fs URL [--webfs webhdfs://HOST:PORT] [--conf DIR] [CLASS ...]" >&2
   exit 2
 fi
 FS="$2"
@@ -26,6 +27,13 @@ shift 2
 WEBFS=""
 if [ "${1:-}" = "--webfs" ]; then
   WEBFS="${2:-}"
+  shift 2
+fi
+# --conf DIR: a client configuration (core-site.xml, hdfs-site.xml), e.g. an
+# HA nameservice's from `cairn up --ha`.
+CONF=""
+if [ "${1:-}" = "--conf" ]; then
+  CONF="${2:-}:"
   shift 2
 fi
 
@@ -57,4 +65,4 @@ exec "${JAVA:-java}" -Xmx512m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true \
   -Dlog4j.configuration="file:$LOG4J" -Dcairn.fs="$FS" -Dcairn.webfs="$WEBFS" \
   --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \
   --add-opens=java.base/sun.nio.ch=ALL-UNNAMED \
-  -cp "$CLASSES:$(cat "$CP_FILE")" cairn.contract.Run "$@"
+  -cp "$CONF$CLASSES:$(cat "$CP_FILE")" cairn.contract.Run "$@"
