@@ -34,14 +34,22 @@ fn hadoop_filesystem_contract_tests_pass() {
 
 #[test]
 fn hadoop_filesystem_contract_tests_pass_on_an_ha_nameservice() {
-    // Goal: the same semantics through Java's failover proxy on
-    // `hdfs://cairn`, three NameNodes on Raft (`cairn up --ha`): retries,
-    // the retry cache and msync are in every call's path.
+    // Goal: the same semantics through Java's failover proxies on
+    // `hdfs://cairn` and `webhdfs://cairn`, three NameNodes on Raft
+    // (`cairn up --ha`): retries, the retry cache and msync are in every
+    // call's path, and the standbys' WebHDFS answers send the client on.
     let up = common::ha::up_ha_with(2, &[MIN_BLOCK_SIZE_0]);
     let conf = up.conf_dir();
     let summary = run_suites(
-        &["--fs", "hdfs://cairn", "--conf", &conf.to_string_lossy()],
-        450,
+        &[
+            "--fs",
+            "hdfs://cairn",
+            "--webfs",
+            "webhdfs://cairn",
+            "--conf",
+            &conf.to_string_lossy(),
+        ],
+        550,
     );
     println!("{summary}");
 }
