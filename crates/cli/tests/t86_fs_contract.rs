@@ -7,9 +7,10 @@
 //! cluster with the options HDFS declares of itself
 //! (`tests/java/contract/`); the older FileSystemContractBaseTest and
 //! FSMainOperationsBaseTest (as a user who is not the superuser) over both
-//! `hdfs://` and `webhdfs://`; and FileContext's suites (main operations,
-//! create/mkdir, permissions, URIs, utilities). Every test must pass or
-//! skip itself as it does on HDFS.
+//! `hdfs://` and `webhdfs://`; FileContext's suites (main operations,
+//! create/mkdir, permissions, URIs, utilities); and DistCp's contract
+//! (hadoop-distcp's test jar). Every test must pass or skip itself as it
+//! does on HDFS.
 
 mod common;
 

@@ -50,17 +50,23 @@ if [ ! -f "$CLASSES/.built" ] || [ "$CP_FILE" -nt "$CLASSES/.built" ] \
 fi
 exec 9>&-
 
-# Hadoop's log4j setup reads this file; the tests' own progress lines are
-# INFO, so ERROR keeps stdout to the per-test lines.
+# Hadoop's log4j setup reads this file (all of it goes to stderr; stdout
+# keeps the per-test lines).
 LOG4J="$TARGET/log4j.properties"
 cat >"$LOG4J" <<PROPS
 log4j.rootLogger=${CAIRN_LOG_LEVEL:-ERROR},stderr
+# DistCp's contract test reads what DistCp logs at INFO.
+log4j.logger.org.apache.hadoop.tools=INFO
 log4j.appender.stderr=org.apache.log4j.ConsoleAppender
 log4j.appender.stderr.Target=System.err
 log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
 log4j.appender.stderr.layout.ConversionPattern=%d %p %c{1}: %m%n
 PROPS
 
+# The suites keep local files under "target/test/data" of the working
+# directory (a relative test.build.data, which on the cluster is taken from
+# the user's home): here, not wherever the caller stands.
+cd "$TARGET"
 exec "${JAVA:-java}" -Xmx512m -XX:+UseSerialGC -Djava.net.preferIPv4Stack=true \
   -Dlog4j.configuration="file:$LOG4J" -Dcairn.fs="$FS" -Dcairn.webfs="$WEBFS" \
   --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.nio=ALL-UNNAMED \

@@ -25,6 +25,7 @@ public class Run {
     "FsMainOperationsContract", "WebHdfsFsMainOperationsContract",
     "FileContextMainOperationsContract", "FileContextCreateMkdirContract",
     "FileContextPermissionContract", "FileContextUriContract", "FileContextUtilContract",
+    "DistCpContract",
     // Last: it deletes everything under the root.
     "RootDirectoryContract",
   };
