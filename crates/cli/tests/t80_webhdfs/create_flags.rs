@@ -106,11 +106,13 @@ fn keep_alive_request(
     let _ = s.write_all(body);
     let mut raw = Vec::new();
     let mut buf = [0u8; 4096];
-    while !raw.windows(4).any(|w| w == b"\r\n\r\n") {
+    let end = loop {
+        if let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n") {
+            break end;
+        }
         let n = s.read(&mut buf).expect("response");
         assert!(n > 0, "the connection closed before an answer");
         raw.extend_from_slice(&buf[..n]);
-    }
-    let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap_or(0);
+    };
     common::parse_response_head(&String::from_utf8_lossy(&raw[..end]))
 }

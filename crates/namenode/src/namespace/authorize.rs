@@ -101,7 +101,7 @@ impl Namespace {
 
     /// HDFS's `checkIsDirectory` on an ancestor met while checking search
     /// access: a file there is not a directory to search.
-    fn check_is_directory(
+    pub(super) fn check_is_directory(
         &self,
         res: &Resolved,
         index: usize,

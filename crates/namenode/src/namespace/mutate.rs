@@ -88,16 +88,10 @@ impl Namespace {
     fn check_ancestors_are_dirs(&self, res: &Resolved) -> Result<(), FsError> {
         let n = res.inodes.len();
         for i in 0..n.saturating_sub(1) {
-            match res.inodes[i] {
-                Some(id) if !self.node(id).is_dir() => {
-                    return Err(FsError::ParentNotDirectory(format!(
-                        "{} (is not a directory)",
-                        res.prefix(i)
-                    )))
-                }
-                Some(_) => {}
-                None => break,
+            if res.inodes[i].is_none() {
+                break;
             }
+            self.check_is_directory(res, i, true)?;
         }
         Ok(())
     }
@@ -374,7 +368,8 @@ impl Namespace {
         };
         // As HDFS: a non-recursive delete of a non-empty directory is refused
         // before the root's own rule (the root is never deleted: false).
-        if !recursive && self.node(id).children().is_some_and(|c| !c.is_empty()) {
+        let non_empty = self.is_non_empty_dir(id);
+        if !recursive && non_empty {
             return Err(FsError::NotEmptyDirectory(format!(
                 "`{} is non empty': Directory is not empty",
                 res.path()
@@ -383,7 +378,7 @@ impl Namespace {
         if res.components.is_empty() {
             return Ok(None);
         }
-        if self.is_non_empty_dir(id) {
+        if non_empty {
             self.check_protected_descendants(&res.path())?;
         }
         self.check_no_snapshots_below(id)?;
@@ -578,7 +573,7 @@ impl Namespace {
                     "Source {sp} and destination {dp} must both be directories"
                 )));
             }
-            if dst_node.children().is_some_and(|c| !c.is_empty()) {
+            if self.is_non_empty_dir(d) {
                 return Err(FsError::Io(format!(
                     "rename destination directory is not empty: {dp}"
                 )));

@@ -37,10 +37,6 @@ impl ProtectedDirs {
             subdirectories,
         }
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.dirs.is_empty()
-    }
 }
 
 fn normalise(entry: &str) -> Option<String> {
@@ -52,11 +48,6 @@ fn normalise(entry: &str) -> Option<String> {
 }
 
 impl Namespace {
-    /// Whether `id` is a directory with anything in it.
-    pub(super) fn is_non_empty_dir(&self, id: super::INodeId) -> bool {
-        self.node(id).children().is_some_and(|c| !c.is_empty())
-    }
-
     /// Sets the protected directories (from the configuration).
     pub fn set_protected_dirs(&mut self, dirs: ProtectedDirs) {
         self.protected = dirs;
@@ -123,7 +114,7 @@ mod tests {
         let p = ProtectedDirs::parse(" /a/b/ , ,//c//d,relative,/", false);
         let dirs: Vec<&str> = p.dirs.iter().map(String::as_str).collect();
         assert_eq!(dirs, ["/", "/a/b", "/c/d"]);
-        assert!(ProtectedDirs::parse("", false).is_empty());
+        assert!(ProtectedDirs::parse("", false).dirs.is_empty());
     }
 
     #[test]

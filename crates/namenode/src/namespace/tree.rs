@@ -620,6 +620,11 @@ impl Namespace {
         Some(path::join(&names))
     }
 
+    /// Whether `id` is a directory with anything in it.
+    pub(super) fn is_non_empty_dir(&self, id: INodeId) -> bool {
+        self.node(id).children().is_some_and(|c| !c.is_empty())
+    }
+
     pub(super) fn is_ancestor(&self, ancestor: INodeId, mut id: INodeId) -> bool {
         loop {
             if id == ancestor {
