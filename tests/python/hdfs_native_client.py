@@ -5,15 +5,19 @@ usage: hdfs_native_client.py hdfs://HOST:PORT WORKDIR
 Python users reach HDFS through this package directly, through its fsspec
 file system (`hdfs://` URLs in pandas, Dask, Ray ...) and through its
 `hdfsn` command line; each is driven here the way such a user would, and
-every answer is checked against what HDFS answers. Prints one line per
+every answer is checked against what HDFS answers; pandas reads and writes
+Parquet through its fsspec file system. Prints one line per
 check and exits non-zero at the first that fails.
 """
 
 import asyncio
+import os
+import subprocess
 import sys
 import tempfile
 
 import fsspec
+import pandas
 from hdfs_native import AclEntry, AsyncClient, Client, WriteOptions
 
 URL, WORK = sys.argv[1], sys.argv[2].rstrip("/")
@@ -167,8 +171,40 @@ def fsspec_interface():
             check("fsspec get", f.read() == b"hello\n")
     fs.mv(f"{base}/one.txt", f"{base}/three.txt")
     check("fsspec mv", fs.exists(f"{base}/three.txt") and not fs.exists(f"{base}/one.txt"))
+    # pandas' pyarrow engine would take a bare hdfs:// URL to libhdfs (a
+    # JVM); with hdfs-native users hand it the fsspec file system.
+    frame = pandas.DataFrame({"id": range(1000), "name": [f"row{i}" for i in range(1000)]})
+    frame.to_parquet(f"{base}/frame.parquet", filesystem=fs)
+    back = pandas.read_parquet(f"{base}/frame.parquet", filesystem=fs)
+    check("pandas Parquet through the fsspec file system", back.equals(frame))
     fs.rm(base, recursive=True)
     check("fsspec rm", not fs.exists(base))
+
+
+def hdfsn(*args):
+    """Runs the package's `hdfsn` command (from this Python's bin folder)."""
+    exe = os.path.join(os.path.dirname(sys.executable), "hdfsn")
+    run = subprocess.run([exe, *args], capture_output=True, text=True, timeout=120)
+    check(f"hdfsn {args[0]} exits 0", run.returncode == 0, run.stderr.strip())
+    return run.stdout
+
+
+def command_line():
+    base = f"{URL}{WORK}/cli"
+    hdfsn("mkdir", "-p", f"{base}/d")
+    with tempfile.TemporaryDirectory() as local:
+        with open(f"{local}/in.txt", "wb") as f:
+            f.write(b"line one\nline two\n")
+        hdfsn("put", f"{local}/in.txt", f"{base}/d/")
+        check("hdfsn cat", hdfsn("cat", f"{base}/d/in.txt") == "line one\nline two\n")
+        listed = hdfsn("ls", f"{base}/d")
+        check("hdfsn ls", f"{WORK}/cli/d/in.txt" in listed, listed)
+        hdfsn("mv", f"{base}/d/in.txt", f"{base}/d/moved.txt")
+        hdfsn("get", f"{base}/d/moved.txt", f"{local}/out.txt")
+        with open(f"{local}/out.txt", "rb") as f:
+            check("hdfsn mv and get", f.read() == b"line one\nline two\n")
+    hdfsn("rm", "-r", "-s", base)  # -s: skip the trash
+    expect_error("hdfsn rm removed the tree", FileNotFoundError, lambda: Client(URL).get_file_info(f"{WORK}/cli"))
 
 
 def main():
@@ -181,6 +217,7 @@ def main():
     trash(client)
     asyncio.run(async_client())
     fsspec_interface()
+    command_line()
     client.delete(WORK, True)
     print("all checks passed")
 
