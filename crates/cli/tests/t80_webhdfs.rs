@@ -744,26 +744,20 @@ fn python_clients(nn: SocketAddr) {
     let Some(python) = common::python::python_venv("t80_webhdfs (Python clients)") else {
         return;
     };
-    let dir = common::python::python_dir();
-    let local = tempfile::tempdir().expect("temp dir");
-    let out = common::output_within(
-        Command::new(&python)
-            .arg(dir.join("webhdfs_clients.py"))
-            .arg("--http")
-            .arg(nn.to_string())
-            .arg("--user")
-            .arg(common::current_user())
-            .arg("--dir")
-            .arg("/python")
-            .arg("--local")
-            .arg(local.path()),
-        Duration::from_secs(600),
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let local = tmp.path().to_str().expect("UTF-8 temp dir");
+    let (http, user) = (nn.to_string(), common::current_user());
+    let args = [
+        "--http", &http, "--user", &user, "--dir", "/python", "--local", local,
+    ];
+    let checked = common::python::run_checks(
+        &python,
         "webhdfs_clients.py",
+        &args,
+        Duration::from_secs(600),
+        "ALL OK",
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success() && stdout.trim_end().ends_with("ALL OK"),
-        "webhdfs_clients.py failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    if let Err(report) = checked {
+        panic!("{report}");
+    }
 }

@@ -47,3 +47,32 @@ pub fn python_venv(test: &str) -> Option<PathBuf> {
         _ => panic!("tests/python/setup.sh failed: {}\n{stderr}", out.status),
     }
 }
+
+/// Runs `tests/python/<script> ARGS` with `python` (within `timeout`) and
+/// returns its stdout when it exited 0 and its last line is `done`, the
+/// line such a script prints once every check passed; otherwise what to
+/// report: its exit status, stdout and stderr.
+pub fn run_checks(
+    python: &std::path::Path,
+    script: &str,
+    args: &[&str],
+    timeout: Duration,
+    done: &str,
+) -> Result<String, String> {
+    let out = super::output_within(
+        Command::new(python)
+            .arg(python_dir().join(script))
+            .args(args),
+        timeout,
+        script,
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.status.success() && stdout.trim_end().ends_with(done) {
+        return Ok(stdout);
+    }
+    Err(format!(
+        "{script} failed ({}):\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    ))
+}
