@@ -149,33 +149,41 @@ async fn server_defaults_and_stats_match_configuration() {
 #[tokio::test]
 async fn old_rename_moves_into_directories_and_returns_false() {
     // Goal: the boolean rename the Java shell uses: moves into an existing
-    // directory, answers false (not an error) where HDFS does.
+    // directory, answers false (not an error) where HDFS does, and throws
+    // where HDFS's path resolution does.
     let nn = NameNode::start(&[]);
     let c = connect(&nn, &current_user()).await;
     mkdirs(&c, "/o/dir").await;
     touch(&c, "/o/f").await;
-    let rename = |src: &'static str, dst: &'static str| {
+    let try_rename = |src: &'static str, dst: &'static str| {
         let c = &c;
         async move {
-            let r: pb::RenameResponseProto = c
-                .call(
-                    "rename",
-                    &pb::RenameRequestProto {
-                        src: src.into(),
-                        dst: dst.into(),
-                    },
-                )
-                .await
-                .expect("rename");
-            r.result
+            c.call::<_, pb::RenameResponseProto>(
+                "rename",
+                &pb::RenameRequestProto {
+                    src: src.into(),
+                    dst: dst.into(),
+                },
+            )
+            .await
+            .map(|r| r.result)
         }
+    };
+    let rename = |src: &'static str, dst: &'static str| {
+        let try_rename = &try_rename;
+        async move { try_rename(src, dst).await.expect("rename") }
     };
     assert!(rename("/o/f", "/o/dir").await, "moves into the directory");
     assert!(exists(&c, "/o/dir/f").await);
     assert!(!rename("/o/missing", "/o/x").await, "missing source");
-    assert!(
-        !rename("/o/dir", "/o/dir/f/x").await,
-        "target parent is a file"
+    // A file among the target's ancestors is refused while the path is
+    // resolved, before the rename's own checks (as Apache HDFS 3.4.1 does).
+    let e = try_rename("/o/dir", "/o/dir/f/x")
+        .await
+        .expect_err("target parent is a file");
+    assert_eq!(
+        class(&e),
+        "org.apache.hadoop.fs.ParentNotDirectoryException"
     );
     assert!(
         !rename("/o/dir", "/o/dir/sub").await,

@@ -575,6 +575,12 @@ fn data_flow(cluster: &Cluster) {
         json(&body)["RemoteException"]["exception"],
         "FileAlreadyExistsException"
     );
+    // The NameNode's own message, as HDFS's DataNode passes it on.
+    let m = json(&body)["RemoteException"]["message"].clone();
+    assert!(
+        m.as_str().is_some_and(|m| m.starts_with("/data/f for client ") && m.ends_with(" already exists")),
+        "{m}"
+    );
     // Straight to a DataNode without the NameNode's parameters.
     let (code, _, body) = http_request(dn, "GET", "/webhdfs/v1/data/f?op=OPEN", b"");
     assert_eq!(code, 400);

@@ -86,10 +86,15 @@ fn client_error(e: HdfsError, path: &str) -> RemoteError {
         HdfsError::FileNotFound(_) => {
             RemoteError::new(web::FILE_NOT_FOUND, format!("File does not exist: {path}"))
         }
-        HdfsError::AlreadyExists(_) => RemoteError::new(
-            "org.apache.hadoop.fs.FileAlreadyExistsException",
-            format!("{path} already exists"),
+        // hdfs-native folds two NameNode exceptions into this one and
+        // keeps their message: HDFS's lease conflicts all start "Failed to".
+        HdfsError::AlreadyExists(message) if message.starts_with("Failed to ") => RemoteError::new(
+            "org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException",
+            message,
         ),
+        HdfsError::AlreadyExists(message) => {
+            RemoteError::new("org.apache.hadoop.fs.FileAlreadyExistsException", message)
+        }
         other => RemoteError::io(other.to_string()),
     }
 }

@@ -59,10 +59,18 @@ impl Namespace {
         res: &Resolved,
         req: Required,
     ) -> Result<(), FsError> {
+        let n = res.inodes.len();
         if !self.permissions_enabled || caller.is_superuser {
+            // HDFS's `checkSimpleTraverse`: even unchecked, the existing
+            // ancestors must be directories.
+            for i in 0..n.saturating_sub(1) {
+                if res.inodes[i].is_none() {
+                    break;
+                }
+                self.check_is_directory(res, i, req.creates)?;
+            }
             return Ok(());
         }
-        let n = res.inodes.len();
         // Nearest existing ancestor of the last component.
         let mut ancestor = n.saturating_sub(2);
         while ancestor > 0 && res.inodes[ancestor].is_none() {

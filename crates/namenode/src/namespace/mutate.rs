@@ -207,10 +207,18 @@ impl Namespace {
                 "/ already exists as a directory".into(),
             ));
         }
+        self.check_ancestors_are_dirs(&res)?;
+        let existing = res.last();
+        if existing.is_some_and(|id| self.node(id).is_dir()) {
+            return Err(FsError::AlreadyExists(format!(
+                "{path} already exists as a directory"
+            )));
+        }
+        // As HDFS's startFileInt: the sizes once the path is known good.
         self.check_replication(replication, &path)?;
         if block_size < self.limits.min_block_size {
             return Err(FsError::Io(format!(
-                "Specified block size {block_size} is less than configured minimum value dfs.namenode.fs-limits.min-block-size={}",
+                "Specified block size is less than configured minimum value (dfs.namenode.fs-limits.min-block-size): {block_size} < {}",
                 self.limits.min_block_size
             )));
         }
@@ -219,15 +227,8 @@ impl Namespace {
                 "Specified block size {block_size} for {path}: a block size above 2 GiB must be a multiple of 512 bytes (above 512 GiB, of 1 MiB), at most 1 PiB"
             )));
         }
-        self.check_ancestors_are_dirs(&res)?;
-        let existing = res.last();
         if let Some(id) = existing {
             let node = self.node(id);
-            if node.is_dir() {
-                return Err(FsError::AlreadyExists(format!(
-                    "{path} already exists as a directory"
-                )));
-            }
             if let Some(uc) = node.file().and_then(|f| f.under_construction.as_ref()) {
                 let msg = if uc.client_name() == client_name {
                     format!("Failed to CREATE_FILE {path} for {client_name} on {client_machine} because current leaseholder is trying to recreate file.")
@@ -283,8 +284,13 @@ impl Namespace {
                     res.prefix(n - 2)
                 )));
             }
-            // Missing parents get the default directory mode with u+wx.
-            let parent_perm = (modes.masked | 0o111 | 0o300) & 0o777;
+            // As HDFS (`createAncestorDirectories`), the missing parents
+            // take the nearest existing ancestor's permission, less its
+            // sticky bit, with u+wx.
+            let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
+            let base = res.inodes[first_missing - 1]
+                .map_or(modes.masked | 0o111, |id| self.permission_of(self.node(id)));
+            let parent_perm = (base | 0o300) & 0o777;
             edits = self.mkdirs(caller, &res.prefix(n - 2), parent_perm, true, now_ms)?;
         }
         // Resolved again only when mkdirs has just created it.
@@ -427,11 +433,41 @@ impl Namespace {
     ) -> Result<(bool, Option<Edit>), FsError> {
         let src_res = self.resolve(src)?;
         let mut dst_res = self.resolve(dst)?;
+        // HDFS resolves both paths first: a file among either's ancestors
+        // throws here, not `false` as the checks below would answer.
+        self.check(caller, &src_res, Required::default())?;
+        self.check(
+            caller,
+            &dst_res,
+            Required {
+                creates: true,
+                ..Default::default()
+            },
+        )?;
+        // Into a directory: as HDFS, by the source's name, before anything
+        // about the source but its path is known.
+        if let (Some(d), Some(name)) = (dst_res.last(), src_res.components.last()) {
+            if self.node(d).is_dir() {
+                let target = format!("{}/{name}", dst_res.path().trim_end_matches('/'));
+                dst_res = self.resolve(&target)?;
+            }
+        }
+        // Both permission checks before the source is looked at (a missing
+        // source is `false` only to a caller allowed to move it there).
         self.check(
             caller,
             &src_res,
             Required {
                 parent: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        self.check(
+            caller,
+            &dst_res,
+            Required {
+                ancestor: Some(Access::WRITE),
+                creates: true,
                 ..Default::default()
             },
         )?;
@@ -447,28 +483,9 @@ impl Namespace {
         }
         // As HDFS, also when `dst` is `src` itself: a directory renamed to
         // itself would move under itself, which is refused below (false).
-        if let Some(d) = dst_res.last() {
-            if self.node(d).is_dir() {
-                let target = format!(
-                    "{}/{}",
-                    dst_res.path().trim_end_matches('/'),
-                    src_res.components[src_res.components.len() - 1]
-                );
-                dst_res = self.resolve(&target)?;
-            }
-        }
         if src_res.components == dst_res.components {
             return Ok((true, None));
         }
-        self.check(
-            caller,
-            &dst_res,
-            Required {
-                ancestor: Some(Access::WRITE),
-                creates: true,
-                ..Default::default()
-            },
-        )?;
         if dst_res.last().is_some() {
             return Ok((false, None));
         }
@@ -615,9 +632,12 @@ impl Namespace {
         Ok((edit, removed))
     }
 
+    /// The path's inode, before an owner check: HDFS's `checkOwner` names
+    /// a missing path this way.
     fn existing(&self, res: &Resolved) -> Result<INodeId, FsError> {
-        res.last()
-            .ok_or_else(|| FsError::FileNotFound(format!("File does not exist: {}", res.path())))
+        res.last().ok_or_else(|| {
+            FsError::FileNotFound(format!("Directory/File does not exist {}", res.path()))
+        })
     }
 
     /// setPermission (owner or superuser only).

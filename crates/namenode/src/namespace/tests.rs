@@ -255,6 +255,24 @@ fn old_rename_moves_into_directories_and_returns_false() {
 }
 
 #[test]
+fn old_rename_checks_permissions_before_it_looks_at_the_source() {
+    // As HDFS's renameTo: write access to both parents first, so a
+    // missing source is `false` only to a caller allowed there.
+    let mut ns = ns();
+    ns.mkdirs(&root(), "/tmp", 0o777, true, NOW).expect("mkdir");
+    let alice = user("alice", &["staff"]);
+    assert!(matches!(
+        ns.rename(&alice, "/tmp/missing", "/", NOW),
+        Err(FsError::AccessControl(m)) if m.contains("access=WRITE, inode=\"/\"")
+    ));
+    assert!(
+        !ns.rename(&alice, "/tmp/missing", "/tmp/x", NOW)
+            .expect("ok")
+            .0
+    );
+}
+
+#[test]
 fn rename2_throws_and_overwrites() {
     let mut ns = ns();
     for f in ["/s", "/d"] {
@@ -483,11 +501,62 @@ fn a_file_among_the_ancestors_is_not_a_directory_to_search() {
         ns.rename2(&alice, "/home/f", "/home/f/x", false, NOW),
         Err(FsError::ParentNotDirectory(m)) if m == not_dir
     ));
-    // The superuser is not searched: a missing path, as before.
+    // The superuser is not searched, but the ancestors must still be
+    // directories (HDFS's checkSimpleTraverse); only getFileInfo turns
+    // that into "not found".
     assert!(ns
         .get_file_info(&root(), "/home/f/sub")
         .expect("ok")
         .is_none());
+    assert_eq!(
+        ns.get_listing(&root(), "/home/f/sub", "", 10).err(),
+        Some(FsError::AccessControl(not_dir.clone()))
+    );
+    assert_eq!(
+        ns.mkdirs(&root(), "/home/f/sub", 0o755, true, NOW).err(),
+        Some(FsError::ParentNotDirectory(not_dir.clone()))
+    );
+    // The old rename throws for a file above either path, as HDFS's
+    // resolution does, where it answers `false` for the rest.
+    ns.mkdirs(&root(), "/home/d", 0o755, true, NOW)
+        .expect("mkdir");
+    assert_eq!(
+        ns.rename(&root(), "/home/d", "/home/f/x", NOW).err(),
+        Some(FsError::ParentNotDirectory(not_dir.clone()))
+    );
+    assert_eq!(
+        ns.rename(&root(), "/home/f/x", "/home/d", NOW).err(),
+        Some(FsError::AccessControl(not_dir))
+    );
+    assert!(
+        !ns.rename(&root(), "/home/nope/x", "/home/d", NOW)
+            .expect("ok")
+            .0
+    );
+}
+
+#[test]
+fn parents_a_create_makes_inherit_the_nearest_ancestors_mode() {
+    // As HDFS's createAncestorDirectories: the existing ancestor's
+    // permission less the sticky bit, with u+wx; mkdirs -p uses its own.
+    let mut ns = ns();
+    ns.mkdirs(&root(), "/open", 0o777, true, NOW)
+        .expect("mkdir");
+    ns.mkdirs(&root(), "/s", 0o755, true, NOW).expect("mkdir");
+    ns.set_permission(&root(), "/s", 0o1030).expect("chmod");
+    for (f, want) in [("/open/x/y/f", 0o777), ("/s/x/y/f", 0o330)] {
+        ns.create(&root(), f, 0o644, "c", "m", false, true, 1, 1024, NOW)
+            .expect("create");
+        let parent = &f[..f.len() - 2];
+        let grandparent = &f[..f.len() - 4];
+        for dir in [parent, grandparent] {
+            assert_eq!(stat(&ns, dir).permission, want, "{dir}");
+        }
+        assert_eq!(stat(&ns, f).permission, 0o644);
+    }
+    ns.mkdirs(&root(), "/open/m/n", 0o700, true, NOW)
+        .expect("mkdir");
+    assert_eq!(stat(&ns, "/open/m").permission, 0o700);
 }
 
 #[test]
@@ -518,7 +587,7 @@ fn create_refuses_block_sizes_under_the_minimum() {
         .expect_err("1 KiB blocks");
     assert_eq!(
         e,
-        FsError::Io("Specified block size 1024 is less than configured minimum value dfs.namenode.fs-limits.min-block-size=1048576".into())
+        FsError::Io("Specified block size is less than configured minimum value (dfs.namenode.fs-limits.min-block-size): 1024 < 1048576".into())
     );
     ns.create(
         &root(),

@@ -233,8 +233,9 @@ impl Namespace {
     /// then appends into it) unless `new_block` asks for a fresh block.
     ///
     /// # Errors
-    /// FileNotFound (missing, or a directory), AlreadyBeingCreated (open by
-    /// a writer), permission denied (write access).
+    /// FileAlreadyExists (a directory), FileNotFound (missing),
+    /// AlreadyBeingCreated (open by a writer), permission denied (write
+    /// access).
     pub fn append(
         &mut self,
         caller: &Caller,
@@ -244,6 +245,15 @@ impl Namespace {
         new_block: bool,
     ) -> Result<(FileStatus, Option<BlockRecord>, Edit), FsError> {
         let res = self.resolve(src)?;
+        // As HDFS's appendFile: the path's ancestors, a directory, then
+        // write access, then a missing file.
+        self.check(caller, &res, Required::default())?;
+        let path = res.path();
+        if res.last().is_some_and(|id| self.node(id).is_dir()) {
+            return Err(FsError::AlreadyExists(format!(
+                "Cannot append to directory {path}; already exists as a directory."
+            )));
+        }
         self.check(
             caller,
             &res,
@@ -252,10 +262,10 @@ impl Namespace {
                 ..Default::default()
             },
         )?;
-        let path = res.path();
-        let id = match res.last() {
-            Some(id) if !self.node(id).is_dir() => id,
-            _ => return Err(FsError::FileNotFound(format!("File not found: {path}"))),
+        let Some(id) = res.last() else {
+            return Err(FsError::FileNotFound(format!(
+                "Failed to append to non-existent file {path} for client {client_machine}"
+            )));
         };
         let node = self.node(id);
         let f = node
