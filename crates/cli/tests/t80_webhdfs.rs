@@ -633,6 +633,10 @@ fn hostile_requests(cluster: &Cluster) {
         ("GET", "/webhdfs/v1/?op=GETLINKTARGET", 403, "Path / is not a symbolic link"),
         ("GET", "/webhdfs/v1/none?op=GETLINKTARGET", 404, "File does not exist: /none"),
         ("GET", "/webhdfs/v1/none?op=GETECPOLICY", 404, "Path not found: /none"),
+        // Each call's own words for a missing path, as HDFS's.
+        ("GET", "/webhdfs/v1/none?op=GETQUOTAUSAGE", 404, "File/Directory does not exist: /none"),
+        ("GET", "/webhdfs/v1/none?op=GETCONTENTSUMMARY", 404, "File does not exist: /none"),
+        ("PUT", "/webhdfs/v1/none?op=SETPERMISSION&permission=711", 404, "Directory/File does not exist /none"),
         ("GET", "/webhdfs/v1/?op=GETENCLOSINGROOT", 400, "Invalid value for webhdfs parameter \"op\": GETENCLOSINGROOT is not a valid GET operation."),
         ("PUT", "/webhdfs/v1/?op=SATISFYSTORAGEPOLICY", 403, "Cannot request to satisfy storage policy when storage policy satisfier feature has been disabled by admin. Seek for an admin help to enable it or use Mover tool."),
         ("PUT", "/webhdfs/v1/?op=SETECPOLICY&ecpolicy=XOR-2-1-1024k", 400, "Policy 'XOR-2-1-1024k' does not match any enabled erasure coding policies: []. An erasure coding policy can be enabled by enableErasureCodingPolicy API."),

@@ -218,7 +218,7 @@ impl Namespace {
         self.check_replication(replication, &path)?;
         if block_size < self.limits.min_block_size {
             return Err(FsError::Io(format!(
-                "Specified block size is less than configured minimum value (dfs.namenode.fs-limits.min-block-size): {block_size} < {}",
+                "Specified block size {block_size} is less than configured minimum value dfs.namenode.fs-limits.min-block-size={}",
                 self.limits.min_block_size
             )));
         }

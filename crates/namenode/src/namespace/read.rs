@@ -203,7 +203,7 @@ impl Namespace {
         if let Some(sp) = self.snapshot_path(src)? {
             return self.snapshot_content_summary(caller, &sp);
         }
-        let id = self.summary_target(caller, src)?;
+        let id = self.summary_target(caller, src, "File does not exist: ")?;
         let mut sum = ContentSummary {
             quota: self.quota_usage_of(id),
             ..ContentSummary::default()
@@ -236,18 +236,21 @@ impl Namespace {
     }
 
     /// The inode a content summary or quota usage is about, after HDFS's
-    /// checks (read and execute on the whole subtree).
+    /// checks (read and execute on the whole subtree); a missing path is
+    /// `missing` followed by the path.
     ///
     /// # Errors
     /// FileNotFound, or permission denied.
-    pub(super) fn summary_target(&self, caller: &Caller, src: &str) -> Result<INodeId, FsError> {
+    pub(super) fn summary_target(
+        &self,
+        caller: &Caller,
+        src: &str,
+        missing: &str,
+    ) -> Result<INodeId, FsError> {
         let res = self.resolve(src)?;
         let Some(id) = res.last() else {
             self.check(caller, &res, Required::default())?;
-            return Err(FsError::FileNotFound(format!(
-                "File does not exist: {}",
-                res.path()
-            )));
+            return Err(FsError::FileNotFound(format!("{missing}{}", res.path())));
         };
         self.check(
             caller,

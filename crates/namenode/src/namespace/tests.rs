@@ -587,7 +587,7 @@ fn create_refuses_block_sizes_under_the_minimum() {
         .expect_err("1 KiB blocks");
     assert_eq!(
         e,
-        FsError::Io("Specified block size is less than configured minimum value (dfs.namenode.fs-limits.min-block-size): 1024 < 1048576".into())
+        FsError::Io("Specified block size 1024 is less than configured minimum value dfs.namenode.fs-limits.min-block-size=1048576".into())
     );
     ns.create(
         &root(),

@@ -71,7 +71,9 @@ pub fn listing_body(entries: &[pb::HdfsFileStatusProto]) -> String {
 
 fn type_quota(infos: Option<&pb::StorageTypeQuotaInfosProto>) -> Value {
     let mut m = Map::new();
-    for t in infos.map(|i| i.type_quota_info.as_slice()).unwrap_or(&[]) {
+    // As HDFS's JsonUtil: only the types with a quota set (-1 is none).
+    let types = infos.map(|i| i.type_quota_info.as_slice()).unwrap_or(&[]);
+    for t in types.iter().filter(|t| t.quota as i64 != -1) {
         let name = StorageType::from_proto(t.r#type.unwrap_or(1)).map_or("DISK", |s| s.name());
         m.insert(
             name.to_string(),
@@ -420,4 +422,26 @@ pub fn trash_root(path: &str, s: &pb::HdfsFileStatusProto) -> Value {
         "owner": s.owner,
         "group": s.group,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_quotas_list_only_the_types_with_a_quota() {
+        // A COLD file under no type quota: consumed on ARCHIVE, but HDFS's
+        // JSON names only the types whose quota is set.
+        let info = |t: i32, quota: u64, consumed: u64| pb::StorageTypeQuotaInfoProto {
+            r#type: Some(t),
+            quota,
+            consumed,
+        };
+        let infos = pb::StorageTypeQuotaInfosProto {
+            type_quota_info: vec![info(3, u64::MAX, 1536), info(2, 4096, 0)],
+        };
+        let got = type_quota(Some(&infos));
+        assert_eq!(got, json!({"SSD": {"consumed": 0, "quota": 4096}}));
+        assert_eq!(type_quota(None), json!({}));
+    }
 }
