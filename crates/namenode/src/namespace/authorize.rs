@@ -128,6 +128,22 @@ impl Namespace {
         }
     }
 
+    /// HDFS's `FSDirectory.checkOwner` where permissions are on: a missing
+    /// path is named first (its own words), then the owner is checked.
+    pub(super) fn check_owner_of_existing(
+        &self,
+        caller: &Caller,
+        res: &Resolved,
+    ) -> Result<(), FsError> {
+        if self.permissions_enabled && res.last().is_none() {
+            return Err(FsError::FileNotFound(format!(
+                "Directory/File does not exist {}",
+                res.path()
+            )));
+        }
+        self.check_owner(caller, res)
+    }
+
     pub(super) fn check_owner(&self, caller: &Caller, res: &Resolved) -> Result<(), FsError> {
         if !self.permissions_enabled || caller.is_superuser {
             return Ok(());

@@ -134,16 +134,30 @@ impl Namespace {
     /// # Errors
     /// Invalid path, or no search permission on an ancestor.
     pub fn get_file_info(&self, caller: &Caller, src: &str) -> Result<Option<FileStatus>, FsError> {
+        match self.file_info_resolved(caller, src) {
+            // As HDFS: a superuser's only denial is a file among the
+            // ancestors, and file system contracts expect "not found" then.
+            Err(FsError::AccessControl(_)) if caller.is_superuser => Ok(None),
+            r => r,
+        }
+    }
+
+    /// A path's status as HDFS's `resolvePath` for reading sees it: a file
+    /// among the ancestors is an AccessControlException for anyone (what
+    /// getErasureCodingPolicy and the like answer); `None` when missing.
+    ///
+    /// # Errors
+    /// Invalid path, a file among the ancestors, no search permission.
+    pub fn file_info_resolved(
+        &self,
+        caller: &Caller,
+        src: &str,
+    ) -> Result<Option<FileStatus>, FsError> {
         if let Some(sp) = self.snapshot_path(src)? {
             return self.snapshot_file_info(caller, &sp);
         }
         let res = self.resolve(src)?;
-        match self.check(caller, &res, Required::default()) {
-            // As HDFS: a superuser's only denial is a file among the
-            // ancestors, and file system contracts expect "not found" then.
-            Err(FsError::AccessControl(_)) if caller.is_superuser => return Ok(None),
-            r => r?,
-        }
+        self.check(caller, &res, Required::default())?;
         Ok(res.last().map(|id| self.status(id, self.node(id))))
     }
 

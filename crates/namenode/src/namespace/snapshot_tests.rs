@@ -172,6 +172,20 @@ fn snapshot_operations_answer_as_hdfs() {
             "Directory does not exist: /nope".into()
         ))
     );
+    // The snapshot calls check the owner, which names a missing path
+    // its own way (HDFS's checkOwner), before any other user is refused.
+    assert_eq!(
+        n.create_snapshot(&su, "/nope", Some("s1"), NOW),
+        Err(FsError::FileNotFound(
+            "Directory/File does not exist /nope".into()
+        ))
+    );
+    assert_eq!(
+        n.create_snapshot(&user("alice", &[]), "/nope", Some("s1"), NOW),
+        Err(FsError::FileNotFound(
+            "Directory/File does not exist /nope".into()
+        ))
+    );
     assert_eq!(
         n.allow_snapshot(&su, "/d/f"),
         Err(FsError::PathIsNotDirectory(

@@ -106,7 +106,7 @@ impl NameNodeState {
         r: pb::GetErasureCodingPolicyRequestProto,
     ) -> CallResult {
         self.read(|ns| {
-            ns.get_file_info(caller, &r.src)?
+            ns.file_info_resolved(caller, &r.src)?
                 .ok_or_else(|| FsError::FileNotFound(format!("Path not found: {}", r.src)))
         })?;
         encode(&pb::GetErasureCodingPolicyResponseProto { ec_policy: None })

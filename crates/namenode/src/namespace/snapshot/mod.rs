@@ -274,7 +274,7 @@ impl Namespace {
         let res = self.resolve(path)?;
         self.check(caller, &res, Required::default())?;
         if owner {
-            self.check_owner(caller, &res)?;
+            self.check_owner_of_existing(caller, &res)?;
         }
         Ok((self.directory_of(&res)?, res.path()))
     }
@@ -374,7 +374,7 @@ impl Namespace {
     ) -> Result<(String, Edit), FsError> {
         let res = self.resolve(path)?;
         self.check(caller, &res, Required::default())?;
-        self.check_owner(caller, &res)?;
+        self.check_owner_of_existing(caller, &res)?;
         let name = match name.filter(|n| !n.is_empty()) {
             None => crate::javafmt::snapshot_name(now_ms),
             Some(n) => n.to_string(),
@@ -488,7 +488,7 @@ impl Namespace {
     ) -> Result<Option<Edit>, FsError> {
         let res = self.resolve(path)?;
         self.check(caller, &res, Required::default())?;
-        self.check_owner(caller, &res)?;
+        self.check_owner_of_existing(caller, &res)?;
         self.check_snapshot_name(new, &res.path(), false)?;
         let (id, path) = self.snapshottable_root(caller, path)?;
         let dir = &self.snapshots.dirs[&id];

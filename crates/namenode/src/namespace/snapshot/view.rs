@@ -510,8 +510,11 @@ impl Namespace {
                     .parent()
                     .and_then(|p| self.path_of(p))
                     .unwrap_or_default();
+                // As HDFS's SnapshottableDirectoryStatus: no flags and no
+                // storage policy in the directory's status.
                 let mut status = self.status(*id, node);
-                status.snapshot_enabled = true;
+                status.snapshot_enabled = false;
+                status.storage_policy = 0;
                 Some((
                     path,
                     SnapshottableDirStatus {
@@ -553,13 +556,22 @@ impl Namespace {
             ))
         })?;
         let parent_path = res.path();
+        // As HDFS's SnapshotStatus: no flags, no storage policy, and the
+        // directory's children as they are now, whatever the snapshot holds.
+        let children_now = self.status(id, self.node(id)).children_num;
         Ok(dir
             .snapshots
             .iter()
-            .map(|i| SnapshotListing {
-                status: self.snapshot_root_status(id, i),
-                id: i.id,
-                parent_path: parent_path.clone(),
+            .map(|i| {
+                let mut status = self.snapshot_root_status(id, i);
+                status.snapshot_enabled = false;
+                status.storage_policy = 0;
+                status.children_num = children_now;
+                SnapshotListing {
+                    status,
+                    id: i.id,
+                    parent_path: parent_path.clone(),
+                }
             })
             .collect())
     }
