@@ -135,11 +135,8 @@ impl Namespace {
         caller: &Caller,
         res: &Resolved,
     ) -> Result<(), FsError> {
-        if self.permissions_enabled && res.last().is_none() {
-            return Err(FsError::FileNotFound(format!(
-                "Directory/File does not exist {}",
-                res.path()
-            )));
+        if self.permissions_enabled {
+            self.existing(res)?;
         }
         self.check_owner(caller, res)
     }

@@ -266,9 +266,9 @@ impl Namespace {
         let n = res.inodes.len();
         let name = &res.components[n - 2];
         self.check_component(|| res.prefix(n - 2), name)?;
+        let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
         if existing.is_none() {
             // The missing parents and the file, each a new name.
-            let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
             if let Some(dir) = res.inodes[first_missing - 1] {
                 if first_missing == n - 1 {
                     self.check_dir_items(dir, || res.prefix(n - 2))?;
@@ -287,7 +287,6 @@ impl Namespace {
             // As HDFS (`createAncestorDirectories`), the missing parents
             // take the nearest existing ancestor's permission, less its
             // sticky bit, with u+wx.
-            let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
             let base = res.inodes[first_missing - 1]
                 .map_or(modes.masked | 0o111, |id| self.permission_of(self.node(id)));
             let parent_perm = (base | 0o300) & 0o777;
@@ -634,7 +633,7 @@ impl Namespace {
 
     /// The path's inode, before an owner check: HDFS's `checkOwner` names
     /// a missing path this way.
-    fn existing(&self, res: &Resolved) -> Result<INodeId, FsError> {
+    pub(super) fn existing(&self, res: &Resolved) -> Result<INodeId, FsError> {
         res.last().ok_or_else(|| {
             FsError::FileNotFound(format!("Directory/File does not exist {}", res.path()))
         })

@@ -558,7 +558,10 @@ impl Namespace {
         let parent_path = res.path();
         // As HDFS's SnapshotStatus: no flags, no storage policy, and the
         // directory's children as they are now, whatever the snapshot holds.
-        let children_now = self.status(id, self.node(id)).children_num;
+        let children_now = self
+            .node(id)
+            .children()
+            .map_or(0, |c| i32::try_from(c.len()).unwrap_or(i32::MAX));
         Ok(dir
             .snapshots
             .iter()
