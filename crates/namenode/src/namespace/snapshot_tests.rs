@@ -612,3 +612,80 @@ fn diff_report_lists_changes_as_hdfs_labels_them() {
         ))
     );
 }
+
+#[test]
+fn snapshot_listings_carry_the_bare_permission_and_no_flags() {
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d/a");
+    mkdir(&mut n, &mut log, "/d/b");
+    let named = AclEntry::new(AclScope::Access, AclEntryType::User, Some("bob"), 5);
+    log.push(
+        n.change_acl(&root(), "/d", AclChange::Modify, &[named])
+            .expect("acl"),
+    );
+    allow(&mut n, &mut log, "/d");
+    snap(&mut n, &mut log, "/d", "s1");
+    mkdir(&mut n, &mut log, "/d/c");
+    let plain = super::tests::stat(&n, "/d");
+    assert_ne!(plain.permission & ACL_BIT, 0, "getFileInfo shows the ACL");
+    assert!(plain.snapshot_enabled);
+    // HDFS builds both listings' statuses from the bare FsPermission with
+    // no flags: no ACL bit, not snapshottable.
+    let dirs = n.snapshottable_dirs(&root());
+    assert_eq!(dirs.len(), 1);
+    assert_eq!(dirs[0].status.permission, plain.permission & !ACL_BIT);
+    assert!(!dirs[0].status.snapshot_enabled);
+    let snaps = n.snapshot_listing_of(&root(), "/d").expect("listing");
+    assert_eq!(snaps.len(), 1);
+    assert_eq!(snaps[0].status.permission & ACL_BIT, 0);
+    assert!(!snaps[0].status.snapshot_enabled);
+    assert_eq!(snaps[0].status.children_num, 3, "the children now");
+}
+
+#[test]
+fn diff_report_refuses_files_and_missing_paths_as_hdfs() {
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d/sub");
+    mkdir(&mut n, &mut log, "/plain");
+    file(&mut n, &mut log, "/d/f", 1024, &[1]);
+    allow(&mut n, &mut log, "/d");
+    snap(&mut n, &mut log, "/d", "s1");
+    let diff = |n: &Namespace, p: &str| n.snapshot_diff_report(&root(), p, "s1", "").map(|_| ());
+    // HDFS checks read access at `/d/f/.snapshot/s1`, where the file is
+    // an ancestor that is not a directory.
+    assert_eq!(
+        diff(&n, "/d/f"),
+        Err(FsError::AccessControl("/d/f (is not a directory)".into()))
+    );
+    // A missing path's root is looked for from its parent, which must exist.
+    assert_eq!(
+        diff(&n, "/gone/x"),
+        Err(FsError::FileNotFound(
+            "Directory does not exist: /gone".into()
+        ))
+    );
+    assert_eq!(
+        diff(&n, "/plain/x"),
+        Err(FsError::Snapshot(
+            "The path /plain/x is neither snapshottable nor under a snapshot root!".into()
+        ))
+    );
+    assert_eq!(
+        diff(&n, "/d/x"),
+        Err(FsError::FileNotFound(
+            "Directory does not exist: /d/x".into()
+        ))
+    );
+    assert_eq!(diff(&n, "/d/sub"), Ok(()));
+    // Permissions off: no access check, so the file is found not to be
+    // a directory when the diff starts.
+    n.set_permissions_enabled(false);
+    assert_eq!(
+        diff(&n, "/d/f"),
+        Err(FsError::PathIsNotDirectory(
+            "`/d/f': Is not a directory".into()
+        ))
+    );
+}

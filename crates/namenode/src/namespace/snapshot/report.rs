@@ -135,14 +135,31 @@ impl Namespace {
         to: &str,
     ) -> Result<DiffReport, FsError> {
         let res = self.resolve(path)?;
+        self.check(caller, &res, Required::default())?;
+        // HDFS checks read access at `path/.snapshot/NAME`, resolved: with
+        // permissions on, a file at `path` is an ancestor that is not a
+        // directory there.
+        if self.permissions_enabled && res.last().is_some_and(|id| !self.node(id).is_dir()) {
+            return Err(FsError::AccessControl(format!(
+                "{} (is not a directory)",
+                res.path()
+            )));
+        }
         let read = Required {
             access: Some(Access::READ),
             ..Default::default()
         };
         self.check(caller, &res, read)?;
-        let scope = res.last().ok_or_else(|| {
-            FsError::FileNotFound(format!("Directory does not exist: {}", res.path()))
-        })?;
+        // The snapshot root is looked for from the directory itself, or
+        // from the parent of a path that is missing or a file, which must
+        // exist (HDFS's getSnapshottableAncestorDir).
+        let n = res.inodes.len();
+        if res.last().is_none() && n >= 2 && res.inodes[n - 2].is_none() {
+            return Err(FsError::FileNotFound(format!(
+                "Directory does not exist: {}",
+                res.prefix(n - 2)
+            )));
+        }
         let root = res
             .inodes
             .iter()
@@ -156,6 +173,9 @@ impl Namespace {
                     res.path()
                 ))
             })?;
+        let scope = res.last().ok_or_else(|| {
+            FsError::FileNotFound(format!("Directory does not exist: {}", res.path()))
+        })?;
         if !self.node(scope).is_dir() {
             return Err(FsError::PathIsNotDirectory(format!(
                 "`{}': Is not a directory",

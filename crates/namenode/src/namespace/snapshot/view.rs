@@ -510,11 +510,7 @@ impl Namespace {
                     .parent()
                     .and_then(|p| self.path_of(p))
                     .unwrap_or_default();
-                // As HDFS's SnapshottableDirectoryStatus: no flags and no
-                // storage policy in the directory's status.
-                let mut status = self.status(*id, node);
-                status.snapshot_enabled = false;
-                status.storage_policy = 0;
+                let status = without_flags(self.status(*id, node));
                 Some((
                     path,
                     SnapshottableDirStatus {
@@ -556,8 +552,8 @@ impl Namespace {
             ))
         })?;
         let parent_path = res.path();
-        // As HDFS's SnapshotStatus: no flags, no storage policy, and the
-        // directory's children as they are now, whatever the snapshot holds.
+        // As HDFS's SnapshotStatus: the directory's children as they are
+        // now, whatever the snapshot holds.
         let children_now = self
             .node(id)
             .children()
@@ -566,9 +562,7 @@ impl Namespace {
             .snapshots
             .iter()
             .map(|i| {
-                let mut status = self.snapshot_root_status(id, i);
-                status.snapshot_enabled = false;
-                status.storage_policy = 0;
+                let mut status = without_flags(self.snapshot_root_status(id, i));
                 status.children_num = children_now;
                 SnapshotListing {
                     status,
@@ -578,6 +572,17 @@ impl Namespace {
             })
             .collect())
     }
+}
+
+/// A directory's status as HDFS's snapshot listings carry it
+/// (`SnapshottableDirectoryStatus`, `SnapshotStatus`): built from the bare
+/// permission with no flags (no ACL bit, not snapshottable) and no storage
+/// policy.
+fn without_flags(mut status: FileStatus) -> FileStatus {
+    status.permission &= !ACL_BIT;
+    status.snapshot_enabled = false;
+    status.storage_policy = 0;
+    status
 }
 
 /// Whether attributes a snapshot kept grant `access` to `caller` (the
