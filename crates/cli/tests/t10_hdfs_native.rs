@@ -128,6 +128,13 @@ async fn empty_files_setters_and_summaries() {
         .expect("set_times");
     let f = c.get_file_info("/w/empty").await.expect("stat");
     assert_eq!((f.modification_time, f.access_time), (1_000_000, 2_000_000));
+    // A directory has no access time until setTimes gives it one (HDFS
+    // keeps it on the inode).
+    c.set_times("/w", 3_000_000, 4_000_000)
+        .await
+        .expect("set_times on a directory");
+    let d = c.get_file_info("/w").await.expect("stat");
+    assert_eq!((d.modification_time, d.access_time), (3_000_000, 4_000_000));
 
     c.set_permission("/w/empty", 0o600).await.expect("chmod");
     assert_eq!(

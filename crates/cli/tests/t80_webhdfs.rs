@@ -565,6 +565,30 @@ fn data_flow(cluster: &Cluster) {
     );
     let (_, m) = remote_error(nn, "GET", "/webhdfs/v1/data/none?op=OPEN", 404);
     assert_eq!(m, "File /data/none not found.");
+    // An empty file passes the NameNode's offset check; the DataNode's
+    // seek refuses an offset past its end.
+    let (code, headers, _) = http_request(
+        nn,
+        "PUT",
+        &format!("/webhdfs/v1/data/empty?op=CREATE&{u}"),
+        b"",
+    );
+    assert_eq!(code, 307);
+    let (dn, path) = split_url(header(&headers, "location"));
+    assert_eq!(http_request(dn, "PUT", &path, b"").0, 201);
+    let (code, headers, _) = http_request(
+        nn,
+        "GET",
+        &format!("/webhdfs/v1/data/empty?op=OPEN&offset=5&{u}"),
+        b"",
+    );
+    assert_eq!(code, 307);
+    let (dn, path) = split_url(header(&headers, "location"));
+    let (code, _, body) = http_request(dn, "GET", &path, b"");
+    assert_eq!(code, 403);
+    let e = &json(&body)["RemoteException"];
+    assert_eq!(e["javaClassName"], "java.io.EOFException");
+    assert_eq!(e["message"], "Cannot seek after EOF");
     let (code, headers, _) =
         http_request(nn, "PUT", &format!("/webhdfs/v1/data/f?op=CREATE&{u}"), b"");
     assert_eq!(code, 307);

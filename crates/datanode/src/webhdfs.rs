@@ -321,11 +321,13 @@ async fn open(client: &Client, req: &DataRequest) -> Result<Response, RemoteErro
         .await
         .map_err(|e| client_error(e, &req.path))?;
     let file_len = reader.file_length() as u64;
-    if offset > file_len || (offset == file_len && file_len > 0) {
-        return Err(RemoteError::io(format!(
-            "Offset={offset} out of the range [0, {file_len}); OPEN, path={}",
-            req.path
-        )));
+    // HDFS's DataNode seeks its DFSInputStream to the offset (the
+    // NameNode refused offsets past a non-empty file before redirecting).
+    if offset > file_len {
+        return Err(RemoteError::new(
+            "java.io.EOFException",
+            "Cannot seek after EOF",
+        ));
     }
     let rest = file_len - offset;
     let count = length.map_or(rest, |l| l.unsigned_abs().min(rest));

@@ -248,6 +248,7 @@ async fn run(
         let ns = state.read_namespace()?;
         Some(
             ns.snapshottable_dirs(&caller)
+                .unwrap_or_default()
                 .into_iter()
                 .map(|d| walk::child_path(&d.parent_path, &d.status.name))
                 .collect::<Vec<String>>(),

@@ -61,15 +61,7 @@ impl Namespace {
     ) -> Result<(), FsError> {
         let n = res.inodes.len();
         if !self.permissions_enabled || caller.is_superuser {
-            // HDFS's `checkSimpleTraverse`: even unchecked, the existing
-            // ancestors must be directories.
-            for i in 0..n.saturating_sub(1) {
-                if res.inodes[i].is_none() {
-                    break;
-                }
-                self.check_is_directory(res, i, req.creates)?;
-            }
-            return Ok(());
+            return self.check_simple_traverse(res, req.creates);
         }
         // Nearest existing ancestor of the last component.
         let mut ancestor = n.saturating_sub(2);
@@ -103,6 +95,22 @@ impl Namespace {
         }
         if req.owner {
             self.check_owner(caller, res)?;
+        }
+        Ok(())
+    }
+
+    /// HDFS's `checkSimpleTraverse`: even unchecked, the existing
+    /// ancestors must be directories. The calls that resolve a path without
+    /// a permission checker (`getINodesInPath`: allowSnapshot,
+    /// disallowSnapshot, getSnapshotListing) refuse one with
+    /// ParentNotDirectoryException whoever calls (`pnd`), the others with
+    /// AccessControlException unless they create the path.
+    pub(super) fn check_simple_traverse(&self, res: &Resolved, pnd: bool) -> Result<(), FsError> {
+        for i in 0..res.inodes.len().saturating_sub(1) {
+            if res.inodes[i].is_none() {
+                break;
+            }
+            self.check_is_directory(res, i, pnd)?;
         }
         Ok(())
     }

@@ -286,6 +286,24 @@ impl Namespace {
             return self.snapshot_open(caller, &sp);
         }
         let res = self.resolve(src)?;
+        // As HDFS's getBlockLocations: the walk, then the file itself
+        // (missing, or a directory), then read access.
+        self.check(caller, &res, Required::default())?;
+        let id = match res.last() {
+            None => {
+                return Err(FsError::FileNotFound(format!(
+                    "File does not exist: {}",
+                    res.path()
+                )))
+            }
+            Some(id) if self.node(id).is_dir() => {
+                return Err(FsError::FileNotFound(format!(
+                    "Path is not a file: {}",
+                    res.path()
+                )))
+            }
+            Some(id) => id,
+        };
         self.check(
             caller,
             &res,
@@ -295,30 +313,15 @@ impl Namespace {
             },
         )?;
         // A file marked security.hdfs.unreadable.by.superuser (HDFS checks
-        // it with the permissions, before the file itself).
-        if self.permissions_enabled
-            && caller.is_superuser
-            && res
-                .last()
-                .is_some_and(|id| self.unreadable_by_superuser(id))
-        {
+        // it with the permissions).
+        if self.permissions_enabled && caller.is_superuser && self.unreadable_by_superuser(id) {
             return Err(FsError::AccessControl(format!(
                 "Access is denied for {} since the superuser is not allowed to perform this \
                  operation.",
                 caller.user
             )));
         }
-        match res.last() {
-            None => Err(FsError::FileNotFound(format!(
-                "File does not exist: {}",
-                res.path()
-            ))),
-            Some(id) if self.node(id).is_dir() => Err(FsError::FileNotFound(format!(
-                "Path is not a file: {}",
-                res.path()
-            ))),
-            Some(id) => Ok(self.status(id, self.node(id))),
-        }
+        Ok(self.status(id, self.node(id)))
     }
 
     /// checkAccess: fails unless the caller has `mode` (rwx bits) on `src`.

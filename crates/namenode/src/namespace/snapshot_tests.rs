@@ -289,15 +289,18 @@ fn snapshot_operations_answer_as_hdfs() {
         ))
     );
     // Listing of snapshottable directories.
-    let dirs = n.snapshottable_dirs(&su);
+    let dirs = n.snapshottable_dirs(&su).expect("a list");
     assert_eq!(dirs.len(), 1);
     assert_eq!((dirs[0].count, dirs[0].quota), (2, 65536));
-    assert!(n.snapshottable_dirs(&alice).is_empty());
+    // None of alice's: an empty list (HDFS's null only when there is no
+    // snapshottable directory at all).
+    assert_eq!(n.snapshottable_dirs(&alice).map(|d| d.len()), Some(0));
     for s in ["s0", "s2"] {
         del_snap(&mut n, &mut log, "/d", s);
     }
     log.extend(n.disallow_snapshot(&su, "/d").expect("disallow"));
     assert!(!n.is_snapshottable(n.resolve_file("/d/f", 0).expect("f").0));
+    assert!(n.snapshottable_dirs(&su).is_none());
     assert_rebuilds(&n, &log);
 }
 
@@ -632,7 +635,7 @@ fn snapshot_listings_carry_the_bare_permission_and_no_flags() {
     assert!(plain.snapshot_enabled);
     // HDFS builds both listings' statuses from the bare FsPermission with
     // no flags: no ACL bit, not snapshottable.
-    let dirs = n.snapshottable_dirs(&root());
+    let dirs = n.snapshottable_dirs(&root()).expect("a list");
     assert_eq!(dirs.len(), 1);
     assert_eq!(dirs[0].status.permission, plain.permission & !ACL_BIT);
     assert!(!dirs[0].status.snapshot_enabled);
@@ -687,5 +690,31 @@ fn diff_report_refuses_files_and_missing_paths_as_hdfs() {
         Err(FsError::PathIsNotDirectory(
             "`/d/f': Is not a directory".into()
         ))
+    );
+}
+
+#[test]
+fn calls_resolving_without_a_checker_refuse_a_file_parent_as_such() {
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d");
+    file(&mut n, &mut log, "/d/f", 1024, &[1]);
+    let pnd = || {
+        Err(FsError::ParentNotDirectory(
+            "/d/f (is not a directory)".into(),
+        ))
+    };
+    // HDFS's allowSnapshot, disallowSnapshot and getSnapshotListing use
+    // getINodesInPath: ParentNotDirectoryException, for every caller.
+    assert_eq!(n.allow_snapshot(&root(), "/d/f/x").map(|_| ()), pnd());
+    assert_eq!(n.disallow_snapshot(&root(), "/d/f/x").map(|_| ()), pnd());
+    assert_eq!(n.snapshot_listing_of(&root(), "/d/f/x").map(|_| ()), pnd());
+    let alice = user("alice", &[]);
+    assert_eq!(n.snapshot_listing_of(&alice, "/d/f/x").map(|_| ()), pnd());
+    // createSnapshot resolves with a checker: AccessControlException.
+    assert_eq!(
+        n.create_snapshot(&root(), "/d/f/x", Some("s"), NOW)
+            .map(|_| ()),
+        Err(FsError::AccessControl("/d/f (is not a directory)".into()))
     );
 }

@@ -361,6 +361,27 @@ fn permissions_for_non_superusers() {
 }
 
 #[test]
+fn opening_a_directory_is_refused_before_read_access() {
+    let mut ns = ns();
+    ns.mkdirs(&root(), "/d", 0o711, true, NOW).expect("mkdir");
+    let alice = user("alice", &[]);
+    // HDFS's getBlockLocations looks at the file before the permission.
+    assert_eq!(
+        ns.open_for_read(&alice, "/d"),
+        Err(FsError::FileNotFound("Path is not a file: /d".into()))
+    );
+    assert_eq!(
+        ns.open_for_read(&alice, "/d/none"),
+        Err(FsError::FileNotFound("File does not exist: /d/none".into()))
+    );
+    ns.set_permission(&root(), "/d", 0o700).expect("chmod");
+    assert!(matches!(
+        ns.open_for_read(&alice, "/d/none"),
+        Err(FsError::AccessControl(m)) if m.contains("access=EXECUTE")
+    ));
+}
+
+#[test]
 fn sticky_bit_protects_other_users_entries() {
     let mut ns = ns();
     let alice = user("alice", &[]);

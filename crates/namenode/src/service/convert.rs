@@ -103,7 +103,7 @@ pub(super) fn status_proto(st: FileStatus, with_name: bool) -> pb::HdfsFileStatu
         owner: st.owner,
         group: st.group,
         modification_time: st.mtime_ms,
-        access_time: if st.is_dir { 0 } else { st.atime_ms },
+        access_time: st.atime_ms,
         block_replication: Some(u32::from(st.replication)),
         blocksize: Some(st.block_size),
         file_id: Some(st.id.0),

@@ -132,10 +132,12 @@ impl NameNodeState {
         encode(&pb::RenameSnapshotResponseProto {})
     }
 
-    /// `getSnapshottableDirListing`: none at all answers an empty reply.
+    /// `getSnapshottableDirListing`: no snapshottable directory in the
+    /// namespace answers no list (HDFS's null), none of the caller's an
+    /// empty one.
     pub(super) fn get_snapshottable_dir_listing(&self, caller: &Caller) -> CallResult {
         let dirs = self.read(|ns| Ok(ns.snapshottable_dirs(caller)))?;
-        let list = (!dirs.is_empty()).then(|| pb::SnapshottableDirectoryListingProto {
+        let list = dirs.map(|dirs| pb::SnapshottableDirectoryListingProto {
             snapshottable_dir_listing: dirs
                 .into_iter()
                 .map(|d| pb::SnapshottableDirectoryStatusProto {

@@ -303,10 +303,13 @@ pub fn xattr_name(x: &pb::XAttrProto) -> String {
 }
 
 /// The snapshottable directories (`null` when there are none, as HDFS).
-pub fn snapshottable_list(dirs: &[pb::SnapshottableDirectoryStatusProto]) -> Value {
-    if dirs.is_empty() {
+/// GETSNAPSHOTTABLEDIRECTORYLIST's entries: `null` when the namespace has
+/// no snapshottable directory at all (the reply has no list), `[]` when
+/// none is the caller's.
+pub fn snapshottable_list(dirs: Option<&[pb::SnapshottableDirectoryStatusProto]>) -> Value {
+    let Some(dirs) = dirs else {
         return Value::Null;
-    }
+    };
     Value::Array(
         dirs.iter()
             .map(|d| {

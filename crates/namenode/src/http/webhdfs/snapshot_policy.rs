@@ -184,11 +184,10 @@ async fn snapshottable_dirs(
     .await?;
     let dirs = r
         .snapshottable_dir_list
-        .map(|l| l.snapshottable_dir_listing)
-        .unwrap_or_default();
+        .map(|l| l.snapshottable_dir_listing);
     Ok(ok_json(
         "SnapshottableDirectoryList",
-        json::snapshottable_list(&dirs),
+        json::snapshottable_list(dirs.as_deref()),
     ))
 }
 

@@ -237,7 +237,16 @@ async fn truncate(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Respon
         .params
         .long("newlength", 0)?
         .ok_or_else(|| WebError::required("newlength", &req.op))?;
-    // HDFS names the client by its address for a WebHDFS truncate.
+    // HDFS treats each request as a client of its own, named
+    // `DFSClient_<random long>` (the name a later writer's refusal quotes
+    // while the truncate's block recovery runs).
+    let random = {
+        use std::hash::{BuildHasher, Hasher};
+        std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish()
+            .cast_signed()
+    };
     let r: pb::TruncateResponseProto = call(
         state,
         req,
@@ -245,7 +254,7 @@ async fn truncate(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Respon
         &pb::TruncateRequestProto {
             src: req.path.clone(),
             new_length: new_length.unsigned_abs(),
-            client_name: req.peer.ip().to_string(),
+            client_name: format!("DFSClient_{random}"),
         },
     )
     .await?;

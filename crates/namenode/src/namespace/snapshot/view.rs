@@ -459,7 +459,8 @@ impl Namespace {
         caller: &Caller,
         sp: &SnapshotPath,
     ) -> Result<FileStatus, FsError> {
-        self.check_snapshot_path(caller, sp, Some(Access::READ))?;
+        // As a live path: the walk, the file itself, then read access.
+        self.check_snapshot_path(caller, sp, None)?;
         let (Some(s), Some(Some((id, _)))) = (sp.snapshot, sp.inodes.last()) else {
             return Err(FsError::FileNotFound(format!(
                 "File does not exist: {}",
@@ -472,6 +473,7 @@ impl Namespace {
                 sp.path
             )));
         }
+        self.check_snapshot_path(caller, sp, Some(Access::READ))?;
         Ok(self.status_at(*id, "", s))
     }
 
@@ -494,8 +496,12 @@ impl Namespace {
     }
 
     /// `getSnapshottableDirListing`: every snapshottable directory for a
-    /// superuser, the caller's own otherwise; by path.
-    pub fn snapshottable_dirs(&self, caller: &Caller) -> Vec<SnapshottableDirStatus> {
+    /// superuser, the caller's own otherwise; by path. `None` when there
+    /// is no snapshottable directory at all.
+    pub fn snapshottable_dirs(&self, caller: &Caller) -> Option<Vec<SnapshottableDirStatus>> {
+        if self.snapshots.dirs.is_empty() {
+            return None;
+        }
         let mut out: Vec<(String, SnapshottableDirStatus)> = self
             .snapshots
             .dirs
@@ -523,7 +529,7 @@ impl Namespace {
             })
             .collect();
         out.sort_by(|a, b| a.0.cmp(&b.0));
-        out.into_iter().map(|(_, s)| s).collect()
+        Some(out.into_iter().map(|(_, s)| s).collect())
     }
 
     /// `getSnapshotListing` of a snapshottable directory.
@@ -536,6 +542,8 @@ impl Namespace {
         path: &str,
     ) -> Result<Vec<SnapshotListing>, FsError> {
         let res = self.resolve(path)?;
+        // Resolved without a permission checker first, as HDFS does.
+        self.check_simple_traverse(&res, true)?;
         self.check(
             caller,
             &res,
