@@ -372,6 +372,17 @@ fn acl_xattr_snapshot_policy_ops(nn: SocketAddr) {
         diff,
         serde_json::json!({"SnapshotDiffReport": {"diffList": [{"sourcePath": "", "type": "MODIFY"}, {"sourcePath": "y", "type": "CREATE"}], "fromSnapshot": "s1", "snapshotRoot": "/x", "toSnapshot": ""}})
     );
+    // The current tree against itself: HDFS's WebHDFS passes both names
+    // as null, and they come back so, with the path asked for.
+    let (_, diff) = call(
+        nn,
+        "GET",
+        &format!("/webhdfs/v1/x/y?op=GETSNAPSHOTDIFF&oldsnapshotname=&snapshotname=&{u}"),
+    );
+    assert_eq!(
+        diff,
+        serde_json::json!({"SnapshotDiffReport": {"diffList": [], "fromSnapshot": null, "snapshotRoot": "/x/y", "toSnapshot": null}})
+    );
     assert_eq!(
         put("/x", "op=RENAMESNAPSHOT&oldsnapshotname=s1&snapshotname=s2").0,
         200
@@ -455,6 +466,15 @@ fn acl_xattr_snapshot_policy_ops(nn: SocketAddr) {
         m,
         "Required param storagetype for op: SETQUOTABYSTORAGETYPE is null or empty"
     );
+    // An unknown type: the enum's own refusal, unwrapped, as HDFS answers.
+    let (class, m) = remote_error(
+        nn,
+        "PUT",
+        &format!("/webhdfs/v1/x?op=SETQUOTABYSTORAGETYPE&storagetype=nope&storagespacequota=1&{u}"),
+        400,
+    );
+    assert_eq!(class, "java.lang.IllegalArgumentException");
+    assert_eq!(m, "No enum constant org.apache.hadoop.fs.StorageType.NOPE");
     assert_eq!(
         put("/x", "op=SETQUOTA&namespacequota=-1&storagespacequota=-1").0,
         200

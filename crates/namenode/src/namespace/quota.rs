@@ -501,6 +501,9 @@ impl Namespace {
         self.check_set_quota_caller(caller, ns_quota, ss_quota)?;
         let res = self.resolve(src)?;
         self.check_quota_owner(caller, &res)?;
+        // HDFS resolves the path (a file among its ancestors is refused)
+        // before it looks at the values.
+        self.check(caller, &res, Required::default())?;
         let bad = |v: i64| v < 0 && v != QUOTA_DONT_SET && v != QUOTA_RESET;
         if bad(ns_quota) || bad(ss_quota) {
             return Err(FsError::BadArgument(format!(

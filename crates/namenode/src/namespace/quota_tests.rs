@@ -62,6 +62,11 @@ fn set_quota_rules_and_messages() {
     assert_eq!(e, Err(denied("setSpaceQuota")));
     let e = n.set_quota(&alice, "/d", QUOTA_DONT_SET, QUOTA_RESET, None);
     assert_eq!(e, Err(denied("clearSpaceQuota")));
+    // The path is resolved first: a file among its ancestors.
+    assert_eq!(
+        n.set_quota(&root(), "/d/f/x", -5, QUOTA_DONT_SET, None),
+        Err(FsError::AccessControl("/d/f (is not a directory)".into()))
+    );
     assert_eq!(
         n.set_quota(&root(), "/d", -5, QUOTA_DONT_SET, None),
         Err(FsError::BadArgument(

@@ -4,7 +4,7 @@
 //! order, journal replay and checkpoint images rebuilding the same
 //! snapshot views, and that the cost stays proportional to the changes.
 
-use super::tests::{ns, root, user, NOW};
+use super::tests::{ns, root, stat, user, NOW};
 use super::truncate_concat_tests::file;
 use super::*;
 
@@ -630,7 +630,7 @@ fn snapshot_listings_carry_the_bare_permission_and_no_flags() {
     allow(&mut n, &mut log, "/d");
     snap(&mut n, &mut log, "/d", "s1");
     mkdir(&mut n, &mut log, "/d/c");
-    let plain = super::tests::stat(&n, "/d");
+    let plain = stat(&n, "/d");
     assert_ne!(plain.permission & ACL_BIT, 0, "getFileInfo shows the ACL");
     assert!(plain.snapshot_enabled);
     // HDFS builds both listings' statuses from the bare FsPermission with
@@ -717,4 +717,58 @@ fn calls_resolving_without_a_checker_refuse_a_file_parent_as_such() {
             .map(|_| ()),
         Err(FsError::AccessControl("/d/f (is not a directory)".into()))
     );
+}
+
+#[test]
+fn snapshottable_directories_do_not_move_into_the_root_or_a_snapshot_root() {
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/q0/q1");
+    mkdir(&mut n, &mut log, "/plain");
+    mkdir(&mut n, &mut log, "/snap");
+    allow(&mut n, &mut log, "/q0/q1");
+    allow(&mut n, &mut log, "/snap");
+    let refused = |src: &str, dst: &str| {
+        Err(FsError::Snapshot(format!(
+            "Unable to rename because {src} has snapshottable descendant directories and {dst} is a descent of a snapshottable directory, and HDFS does not support nested snapshottable directory."
+        )))
+    };
+    // HDFS's root always carries the snapshottable feature.
+    assert_eq!(
+        n.rename2(&root(), "/q0/q1", "/q2", false, NOW).map(|_| ()),
+        refused("/q0/q1", "/")
+    );
+    assert_eq!(
+        n.rename2(&root(), "/q0", "/snap/q0", false, NOW)
+            .map(|_| ()),
+        refused("/q0", "/snap")
+    );
+    // Anywhere else it may go.
+    log.push(
+        n.rename2(&root(), "/q0/q1", "/plain/q1", false, NOW)
+            .expect("rename")
+            .0,
+    );
+    assert!(n.is_snapshottable(stat(&n, "/plain/q1").id));
+}
+
+#[test]
+fn an_empty_diff_is_named_after_the_path_asked_for() {
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d/sub");
+    allow(&mut n, &mut log, "/d");
+    snap(&mut n, &mut log, "/d", "s1");
+    mkdir(&mut n, &mut log, "/d/sub/new");
+    for (from, to) in [("s1", "s1"), ("", "")] {
+        let r = n
+            .snapshot_diff_report(&root(), "/d/sub", from, to)
+            .expect("report");
+        assert_eq!((r.root.as_str(), r.entries.len()), ("/d/sub", 0));
+    }
+    let r = n
+        .snapshot_diff_report(&root(), "/d/sub", "s1", "")
+        .expect("report");
+    assert_eq!(r.root, "/d", "a real diff names the snapshot root");
+    assert!(!r.entries.is_empty());
 }

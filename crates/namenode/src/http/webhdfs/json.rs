@@ -367,11 +367,16 @@ pub fn snapshot_diff(r: &pb::SnapshotDiffReportProto) -> Value {
             Value::Object(m)
         })
         .collect();
+    // WebHDFS hands HDFS an empty name as null (the current tree); a diff
+    // of the current tree with itself returns those names as they came,
+    // any other report names the current tree "".
+    let current = r.from_snapshot.is_empty() && r.to_snapshot.is_empty();
+    let name = |s: &str| if current { Value::Null } else { json!(s) };
     json!({
         "diffList": entries,
-        "fromSnapshot": r.from_snapshot,
+        "fromSnapshot": name(&r.from_snapshot),
         "snapshotRoot": r.snapshot_root,
-        "toSnapshot": r.to_snapshot,
+        "toSnapshot": name(&r.to_snapshot),
     })
 }
 

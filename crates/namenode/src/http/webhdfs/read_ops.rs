@@ -50,7 +50,8 @@ fn home_dir(user: &str) -> String {
 /// caller: `/user/<caller>/.Trash` when it exists, or with `allusers=true`
 /// the `.Trash` of every directory under `/user` that has one (a missing
 /// or unreadable `/user` gives none, as HDFS's client logs and goes on).
-/// `{"Paths": [...]}` of `JsonUtil.toJsonMap(FileStatus)` maps.
+/// `{"Paths": [...]}` of `JsonUtil.toJsonMap(FileStatus)` maps, `null` for
+/// none.
 async fn trash_roots(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
     let all_users = req.params.boolean("allusers", false)?;
     let homes = if all_users {
@@ -95,6 +96,10 @@ async fn trash_roots(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Res
         if let Some(st) = file_info(state, req, &trash).await? {
             roots.push(json::trash_root(&trash, &st));
         }
+    }
+    // HDFS writes no list at all when there is no trash root.
+    if roots.is_empty() {
+        return Ok(ok_json("Paths", serde_json::Value::Null));
     }
     Ok(ok_json("Paths", json!(roots)))
 }

@@ -292,14 +292,13 @@ async fn set_quota(
     let space = req.params.long("storagespacequota", -1)?;
     let (names, space, storage_type) = if by_type {
         let text = req.required("storagetype")?;
+        // The parameter is a string; HDFS's handler turns it into the enum
+        // (`StorageType.parseStorageType`), whose refusal is not wrapped.
         let t = StorageType::parse(&text.to_ascii_uppercase()).ok_or_else(|| {
-            WebError::invalid_param(
-                "storagetype",
-                format!(
-                    "No enum constant org.apache.hadoop.fs.StorageType.{}",
-                    text.to_ascii_uppercase()
-                ),
-            )
+            WebError::illegal_argument(format!(
+                "No enum constant org.apache.hadoop.fs.StorageType.{}",
+                text.to_ascii_uppercase()
+            ))
         })?;
         let space = space.ok_or_else(|| WebError::required("storagespacequota", &req.op))?;
         (QUOTA_DONT_SET, space, Some(t.proto()))

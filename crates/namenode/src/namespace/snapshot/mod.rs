@@ -33,7 +33,10 @@ use super::acl::AclEntry;
 use super::authorize::Required;
 use super::permission::Caller;
 use super::quota::QuotaCounts;
-use super::{ApplyError, BlockId, BlockRecord, Edit, FsError, INode, INodeId, Namespace, XAttr};
+use super::{
+    ApplyError, BlockId, BlockRecord, Edit, FsError, INode, INodeId, Namespace, XAttr,
+    ROOT_INODE_ID,
+};
 
 pub use image::{SnapshotImage, SnapshotImageDir, SnapshotImageInode};
 pub use report::{DiffKind, DiffListing, DiffReport, DiffReportEntry, ListingEntry};
@@ -538,7 +541,10 @@ impl Namespace {
     }
 
     /// HDFS's `validateNestSnapshot`: a subtree with snapshottable
-    /// directories may not move under a snapshottable directory.
+    /// directories may not move under a snapshottable directory, nor into
+    /// the root directory itself (HDFS's root always carries the
+    /// snapshottable feature, with a snapshot quota of 0 until
+    /// allowSnapshot).
     ///
     /// # Errors
     /// SnapshotException.
@@ -551,11 +557,12 @@ impl Namespace {
         if self.snapshots.dirs.is_empty() || self.snapshottable_below(src).is_empty() {
             return Ok(());
         }
-        if self
-            .snapshots
-            .dirs
-            .keys()
-            .any(|d| self.is_ancestor(*d, dst_parent))
+        if dst_parent == ROOT_INODE_ID
+            || self
+                .snapshots
+                .dirs
+                .keys()
+                .any(|d| self.is_ancestor(*d, dst_parent))
         {
             let dst_path = self.path_of(dst_parent).unwrap_or_default();
             return Err(FsError::Snapshot(format!(

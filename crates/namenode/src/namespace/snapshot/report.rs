@@ -208,6 +208,9 @@ impl Namespace {
             listing: DiffListing::default(),
         };
         if from == to {
+            // HDFS answers an empty report named after the path asked for
+            // (a directory below the snapshot root too).
+            report.root = res.path();
             return Ok(report);
         }
         let from_earlier = from_view.unwrap_or(u32::MAX) < to_view.unwrap_or(u32::MAX);
