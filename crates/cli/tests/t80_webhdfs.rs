@@ -10,6 +10,8 @@
 //! Java needs a JDK and Maven; Python 3 with venv and PyPI (setup.sh),
 //! skipped without them unless CI is set.
 
+#[path = "t80_webhdfs/being_written.rs"]
+mod being_written;
 #[path = "t80_webhdfs/checksum.rs"]
 mod checksum;
 mod common;
@@ -86,6 +88,7 @@ fn webhdfs_on_one_cluster() {
     namespace_ops(nn);
     acl_xattr_snapshot_policy_ops(nn);
     data_flow(&cluster);
+    being_written::open_at_the_edges(&cluster);
     create_flags::create_flags_and_early_answers(&cluster);
     checksum::file_checksums(&cluster);
     trash_diff::trash_roots_and_diff_listing(nn);
@@ -585,30 +588,6 @@ fn data_flow(cluster: &Cluster) {
     );
     let (_, m) = remote_error(nn, "GET", "/webhdfs/v1/data/none?op=OPEN", 404);
     assert_eq!(m, "File /data/none not found.");
-    // An empty file passes the NameNode's offset check; the DataNode's
-    // seek refuses an offset past its end.
-    let (code, headers, _) = http_request(
-        nn,
-        "PUT",
-        &format!("/webhdfs/v1/data/empty?op=CREATE&{u}"),
-        b"",
-    );
-    assert_eq!(code, 307);
-    let (dn, path) = split_url(header(&headers, "location"));
-    assert_eq!(http_request(dn, "PUT", &path, b"").0, 201);
-    let (code, headers, _) = http_request(
-        nn,
-        "GET",
-        &format!("/webhdfs/v1/data/empty?op=OPEN&offset=5&{u}"),
-        b"",
-    );
-    assert_eq!(code, 307);
-    let (dn, path) = split_url(header(&headers, "location"));
-    let (code, _, body) = http_request(dn, "GET", &path, b"");
-    assert_eq!(code, 403);
-    let e = &json(&body)["RemoteException"];
-    assert_eq!(e["javaClassName"], "java.io.EOFException");
-    assert_eq!(e["message"], "Cannot seek after EOF");
     let (code, headers, _) =
         http_request(nn, "PUT", &format!("/webhdfs/v1/data/f?op=CREATE&{u}"), b"");
     assert_eq!(code, 307);

@@ -27,6 +27,7 @@
 //! print the bound addresses in between), or [`run`] for both.
 
 pub mod admin;
+mod being_written;
 mod block_recovery;
 pub mod block_report;
 pub mod checksum;

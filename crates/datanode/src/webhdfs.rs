@@ -22,6 +22,7 @@ use cairn_common::webhdfs::{self as web, Params, RemoteError};
 use futures::StreamExt;
 use hdfs_native::{Client, ClientBuilder, HdfsError, WriteOptions};
 
+use crate::being_written;
 use crate::file_checksum::{file_checksum, CombineMode};
 
 /// How long a CREATE/APPEND body may stay silent before the write is
@@ -278,17 +279,22 @@ async fn copy_body(
     }
 }
 
-/// GETFILECHECKSUM: the whole file's MD5MD5CRC checksum, as HDFS's
-/// handler asks `DFSClient.getFileChecksum(path, Long.MAX_VALUE)` (no
-/// `length`, no combine mode: WebHDFS has neither).
-async fn checksum(req: &DataRequest) -> Result<Response, RemoteError> {
-    let namenode = tokio::net::lookup_host(&req.namenode)
+/// `namenoderpcaddress`, resolved.
+async fn namenode_address(req: &DataRequest) -> Result<std::net::SocketAddr, RemoteError> {
+    tokio::net::lookup_host(&req.namenode)
         .await
         .ok()
         .and_then(|mut addrs| addrs.next())
         .ok_or_else(|| {
             RemoteError::illegal_argument(format!("Invalid namenoderpcaddress {}", req.namenode))
-        })?;
+        })
+}
+
+/// GETFILECHECKSUM: the whole file's MD5MD5CRC checksum, as HDFS's
+/// handler asks `DFSClient.getFileChecksum(path, Long.MAX_VALUE)` (no
+/// `length`, no combine mode: WebHDFS has neither).
+async fn checksum(req: &DataRequest) -> Result<Response, RemoteError> {
+    let namenode = namenode_address(req).await?;
     let sum = file_checksum(
         namenode,
         &req.user,
@@ -316,25 +322,47 @@ async fn open(client: &Client, req: &DataRequest) -> Result<Response, RemoteErro
     let offset = req.params.long("offset", 0)?.unwrap_or(0).unsigned_abs();
     let length = req.params.long("length", 0)?;
     req.params.int("buffersize", 1)?;
-    let reader = client
-        .read(&req.path)
-        .await
-        .map_err(|e| client_error(e, &req.path))?;
+    let namenode = namenode_address(req).await?;
+    // A file being written: its last block's acknowledged bytes are read
+    // too, as HDFS's DFSInputStream reads them.
+    let (reader, writing) = tokio::join!(
+        client.read(&req.path),
+        being_written::last_block_being_written(namenode, &req.user, &req.path)
+    );
+    let reader = reader.map_err(|e| client_error(e, &req.path))?;
     let file_len = reader.file_length() as u64;
+    let writing = writing?.filter(|t| t.start == file_len);
+    let total = file_len + writing.as_ref().map_or(0, |t| t.visible);
     // HDFS's DataNode seeks its DFSInputStream to the offset (the
     // NameNode refused offsets past a non-empty file before redirecting).
-    if offset > file_len {
+    if offset > total {
         return Err(RemoteError::new(
             "java.io.EOFException",
             "Cannot seek after EOF",
         ));
     }
-    let rest = file_len - offset;
-    let count = length.map_or(rest, |l| l.unsigned_abs().min(rest));
-    let (Ok(start), Ok(count_usize)) = (usize::try_from(offset), usize::try_from(count)) else {
-        return Err(RemoteError::io("range too large"));
+    let count = length.map_or(total - offset, |l| l.unsigned_abs().min(total - offset));
+    let end = offset + count;
+    let head_end = end.min(file_len);
+    let head = if offset < head_end {
+        let (Ok(start), Ok(n)) = (usize::try_from(offset), usize::try_from(head_end - offset))
+        else {
+            return Err(RemoteError::io("range too large"));
+        };
+        reader
+            .read_range_stream(start, n)
+            .map(|r| r.map_err(std::io::Error::other))
+            .boxed()
+    } else {
+        futures::stream::empty().boxed()
     };
-    let stream = reader.read_range_stream(start, count_usize);
+    let stream = match writing {
+        Some(last) if end > file_len => {
+            let from = offset.max(file_len) - file_len;
+            head.chain(tail_stream(last, from, end - file_len)).boxed()
+        }
+        _ => head,
+    };
     let mut response = Body::from_stream(stream).into_response();
     let headers = response.headers_mut();
     headers.insert(
@@ -351,4 +379,24 @@ async fn open(client: &Client, req: &DataRequest) -> Result<Response, RemoteErro
         HeaderValue::from_static("*"),
     );
     Ok(response)
+}
+
+/// Bytes `[from, to)` of a block being written, read from its DataNodes
+/// a few MiB at a time as the client takes them.
+fn tail_stream(
+    last: being_written::LastBlock,
+    from: u64,
+    to: u64,
+) -> impl futures::Stream<Item = Result<bytes::Bytes, std::io::Error>> {
+    const PIECE: u64 = 4 * 1024 * 1024;
+    futures::stream::unfold((last, from), move |(last, pos)| async move {
+        if pos >= to {
+            return None;
+        }
+        let n = (to - pos).min(PIECE);
+        match last.read(pos, n).await {
+            Ok(data) => Some((Ok(data), (last, pos + n))),
+            Err(e) => Some((Err(std::io::Error::other(e.message)), (last, to))),
+        }
+    })
 }
