@@ -460,3 +460,45 @@ async fn permissions_are_enforced_for_non_superusers() {
         .await
         .expect("now alice owns it");
 }
+
+#[tokio::test]
+async fn reads_move_stale_access_times_forward() {
+    // Goal: as HDFS's getBlockLocations, a read of a file whose access
+    // time is older than dfs.namenode.accesstime.precision sets it to the
+    // time of the read (written in the background here); a fresher one,
+    // or a read through .snapshot, leaves it.
+    let nn = NameNode::start(&["dfs.namenode.accesstime.precision=60000"]);
+    let c = nn.client(None);
+    for p in ["/at/old", "/at/fresh"] {
+        let mut w = c.create(p, WriteOptions::default()).await.expect("create");
+        w.close().await.expect("close");
+    }
+    c.set_times("/at/old", 5_000, 7_000)
+        .await
+        .expect("set_times");
+    let fresh = c
+        .get_file_info("/at/fresh")
+        .await
+        .expect("stat")
+        .access_time;
+    let before = now_ms();
+    c.read("/at/old").await.expect("open old");
+    c.read("/at/fresh").await.expect("open fresh");
+    let mut atime = 7_000;
+    for _ in 0..100 {
+        atime = c.get_file_info("/at/old").await.expect("stat").access_time;
+        if atime != 7_000 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(atime >= before, "the read's time, got {atime}");
+    let f = c.get_file_info("/at/old").await.expect("stat");
+    assert_eq!(f.modification_time, 5_000, "the modification time stays");
+    let now = c
+        .get_file_info("/at/fresh")
+        .await
+        .expect("stat")
+        .access_time;
+    assert_eq!(now, fresh, "a fresh access time stays");
+}

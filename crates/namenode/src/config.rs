@@ -69,6 +69,8 @@ pub struct NameNodeConfig {
     pub xattr_limits: XAttrLimits,
     /// `dfs.namenode.acls.enabled`.
     pub acls_enabled: bool,
+    /// `dfs.namenode.accesstime.precision` (zero: access times are off).
+    pub access_time_precision: Duration,
     /// `dfs.quota.by.storagetype.enabled`.
     pub type_quotas_enabled: bool,
     /// `dfs.permissions.allow.owner.set.quota`.
@@ -702,6 +704,11 @@ impl NameNodeConfig {
             acls_enabled: conf.get_bool(
                 k::DFS_NAMENODE_ACLS_ENABLED,
                 k::DFS_NAMENODE_ACLS_ENABLED_DEFAULT,
+            )?,
+            access_time_precision: conf.get_duration(
+                k::DFS_NAMENODE_ACCESSTIME_PRECISION,
+                cairn_common::config::TimeUnit::Milliseconds,
+                Duration::from_millis(k::DFS_NAMENODE_ACCESSTIME_PRECISION_DEFAULT_MS),
             )?,
             type_quotas_enabled: conf.get_bool(
                 k::DFS_QUOTA_BY_STORAGETYPE_ENABLED,

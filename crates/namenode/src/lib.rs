@@ -5,6 +5,7 @@
 //! shutdown token is cancelled. Namespace changes go through the
 //! [`journal::EditLog`] interface; for now the namespace lives in memory.
 
+pub mod access_time;
 pub mod blocks;
 pub mod config;
 pub mod datanode_service;
@@ -205,6 +206,7 @@ pub fn new_state_shared(
         )),
         restore_failed_storage: AtomicBool::new(false),
         replicas_reported: tokio::sync::watch::channel(0).0,
+        access_times: crate::access_time::AccessTimes::new(config.access_time_precision),
         config,
     });
     built(&state);
@@ -446,6 +448,7 @@ pub(crate) async fn serve_namenode(
     let safe_mode = tokio::spawn(safe_mode_monitor(state.clone(), shutdown.clone()));
     let monitor = tokio::spawn(replication_monitor(state.clone(), shutdown.clone()));
     let lease_monitor = tokio::spawn(lease_monitor(state.clone(), shutdown.clone()));
+    let access_times = tokio::spawn(access_time::writer(state.clone(), shutdown.clone()));
     let checkpointer = checkpoints
         .map(|journal| tokio::spawn(checkpointer(state.clone(), journal, shutdown.clone())));
     let emptier = tokio::spawn(trash::emptier(
@@ -468,6 +471,7 @@ pub(crate) async fn serve_namenode(
         c.abort();
     }
     lease_monitor.abort();
+    access_times.abort();
     result.map_err(NameNodeError::Io)
 }
 

@@ -1,5 +1,6 @@
 //! OPEN at the edges of a file: an offset past the end of an empty file
-//! (the DataNode's seek refuses it), and a file still being written, read
+//! (the DataNode's seek refuses it; and GETTRASHROOT below a file), and a
+//! file still being written, read
 //! as HDFS's DataNode reads it through a DFSInputStream: the complete
 //! blocks, then the last block's bytes its DataNodes have acknowledged,
 //! which the NameNode's file length leaves out.
@@ -10,7 +11,7 @@ use bytes::Bytes;
 use hdfs_native::WriteOptions;
 
 use super::common::{current_user, http_request, Cluster};
-use super::{header, json, split_url};
+use super::{header, json, remote_error, split_url};
 
 /// OPEN through the NameNode's redirect: the DataNode's status and body.
 fn open(nn: SocketAddr, path: &str, query: &str) -> (u16, Vec<u8>) {
@@ -32,8 +33,12 @@ pub(super) fn open_at_the_edges(cluster: &Cluster) {
     let u = format!("user.name={}", current_user());
     // An empty file passes the NameNode's offset check; the DataNode's
     // seek refuses an offset past its end.
-    let (code, headers, _) =
-        http_request(nn, "PUT", &format!("/webhdfs/v1/edge/empty?op=CREATE&{u}"), b"");
+    let (code, headers, _) = http_request(
+        nn,
+        "PUT",
+        &format!("/webhdfs/v1/edge/empty?op=CREATE&{u}"),
+        b"",
+    );
     assert_eq!(code, 307);
     let (dn, path) = split_url(header(&headers, "location"));
     assert_eq!(http_request(dn, "PUT", &path, b"").0, 201);
@@ -42,6 +47,11 @@ pub(super) fn open_at_the_edges(cluster: &Cluster) {
     let e = &json(&body)["RemoteException"];
     assert_eq!(e["javaClassName"], "java.io.EOFException");
     assert_eq!(e["message"], "Cannot seek after EOF");
+    // GETTRASHROOT asks for the parent's encryption zone first: a file
+    // among the ancestors is refused there.
+    let (class, m) = remote_error(nn, "GET", "/webhdfs/v1/edge/empty/x/y?op=GETTRASHROOT", 403);
+    assert_eq!(class, "org.apache.hadoop.security.AccessControlException");
+    assert_eq!(m, "/edge/empty (is not a directory)");
 
     // Two whole 1 MiB blocks and half of a third, synced, still open.
     let rt = tokio::runtime::Builder::new_current_thread()

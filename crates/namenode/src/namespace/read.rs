@@ -1,12 +1,12 @@
 //! The read operations: getFileInfo, getListing (one page after a start
 //! name), getContentSummary, the read check of getBlockLocations and
-//! checkAccess, with the [`FileStatus`] snapshot they answer. Nothing here
-//! changes the tree or produces an edit.
+//! checkAccess, with the [`FileStatus`] snapshot they answer; and the
+//! access time a read moves forward (the only edit here).
 
 use super::permission::{Access, Caller};
 use super::quota::{file_quota_bytes, QuotaUsage, QUOTA_TYPES};
 use super::quota_policy::add_typed_space;
-use super::{FsError, INode, INodeId, INodeKind, Namespace, Required};
+use super::{Edit, FsError, INode, INodeId, INodeKind, Millis48, Namespace, Required};
 
 /// A snapshot of one inode, returned by reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -322,6 +322,34 @@ impl Namespace {
             )));
         }
         Ok(self.status(id, self.node(id)))
+    }
+
+    /// A read's access time (`access_time.rs`): the file at `src`, if it
+    /// still is one and its access time is still more than `precision_ms`
+    /// before `now_ms`, gets `now_ms`. No permission check: the read that
+    /// asked for it was checked.
+    pub fn touch_access_time(&mut self, src: &str, now_ms: u64, precision_ms: u64) -> Vec<Edit> {
+        let Some((id, path)) = self
+            .resolve(src)
+            .ok()
+            .and_then(|res| Some((res.last()?, res.path())))
+        else {
+            return Vec::new();
+        };
+        let node = self.node(id);
+        if node.is_dir()
+            || now_ms <= node.atime_ms().saturating_add(precision_ms)
+            || Millis48::new(now_ms).is_none()
+        {
+            return Vec::new();
+        }
+        let edit = Edit::SetTimes {
+            path,
+            mtime_ms: None,
+            atime_ms: Some(now_ms),
+        };
+        self.apply_checked(&edit);
+        vec![edit]
     }
 
     /// checkAccess: fails unless the caller has `mode` (rwx bits) on `src`.

@@ -682,6 +682,21 @@ fn diff_report_refuses_files_and_missing_paths_as_hdfs() {
         ))
     );
     assert_eq!(diff(&n, "/d/sub"), Ok(()));
+    // Against the current tree, the whole of it must be readable, before
+    // the snapshot's name is looked up.
+    log.extend(
+        n.mkdirs(&root(), "/d/priv", 0o700, false, NOW)
+            .expect("mkdir"),
+    );
+    let alice = user("alice", &[]);
+    assert!(matches!(
+        n.snapshot_diff_report(&alice, "/d", "nope", ""),
+        Err(FsError::AccessControl(m)) if m.contains("access=READ, inode=\"/d/priv\"")
+    ));
+    assert!(matches!(
+        n.snapshot_diff_report(&root(), "/d", "nope", ""),
+        Err(FsError::Snapshot(_))
+    ));
     // Permissions off: no access check, so the file is found not to be
     // a directory when the diff starts.
     n.set_permissions_enabled(false);

@@ -382,6 +382,40 @@ fn opening_a_directory_is_refused_before_read_access() {
 }
 
 #[test]
+fn a_read_moves_only_a_stale_access_time() {
+    let mut ns = ns();
+    ns.mkdirs(&root(), "/d", 0o755, true, NOW).expect("mkdir");
+    ns.create(
+        &root(),
+        "/d/f",
+        0o644,
+        "c",
+        "m",
+        false,
+        false,
+        1,
+        1 << 20,
+        NOW,
+    )
+    .expect("create");
+    let hour = 3_600_000;
+    let atime = |ns: &Namespace| stat(ns, "/d/f").atime_ms;
+    assert!(ns.touch_access_time("/d/f", NOW + hour, hour).is_empty());
+    assert!(ns.touch_access_time("/d", NOW + 2 * hour, hour).is_empty());
+    assert!(ns
+        .touch_access_time("/d/none", NOW + 2 * hour, hour)
+        .is_empty());
+    let edits = ns.touch_access_time("/d/f", NOW + hour + 1, hour);
+    assert_eq!(edits.len(), 1);
+    assert_eq!(atime(&ns), NOW + hour + 1);
+    assert_eq!(
+        stat(&ns, "/d/f").mtime_ms,
+        NOW,
+        "the modification time stays"
+    );
+}
+
+#[test]
 fn sticky_bit_protects_other_users_entries() {
     let mut ns = ns();
     let alice = user("alice", &[]);

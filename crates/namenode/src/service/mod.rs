@@ -126,6 +126,8 @@ pub struct NameNodeState {
     /// Bumped whenever a DataNode's incremental report names a replica it
     /// received: `complete` waits on it for its file's last block.
     pub replicas_reported: tokio::sync::watch::Sender<u64>,
+    /// Access times reads have made due, for their background writer.
+    pub access_times: crate::access_time::AccessTimes,
 }
 
 /// Blocks per INVALIDATE command in one heartbeat reply (Hadoop's

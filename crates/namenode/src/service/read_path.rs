@@ -28,6 +28,8 @@ impl NameNodeState {
             let blocks = ns.blocks_for_status(&st);
             Ok((st, blocks))
         })?;
+        self.access_times
+            .read(&r.src, &st, cairn_common::clock::now_ms());
         let bm = self.lock_blocks()?;
         let dns = self.lock_datanodes()?;
         let range = (r.offset, r.length);

@@ -27,10 +27,7 @@ pub(super) async fn run(
         "GETCONTENTSUMMARY" => content_summary(state, req).await,
         "GETQUOTAUSAGE" => quota_usage(state, req).await,
         "GETHOMEDIRECTORY" => Ok(ok_json("Path", json!(home_dir(&req.user)))),
-        "GETTRASHROOT" => Ok(ok_json(
-            "Path",
-            json!(format!("{}/.Trash", home_dir(&req.user))),
-        )),
+        "GETTRASHROOT" => trash_root(state, req).await,
         "GETTRASHROOTS" => trash_roots(state, req).await,
         "GETFILEBLOCKLOCATIONS" => block_locations(state, req, false).await,
         "GET_BLOCK_LOCATIONS" => block_locations(state, req, true).await,
@@ -39,6 +36,27 @@ pub(super) async fn run(
         "CHECKACCESS" => check_access(state, req).await,
         _ => return None,
     })
+}
+
+/// GETTRASHROOT: HDFS's handler asks for the encryption zone of the
+/// path's parent first (its refusals, such as a file among the ancestors,
+/// are the answer); with no zone the trash is the caller's home `.Trash`.
+async fn trash_root(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
+    let parent = match req.path.rfind('/') {
+        Some(0) | None => "/".to_string(),
+        Some(i) => req.path[..i].to_string(),
+    };
+    let _: pb::GetEzForPathResponseProto = call(
+        state,
+        req,
+        "getEZForPath",
+        &pb::GetEzForPathRequestProto { src: parent },
+    )
+    .await?;
+    Ok(ok_json(
+        "Path",
+        json!(format!("{}/.Trash", home_dir(&req.user))),
+    ))
 }
 
 /// `FileSystem.getHomeDirectory`: `/user/<short name>`.

@@ -145,8 +145,11 @@ impl Namespace {
                 res.path()
             )));
         }
+        // HDFS checks read access on the whole subtree of each side; the
+        // current tree's here (a snapshot's subtree is not walked).
         let read = Required {
             access: Some(Access::READ),
+            sub: (from.is_empty() || to.is_empty()).then_some(Access::READ),
             ..Default::default()
         };
         self.check(caller, &res, read)?;
