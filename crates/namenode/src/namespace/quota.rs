@@ -650,9 +650,11 @@ impl Namespace {
                 quota: q.quota,
                 usage: q.usage,
             },
+            // Counted, with what snapshots keep of deleted children (as
+            // HDFS counts a directory without a quota).
             None => QuotaUsage {
                 quota: QuotaCounts::NONE,
-                usage: self.usage_of(id),
+                usage: self.usage_of(id).plus(&self.kept_usage_of(id)),
             },
         }
     }

@@ -84,6 +84,9 @@ pub struct ContentSummary {
     pub space_consumed: u64,
     /// The directory's quotas and typed usage (no quota: all -1).
     pub quota: QuotaUsage,
+    /// What snapshots keep of files and directories deleted from the
+    /// tree (counted in the totals above too, as HDFS counts them).
+    pub snapshot: super::snapshot::KeptCounts,
 }
 
 impl Namespace {
@@ -232,6 +235,7 @@ impl Namespace {
                 INodeKind::Directory { children } => {
                     sum.directory_count += 1;
                     stack.extend(children.values().map(|c| (c, self.policy_below(c, policy))));
+                    self.kept_for_snapshots(id, &mut sum.snapshot);
                 }
                 INodeKind::File(f) => {
                     sum.file_count += 1;
@@ -246,6 +250,11 @@ impl Namespace {
             }
         }
         sum.quota.usage.type_space = typed;
+        let kept = sum.snapshot;
+        sum.length += kept.length;
+        sum.file_count += kept.file_count;
+        sum.directory_count += kept.directory_count;
+        sum.space_consumed += kept.space_consumed;
         Ok(sum)
     }
 

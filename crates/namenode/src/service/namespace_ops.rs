@@ -48,10 +48,10 @@ impl NameNodeState {
                 space_consumed: s.space_consumed,
                 space_quota: wire(s.quota.quota.storage_space),
                 type_quota_infos: type_quota_infos(&s.quota),
-                snapshot_length: Some(0),
-                snapshot_file_count: Some(0),
-                snapshot_directory_count: Some(0),
-                snapshot_space_consumed: Some(0),
+                snapshot_length: Some(s.snapshot.length),
+                snapshot_file_count: Some(s.snapshot.file_count),
+                snapshot_directory_count: Some(s.snapshot.directory_count),
+                snapshot_space_consumed: Some(s.snapshot.space_consumed),
                 // As HDFS: a file (no directory counted) is "Replicated",
                 // a directory without an erasure-coding policy of its own
                 // (Cairn sets none) the empty name. `ls -e` and `count -e`

@@ -39,6 +39,7 @@ use super::{
 };
 
 pub use image::{SnapshotImage, SnapshotImageDir, SnapshotImageInode};
+pub use reads::KeptCounts;
 pub use report::{DiffKind, DiffListing, DiffReport, DiffReportEntry, ListingEntry};
 pub use view::{SnapshotListing, SnapshottableDirStatus};
 

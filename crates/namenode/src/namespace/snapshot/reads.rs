@@ -4,13 +4,16 @@
 //! snapshot kept (HDFS's `getSnapshotINode`), with HDFS's exceptions: the
 //! owner and group of getAclStatus and a directory's quota are the inode's
 //! current ones, as HDFS reads them from the inode itself; a snapshot root
-//! has the quotas its directory had when the snapshot was taken.
+//! has the quotas its directory had when the snapshot was taken. And what
+//! a content summary of the current tree counts for snapshots.
+
+use std::collections::HashSet;
 
 use super::view::{check_kept, SnapshotPath};
 use super::Attrs;
 use crate::namespace::permission::{Access, Caller, STICKY_BIT};
-use crate::namespace::quota::{QuotaCounts, QuotaUsage};
-use crate::namespace::{AclStatus, FsError, INode, INodeId, Namespace};
+use crate::namespace::quota::{file_quota_bytes, QuotaCounts, QuotaUsage};
+use crate::namespace::{AclStatus, FsError, INode, INodeId, INodeKind, Namespace};
 
 /// What a snapshot path names: the inode (the snapshottable directory for
 /// a snapshot root) and its attributes as the snapshot kept them.
@@ -240,5 +243,81 @@ impl Namespace {
             }
         }
         Ok(())
+    }
+}
+
+/// What a content summary of the current tree adds for snapshots (HDFS's
+/// `computeContentSummary4Snapshot`): the files and directories deleted
+/// from it that snapshots keep, also reported apart as the summary's
+/// snapshot figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KeptCounts {
+    pub length: u64,
+    pub file_count: u64,
+    pub directory_count: u64,
+    pub space_consumed: u64,
+}
+
+impl Namespace {
+    /// [`KeptCounts`] of directory `dir` of the current tree: each child
+    /// its snapshot diffs record as deleted, counted whole (a kept
+    /// directory with what it held and what its own diffs keep). A child
+    /// renamed away is counted here too, as HDFS counts the reference its
+    /// old place keeps, besides where it is now.
+    pub(in crate::namespace) fn kept_for_snapshots(&self, dir: INodeId, into: &mut KeptCounts) {
+        let Some(diffs) = self.snapshots.dir_diffs.get(&dir) else {
+            return;
+        };
+        let mut seen: HashSet<INodeId> = HashSet::new();
+        let mut stack: Vec<INodeId> = diffs
+            .iter()
+            .flat_map(|d| d.deleted.iter().map(|(_, c)| *c))
+            .collect();
+        while let Some(id) = stack.pop() {
+            let Some(node) = self.any_node(id) else {
+                continue;
+            };
+            if !seen.insert(id) {
+                continue;
+            }
+            match &node.kind {
+                INodeKind::Directory { children } => {
+                    into.directory_count += 1;
+                    stack.extend(children.values());
+                    if let Some(diffs) = self.snapshots.dir_diffs.get(&id) {
+                        stack.extend(diffs.iter().flat_map(|d| d.deleted.iter().map(|(_, c)| *c)));
+                    }
+                }
+                INodeKind::File(f) => {
+                    into.file_count += 1;
+                    into.length += f.length();
+                    into.space_consumed += file_quota_bytes(f, self.block_size_of(node))
+                        * u64::from(self.replication_of(node));
+                }
+            }
+        }
+    }
+}
+
+impl Namespace {
+    /// What snapshots keep of children deleted below `id` (every directory
+    /// of its current subtree), as quota usage: names and storage space.
+    pub(in crate::namespace) fn kept_usage_of(&self, id: INodeId) -> QuotaCounts {
+        let mut kept = KeptCounts::default();
+        if self.snapshots.dir_diffs.is_empty() {
+            return QuotaCounts::default();
+        }
+        let mut stack = vec![id];
+        while let Some(dir) = stack.pop() {
+            if let Some(children) = self.node(dir).children() {
+                self.kept_for_snapshots(dir, &mut kept);
+                stack.extend(children.values().filter(|c| self.node(*c).is_dir()));
+            }
+        }
+        QuotaCounts {
+            namespace: i64::try_from(kept.file_count + kept.directory_count).unwrap_or(i64::MAX),
+            storage_space: i64::try_from(kept.space_consumed).unwrap_or(i64::MAX),
+            ..QuotaCounts::default()
+        }
     }
 }
