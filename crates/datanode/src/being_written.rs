@@ -27,6 +27,9 @@ use crate::transfer::peer::{connect_datanode, send_op, xfer_name};
 use crate::transfer::{timed, XferError};
 use cairn_common::webhdfs::RemoteError;
 
+/// The exception a DataNode answers for a replica it does not have.
+const REPLICA_NOT_FOUND: &str = "ReplicaNotFoundException";
+
 /// How long one DataNode may take over a step of a read.
 const STEP_LIMIT: Duration = Duration::from_secs(60);
 
@@ -86,6 +89,7 @@ pub(crate) async fn last_block_being_written(
     if block.locs.is_empty() {
         return Ok(None);
     }
+    let mut not_found = 0;
     for dn in &block.locs {
         match visible_length(dn, user, &block).await {
             Ok(visible) => {
@@ -95,11 +99,23 @@ pub(crate) async fn last_block_being_written(
                     block,
                 }))
             }
-            Err(e) => tracing::debug!(
-                datanode = %xfer_name(dn),
-                "getReplicaVisibleLength failed: {e}"
-            ),
+            Err(e) => {
+                tracing::debug!(
+                    datanode = %xfer_name(dn),
+                    "getReplicaVisibleLength failed: {e}"
+                );
+                not_found += usize::from(e.contains(REPLICA_NOT_FOUND));
+            }
         }
+    }
+    // No DataNode knows the replica yet: the pipeline is still being set
+    // up, and nothing of the block is readable (HDFS's readBlockLength).
+    if not_found == block.locs.len() {
+        return Ok(Some(LastBlock {
+            start: block.offset,
+            visible: 0,
+            block,
+        }));
     }
     Err(RemoteError::new(
         "org.apache.hadoop.hdfs.CannotObtainBlockLengthException",
@@ -211,6 +227,11 @@ async fn read_from(
     let skip = from
         .checked_sub(info.chunk_offset)
         .ok_or_else(|| XferError::Protocol("chunk offset past the start".into()))?;
+    let skip = usize::try_from(skip).unwrap_or(usize::MAX);
+    let want = usize::try_from(len).unwrap_or(usize::MAX);
+    // What the answer may hold at most: the span asked for, widened to
+    // whole chunks at both ends.
+    let most = skip.saturating_add(want).saturating_add(checksum.bpc());
     let mut data = BytesMut::new();
     loop {
         let packet = timed(
@@ -221,6 +242,19 @@ async fn read_from(
         .await?;
         let bytes = packet.data();
         if !bytes.is_empty() {
+            // Each packet continues where the last one ended.
+            let due = info.chunk_offset + data.len() as u64;
+            if u64::try_from(packet.header.offset_in_block).ok() != Some(due) {
+                return Err(XferError::Protocol(format!(
+                    "a packet at {} where {due} was due",
+                    packet.header.offset_in_block
+                )));
+            }
+            if data.len() + bytes.len() > most {
+                return Err(XferError::Protocol(
+                    "the DataNode sent more than was asked for".into(),
+                ));
+            }
             checksum
                 .verify(Crc32cImpl::Hardware, &bytes, &packet.sums())
                 .map_err(|e| XferError::Protocol(format!("checksum error: {e}")))?;
@@ -239,8 +273,6 @@ async fn read_from(
         wr.write_all(&delimited(&ok)),
     )
     .await;
-    let skip = usize::try_from(skip).unwrap_or(usize::MAX);
-    let want = usize::try_from(len).unwrap_or(usize::MAX);
     if data.len() < skip.saturating_add(want) {
         return Err(XferError::Protocol(format!(
             "the DataNode sent {} bytes, {} were asked for",

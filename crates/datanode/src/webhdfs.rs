@@ -332,7 +332,7 @@ async fn open(client: &Client, req: &DataRequest) -> Result<Response, RemoteErro
     let reader = reader.map_err(|e| client_error(e, &req.path))?;
     let file_len = reader.file_length() as u64;
     let writing = writing?.filter(|t| t.start == file_len);
-    let total = file_len + writing.as_ref().map_or(0, |t| t.visible);
+    let total = file_len.saturating_add(writing.as_ref().map_or(0, |t| t.visible));
     // HDFS's DataNode seeks its DFSInputStream to the offset (the
     // NameNode refused offsets past a non-empty file before redirecting).
     if offset > total {

@@ -77,16 +77,25 @@ pub(crate) async fn writer(state: Arc<NameNodeState>, shutdown: CancellationToke
             _ = state.access_times.wake.notified() => {}
         }
         let precision = state.access_times.precision_ms();
-        for (path, now_ms) in state.access_times.take() {
-            let result = state
-                .mutate(
-                    || format!("set the access time of {path}"),
-                    |ns| Ok(((), ns.touch_access_time(&path, now_ms, precision))),
-                )
-                .await;
-            if let Err(e) = result {
-                tracing::debug!(%path, "access time not written: {e:?}");
-            }
+        let due = state.access_times.take();
+        if due.is_empty() {
+            continue;
+        }
+        // All that are due in one batch of edits, one wait for the disk.
+        let result = state
+            .mutate(
+                || format!("set the access times of {} files", due.len()),
+                |ns| {
+                    let edits = due
+                        .iter()
+                        .flat_map(|(path, now_ms)| ns.touch_access_time(path, *now_ms, precision))
+                        .collect();
+                    Ok(((), edits))
+                },
+            )
+            .await;
+        if let Err(e) = result {
+            tracing::debug!(files = due.len(), "access times not written: {e:?}");
         }
     }
 }

@@ -4,7 +4,7 @@
 //! access time a read moves forward (the only edit here).
 
 use super::permission::{Access, Caller};
-use super::quota::{file_quota_bytes, QuotaUsage, QUOTA_TYPES};
+use super::quota::{file_quota_bytes, QuotaCounts, QuotaUsage, QUOTA_TYPES};
 use super::quota_policy::add_typed_space;
 use super::{Edit, FsError, INode, INodeId, INodeKind, Millis48, Namespace, Required};
 
@@ -222,20 +222,26 @@ impl Namespace {
         }
         let id = self.summary_target(caller, src, "File does not exist: ")?;
         let mut sum = ContentSummary {
-            quota: self.quota_usage_of(id),
+            // The quotas; of the usage only the typed space below is
+            // reported, counted with the rest of the walk.
+            quota: QuotaUsage {
+                quota: self.quotas.get(&id).map_or(QuotaCounts::NONE, |q| q.quota),
+                usage: QuotaCounts::default(),
+            },
             ..ContentSummary::default()
         };
         // As HDFS, the typed space of a summary is each file's length on
         // the types its policy chooses (not the quota counters).
         let mut typed = [0i64; QUOTA_TYPES.len()];
         let mut stack = vec![(id, self.effective_storage_policy(id))];
+        let mut kept_seen = std::collections::HashSet::new();
         while let Some((id, policy)) = stack.pop() {
             let node = self.node(id);
             match &node.kind {
                 INodeKind::Directory { children } => {
                     sum.directory_count += 1;
                     stack.extend(children.values().map(|c| (c, self.policy_below(c, policy))));
-                    self.kept_for_snapshots(id, &mut sum.snapshot);
+                    self.kept_for_snapshots(id, &mut sum.snapshot, &mut kept_seen);
                 }
                 INodeKind::File(f) => {
                     sum.file_count += 1;

@@ -242,10 +242,10 @@ async fn truncate(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Respon
     // while the truncate's block recovery runs).
     let random = {
         use std::hash::{BuildHasher, Hasher};
-        std::collections::hash_map::RandomState::new()
+        let bits = std::collections::hash_map::RandomState::new()
             .build_hasher()
-            .finish()
-            .cast_signed()
+            .finish();
+        i64::from_ne_bytes(bits.to_ne_bytes())
     };
     let r: pb::TruncateResponseProto = call(
         state,

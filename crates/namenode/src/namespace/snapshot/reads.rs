@@ -264,11 +264,18 @@ impl Namespace {
     /// directory with what it held and what its own diffs keep). A child
     /// renamed away is counted here too, as HDFS counts the reference its
     /// old place keeps, besides where it is now.
-    pub(in crate::namespace) fn kept_for_snapshots(&self, dir: INodeId, into: &mut KeptCounts) {
+    /// `seen` is shared by one walk: an inode two directories' diffs
+    /// record (renamed, then deleted) counts once, as HDFS's one
+    /// reference count behind both.
+    pub(in crate::namespace) fn kept_for_snapshots(
+        &self,
+        dir: INodeId,
+        into: &mut KeptCounts,
+        seen: &mut HashSet<INodeId>,
+    ) {
         let Some(diffs) = self.snapshots.dir_diffs.get(&dir) else {
             return;
         };
-        let mut seen: HashSet<INodeId> = HashSet::new();
         let mut stack: Vec<INodeId> = diffs
             .iter()
             .flat_map(|d| d.deleted.iter().map(|(_, c)| *c))
@@ -308,9 +315,10 @@ impl Namespace {
             return QuotaCounts::default();
         }
         let mut stack = vec![id];
+        let mut seen = HashSet::new();
         while let Some(dir) = stack.pop() {
             if let Some(children) = self.node(dir).children() {
-                self.kept_for_snapshots(dir, &mut kept);
+                self.kept_for_snapshots(dir, &mut kept, &mut seen);
                 stack.extend(children.values().filter(|c| self.node(*c).is_dir()));
             }
         }
