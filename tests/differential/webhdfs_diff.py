@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Differential WebHDFS: the same random REST calls against HDFS and Cairn.
 
-webhdfs_diff.py SEED N HDFS_NN_HTTP CAIRN_NN_HTTP   (host:port each; VERBOSE=1 prints every call)
+webhdfs_diff.py SEED N HDFS_NN_HTTP CAIRN_NN_HTTP   (host:port each; VERBOSE=1 prints every call;
+ODD_PATHS=1 spells some paths oddly: non-ASCII, '+', '%', '.', '..', empty and ':' components)
 Prints each call whose (status, normalised body) differs. Symlinks are left out: the
 harness's MiniDFSCluster enables them, a default HDFS (and Cairn) does not. So is erasure
 coding beyond reading the policy of a path: Cairn has no striped layout and enables no policy
@@ -16,6 +17,7 @@ import sys
 import urllib.parse
 
 seed, n, A, B = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+ODDS = os.environ.get("ODD_PATHS") == "1"
 r = random.Random(seed)
 ROOT = "/wfz"
 NAMES = ["a", "b", "x y", "d.txt"]
@@ -34,9 +36,20 @@ VOLATILE = {"fileId", "blockId", "generationStamp",
             "crcType", "childrenNum_", "snapshotEnabled_", "ecPolicy_", "Path"}
 
 
+# Odd spellings of a path, now and then: what the servers must normalise,
+# refuse or take literally as HDFS does.
+ODD = ["ü", "x+y", "a%20b", "%", ".", "..", "", "a:b", "{x}", "[1]", "#h", "?q"]
+
+
 def path(depth=None):
     depth = r.choice([1, 1, 1, 2, 2, 3]) if depth is None else depth
-    return ROOT + "/" + "/".join(r.choice(NAMES) for _ in range(depth))
+    names = [r.choice(NAMES) for _ in range(depth)]
+    if ODDS and r.random() < 0.15:
+        names[r.randrange(depth)] = r.choice(ODD)
+    p = ROOT + "/" + "/".join(names)
+    if ODDS and r.random() < 0.05:
+        p += "/"
+    return p
 
 
 def call(hostport, method, p, params, body=None, user="root", follow=True):
@@ -170,7 +183,8 @@ def op():
     if k == "GETTRASHROOTS":
         return "GET", "/", {"op": k, **r.choice([{}, {"allusers": "true"}])}, None, user
     if k == "GETSNAPSHOTDIFFLISTING":
-        return "GET", r.choice([p, ROOT + "/a"]), {"op": k, "oldsnapshotname": r.choice(["s1", ""]), "snapshotname": r.choice(["s2", ""]), **r.choice([{}, {"snapshotdiffstartpath": "", "snapshotdiffindex": "-1"}])}, None, user
+        # An empty oldsnapshotname makes HDFS 3.4.1 throw NullPointerException.
+        return "GET", r.choice([p, ROOT + "/a"]), {"op": k, "oldsnapshotname": r.choice(["s1", "s2"]), "snapshotname": r.choice(["s2", ""]), **r.choice([{}, {"snapshotdiffstartpath": "", "snapshotdiffindex": "-1"}])}, None, user
     if k in ("UNSETECPOLICY", "SATISFYSTORAGEPOLICY"):
         return "POST", p, {"op": k}, None, user
     if k == "GETFILELINKSTATUS":

@@ -352,20 +352,51 @@ async fn rpc_layer_errors_and_invalid_paths() {
         class(&err),
         "org.apache.hadoop.thirdparty.protobuf.InvalidProtocolBufferException"
     );
-    for bad in ["relative", "/a/../b", "/a//b", "/a/./b", "/a:b"] {
-        let err = c
-            .call::<_, pb::GetFileInfoResponseProto>(
+    let err = c
+        .call::<_, pb::GetFileInfoResponseProto>(
+            "getFileInfo",
+            &pb::GetFileInfoRequestProto {
+                src: "relative".into(),
+            },
+        )
+        .await
+        .expect_err("invalid path");
+    assert_eq!(class(&err), "org.apache.hadoop.fs.InvalidPathException");
+    // As HDFS resolves them: `.`, `..` and `:` are names no inode can
+    // have (not found), an empty component is dropped.
+    mkdirs(&c, "/dots/x").await;
+    for (path, found) in [
+        ("/dots/../dots", false),
+        ("/dots/./x", false),
+        ("/dots:x", false),
+        ("/dots//x", true),
+        ("//dots/x/", true),
+    ] {
+        let r: pb::GetFileInfoResponseProto = c
+            .call(
                 "getFileInfo",
-                &pb::GetFileInfoRequestProto { src: bad.into() },
+                &pb::GetFileInfoRequestProto { src: path.into() },
             )
             .await
-            .expect_err("invalid path");
-        assert_eq!(
-            class(&err),
-            "org.apache.hadoop.fs.InvalidPathException",
-            "{bad}"
-        );
+            .expect(path);
+        assert_eq!(r.fs.is_some(), found, "{path}");
     }
+    let err = c
+        .call::<_, pb::MkdirsResponseProto>(
+            "mkdirs",
+            &pb::MkdirsRequestProto {
+                src: "/dots/../y".into(),
+                masked: pb::FsPermissionProto { perm: 0o755 },
+                create_parent: true,
+                unmasked: None,
+            },
+        )
+        .await
+        .expect_err("no such name is made");
+    assert_eq!(class(&err), "org.apache.hadoop.fs.InvalidPathException");
+    assert!(err
+        .to_string()
+        .contains("Invalid path name Invalid file name: /dots/../y"));
     // The same connection still works.
     assert!(exists(&c, "/").await);
     // getBlockLocations on a directory or a missing path.

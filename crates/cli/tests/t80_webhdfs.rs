@@ -674,7 +674,9 @@ fn hostile_requests(cluster: &Cluster) {
         ("GET", "/webhdfs/v1/?op=LISTSTATUS&user.name=b%20b", 400, "Invalid value for webhdfs parameter \"user.name\": Invalid value: \"b b\" does not belong to the domain ^[A-Za-z_][A-Za-z0-9._-]*[$]?$"),
         // HDFS resolves `..` as a name: nothing found, and no such name made.
         ("GET", "/webhdfs/v1/a/../b?op=GETFILESTATUS", 404, "File does not exist: /a/../b"),
-        ("PUT", "/webhdfs/v1/a/../b?op=MKDIRS", 400, "Invalid file name: /a/../b"),
+        ("PUT", "/webhdfs/v1/a/../b?op=MKDIRS", 400, "Invalid path name Invalid file name: /a/../b"),
+        ("PUT", "/webhdfs/v1/a/b:c?op=MKDIRS", 400, "Invalid path name Invalid file name: /a/b:c"),
+        ("GET", "/webhdfs/v1/a/b:c?op=LISTSTATUS", 404, "File /a/b:c does not exist."),
         ("GET", "/webhdfs/v1/%ff?op=GETFILESTATUS", 400, "Invalid path: /%ff"),
     ];
     for (method, path, status, message) in cases {

@@ -112,6 +112,7 @@ impl Namespace {
         now_ms: u64,
     ) -> Result<Vec<Edit>, FsError> {
         let modes: CreateModes = modes.into();
+        super::path::check_valid_name(src)?;
         let res = self.resolve(src)?;
         let creates = Required {
             creates: true,
@@ -200,6 +201,7 @@ impl Namespace {
         now_ms: u64,
     ) -> Result<(FileStatus, Vec<Edit>, Removed), FsError> {
         let modes: CreateModes = modes.into();
+        super::path::check_valid_name(src)?;
         let res = self.resolve(src)?;
         let path = res.path();
         if res.components.is_empty() {
@@ -431,6 +433,7 @@ impl Namespace {
         now_ms: u64,
     ) -> Result<(bool, Option<Edit>), FsError> {
         let src_res = self.resolve(src)?;
+        super::path::check_valid_name(dst)?;
         let mut dst_res = self.resolve(dst)?;
         // HDFS resolves both paths first: a file among either's ancestors
         // throws here, not `false` as the checks below would answer.
@@ -530,6 +533,7 @@ impl Namespace {
         now_ms: u64,
     ) -> Result<(Edit, Removed), FsError> {
         let src_res = self.resolve(src)?;
+        super::path::check_valid_name(dst)?;
         let dst_res = self.resolve(dst)?;
         let (sp, dp) = (src_res.path(), dst_res.path());
         self.check(

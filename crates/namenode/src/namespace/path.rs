@@ -1,5 +1,9 @@
-//! HDFS path rules: absolute, `/`-separated, no `.`, `..`, `:` or empty
-//! components (a single trailing `/` is tolerated, as in HDFS).
+//! HDFS path rules. A path is absolute and `/`-separated; resolving it
+//! drops empty components (`/a//b` is `/a/b`) and takes every other one
+//! as a name, `.`, `..` and names with `:` included (none can exist, so
+//! they are simply not found), as HDFS's `INode.getPathComponents` does.
+//! Calls that create a path first check it with [`check_valid_name`]
+//! (HDFS's `DFSUtil.isValidName`).
 
 use smallvec::SmallVec;
 
@@ -12,42 +16,50 @@ pub type Components<'a> = SmallVec<[&'a str; 16]>;
 /// Splits an absolute path into its components. `/` has none.
 ///
 /// # Errors
-/// [`FsError::InvalidPath`] for a relative path or a bad component.
+/// [`FsError::InvalidPath`] for a relative path.
 pub fn components(path: &str) -> Result<Components<'_>, FsError> {
-    let invalid = || FsError::InvalidPath(format!("Invalid path name {path}"));
     let Some(rest) = path.strip_prefix('/') else {
-        return Err(invalid());
+        return Err(FsError::InvalidPath(format!("Invalid path name {path}")));
     };
-    if rest.starts_with('/') {
-        return Err(invalid());
-    }
-    let rest = rest.strip_suffix('/').unwrap_or(rest);
     let mut parts = Components::new();
-    if rest.is_empty() {
-        return Ok(parts);
-    }
-    // One search per component finds both its end and any ':' (no
-    // component may hold one): a byte loop, or a search for each of the
-    // two, cost more than the path walk on long paths.
-    let bad = |part: &str| part.is_empty() || part == "." || part == "..";
+    // One search per component (a byte loop cost more than the path walk
+    // on long paths).
     let bytes = rest.as_bytes();
     let mut start = 0;
-    loop {
-        let end = match memchr::memchr2(b'/', b':', &bytes[start..]) {
-            Some(i) if bytes[start + i] == b':' => return Err(invalid()),
-            Some(i) => start + i,
-            None => bytes.len(),
-        };
-        let part = &rest[start..end];
-        if bad(part) {
-            return Err(invalid());
-        }
-        parts.push(part);
-        if end == bytes.len() {
-            return Ok(parts);
+    while start < bytes.len() {
+        let end = memchr::memchr(b'/', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+        if end > start {
+            parts.push(&rest[start..end]);
         }
         start = end + 1;
     }
+    Ok(parts)
+}
+
+/// HDFS's `DFSUtil.isValidName`, checked by the calls that create a path
+/// (mkdirs, create, a rename's destination): absolute, no `.`, `..` or
+/// `:` in a component, no empty component but a trailing one (`..` is
+/// allowed below `/.reserved/.inodes/<id>`).
+///
+/// # Errors
+/// [`FsError::InvalidPath`] "Invalid path name Invalid file name: P".
+pub fn check_valid_name(path: &str) -> Result<(), FsError> {
+    let invalid = || FsError::InvalidPath(format!("Invalid path name Invalid file name: {path}"));
+    if !path.starts_with('/') {
+        return Err(invalid());
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    let by_inode = parts.len() > 4 && parts[1] == ".reserved" && parts[2] == ".inodes";
+    for (i, part) in parts.iter().enumerate() {
+        let bad = *part == "."
+            || part.contains(':')
+            || (*part == ".." && !by_inode)
+            || (part.is_empty() && i != 0 && i != parts.len() - 1);
+        if bad {
+            return Err(invalid());
+        }
+    }
+    Ok(())
 }
 
 /// Joins components back into an absolute path.
@@ -86,14 +98,42 @@ mod tests {
     }
 
     #[test]
-    fn invalid_paths() {
-        for p in [
-            "", "a/b", "/a//b", "/a/./b", "/a/../b", "/a:b", "//", "/a/..", "/.", "/a/b:", "/:/a",
-            "/a///",
+    fn paths_resolve_as_hdfs_splits_them() {
+        assert!(components("").is_err());
+        assert!(components("a/b").is_err());
+        for (p, parts) in [
+            ("/a//b", &["a", "b"][..]),
+            ("//", &[]),
+            ("/a///", &["a"]),
+            ("/a/./b", &["a", ".", "b"]),
+            ("/a/../b", &["a", "..", "b"]),
+            ("/a:b", &["a:b"]),
+            ("/:/a", &[":", "a"]),
         ] {
-            assert!(
-                matches!(components(p), Err(FsError::InvalidPath(_))),
-                "{p:?} must be invalid"
+            assert_eq!(components(p).expect(p).as_slice(), parts, "{p:?}");
+        }
+    }
+
+    #[test]
+    fn names_a_create_may_use() {
+        for p in [
+            "/",
+            "/a",
+            "/a/b/",
+            "/a..b/c.",
+            "/.reserved/.inodes/16385/..",
+        ] {
+            assert_eq!(check_valid_name(p), Ok(()), "{p:?}");
+        }
+        for p in [
+            "a", "/a//b", "/a/./b", "/a/../b", "/a:b", "/a/b:", "/.", "/a/..",
+        ] {
+            assert_eq!(
+                check_valid_name(p),
+                Err(FsError::InvalidPath(format!(
+                    "Invalid path name Invalid file name: {p}"
+                ))),
+                "{p:?}"
             );
         }
     }

@@ -122,14 +122,6 @@ async fn trash_roots(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Res
     Ok(ok_json("Paths", json!(roots)))
 }
 
-/// A path with a `.` or `..` component. HDFS's web layer passes such a
-/// path on as it is and its namespace resolves the component as a name:
-/// a lookup finds nothing (FileNotFound), a create refuses it ("Invalid
-/// file name: ..."), where Cairn's namespace refuses every such path.
-pub(super) fn has_dot_component(path: &str) -> bool {
-    path.split('/').any(|c| c == "." || c == "..")
-}
-
 async fn file_status(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
     let not_found = || {
         WebError::new(
@@ -137,9 +129,6 @@ async fn file_status(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Res
             format!("File does not exist: {}", req.path),
         )
     };
-    if has_dot_component(&req.path) {
-        return Err(not_found());
-    }
     let method = if req.op == "GETFILELINKSTATUS" {
         "getFileLinkInfo"
     } else {

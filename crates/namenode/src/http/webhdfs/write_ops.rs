@@ -52,12 +52,6 @@ fn destination(req: &WebRequest) -> Result<&str, WebError> {
 }
 
 async fn mkdirs(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
-    if super::read_ops::has_dot_component(&req.path) {
-        return Err(WebError::new(
-            cairn_proto::exceptions::INVALID_PATH,
-            format!("Invalid file name: {}", req.path),
-        ));
-    }
     let perm = req
         .params
         .permission("permission")?
