@@ -123,9 +123,9 @@ impl Namespace {
             if self.node(id).is_dir() {
                 return Ok(Vec::new());
             }
+            // HDFS names the path as it was asked for (a trailing '/' kept).
             return Err(FsError::AlreadyExists(format!(
-                "Path is not a directory: {}",
-                res.path()
+                "Path is not a directory: {src}"
             )));
         }
         self.check_creatable(caller, &res)?;

@@ -780,6 +780,7 @@ fn an_empty_diff_is_named_after_the_path_asked_for() {
             .snapshot_diff_report(&root(), "/d/sub", from, to)
             .expect("report");
         assert_eq!((r.root.as_str(), r.entries.len()), ("/d/sub", 0));
+        assert!(!r.from_earlier, "HDFS's empty listing is not from earlier");
     }
     let r = n
         .snapshot_diff_report(&root(), "/d/sub", "s1", "")

@@ -382,6 +382,32 @@ fn opening_a_directory_is_refused_before_read_access() {
 }
 
 #[test]
+fn mkdirs_over_a_file_names_the_path_as_asked() {
+    let mut ns = ns();
+    ns.create(
+        &root(),
+        "/f",
+        0o644,
+        "c",
+        "m",
+        false,
+        false,
+        1,
+        1 << 20,
+        NOW,
+    )
+    .expect("create");
+    for p in ["/f", "/f/"] {
+        assert_eq!(
+            ns.mkdirs(&root(), p, 0o755, true, NOW),
+            Err(FsError::AlreadyExists(format!(
+                "Path is not a directory: {p}"
+            )))
+        );
+    }
+}
+
+#[test]
 fn a_read_moves_only_a_stale_access_time() {
     let mut ns = ns();
     ns.mkdirs(&root(), "/d", 0o755, true, NOW).expect("mkdir");

@@ -212,8 +212,10 @@ impl Namespace {
         };
         if from == to {
             // HDFS answers an empty report named after the path asked for
-            // (a directory below the snapshot root too).
+            // (a directory below the snapshot root too); its empty listing
+            // is not "from earlier".
             report.root = res.path();
+            report.from_earlier = false;
             return Ok(report);
         }
         let from_earlier = from_view.unwrap_or(u32::MAX) < to_view.unwrap_or(u32::MAX);
