@@ -201,7 +201,10 @@ impl Namespace {
         now_ms: u64,
     ) -> Result<(FileStatus, Vec<Edit>, Removed), FsError> {
         let modes: CreateModes = modes.into();
-        super::path::check_valid_name(src)?;
+        // startFile checks the name itself, with a message of its own.
+        if super::path::check_valid_name(src).is_err() {
+            return Err(FsError::InvalidPath(format!("Invalid path name {src}")));
+        }
         let res = self.resolve(src)?;
         let path = res.path();
         if res.components.is_empty() {
@@ -209,7 +212,10 @@ impl Namespace {
                 "/ already exists as a directory".into(),
             ));
         }
-        self.check_ancestors_are_dirs(&res)?;
+        // HDFS's resolvePathForStartFile: the walk (a file among the
+        // ancestors is ParentNotDirectory), write access to the nearest
+        // existing ancestor, and only then what the path itself is.
+        self.check_creatable(caller, &res)?;
         let existing = res.last();
         if existing.is_some_and(|id| self.node(id).is_dir()) {
             return Err(FsError::AlreadyExists(format!(
@@ -257,14 +263,6 @@ impl Namespace {
                 },
             )?;
         }
-        self.check(
-            caller,
-            &res,
-            Required {
-                ancestor: Some(Access::WRITE),
-                ..Default::default()
-            },
-        )?;
         let n = res.inodes.len();
         let name = &res.components[n - 2];
         self.check_component(|| res.prefix(n - 2), name)?;

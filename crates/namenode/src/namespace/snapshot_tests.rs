@@ -726,6 +726,12 @@ fn calls_resolving_without_a_checker_refuse_a_file_parent_as_such() {
     assert_eq!(n.snapshot_listing_of(&root(), "/d/f/x").map(|_| ()), pnd());
     let alice = user("alice", &[]);
     assert_eq!(n.snapshot_listing_of(&alice, "/d/f/x").map(|_| ()), pnd());
+    assert_eq!(
+        n.allow_snapshot(&root(), "/d/none/").map(|_| ()),
+        Err(FsError::FileNotFound(
+            "Directory does not exist: /d/none/".into()
+        ))
+    );
     // createSnapshot resolves with a checker: AccessControlException.
     assert_eq!(
         n.create_snapshot(&root(), "/d/f/x", Some("s"), NOW)

@@ -382,6 +382,68 @@ fn opening_a_directory_is_refused_before_read_access() {
 }
 
 #[test]
+fn create_checks_the_walk_before_what_the_path_is() {
+    let mut ns = ns();
+    ns.mkdirs(&root(), "/p/d", 0o755, true, NOW).expect("mkdir");
+    ns.set_permission(&root(), "/p", 0o700).expect("chmod");
+    let alice = user("alice", &[]);
+    // HDFS's resolvePathForStartFile: search and write access first, so
+    // alice learns nothing about what lies behind /p.
+    let e = ns
+        .create(
+            &alice,
+            "/p/d",
+            0o644,
+            "c",
+            "m",
+            false,
+            true,
+            1,
+            1 << 20,
+            NOW,
+        )
+        .expect_err("denied");
+    assert!(
+        matches!(&e, FsError::AccessControl(m) if m.contains("access=EXECUTE, inode=\"/p\"")),
+        "{e:?}"
+    );
+    assert_eq!(
+        ns.create(
+            &root(),
+            "/p/d",
+            0o644,
+            "c",
+            "m",
+            false,
+            true,
+            1,
+            1 << 20,
+            NOW
+        )
+        .map(|_| ()),
+        Err(FsError::AlreadyExists(
+            "/p/d already exists as a directory".into()
+        ))
+    );
+    // startFile's own name check, worded unlike mkdirs'.
+    let e = ns
+        .create(
+            &root(),
+            "/p/a:b",
+            0o644,
+            "c",
+            "m",
+            false,
+            true,
+            1,
+            1 << 20,
+            NOW,
+        )
+        .expect_err("invalid");
+    assert_eq!(e, FsError::InvalidPath("Invalid path name /p/a:b".into()));
+}
+
+#[test]
 fn mkdirs_over_a_file_names_the_path_as_asked() {
     let mut ns = ns();
     ns.create(

@@ -281,8 +281,14 @@ impl Namespace {
             self.check_owner_of_existing(caller, &res)?;
         } else {
             // allowSnapshot and disallowSnapshot (the superuser's) resolve
-            // without a permission checker.
+            // without a permission checker, and name a missing directory
+            // as they were asked.
             self.check_simple_traverse(&res, true)?;
+            if res.last().is_none() {
+                return Err(FsError::FileNotFound(format!(
+                    "Directory does not exist: {path}"
+                )));
+            }
         }
         Ok((self.directory_of(&res)?, res.path()))
     }
