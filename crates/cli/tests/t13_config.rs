@@ -92,10 +92,14 @@ async fn site_files_and_overrides_configure_the_namenode() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .expect("spawn");
-    let _guard = Kill(child);
+    let first = Kill(child);
     let d = server_defaults(port).await;
     assert_eq!(d.block_size, 32 << 20);
     assert_eq!(d.replication, 1, "-D wins over hdfs-site.xml");
+    // The second NameNode uses the same directory: the first must be gone
+    // (two writing one edit log interfere; the second could stop and reset
+    // the connection the client had just made).
+    drop(first);
 
     // The same through $HADOOP_CONF_DIR, with another port.
     let port2 = free_port();
