@@ -381,6 +381,12 @@ fn opening_a_directory_is_refused_before_read_access() {
     ));
 }
 
+/// An empty file at `p` (replication 1, 1 MiB blocks), made by `caller`.
+fn create_file(ns: &mut Namespace, caller: &Caller, p: &str) -> Result<(), FsError> {
+    ns.create(caller, p, 0o644, "c", "m", false, true, 1, 1 << 20, NOW)
+        .map(|_| ())
+}
+
 #[test]
 fn create_checks_the_walk_before_what_the_path_is() {
     let mut ns = ns();
@@ -389,76 +395,26 @@ fn create_checks_the_walk_before_what_the_path_is() {
     let alice = user("alice", &[]);
     // HDFS's resolvePathForStartFile: search and write access first, so
     // alice learns nothing about what lies behind /p.
-    let e = ns
-        .create(
-            &alice,
-            "/p/d",
-            0o644,
-            "c",
-            "m",
-            false,
-            true,
-            1,
-            1 << 20,
-            NOW,
-        )
-        .expect_err("denied");
+    let e = create_file(&mut ns, &alice, "/p/d").expect_err("denied");
     assert!(
         matches!(&e, FsError::AccessControl(m) if m.contains("access=EXECUTE, inode=\"/p\"")),
         "{e:?}"
     );
     assert_eq!(
-        ns.create(
-            &root(),
-            "/p/d",
-            0o644,
-            "c",
-            "m",
-            false,
-            true,
-            1,
-            1 << 20,
-            NOW
-        )
-        .map(|_| ()),
+        create_file(&mut ns, &root(), "/p/d"),
         Err(FsError::AlreadyExists(
             "/p/d already exists as a directory".into()
         ))
     );
     // startFile's own name check, worded unlike mkdirs'.
-    let e = ns
-        .create(
-            &root(),
-            "/p/a:b",
-            0o644,
-            "c",
-            "m",
-            false,
-            true,
-            1,
-            1 << 20,
-            NOW,
-        )
-        .expect_err("invalid");
+    let e = create_file(&mut ns, &root(), "/p/a:b").expect_err("invalid");
     assert_eq!(e, FsError::InvalidPath("Invalid path name /p/a:b".into()));
 }
 
 #[test]
 fn mkdirs_over_a_file_names_the_path_as_asked() {
     let mut ns = ns();
-    ns.create(
-        &root(),
-        "/f",
-        0o644,
-        "c",
-        "m",
-        false,
-        false,
-        1,
-        1 << 20,
-        NOW,
-    )
-    .expect("create");
+    create_file(&mut ns, &root(), "/f").expect("create");
     for p in ["/f", "/f/"] {
         assert_eq!(
             ns.mkdirs(&root(), p, 0o755, true, NOW),
@@ -473,19 +429,7 @@ fn mkdirs_over_a_file_names_the_path_as_asked() {
 fn a_read_moves_only_a_stale_access_time() {
     let mut ns = ns();
     ns.mkdirs(&root(), "/d", 0o755, true, NOW).expect("mkdir");
-    ns.create(
-        &root(),
-        "/d/f",
-        0o644,
-        "c",
-        "m",
-        false,
-        false,
-        1,
-        1 << 20,
-        NOW,
-    )
-    .expect("create");
+    create_file(&mut ns, &root(), "/d/f").expect("create");
     let hour = 3_600_000;
     let atime = |ns: &Namespace| stat(ns, "/d/f").atime_ms;
     assert!(ns.touch_access_time("/d/f", NOW + hour, hour).is_empty());
