@@ -209,11 +209,11 @@ pub const DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE: &str =
 /// 10,000 blocks (Hadoop 3's default).
 pub const DFS_NAMENODE_FS_LIMITS_MAX_BLOCKS_PER_FILE_DEFAULT: u64 = 10_000;
 
-/// Whether the NameNode serves ACLs at all (HDFS 3.4: on).
 /// How stale a file's access time may get before a read moves it (ms;
 /// 0 turns access times off).
 pub const DFS_NAMENODE_ACCESSTIME_PRECISION: &str = "dfs.namenode.accesstime.precision";
 pub const DFS_NAMENODE_ACCESSTIME_PRECISION_DEFAULT_MS: u64 = 3_600_000;
+/// Whether the NameNode serves ACLs at all (HDFS 3.4: on).
 pub const DFS_NAMENODE_ACLS_ENABLED: &str = "dfs.namenode.acls.enabled";
 /// On.
 pub const DFS_NAMENODE_ACLS_ENABLED_DEFAULT: bool = true;

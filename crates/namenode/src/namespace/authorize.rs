@@ -59,21 +59,42 @@ impl Namespace {
         res: &Resolved,
         req: Required,
     ) -> Result<(), FsError> {
-        let n = res.inodes.len();
+        self.check_walk(caller, res, req.creates)?;
+        self.check_after_walk(caller, res, req)
+    }
+
+    /// The walk alone: every existing ancestor a directory, with search
+    /// access to it (for the superuser, or with permissions off, only the
+    /// former).
+    fn check_walk(&self, caller: &Caller, res: &Resolved, creates: bool) -> Result<(), FsError> {
         if !self.permissions_enabled || caller.is_superuser {
-            return self.check_simple_traverse(res, req.creates);
+            return self.check_simple_traverse(res, creates);
         }
-        // Nearest existing ancestor of the last component.
-        let mut ancestor = n.saturating_sub(2);
-        while ancestor > 0 && res.inodes[ancestor].is_none() {
-            ancestor -= 1;
+        let n = res.inodes.len();
+        if n < 2 {
+            return Ok(());
         }
-        for i in 0..=ancestor.min(n - 1) {
-            if n >= 2 {
-                self.check_is_directory(res, i, req.creates)?;
-                self.check_one(caller, res, i, Access::EXECUTE)?;
-            }
+        for i in 0..=nearest_existing_ancestor(res) {
+            self.check_is_directory(res, i, creates)?;
+            self.check_one(caller, res, i, Access::EXECUTE)?;
         }
+        Ok(())
+    }
+
+    /// What [`Namespace::check`] asks past the walk, for a call that
+    /// looks at its path between the two (as HDFS's checks do when they
+    /// name a missing or wrong-kind path before refusing access).
+    pub(super) fn check_after_walk(
+        &self,
+        caller: &Caller,
+        res: &Resolved,
+        req: Required,
+    ) -> Result<(), FsError> {
+        if !self.permissions_enabled || caller.is_superuser {
+            return Ok(());
+        }
+        let n = res.inodes.len();
+        let ancestor = nearest_existing_ancestor(res);
         if req.parent.is_some_and(|p| p.implies(Access::WRITE)) && n > 1 && res.last().is_some() {
             self.check_sticky(caller, res)?;
         }
@@ -217,4 +238,14 @@ impl Namespace {
         }
         Ok(())
     }
+}
+
+/// The nearest existing ancestor of a resolved path's last component (the
+/// root for `/`).
+fn nearest_existing_ancestor(res: &Resolved) -> usize {
+    let mut ancestor = res.inodes.len().saturating_sub(2);
+    while ancestor > 0 && res.inodes[ancestor].is_none() {
+        ancestor -= 1;
+    }
+    ancestor
 }

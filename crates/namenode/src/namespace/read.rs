@@ -319,7 +319,7 @@ impl Namespace {
             }
             Some(id) => id,
         };
-        self.check(
+        self.check_after_walk(
             caller,
             &res,
             Required {

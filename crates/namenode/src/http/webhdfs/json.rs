@@ -302,7 +302,6 @@ pub fn xattr_name(x: &pb::XAttrProto) -> String {
     format!("{ns}.{}", x.name)
 }
 
-/// The snapshottable directories (`null` when there are none, as HDFS).
 /// GETSNAPSHOTTABLEDIRECTORYLIST's entries: `null` when the namespace has
 /// no snapshottable directory at all (the reply has no list), `[]` when
 /// none is the caller's.

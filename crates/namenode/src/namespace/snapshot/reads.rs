@@ -264,6 +264,7 @@ impl Namespace {
     /// directory with what it held and what its own diffs keep). A child
     /// renamed away is counted here too, as HDFS counts the reference its
     /// old place keeps, besides where it is now.
+    ///
     /// `seen` is shared by one walk: an inode two directories' diffs
     /// record (renamed, then deleted) counts once, as HDFS's one
     /// reference count behind both.
@@ -304,16 +305,14 @@ impl Namespace {
             }
         }
     }
-}
 
-impl Namespace {
     /// What snapshots keep of children deleted below `id` (every directory
     /// of its current subtree), as quota usage: names and storage space.
     pub(in crate::namespace) fn kept_usage_of(&self, id: INodeId) -> QuotaCounts {
-        let mut kept = KeptCounts::default();
         if self.snapshots.dir_diffs.is_empty() {
             return QuotaCounts::default();
         }
+        let mut kept = KeptCounts::default();
         let mut stack = vec![id];
         let mut seen = HashSet::new();
         while let Some(dir) = stack.pop() {

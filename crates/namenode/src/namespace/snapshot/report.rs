@@ -152,7 +152,7 @@ impl Namespace {
             sub: (from.is_empty() || to.is_empty()).then_some(Access::READ),
             ..Default::default()
         };
-        self.check(caller, &res, read)?;
+        self.check_after_walk(caller, &res, read)?;
         // The snapshot root is looked for from the directory itself, or
         // from the parent of a path that is missing or a file, which must
         // exist (HDFS's getSnapshottableAncestorDir).
