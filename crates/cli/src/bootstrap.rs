@@ -39,6 +39,11 @@ pub async fn run(mut conf: Configuration, dir: Option<String>, force: bool) -> a
         }
         match identity_from(&nn.rpc_address, &user).await {
             Ok(info) => {
+                // Not over the directories of a NameNode running on them.
+                for d in &config.name_dirs {
+                    std::fs::create_dir_all(d)?;
+                }
+                let _locks = cairn_common::dir_lock::lock_existing(&config.name_dirs)?;
                 cairn_namenode::ha_raft::bootstrap_standby(&config, &info, force)?;
                 println!(
                     "Formatted {} for {} of nameservice {} (cluster {}, block pool {}, from {}); \

@@ -227,6 +227,14 @@ async fn run_namenode(
             keys::DFS_NAMENODE_NAME_DIR
         );
     }
+    // HDFS's `in_use.lock`: a second NameNode (or a format or recovery) on
+    // directories a running one uses stops here, before touching them.
+    if format {
+        for d in &config.name_dirs {
+            std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        }
+    }
+    let _locks = cairn_common::dir_lock::lock_existing(&config.name_dirs)?;
     if recover {
         use std::io::{BufRead, Write};
         let mut stdin = std::io::stdin().lock();
@@ -401,6 +409,9 @@ async fn run_datanode(
     };
     let nn = *nns.first().context("the nameservice lists no NameNode")?;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    // HDFS's `in_use.lock`: two DataNodes on one directory would each
+    // overwrite the other's replicas.
+    let _lock = cairn_common::dir_lock::lock(&dir)?;
     let mut config = cairn_datanode::config::DataNodeConfig::from_conf(&conf, dir, nn)?;
     config.namenodes = nns;
     config.namenode_source = source;

@@ -6,6 +6,7 @@
 mod common;
 
 use std::process::Command;
+use std::time::Duration;
 
 use common::{format_namenode, NameNode};
 use hdfs_native::WriteOptions;
@@ -128,6 +129,91 @@ fn unformatted_and_damaged_directories_are_refused() {
         err.contains("edits_0000000000000000001-0000000000000000003") && err.contains("offset 0"),
         "{err}"
     );
+}
+
+#[test]
+fn a_second_server_on_a_directory_in_use_is_refused() {
+    // Goal: as HDFS's `in_use.lock`, a second NameNode, a format or a
+    // recovery on the metadata directory a running NameNode uses, and a
+    // second DataNode on a running one's data directory, stop at once with
+    // "Cannot lock storage" and change nothing; the first keeps serving and
+    // the lock goes with its process.
+    let nn = NameNode::start(&[]);
+    let name = nn.dir.path().join("name");
+    // Start-up opens its edit segment after it announces its address.
+    let snapshot = || {
+        let mut files: Vec<_> = common::files_under(&name)
+            .into_iter()
+            .map(|f| {
+                let bytes = std::fs::read(&f).unwrap_or_default();
+                (f, bytes)
+            })
+            .collect();
+        files.sort();
+        files
+    };
+    assert!(common::wait_until(Duration::from_secs(10), || snapshot()
+        .iter()
+        .any(|(f, _)| f.to_string_lossy().contains("edits_inprogress"))));
+    let files_before = snapshot();
+    let cairn = |args: &[&str], dir: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(args)
+            .arg("--dir")
+            .arg(dir)
+            .output()
+            .expect("run cairn")
+    };
+    let refused = |out: std::process::Output, what: &str| {
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{what} must be refused: {err}");
+        assert!(
+            err.contains(&format!(
+                "Cannot lock storage {}. The directory is already locked",
+                name.display()
+            )),
+            "{what}: {err}"
+        );
+    };
+    let serve = [
+        "namenode",
+        "--rpc-address",
+        "127.0.0.1:0",
+        "--http-address",
+        "127.0.0.1:0",
+    ];
+    refused(cairn(&serve, &name), "a second NameNode");
+    refused(
+        cairn(&["namenode", "--format", "--force"], &name),
+        "a format",
+    );
+    refused(cairn(&["namenode", "--recover"], &name), "a recovery");
+    assert!(
+        files_before == snapshot(),
+        "nothing in the directory changed"
+    );
+    let holder = std::fs::read_to_string(name.join("in_use.lock")).expect("lock file");
+    assert!(holder.contains('@'), "pid@host of the holder: {holder:?}");
+
+    let data = nn.dir.path().join("data");
+    let dn = common::DataNode::start(nn.addr, &data, &[]);
+    let nn_addr = nn.addr.to_string();
+    let out = cairn(&["datanode", "--namenode", &nn_addr], &data);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "a second DataNode must be refused");
+    assert!(
+        err.contains(&format!(
+            "Cannot lock storage {}. The directory is already locked",
+            data.display()
+        )),
+        "{err}"
+    );
+    drop(dn);
+
+    // The lock ends with the process: a restart on the same directory works.
+    let dir = nn.kill();
+    let again = NameNode::start_in(dir, &[]);
+    drop(again);
 }
 
 /// A journal record for a Mkdir of `path`, built with the NameNode's codec

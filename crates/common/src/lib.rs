@@ -6,6 +6,7 @@
 
 pub mod clock;
 pub mod config;
+pub mod dir_lock;
 pub mod disk;
 pub mod durable;
 pub mod fatal;
