@@ -601,11 +601,15 @@ pub fn journal(data: &[u8]) {
 const IMAGE_HEADER_LEN: usize = 44;
 
 /// A checkpoint image, as it is and with its checksums made right (format
-/// 1: every record's and the file's; format 2: every section's and the
-/// header's); and the same bytes as a NameNode VERSION file, likewise.
+/// 1: every record's and the file's; formats 2 and 3: every section's and
+/// the header's); and the same bytes as a NameNode VERSION file, likewise.
 pub fn image(data: &[u8]) {
     let _ = nn_storage::decode_image(data, "root", "supergroup", Limits::default());
-    if data.get(8..12) == Some(&2u32.to_be_bytes()[..]) {
+    let sectioned = [2u32, 3].map(u32::to_be_bytes);
+    if data
+        .get(8..12)
+        .is_some_and(|f| sectioned.iter().any(|s| s[..] == *f))
+    {
         let mut fixed = data.to_vec();
         fix_section_crcs(&mut fixed);
         let _ = nn_storage::decode_image(&fixed, "root", "supergroup", Limits::default());
@@ -747,7 +751,7 @@ pub fn config_xml(data: &[u8]) {
     let _ = cairn_namenode::config::NameNodeConfig::from_conf(&conf);
 }
 
-/// Makes the checksums of a format-2 image right where its table can be
+/// Makes the checksums of a sectioned (format 2 or 3) image right where its table can be
 /// read: each section's (kind, crc, offset, length entries after the
 /// 48-byte fixed header), then the header's own.
 fn fix_section_crcs(img: &mut [u8]) {

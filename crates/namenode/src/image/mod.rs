@@ -1,26 +1,28 @@
-//! Checkpoint images (`fsimage_<txid>`), format 2: the namespace in
+//! Checkpoint images (`fsimage_<txid>`), format 3: the namespace in
 //! sections, each with its own length and CRC32C, laid out so that the
 //! bulk of it (the inodes, in chunks) decodes on every core at once and
 //! loads without replaying an edit per inode.
 //!
 //! ```text
-//! header   "CAIRNIMG", format u32 = 2, txid, last inode id, last block id,
+//! header   "CAIRNIMG", format u32 = 3, txid, last inode id, last block id,
 //!          last generation stamp (u64 each), section count u32
 //! table    per section: kind u32, CRC32C u32, offset u64, length u64
 //!          then a CRC32C of the header and table (all big-endian)
 //! NAMES    the owner and group names the inodes index
 //! ROOT     the root's inode record
 //! INODES   (one or more chunks) groups of (directory id, child count,
-//!          the children's inode records in name order), breadth first
+//!          the children's inode records in HDFS's name order, signed
+//!          bytes: `crate::namespace::name_order`), breadth first
 //!          from the root, so a directory's record precedes its group
 //! EXTRAS   journal records (their own CRCs too) for what inode records
 //!          do not carry: xattrs, ACLs, storage policies, snapshots
 //! QUOTAS   every directory quota with its limits and usage, exactly
 //! ```
 //!
-//! Format 1 (the namespace as journal records, one CRC for the file) is
-//! still read, so a NameNode upgraded in place starts from its old image
-//! and writes format 2 from its first checkpoint on.
+//! Format 2 (the same, names in unsigned byte order) and format 1 (the
+//! namespace as journal records, one CRC for the file) are still read, so
+//! a NameNode upgraded in place starts from its old image and writes
+//! format 3 from its first checkpoint on.
 
 mod records;
 mod source;
@@ -36,14 +38,16 @@ use tracing::info;
 use crate::journal::codec::{decode_record, encode_record, Decoded};
 use crate::namespace::bulk_load::BulkPart;
 use crate::namespace::{
-    DirQuota, Edit, GenStamp, INodeId, Limits, Namespace, QuotaCounts, ROOT_INODE_ID,
+    DirQuota, Edit, GenStamp, INodeId, Limits, NameOrder, Namespace, QuotaCounts, ROOT_INODE_ID,
 };
 use records::{put_inode, put_str, put_varint, Reader};
 use source::{be_u32, be_u64, header_and_sections, Section, Source};
 
 pub(crate) const MAGIC: &[u8; 8] = b"CAIRNIMG";
 /// The format this NameNode writes.
-pub const FORMAT: u32 = 2;
+pub const FORMAT: u32 = 3;
+/// Format 3's layout with names in unsigned byte order: still read.
+const FORMAT_2: u32 = 2;
 /// Magic, format, txid, three counters, section count.
 const FIXED_HEADER_LEN: usize = 8 + 4 + 8 * 4 + 4;
 const TABLE_ENTRY_LEN: usize = 4 + 4 + 8 + 8;
@@ -264,7 +268,13 @@ pub fn decode(
 ) -> Result<(Namespace, u64), String> {
     match format_of(data)? {
         v1::FORMAT => v1::decode(data, superuser, supergroup, limits),
-        _ => decode_v2(Source::Memory(data), superuser, supergroup, limits),
+        f => decode_v2(
+            Source::Memory(data),
+            order_of(f),
+            superuser,
+            supergroup,
+            limits,
+        ),
     }
 }
 
@@ -291,7 +301,16 @@ pub fn decode_file(
                 .map_err(|e| format!("reading {}: {e}", path.display()))?;
             v1::decode(&data, superuser, supergroup, limits)
         }
-        _ => decode_v2(src, superuser, supergroup, limits),
+        f => decode_v2(src, order_of(f), superuser, supergroup, limits),
+    }
+}
+
+/// The order a sectioned image's directories list their names in.
+fn order_of(format: u32) -> NameOrder {
+    if format == FORMAT_2 {
+        NameOrder::Bytes
+    } else {
+        NameOrder::Hdfs
     }
 }
 
@@ -302,9 +321,9 @@ fn format_of(head: &[u8]) -> Result<u32, String> {
         return Err("not a Cairn image (bad magic)".into());
     }
     match be_u32(head, 8).ok_or("image header truncated")? {
-        f @ (v1::FORMAT | FORMAT) => Ok(f),
+        f @ (v1::FORMAT | FORMAT_2 | FORMAT) => Ok(f),
         other => Err(format!(
-            "unsupported image format {other} (this NameNode reads formats {} and {FORMAT})",
+            "unsupported image format {other} (this NameNode reads formats {}, {FORMAT_2} and {FORMAT})",
             v1::FORMAT
         )),
     }
@@ -312,6 +331,7 @@ fn format_of(head: &[u8]) -> Result<u32, String> {
 
 fn decode_v2(
     src: Source<'_>,
+    order: NameOrder,
     superuser: &str,
     supergroup: &str,
     limits: Limits,
@@ -350,9 +370,9 @@ fn decode_v2(
     // them in image order: the link overlaps the decoding of later chunks.
     let (extras, decode_ms) = std::thread::scope(|scope| -> Result<_, String> {
         let extras = scope.spawn(|| decode_extras(&extras_s, &extras_s.load(&src)?));
-        let mut loader = ns.bulk_loader(&name_ids, root, src.len())?;
+        let mut loader = ns.bulk_loader(&name_ids, root, src.len(), order)?;
         let mut decode_ms = 0;
-        link_chunks_as_decoded(scope, &src, &chunks, &name_ids, |part| {
+        link_chunks_as_decoded(scope, &src, &chunks, (&name_ids, order), |part| {
             decode_ms = started.elapsed().as_millis() as u64;
             loader
                 .add(part)
@@ -399,7 +419,7 @@ fn link_chunks_as_decoded<'scope, 'env>(
     scope: &'scope std::thread::Scope<'scope, 'env>,
     src: &'env Source<'env>,
     chunks: &'env [Section],
-    names: &'env [crate::namespace::NameId],
+    (names, order): (&'env [crate::namespace::NameId], NameOrder),
     mut link: impl FnMut(BulkPart) -> Result<(), String>,
 ) -> Result<(), String> {
     let threads = std::thread::available_parallelism()
@@ -412,7 +432,7 @@ fn link_chunks_as_decoded<'scope, 'env>(
             let tx = tx.clone();
             scope.spawn(move || {
                 for (i, c) in chunks.iter().enumerate().skip(t).step_by(threads) {
-                    let part = c.load(src).and_then(|b| decode_chunk(c, &b, names));
+                    let part = c.load(src).and_then(|b| decode_chunk(c, &b, names, order));
                     let failed = part.is_err();
                     // A closed channel: the loader has given up; so do we.
                     if tx.send((i, part)).is_err() || failed {
@@ -452,10 +472,11 @@ fn decode_chunk(
     s: &Section,
     bytes: &[u8],
     names: &[crate::namespace::NameId],
+    order: NameOrder,
 ) -> Result<BulkPart, String> {
     let mut r = Reader::new(bytes);
     // A record is at least 9 bytes: a fair guess of the records to come.
-    let mut part = BulkPart::new(names.to_vec(), bytes.len() / 40);
+    let mut part = BulkPart::new(names.to_vec(), bytes.len() / 40, order);
     while !r.is_empty() {
         let parent = INodeId(r.varint().map_err(|e| s.fail(e))?);
         let n = r.count(9).map_err(|e| s.fail(e))?;

@@ -202,3 +202,127 @@ pub(crate) fn round_trip(ns: &Namespace) -> Namespace {
     assert_eq!(back.to_edits(), ns.to_edits(), "image round trip");
     back
 }
+
+/// Names in one directory whose HDFS order (signed bytes) differs from
+/// unsigned byte order: the non-ASCII ones come first in HDFS's.
+const MIXED_NAMES: [&str; 6] = ["zz", "a", "é", "B", "日本", "a\u{80}"];
+
+fn mixed() -> Namespace {
+    let mut ns = Namespace::new("hdfs", "supergroup", 5, Limits::default());
+    let su = Caller::superuser("hdfs");
+    for name in MIXED_NAMES {
+        ns.create(
+            &su,
+            &format!("/d/{name}"),
+            0o644,
+            "c",
+            "m",
+            false,
+            true,
+            3,
+            1024,
+            1,
+        )
+        .expect("create");
+        ns.mkdirs(&su, &format!("/e/{name}"), 0o755, true, 1)
+            .expect("mkdirs");
+    }
+    ns
+}
+
+fn names_in(ns: &Namespace, dir: &str) -> Vec<String> {
+    ns.get_listing(&Caller::superuser("hdfs"), dir, "", 100)
+        .expect("listing")
+        .expect("a directory")
+        .entries
+        .into_iter()
+        .map(|e| e.name)
+        .collect()
+}
+
+/// `bytes` (format 3) as a format-2 image wrote it: the same sections,
+/// each directory's records in unsigned byte order of their names, the
+/// checksums made again.
+fn as_format_2(mut bytes: Vec<u8>) -> Vec<u8> {
+    for s in sections(&bytes).expect("sections") {
+        if s.kind != Kind::Inodes {
+            continue;
+        }
+        let chunk = bytes[s.offset..s.offset + s.len].to_vec();
+        let mut r = Reader::new(&chunk);
+        let mut out = Vec::with_capacity(chunk.len());
+        while !r.is_empty() {
+            let head = r.pos();
+            r.varint().expect("parent");
+            let n = r.count(9).expect("count");
+            out.extend_from_slice(&chunk[head..r.pos()]);
+            let mut records: Vec<(&str, &[u8])> = (0..n)
+                .map(|_| {
+                    let at = r.pos();
+                    let name = r.inode().expect("record").name;
+                    (name, &chunk[at..r.pos()])
+                })
+                .collect();
+            records.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            for (_, rec) in records {
+                out.extend_from_slice(rec);
+            }
+        }
+        bytes[s.offset..s.offset + s.len].copy_from_slice(&out);
+        let at = FIXED_HEADER_LEN + TABLE_ENTRY_LEN * s.index + 4;
+        bytes[at..at + 4].copy_from_slice(&crc32c::crc32c(&out).to_be_bytes());
+    }
+    set_format(&mut bytes, FORMAT_2);
+    bytes
+}
+
+/// Sets the header's format, with the header's checksum made again.
+fn set_format(bytes: &mut [u8], format: u32) {
+    bytes[8..12].copy_from_slice(&format.to_be_bytes());
+    let count = usize::try_from(be_u32(bytes, FIXED_HEADER_LEN - 4).expect("count")).expect("n");
+    let end = FIXED_HEADER_LEN + TABLE_ENTRY_LEN * count;
+    let crc = crc32c::crc32c(&bytes[..end]);
+    bytes[end..end + 4].copy_from_slice(&crc.to_be_bytes());
+}
+
+#[test]
+fn names_are_kept_in_hdfs_order_and_format_2_images_sorted_again() {
+    let ns = mixed();
+    let hdfs_order = ["é", "日本", "B", "a", "a\u{80}", "zz"];
+    assert_eq!(names_in(&ns, "/d"), hdfs_order);
+    let bytes = encode(&ns, 4);
+    let back = load(&bytes).expect("format 3");
+    assert_eq!(names_in(&back, "/d"), hdfs_order);
+    assert_eq!(back.to_edits(), ns.to_edits());
+
+    // An image from before: names in unsigned byte order, sorted again on
+    // load, so lookups and listings page as a fresh namespace does.
+    let old = as_format_2(bytes.clone());
+    let from_old = load(&old).expect("format 2");
+    for dir in ["/d", "/e"] {
+        assert_eq!(names_in(&from_old, dir), hdfs_order, "{dir}");
+    }
+    assert_eq!(from_old.to_edits(), ns.to_edits());
+    let su = Caller::superuser("hdfs");
+    for name in MIXED_NAMES {
+        assert!(
+            from_old
+                .get_file_info(&su, &format!("/d/{name}"))
+                .expect("file info")
+                .is_some(),
+            "{name}"
+        );
+    }
+    let page = from_old
+        .get_listing(&su, "/d", "日本", 2)
+        .expect("listing")
+        .expect("dir");
+    let page: Vec<String> = page.entries.into_iter().map(|e| e.name).collect();
+    assert_eq!(page, ["B", "a"]);
+
+    // The same bytes claiming format 3 are out of order: refused.
+    let mut wrong = old;
+    set_format(&mut wrong, FORMAT);
+    let err = load(&wrong).expect_err("unsigned order as format 3");
+    assert!(err.contains("out of order"), "{err}");
+}

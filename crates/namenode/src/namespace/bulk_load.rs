@@ -12,7 +12,7 @@ use std::collections::{HashSet, VecDeque};
 use compact_str::CompactString;
 use foldhash::fast::RandomState;
 
-use super::children::Children;
+use super::children::{name_order, Children, NameOrder};
 use super::names::{AttrSet, AttrTable, ClientNames, NameId, NameTable};
 use super::{
     BlockRecord, BlockSize, DirQuota, Edit, FileNode, INode, INodeId, INodeKind, Millis48,
@@ -123,15 +123,19 @@ pub struct BulkPart {
     /// The writer of the last open file read: an image lists a client's
     /// files together, so most files skip the table's hashing.
     last_writer: Option<UnderConstruction>,
+    /// The order the image lists each directory's names in.
+    order: NameOrder,
 }
 
 impl BulkPart {
     /// A part whose records' owner and group indexes map through `names`
-    /// (from [`Namespace::intern_image_names`]).
-    pub fn new(names: Vec<NameId>, capacity: usize) -> Self {
+    /// (from [`Namespace::intern_image_names`]), and whose names come in
+    /// `order`.
+    pub fn new(names: Vec<NameId>, capacity: usize, order: NameOrder) -> Self {
         Self {
             nodes: Vec::with_capacity(capacity),
             names,
+            order,
             ..Self::default()
         }
     }
@@ -185,15 +189,14 @@ impl BulkPart {
         if r.name.is_empty() || r.name == "." || r.name == ".." || r.name.contains('/') {
             return Err(format!("inode {}: bad name {:?}", r.id, r.name));
         }
+        let order = self.order;
         let Some((parent, ids, last)) = self.open.as_mut() else {
             return Err(format!("inode {} outside a directory group", r.id));
         };
-        // Names come in byte order, each once: what the children's binary
-        // search relies on.
-        if last
-            .as_ref()
-            .is_some_and(|l| l.as_bytes() >= r.name.as_bytes())
-        {
+        // Names come in order, each once: what the children's binary
+        // search relies on (a format-2 image's order is sorted again at
+        // the end).
+        if last.as_ref().is_some_and(|l| order.cmp(l, r.name).is_ge()) {
             return Err(format!(
                 "inode {}: name {:?} out of order or twice under inode {parent}",
                 r.id, r.name
@@ -444,6 +447,7 @@ impl Namespace {
         names: &[NameId],
         root: InodeRecord<'_>,
         image_bytes: u64,
+        order: NameOrder,
     ) -> Result<BulkLoader<'_>, String> {
         if self.inode_count() != 1 {
             return Err("bulk load into a namespace that is not empty".into());
@@ -473,6 +477,7 @@ impl Namespace {
             last_group: None,
             max_id,
             total: 1,
+            order,
         })
     }
 }
@@ -489,6 +494,7 @@ pub struct BulkLoader<'a> {
     max_id: u64,
     /// Inode records linked, the root's included.
     total: usize,
+    order: NameOrder,
 }
 
 impl BulkLoader<'_> {
@@ -568,7 +574,7 @@ impl BulkLoader<'_> {
         };
         // A continued group must go on after the names already linked
         // (each name once, in order).
-        if last_name.is_some_and(|l| l.as_bytes() >= first_name.as_bytes()) {
+        if last_name.is_some_and(|l| self.order.cmp(&l, first_name).is_ge()) {
             return Err(format!("a name twice under inode {parent}"));
         }
         if let Some(INodeKind::Directory { children: mine }) =
@@ -598,6 +604,42 @@ impl BulkLoader<'_> {
             ));
         }
         ns.last_inode_id = self.max_id;
+        if self.order == NameOrder::Bytes {
+            ns.sort_children_again();
+        }
         Ok(())
+    }
+}
+
+impl Namespace {
+    /// Puts the children of every directory loaded in unsigned byte order
+    /// (a format-2 image) into HDFS's [`name_order`]; only directories
+    /// with a non-ASCII name among their children change.
+    fn sort_children_again(&mut self) {
+        let unsorted: Vec<INodeId> = self
+            .inodes
+            .iter_by_slot()
+            .filter(|(_, n)| {
+                n.children().is_some_and(|c| {
+                    !c.values()
+                        .is_sorted_by(|a, b| name_order(self.name_of(*a), self.name_of(*b)).is_lt())
+                })
+            })
+            .map(|(id, _)| id)
+            .collect();
+        for dir in unsorted {
+            let named: Vec<(String, INodeId)> = self
+                .node(dir)
+                .children()
+                .map(|c| {
+                    c.values()
+                        .map(|id| (self.name_of(id).to_string(), id))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let INodeKind::Directory { children } = &mut self.node_mut(dir).kind {
+                *children = Children::from_named(named);
+            }
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! A directory's children: their inode ids in one sorted block, ordered
-//! by the children's own names (byte order of the UTF-8 names, what
-//! getListing pages by) and found by binary search on those names, as
-//! HDFS's `INodeDirectory` keeps its children. The name lives only in the
+//! by the children's own names in HDFS's order ([`name_order`]: the UTF-8
+//! bytes compared as signed bytes, what getListing pages by) and found by
+//! binary search on those names, as HDFS's `INodeDirectory` keeps its
+//! children. The name lives only in the
 //! child inode. Every search takes the names from the caller (`name_of`),
 //! which reads them from the inodes the ids point at: the live tree for a
 //! live directory, the retained inodes for a directory a snapshot keeps
@@ -21,8 +22,79 @@
 //! is where the ids end, found by binary search.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use super::tree::INodeId;
+
+/// HDFS's order of names (`DFSUtilClient.compareBytes`): their UTF-8
+/// bytes compared as *signed* bytes, so a name whose first difference is
+/// a non-ASCII byte (0x80 and up, negative in Java) sorts before one with
+/// an ASCII byte there: `é` before `a`. Listings come in this order and
+/// page by it, snapshots of a directory too.
+pub fn name_order(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    match a.iter().zip(b).find(|(x, y)| x != y) {
+        // Flipping the sign bit turns signed order into unsigned order.
+        Some((x, y)) => (x ^ 0x80).cmp(&(y ^ 0x80)),
+        None => a.len().cmp(&b.len()),
+    }
+}
+
+/// The order names of one directory come in, in an image.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NameOrder {
+    /// [`name_order`] (images of format 3 on).
+    #[default]
+    Hdfs,
+    /// Unsigned byte order (format 2 images, written before Cairn kept
+    /// HDFS's order): the loader sorts such directories again.
+    Bytes,
+}
+
+impl NameOrder {
+    pub fn cmp(self, a: &str, b: &str) -> Ordering {
+        match self {
+            NameOrder::Hdfs => name_order(a, b),
+            NameOrder::Bytes => a.as_bytes().cmp(b.as_bytes()),
+        }
+    }
+}
+
+/// A child's name as a map key that sorts in HDFS's order (snapshot views
+/// build such maps of a directory's children).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ChildName(pub Arc<str>);
+
+impl From<&str> for ChildName {
+    fn from(name: &str) -> Self {
+        ChildName(Arc::from(name))
+    }
+}
+
+impl std::ops::Deref for ChildName {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for ChildName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl Ord for ChildName {
+    fn cmp(&self, other: &Self) -> Ordering {
+        name_order(&self.0, &other.0)
+    }
+}
+
+impl PartialOrd for ChildName {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
 
 /// Directories up to this many children get no spare room.
 const EXACT_UP_TO: usize = 16;
@@ -63,7 +135,7 @@ impl Eq for Children {}
 impl Children {
     /// Children from `(name, id)` pairs in any order (an image's list).
     pub fn from_named<S: AsRef<str>>(mut named: Vec<(S, INodeId)>) -> Self {
-        named.sort_by(|a, b| a.0.as_ref().as_bytes().cmp(b.0.as_ref().as_bytes()));
+        named.sort_by(|a, b| name_order(a.0.as_ref(), b.0.as_ref()));
         Self::from_sorted(named.into_iter().map(|(_, id)| id).collect())
     }
 
@@ -143,7 +215,7 @@ impl Children {
             if c == INodeId::NONE {
                 Ordering::Greater
             } else {
-                name_of(c).as_bytes().cmp(name.as_bytes())
+                name_order(name_of(c), name)
             }
         })
     }
@@ -153,8 +225,8 @@ impl Children {
         self.position(name, name_of).ok().map(|i| self.at(i))
     }
 
-    /// The children named after `start_after` in byte order (getListing's
-    /// page start).
+    /// The children named after `start_after` in [`name_order`]
+    /// (getListing's page start).
     pub fn after<'a>(
         &self,
         start_after: &str,
@@ -162,7 +234,7 @@ impl Children {
     ) -> impl DoubleEndedIterator<Item = INodeId> + ExactSizeIterator + '_ {
         let from = self
             .search(|c| {
-                if c != INodeId::NONE && name_of(c).as_bytes() <= start_after.as_bytes() {
+                if c != INodeId::NONE && name_order(name_of(c), start_after).is_le() {
                     Ordering::Less
                 } else {
                     Ordering::Greater
@@ -291,7 +363,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keeps_ids_in_the_byte_order_of_their_names() {
+    fn keeps_ids_in_hdfs_order_of_their_names() {
         let names = ["b", "a", "é", "B", "aa"];
         // Ids from 1: 0 is `INodeId::NONE`.
         let name_of = |id: INodeId| names[id.0 as usize - 1];
@@ -301,17 +373,49 @@ mod tests {
             assert!(at.is_err());
             c.put(at, INodeId(id));
         }
+        // HDFS compares signed bytes: é's first byte (0xC3) is negative.
         let order: Vec<_> = c.values().map(name_of).collect();
-        assert_eq!(order, ["B", "a", "aa", "b", "é"]);
+        assert_eq!(order, ["é", "B", "a", "aa", "b"]);
         assert_eq!(c.get("aa", name_of), Some(INodeId(5)));
+        assert_eq!(c.get("é", name_of), Some(INodeId(3)));
         assert_eq!(c.get("c", name_of), None);
         let after: Vec<_> = c.after("aa", name_of).map(name_of).collect();
-        assert_eq!(after, ["b", "é"]);
+        assert_eq!(after, ["b"]);
+        let after: Vec<_> = c.after("é", name_of).map(name_of).collect();
+        assert_eq!(after, ["B", "a", "aa", "b"]);
         assert_eq!(c.after("", name_of).len(), 5);
         let pos = c.position("a", name_of);
         assert_eq!(c.remove_at(pos.expect("\"a\" is a child")), INodeId(2));
-        let from_image = Children::from_named(vec![("b", INodeId(1)), ("B", INodeId(4))]);
-        assert_eq!(from_image.into_ids(), [INodeId(4), INodeId(1)]);
+        let from_image = Children::from_named(vec![
+            ("b", INodeId(1)),
+            ("B", INodeId(4)),
+            ("é", INodeId(3)),
+        ]);
+        assert_eq!(from_image.into_ids(), [INodeId(3), INodeId(4), INodeId(1)]);
+    }
+
+    #[test]
+    fn name_order_is_signed_byte_order() {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        assert_eq!(name_order("a", "a"), Equal);
+        assert_eq!(name_order("", "a"), Less);
+        assert_eq!(name_order("a", "aa"), Less);
+        assert_eq!(name_order("é", "a"), Less);
+        assert_eq!(name_order("a\u{7f}", "a\u{80}"), Greater);
+        assert_eq!(
+            name_order("日本", "é"),
+            Greater,
+            "0xE6 > 0xC3 as signed too"
+        );
+        assert_eq!(NameOrder::Bytes.cmp("é", "a"), Greater);
+        let mut keys = [
+            ChildName::from("b"),
+            ChildName::from("é"),
+            ChildName::from("a"),
+        ];
+        keys.sort();
+        let keys: Vec<&str> = keys.iter().map(|k| &**k).collect();
+        assert_eq!(keys, ["é", "a", "b"]);
     }
 
     #[test]

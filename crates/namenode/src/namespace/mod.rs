@@ -79,7 +79,7 @@ use tree::Resolved;
 
 pub use acl::{AclEntry, AclEntryType, AclScope};
 pub use acl_storage::{AclChange, AclStatus, CreateModes, ACL_BIT};
-pub use children::Children;
+pub use children::{name_order, ChildName, Children, NameOrder};
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
 pub use mutate::Removed;
@@ -298,6 +298,8 @@ mod acl_tests;
 mod block_edit_tests;
 #[cfg(test)]
 mod copy_truncate_tests;
+#[cfg(test)]
+mod name_order_tests;
 #[cfg(test)]
 mod quota_owner_tests;
 #[cfg(test)]

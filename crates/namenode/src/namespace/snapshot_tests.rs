@@ -141,7 +141,7 @@ pub(super) fn assert_rebuilds(n: &Namespace, log: &[Edit]) {
     assert_eq!(dump(&imaged), expected, "image");
     assert_eq!(imaged.to_edits(), n.to_edits(), "image of the image");
     let loaded = super::tests::imaged(n);
-    assert_eq!(dump(&loaded), expected, "format-2 image");
+    assert_eq!(dump(&loaded), expected, "sectioned image");
     let blocks = |x: &Namespace| {
         let mut b: Vec<_> = x.all_blocks().into_iter().map(|(_, b)| b.id).collect();
         b.sort();

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use compact_str::CompactString;
 use smallvec::SmallVec;
 
-use super::children::Children;
+use super::children::{ChildName, Children};
 use super::names::{AttrId, NameTable};
 use super::permission::mode_string;
 use super::{path, FsError, Namespace};
@@ -572,10 +572,10 @@ impl Namespace {
     }
 
     /// A directory's children by name (snapshot views edit such a copy).
-    pub(super) fn named_children(&self, dir: &INode) -> BTreeMap<Arc<str>, INodeId> {
+    pub(super) fn named_children(&self, dir: &INode) -> BTreeMap<ChildName, INodeId> {
         dir.children().map_or_else(BTreeMap::new, |c| {
             c.values()
-                .map(|id| (Arc::from(self.name_of(id)), id))
+                .map(|id| (ChildName::from(self.name_of(id)), id))
                 .collect()
         })
     }

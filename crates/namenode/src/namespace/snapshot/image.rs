@@ -164,11 +164,14 @@ impl Namespace {
             for info in &d.snapshots {
                 s.index.insert(info.id, (d.id, info.last_inode_id));
             }
+            // Images before format 3 listed them in unsigned byte order.
+            let mut snapshots = d.snapshots.clone();
+            snapshots.sort_by(|a, b| crate::namespace::name_order(&a.name, &b.name));
             s.dirs.insert(
                 d.id,
                 Snapshottable {
                     quota: d.quota,
-                    snapshots: d.snapshots.clone(),
+                    snapshots,
                 },
             );
         }

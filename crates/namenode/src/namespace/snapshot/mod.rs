@@ -145,7 +145,7 @@ pub struct Snapshottable {
 impl Snapshottable {
     fn position(&self, name: &str) -> Result<usize, usize> {
         self.snapshots
-            .binary_search_by(|s| s.name.as_bytes().cmp(name.as_bytes()))
+            .binary_search_by(|s| crate::namespace::name_order(&s.name, name))
     }
 
     fn latest(&self) -> Option<u32> {

@@ -10,11 +10,10 @@
 //! own entry before its created and deleted children.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
 
 use crate::namespace::authorize::Required;
 use crate::namespace::permission::{Access, Caller};
-use crate::namespace::{FileStatus, FsError, INodeId, Namespace};
+use crate::namespace::{name_order, ChildName, FileStatus, FsError, INodeId, Namespace};
 
 /// The kind of a diff report entry, with HDFS's labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -232,14 +231,19 @@ impl Namespace {
         report.from_earlier = from_earlier;
         // The listing comes in HDFS's walk order (depth first, by name),
         // the report in its diff map's (by depth, then path).
-        changed.sort_by(|a, b| a.path.cmp(&b.path));
+        changed.sort_by(|a, b| path_order(&a.path, &b.path));
         report.listing = listing_of(&changed, &later_path);
-        changed.sort_by(|a, b| (a.path.len(), &a.path).cmp(&(b.path.len(), &b.path)));
+        changed.sort_by(|a, b| {
+            a.path
+                .len()
+                .cmp(&b.path.len())
+                .then_with(|| path_order(&a.path, &b.path))
+        });
         report.entries = entries_of(changed, from_earlier, &later_path);
         Ok(report)
     }
 
-    fn view_children(&self, dir: INodeId, v: View) -> BTreeMap<Arc<str>, INodeId> {
+    fn view_children(&self, dir: INodeId, v: View) -> BTreeMap<ChildName, INodeId> {
         match v {
             Some(s) => self.children_at(dir, s),
             None => self
@@ -512,6 +516,15 @@ fn entries_of(
 }
 
 /// The listing form, as HDFS's `SnapshotDiffListingInfo` fills it.
+/// Paths by their components, each in HDFS's name order.
+fn path_order(a: &[String], b: &[String]) -> std::cmp::Ordering {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| name_order(x, y))
+        .find(|o| o.is_ne())
+        .unwrap_or_else(|| a.len().cmp(&b.len()))
+}
+
 fn listing_of(changed: &[Changed], later_path: &dyn Fn(INodeId) -> Option<String>) -> DiffListing {
     let (created_at, deleted_at) = moves(changed, later_path);
     let mut out = DiffListing::default();

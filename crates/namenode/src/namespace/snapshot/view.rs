@@ -6,13 +6,13 @@
 //! length then (an append or truncate after it does not show).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use super::{Attrs, SnapshotInfo, DOT_SNAPSHOT, READ_ONLY_SNAPSHOT};
 use crate::namespace::acl_storage::acl_grants;
 use crate::namespace::permission::{mode_string, Access, Caller};
 use crate::namespace::{
-    path, BlockRecord, FileStatus, FsError, INode, INodeId, INodeKind, Listing, Namespace, ACL_BIT,
+    path, BlockRecord, ChildName, FileStatus, FsError, INode, INodeId, INodeKind, Listing,
+    Namespace, ACL_BIT,
 };
 
 /// A path below `.snapshot`, resolved.
@@ -149,7 +149,7 @@ impl Namespace {
         &self,
         dir: INodeId,
         s: u32,
-    ) -> BTreeMap<Arc<str>, INodeId> {
+    ) -> BTreeMap<ChildName, INodeId> {
         let mut out = self
             .any_node(dir)
             .map(|n| self.named_children(n))
@@ -157,10 +157,10 @@ impl Namespace {
         if let Some(diffs) = self.snapshots.dir_diffs.get(&dir) {
             for d in diffs.iter().rev().take_while(|d| d.snapshot >= s) {
                 for (n, _) in &d.created {
-                    out.remove(n.as_str());
+                    out.remove(&ChildName::from(n.as_str()));
                 }
                 for (n, c) in &d.deleted {
-                    out.insert(Arc::from(n.as_str()), *c);
+                    out.insert(ChildName::from(n.as_str()), *c);
                 }
             }
         }
@@ -403,7 +403,10 @@ impl Namespace {
         self.check_snapshot_path(caller, sp, Some(Access::READ_EXECUTE))?;
         let children = self.children_at(*id, s);
         use std::ops::Bound;
-        let mut after = children.range::<str, _>((Bound::Excluded(start_after), Bound::Unbounded));
+        let mut after = children.range((
+            Bound::Excluded(ChildName::from(start_after)),
+            Bound::Unbounded,
+        ));
         let entries: Vec<FileStatus> = after
             .by_ref()
             .take(limit.max(1))
