@@ -16,7 +16,7 @@ pub const FILE_NOT_FOUND: &str = "java.io.FileNotFoundException";
 pub const IO: &str = "java.io.IOException";
 pub const SECURITY: &str = "java.lang.SecurityException";
 pub const AUTHORIZATION: &str = "org.apache.hadoop.security.authorize.AuthorizationException";
-const INVALID_PATH: &str = "org.apache.hadoop.fs.InvalidPathException";
+pub const INVALID_PATH: &str = "org.apache.hadoop.fs.InvalidPathException";
 
 /// A failed WebHDFS request: the status code and HDFS's RemoteException.
 #[derive(Debug, Clone, PartialEq, Eq)]

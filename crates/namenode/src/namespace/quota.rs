@@ -644,11 +644,17 @@ impl Namespace {
     }
 
     /// The quota usage of an inode (no permission check).
+    ///
+    /// HDFS's counters of a directory with a quota go on charging what
+    /// snapshots keep of deleted children; Cairn's count the live tree
+    /// only, so that part (names and space, not space per storage type)
+    /// is added here, walking the directories below when any snapshot
+    /// diff exists. Quota checks still see the live tree alone.
     pub(super) fn quota_usage_of(&self, id: INodeId) -> QuotaUsage {
         match self.quotas.get(&id) {
             Some(q) => QuotaUsage {
                 quota: q.quota,
-                usage: q.usage,
+                usage: q.usage.plus(&self.kept_usage_of(id)),
             },
             // Counted, with what snapshots keep of deleted children (as
             // HDFS counts a directory without a quota).

@@ -8,7 +8,7 @@
 //! same answers.
 
 use super::acl::{AclEntry, AclEntryType, AclScope};
-use super::snapshot_tests::{allow, assert_rebuilds, mkdir, rebuilt, snap};
+use super::snapshot_tests::{allow, assert_rebuilds, del_snap, mkdir, rebuilt, snap};
 use super::tests::{ns, root, user, NOW};
 use super::truncate_concat_tests::file;
 use super::xattrs_tests::{CREATE, REPLACE};
@@ -501,4 +501,46 @@ fn diff_report_names_renames_into_new_directories() {
     let created: Vec<&str> = listing.created.iter().map(|e| e.path.as_str()).collect();
     assert_eq!(created, ["new"]);
     assert_rebuilds(&n, &log);
+}
+
+#[test]
+fn quota_usage_of_a_quota_directory_counts_what_snapshots_keep() {
+    // HDFS's counters of a directory with a quota go on charging deleted
+    // children a snapshot keeps: getQuotaUsage answers the same usage
+    // with the quota as without it.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/q/d");
+    allow(&mut n, &mut log, "/q");
+    file(&mut n, &mut log, "/q/d/f", 1024, &[10]);
+    file(&mut n, &mut log, "/q/g", 1024, &[5]);
+    let quota = |n: &mut Namespace, log: &mut Vec<Edit>, ns_quota, ss_quota| {
+        let e = n.set_quota(&root(), "/q", ns_quota, ss_quota, None);
+        log.extend(e.expect("setQuota"));
+    };
+    quota(&mut n, &mut log, 100, 1 << 20);
+    snap(&mut n, &mut log, "/q", "s1");
+    let before = n.quota_usage(&root(), "/q").expect("usage").usage;
+    log.push(
+        n.delete(&root(), "/q/d", true, NOW + 30)
+            .expect("delete")
+            .expect("existed")
+            .0,
+    );
+    let with_quota = n.quota_usage(&root(), "/q").expect("usage");
+    assert_eq!(with_quota.quota.namespace, 100);
+    assert_eq!(with_quota.usage, before, "kept: /q/d and /q/d/f");
+    assert_eq!(with_quota.usage.namespace, 4);
+    assert_rebuilds(&n, &log);
+    let (replayed, imaged) = rebuilt(&n, &log);
+    for (what, m) in [("journal replay", &replayed), ("image", &imaged)] {
+        let u = m.quota_usage(&root(), "/q").expect("usage");
+        assert_eq!(u.usage, before, "{what}");
+    }
+    quota(&mut n, &mut log, -1, -1);
+    let counted = n.quota_usage(&root(), "/q").expect("usage");
+    assert_eq!(counted.usage, before, "counted without a quota");
+    del_snap(&mut n, &mut log, "/q", "s1");
+    let freed = n.quota_usage(&root(), "/q").expect("usage").usage;
+    assert_eq!(freed.namespace, 2, "/q and /q/g");
 }

@@ -5,7 +5,10 @@
 //! DataNode's `/webhdfs/v1` URL, the parameters as HDFS's `redirectURI`
 //! writes them (the op, `doas`/`user.name`, `namenoderpcaddress`, then the
 //! operation's parameters sorted by name). `noredirect=true` answers 200
-//! with `{"Location": ...}` instead.
+//! with `{"Location": ...}` instead. A path HDFS's `DFSUtil.isValidName`
+//! refuses (a `.`, `..` or `:` component, an empty one) is an
+//! InvalidPathException before anything is looked up, as HDFS's NameNode
+//! answers these four.
 
 use std::collections::HashSet;
 use std::sync::atomic::Ordering;
@@ -81,6 +84,7 @@ async fn create(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response
     let block_size = p
         .long("blocksize", 1)?
         .map_or(state.config.block_size, |b| b.unsigned_abs());
+    check_path(req)?;
     let target = choose_for_create(state, req, block_size)?;
     redirect(state, req, &target, &extra)
 }
@@ -90,6 +94,7 @@ async fn append(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response
     if let Some(b) = req.params.int("buffersize", 1)? {
         extra.push(("buffersize", b.to_string()));
     }
+    check_path(req)?;
     let status = existing_status(state, req).await?;
     let target = choose_holder(state, req, status.length.saturating_sub(1), status.length).await?;
     redirect(state, req, &target, &extra)
@@ -107,6 +112,7 @@ async fn open(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, 
         extra.push(("length", l.to_string()));
     }
     extra.push(("offset", offset.to_string()));
+    check_path(req)?;
     let status = existing_status(state, req).await?;
     let len = status.length;
     let offset_u = offset.unsigned_abs();
@@ -121,9 +127,20 @@ async fn open(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, 
 }
 
 async fn checksum(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
+    check_path(req)?;
     let status = existing_status(state, req).await?;
     let target = choose_holder(state, req, status.length.saturating_sub(1), status.length).await?;
     redirect(state, req, &target, &[])
+}
+
+/// HDFS's "Invalid path name P" for a path `isValidName` refuses.
+fn check_path(req: &WebRequest) -> Result<(), WebError> {
+    crate::namespace::path::check_valid_name(&req.path).map_err(|_| {
+        WebError::new(
+            cairn_common::webhdfs::INVALID_PATH,
+            format!("Invalid path name {}", req.path),
+        )
+    })
 }
 
 /// `excludedatanodes`: `host` or `host:xferPort` entries to avoid.
