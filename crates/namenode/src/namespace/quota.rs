@@ -375,11 +375,31 @@ impl Namespace {
                 break;
             }
             if let Some(q) = self.quotas.get(&id) {
-                q.verify(delta, &self.path_of(id).unwrap_or_default())?;
+                let path = || self.path_of(id).unwrap_or_default();
+                if self.kept_may_matter(q, delta) {
+                    // As HDFS's counters: what snapshots keep is charged.
+                    let charged = DirQuota {
+                        quota: q.quota,
+                        usage: q.usage.plus(&self.kept_usage_of(id)),
+                    };
+                    charged.verify(delta, &path())?;
+                } else {
+                    q.verify(delta, &path())?;
+                }
             }
             cur = self.node(id).parent();
         }
         Ok(())
+    }
+
+    /// Whether what snapshots keep could change `q`'s verdict on `delta`:
+    /// some snapshot keeps deleted children somewhere, and `q` limits
+    /// names or space that `delta` adds (the root's default name quota,
+    /// `Long.MAX_VALUE`, never trips).
+    fn kept_may_matter(&self, q: &DirQuota, delta: &QuotaCounts) -> bool {
+        self.snapshots_keep_children()
+            && ((q.quota.namespace >= 0 && q.quota.namespace < i64::MAX && delta.namespace > 0)
+                || (q.quota.storage_space >= 0 && delta.storage_space > 0))
     }
 
     /// Checks that `file` may change as `change` does to a copy of it
@@ -648,8 +668,8 @@ impl Namespace {
     /// HDFS's counters of a directory with a quota go on charging what
     /// snapshots keep of deleted children; Cairn's count the live tree
     /// only, so that part (names and space, not space per storage type)
-    /// is added here, walking the directories below when any snapshot
-    /// diff exists. Quota checks still see the live tree alone.
+    /// is added here and in [`Namespace::verify_quota`] when any snapshot
+    /// diff exists.
     pub(super) fn quota_usage_of(&self, id: INodeId) -> QuotaUsage {
         match self.quotas.get(&id) {
             Some(q) => QuotaUsage {

@@ -507,7 +507,7 @@ fn diff_report_names_renames_into_new_directories() {
 fn quota_usage_of_a_quota_directory_counts_what_snapshots_keep() {
     // HDFS's counters of a directory with a quota go on charging deleted
     // children a snapshot keeps: getQuotaUsage answers the same usage
-    // with the quota as without it.
+    // with the quota as without it, and quota checks count it.
     let mut n = ns();
     let mut log = Vec::new();
     mkdir(&mut n, &mut log, "/q/d");
@@ -537,10 +537,24 @@ fn quota_usage_of_a_quota_directory_counts_what_snapshots_keep() {
         let u = m.quota_usage(&root(), "/q").expect("usage");
         assert_eq!(u.usage, before, "{what}");
     }
+    // Checks charge it too: 2 live names and 2 kept fill a quota of 4.
+    quota(&mut n, &mut log, 4, -1);
+    let refused = n
+        .mkdirs(&root(), "/q/new", 0o755, true, NOW + 40)
+        .expect_err("over the name quota with what the snapshot keeps");
+    assert_eq!(
+        refused.to_string(),
+        "The NameSpace quota (directories and files) of directory /q is exceeded: quota=4 file count=5"
+    );
     quota(&mut n, &mut log, -1, -1);
     let counted = n.quota_usage(&root(), "/q").expect("usage");
     assert_eq!(counted.usage, before, "counted without a quota");
     del_snap(&mut n, &mut log, "/q", "s1");
     let freed = n.quota_usage(&root(), "/q").expect("usage").usage;
     assert_eq!(freed.namespace, 2, "/q and /q/g");
+    quota(&mut n, &mut log, 4, -1);
+    log.extend(
+        n.mkdirs(&root(), "/q/new", 0o755, true, NOW + 50)
+            .expect("fits now"),
+    );
 }

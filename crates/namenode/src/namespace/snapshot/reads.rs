@@ -306,20 +306,35 @@ impl Namespace {
         }
     }
 
+    /// Whether any directory has snapshot diffs (what
+    /// [`Namespace::kept_usage_of`] counts from).
+    pub(in crate::namespace) fn snapshots_keep_children(&self) -> bool {
+        !self.snapshots.dir_diffs.is_empty()
+    }
+
     /// What snapshots keep of children deleted below `id` (every directory
     /// of its current subtree), as quota usage: names and storage space.
+    /// Only the live directories with diffs keep anything, so those are
+    /// looked up from the diffs (a walk up from each) rather than found by
+    /// a walk down the whole subtree: quota checks ask this.
     pub(in crate::namespace) fn kept_usage_of(&self, id: INodeId) -> QuotaCounts {
         if self.snapshots.dir_diffs.is_empty() {
             return QuotaCounts::default();
         }
+        let mut dirs: Vec<INodeId> = self
+            .snapshots
+            .dir_diffs
+            .keys()
+            .copied()
+            .filter(|d| self.inodes.contains_key(d) && self.is_ancestor(id, *d))
+            .collect();
+        // One order for every run: which directory counts an inode two
+        // diffs record must not depend on the map's.
+        dirs.sort_unstable();
         let mut kept = KeptCounts::default();
-        let mut stack = vec![id];
         let mut seen = HashSet::new();
-        while let Some(dir) = stack.pop() {
-            if let Some(children) = self.node(dir).children() {
-                self.kept_for_snapshots(dir, &mut kept, &mut seen);
-                stack.extend(children.values().filter(|c| self.node(*c).is_dir()));
-            }
+        for dir in dirs {
+            self.kept_for_snapshots(dir, &mut kept, &mut seen);
         }
         QuotaCounts {
             namespace: i64::try_from(kept.file_count + kept.directory_count).unwrap_or(i64::MAX),
