@@ -48,7 +48,12 @@ pub fn check_valid_name(path: &str) -> Result<(), FsError> {
     if !path.starts_with('/') {
         return Err(invalid());
     }
-    let parts: Vec<&str> = path.split('/').collect();
+    // Hadoop's StringUtils.split drops trailing empty parts: `/a//` is
+    // valid, `/a//b` is not.
+    let mut parts: Vec<&str> = path.split('/').collect();
+    while parts.last() == Some(&"") {
+        parts.pop();
+    }
     let by_inode = parts.len() > 4 && parts[1] == ".reserved" && parts[2] == ".inodes";
     for (i, part) in parts.iter().enumerate() {
         let bad = *part == "."
@@ -120,6 +125,8 @@ mod tests {
             "/",
             "/a",
             "/a/b/",
+            "/a//",
+            "/a///",
             "/a..b/c.",
             "/.reserved/.inodes/16385/..",
         ] {

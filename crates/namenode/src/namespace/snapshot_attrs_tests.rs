@@ -558,3 +558,26 @@ fn quota_usage_of_a_quota_directory_counts_what_snapshots_keep() {
             .expect("fits now"),
     );
 }
+
+#[test]
+fn paths_spelled_with_trailing_slashes_are_named_as_spelled() {
+    // HDFS's isValidName ignores trailing empty components (Hadoop's
+    // StringUtils.split drops them), and disallowSnapshot's refusal names
+    // the path as the caller wrote it.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d//");
+    allow(&mut n, &mut log, "/d");
+    snap(&mut n, &mut log, "/d", "s1");
+    let err = n
+        .disallow_snapshot(&root(), "/d/")
+        .expect_err("has a snapshot");
+    assert_eq!(
+        err.to_string(),
+        "The directory /d/ has snapshot(s). Please redo the operation after removing all the snapshots."
+    );
+    let err = n
+        .create(&root(), "/d//", 0o644, "c", "m", false, true, 3, 1024, NOW)
+        .expect_err("a directory");
+    assert_eq!(err.to_string(), "/d already exists as a directory");
+}

@@ -358,16 +358,17 @@ impl Namespace {
         caller: &Caller,
         path: &str,
     ) -> Result<Option<Edit>, FsError> {
-        let (id, path) = self.snapshot_root(caller, path, false)?;
+        let (id, resolved) = self.snapshot_root(caller, path, false)?;
         let Some(dir) = self.snapshots.dirs.get(&id) else {
             return Ok(None);
         };
         if !dir.snapshots.is_empty() {
+            // HDFS names the path as the caller spelled it.
             return Err(FsError::Snapshot(format!(
                 "The directory {path} has snapshot(s). Please redo the operation after removing all the snapshots."
             )));
         }
-        let edit = Edit::DisallowSnapshot { path };
+        let edit = Edit::DisallowSnapshot { path: resolved };
         self.apply_checked(&edit);
         Ok(Some(edit))
     }
