@@ -16,7 +16,9 @@
 //! against every quota directory above them before they apply anything
 //! ([`Namespace::verify_quota`]), in HDFS's order: the nearest directory
 //! first, and in each the name quota, then the space quota, then the
-//! storage types.
+//! storage types. The counters hold the live tree; what snapshots keep of
+//! deleted children below a directory is added when it is read or checked
+//! ([`Namespace::kept_usage_of`]), as HDFS's counters go on charging it.
 //!
 //! A file's space is HDFS's `storagespaceConsumed`: each block's length
 //! times the replication, except that the last block of a file open for
