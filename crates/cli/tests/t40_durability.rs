@@ -156,21 +156,20 @@ fn a_second_server_on_a_directory_in_use_is_refused() {
         .iter()
         .any(|(f, _)| f.to_string_lossy().contains("edits_inprogress"))));
     let files_before = snapshot();
-    let cairn = |args: &[&str], dir: &std::path::Path| {
-        Command::new(env!("CARGO_BIN_EXE_cairn"))
+    // `cairn ARGS --dir DIR` must stop at once, naming DIR as locked.
+    let refused = |args: &[&str], dir: &std::path::Path, what: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
             .args(args)
             .arg("--dir")
             .arg(dir)
             .output()
-            .expect("run cairn")
-    };
-    let refused = |out: std::process::Output, what: &str| {
+            .expect("run cairn");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "{what} must be refused: {err}");
         assert!(
             err.contains(&format!(
                 "Cannot lock storage {}. The directory is already locked",
-                name.display()
+                dir.display()
             )),
             "{what}: {err}"
         );
@@ -182,12 +181,9 @@ fn a_second_server_on_a_directory_in_use_is_refused() {
         "--http-address",
         "127.0.0.1:0",
     ];
-    refused(cairn(&serve, &name), "a second NameNode");
-    refused(
-        cairn(&["namenode", "--format", "--force"], &name),
-        "a format",
-    );
-    refused(cairn(&["namenode", "--recover"], &name), "a recovery");
+    refused(&serve, &name, "a second NameNode");
+    refused(&["namenode", "--format", "--force"], &name, "a format");
+    refused(&["namenode", "--recover"], &name, "a recovery");
     assert!(
         files_before == snapshot(),
         "nothing in the directory changed"
@@ -198,15 +194,10 @@ fn a_second_server_on_a_directory_in_use_is_refused() {
     let data = nn.dir.path().join("data");
     let dn = common::DataNode::start(nn.addr, &data, &[]);
     let nn_addr = nn.addr.to_string();
-    let out = cairn(&["datanode", "--namenode", &nn_addr], &data);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "a second DataNode must be refused");
-    assert!(
-        err.contains(&format!(
-            "Cannot lock storage {}. The directory is already locked",
-            data.display()
-        )),
-        "{err}"
+    refused(
+        &["datanode", "--namenode", &nn_addr],
+        &data,
+        "a second DataNode",
     );
     drop(dn);
 

@@ -751,9 +751,9 @@ pub fn config_xml(data: &[u8]) {
     let _ = cairn_namenode::config::NameNodeConfig::from_conf(&conf);
 }
 
-/// Makes the checksums of a sectioned (format 2 or 3) image right where its table can be
-/// read: each section's (kind, crc, offset, length entries after the
-/// 48-byte fixed header), then the header's own.
+/// Makes the checksums of a sectioned (format 2 or 3) image right where
+/// its table can be read: each section's (kind, crc, offset, length
+/// entries after the 48-byte fixed header), then the header's own.
 fn fix_section_crcs(img: &mut [u8]) {
     let be = |b: &[u8], at: usize, n: usize| -> Option<u64> {
         b.get(at..at + n)

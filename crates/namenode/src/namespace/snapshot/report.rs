@@ -515,7 +515,6 @@ fn entries_of(
     out
 }
 
-/// The listing form, as HDFS's `SnapshotDiffListingInfo` fills it.
 /// Paths by their components, each in HDFS's name order.
 fn path_order(a: &[String], b: &[String]) -> std::cmp::Ordering {
     a.iter()
@@ -525,6 +524,7 @@ fn path_order(a: &[String], b: &[String]) -> std::cmp::Ordering {
         .unwrap_or_else(|| a.len().cmp(&b.len()))
 }
 
+/// The listing form, as HDFS's `SnapshotDiffListingInfo` fills it.
 fn listing_of(changed: &[Changed], later_path: &dyn Fn(INodeId) -> Option<String>) -> DiffListing {
     let (created_at, deleted_at) = moves(changed, later_path);
     let mut out = DiffListing::default();
