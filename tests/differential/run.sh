@@ -3,6 +3,7 @@
 #
 #   tests/differential/run.sh fsshell FIRST_SEED COUNT [COMMANDS]   # random `hadoop fs` scripts
 #   tests/differential/run.sh webhdfs FIRST_SEED COUNT [CALLS]      # random WebHDFS calls
+#   tests/differential/run.sh api FIRST_SEED COUNT [CALLS]          # random FileSystem API calls
 #
 # Starts (once; later runs reuse them) HDFS on 127.0.0.1:19500 (HTTP 19501) from
 # ../shared/anchors/hdfs-harness and `cairn up` (target/release/cairn) on 19600
@@ -33,6 +34,15 @@ sleep 3
 for s in $(seq "$first" $((first + count - 1))); do
   if [ "$mode" = webhdfs ]; then
     python3 "$HERE/webhdfs_diff.py" "$s" "$n" 127.0.0.1:19501 127.0.0.1:19601
+    continue
+  fi
+  if [ "$mode" = api ]; then
+    for side in h:19500 c:19600; do
+      "$REPO/tests/java/run.sh" --main ApiFuzz --fs "hdfs://127.0.0.1:${side#*:}" --seed "$s" \
+        --calls "$n" > "$WORK/out/a${side%%:*}$s.txt" 2> "$WORK/out/a${side%%:*}$s.err"
+    done
+    if cmp -s "$WORK/out/ah$s.txt" "$WORK/out/ac$s.txt"; then echo "seed $s: same"
+    else echo "seed $s: differs"; diff -a "$WORK/out/ah$s.txt" "$WORK/out/ac$s.txt" | cut -c1-400; fi
     continue
   fi
   python3 "$HERE/fsshell_gen.py" "$s" "$n" "$WORK/local" > "$WORK/out/s$s.txt"

@@ -273,14 +273,16 @@ async fn error_kinds_carry_hdfs_exception_classes() {
         "{err:?}"
     );
 
-    // A file held open by one client cannot be created by another.
+    // A file held open by one client cannot be created by another without
+    // overwriting it; an overwrite replaces it (HDFS-3755), and its first
+    // writer has lost it.
     let mut writer = c
         .create("/e/open", WriteOptions::default())
         .await
         .expect("open");
     let other = nn.client(None);
     let err = other
-        .create("/e/open", WriteOptions::default().overwrite(true))
+        .create("/e/open", WriteOptions::default())
         .await
         .err()
         .expect("lease held");
@@ -288,14 +290,21 @@ async fn error_kinds_carry_hdfs_exception_classes() {
         matches!(&err, HdfsError::AlreadyExists(m) if m.contains("lease is currently owned")),
         "{err:?}"
     );
-    writer.close().await.expect("close");
     other
         .create("/e/open", WriteOptions::default().overwrite(true))
         .await
-        .expect("lease released")
+        .expect("replaced")
         .close()
         .await
         .expect("close");
+    let lost = writer
+        .close()
+        .await
+        .expect_err("the first writer lost the file");
+    assert!(
+        format!("{lost:?}").contains("File does not exist"),
+        "{lost:?}"
+    );
 
     let err = c.mkdirs("/e/a:b", 0o755, true).await.expect_err("invalid");
     assert_eq!(rpc_class(&err), "org.apache.hadoop.fs.InvalidPathException");

@@ -119,8 +119,10 @@ async fn recover_lease_from_another_client_closes_the_file() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_soft_limit_another_writer_triggers_recovery() {
     // Goal: past the soft limit (2 s here) a second client's create of the
-    // file starts lease recovery and is told RecoveryInProgressException;
-    // once recovered, the second client may overwrite the file.
+    // file (without overwrite: an overwrite replaces an open file at once,
+    // as HDFS-3755 has it) starts lease recovery and is told
+    // RecoveryInProgressException; once recovered, the file is closed and
+    // the second client may overwrite it.
     let cluster = Cluster::start(
         3,
         &[
@@ -135,21 +137,21 @@ async fn after_the_soft_limit_another_writer_triggers_recovery() {
         std::process::Stdio::null(),
     );
     let c = cluster.nn.client(None);
-    let opts = || {
+    let opts = |overwrite| {
         hdfs_native::WriteOptions::default()
-            .overwrite(true)
+            .overwrite(overwrite)
             .replication(3)
     };
     // Within the soft limit: the lease holds.
     let err = c
-        .create("/lease/h", opts())
+        .create("/lease/h", opts(false))
         .await
         .err()
         .expect("lease held");
     assert!(format!("{err:?}").contains("currently owned"), "{err:?}");
     tokio::time::sleep(Duration::from_secs(3)).await;
     let err = c
-        .create("/lease/h", opts())
+        .create("/lease/h", opts(false))
         .await
         .err()
         .expect("recovery starts");
@@ -165,7 +167,7 @@ async fn after_the_soft_limit_another_writer_triggers_recovery() {
     let (_, len) = under_construction(&cluster, "/lease/h").await;
     assert!(len >= 1024 * 1024, "closed at {len}");
     let mut w = c
-        .create("/lease/h", opts())
+        .create("/lease/h", opts(true))
         .await
         .expect("now the file can be taken over");
     w.close().await.expect("close");

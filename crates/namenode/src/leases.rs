@@ -197,6 +197,11 @@ impl LeaseTable {
         }
     }
 
+    /// How many files `holder`'s lease covers (0 without one).
+    pub fn files_held(&self, holder: &str) -> usize {
+        self.by_holder.get(holder).map_or(0, |l| l.files.len())
+    }
+
     /// When `holder` last renewed, if it holds any lease.
     pub fn last_renewed(&self, holder: &str) -> Option<Instant> {
         self.by_holder.get(holder).map(|l| l.last_renewed)

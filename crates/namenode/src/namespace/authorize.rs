@@ -18,12 +18,26 @@ pub(super) struct Required {
     pub(super) access: Option<Access>,
     pub(super) sub: Option<Access>,
     pub(super) ignore_empty_dir: bool,
+    /// `sub` checked directory by directory in name order, each before
+    /// what is below it, as HDFS's content summary meets them; otherwise
+    /// in `checkSubAccess`'s order (a stack: the last child first).
+    pub(super) sub_in_name_order: bool,
     /// The operation creates the path (mkdirs, create, a rename's
     /// destination: HDFS's `DirOp.CREATE`): a file among the ancestors is
     /// then a ParentNotDirectoryException, for the others an
     /// AccessControlException with the same message, before any search
     /// (execute) check of it.
     pub(super) creates: bool,
+}
+
+impl Required {
+    /// Access to the path itself, nothing else past the walk.
+    pub(super) fn to(access: Access) -> Self {
+        Required {
+            access: Some(access),
+            ..Required::default()
+        }
+    }
 }
 
 impl Namespace {
@@ -112,7 +126,7 @@ impl Namespace {
             self.check_one(caller, res, n - 1, a)?;
         }
         if let (Some(a), Some(last)) = (req.sub, res.last()) {
-            self.check_sub_access(caller, &res.path(), last, a, req.ignore_empty_dir)?;
+            self.check_sub_access(caller, &res.path(), last, a, req)?;
         }
         if req.owner {
             self.check_owner(caller, res)?;
@@ -213,7 +227,7 @@ impl Namespace {
         path: &str,
         id: INodeId,
         access: Access,
-        ignore_empty_dir: bool,
+        req: Required,
     ) -> Result<(), FsError> {
         let mut stack = vec![(path.to_string(), id)];
         while let Some((p, id)) = stack.pop() {
@@ -221,11 +235,12 @@ impl Namespace {
             let Some(children) = node.children() else {
                 continue;
             };
-            let skip = ignore_empty_dir && children.is_empty();
+            let skip = req.ignore_empty_dir && children.is_empty();
             let granted = self.grants(caller, id, node, access);
             if !skip && !granted {
                 return Err(self.deny(caller, access, &p, node));
             }
+            let below = stack.len();
             for child in children.values() {
                 let name = &self.node(child).name;
                 let cp = if p == "/" {
@@ -234,6 +249,9 @@ impl Namespace {
                     format!("{p}/{name}")
                 };
                 stack.push((cp, child));
+            }
+            if req.sub_in_name_order {
+                stack[below..].reverse();
             }
         }
         Ok(())

@@ -67,10 +67,7 @@ impl Namespace {
         if srcs.is_empty() {
             return Err(FsError::BadArgument("No sources given".into()));
         }
-        let write = Required {
-            access: Some(Access::WRITE),
-            ..Default::default()
-        };
+        let write = Required::to(Access::WRITE);
         let target_res = self.concat_path(caller, target, &[write])?;
         let target_path = target_res.path();
         let (target_id, target_parent, target_block_size) = {
@@ -88,10 +85,7 @@ impl Namespace {
             }
             (id, node.parent(), self.block_size_of(node))
         };
-        let read = Required {
-            access: Some(Access::READ),
-            ..Default::default()
-        };
+        let read = Required::to(Access::READ);
         let parent_write = Required {
             parent: Some(Access::WRITE),
             ..Default::default()

@@ -58,6 +58,7 @@ pub mod quota;
 mod quota_policy;
 mod read;
 mod reserved;
+mod set_attrs;
 pub mod snapshot;
 pub mod storage_policy;
 mod tree;

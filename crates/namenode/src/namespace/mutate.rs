@@ -1,15 +1,14 @@
-//! The namespace mutations: mkdirs, create, delete, the two renames and the
-//! attribute setters (permission, owner, times, replication), with the
-//! limit checks they share (component length, directory items,
-//! replication range). Each validates fully, then builds its [`Edit`] and
+//! The namespace mutations: mkdirs, create, delete and the two renames
+//! (the attribute setters are in `set_attrs.rs`), with the limit checks
+//! they share (component length, directory items, replication range). Each validates fully, then builds its [`Edit`] and
 //! applies it, so a failure leaves the tree untouched. The rest of a
 //! file's write life cycle, after create, is in `write.rs`.
 
 use super::permission::{Access, Caller};
 use super::tree_edits::Walked;
 use super::{
-    BlockId, BlockSize, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Millis48,
-    Namespace, Required, Resolved, ROOT_INODE_ID,
+    BlockId, BlockSize, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace,
+    Required, Resolved, ROOT_INODE_ID,
 };
 
 /// What a delete or overwrite removed: the files (for their leases) and
@@ -222,6 +221,16 @@ impl Namespace {
                 "{path} already exists as a directory"
             )));
         }
+        let n = res.inodes.len();
+        if existing.is_some() && overwrite {
+            // Replacing a file takes write access to it.
+            self.check(caller, &res, Required::to(Access::WRITE))?;
+        } else if existing.is_none() && !create_parent && n > 2 && res.parent().is_none() {
+            return Err(FsError::FileNotFound(format!(
+                "Parent directory doesn't exist: {}",
+                res.prefix(n - 2)
+            )));
+        }
         // As HDFS's startFileInt: the sizes once the path is known good.
         self.check_replication(replication, &path)?;
         if block_size < self.limits.min_block_size {
@@ -235,7 +244,10 @@ impl Namespace {
                 "Specified block size {block_size} for {path}: a block size above 2 GiB must be a multiple of 512 bytes (above 512 GiB, of 1 MiB), at most 1 PiB"
             )));
         }
-        if let Some(id) = existing {
+        // An existing file is replaced, open or not (its writer loses its
+        // lease), when the client asks to overwrite; otherwise refused,
+        // naming its writer when it is open.
+        if let Some(id) = existing.filter(|_| !overwrite) {
             let node = self.node(id);
             if let Some(uc) = node.file().and_then(|f| f.under_construction.as_ref()) {
                 let msg = if uc.client_name() == client_name {
@@ -249,21 +261,10 @@ impl Namespace {
                 };
                 return Err(FsError::AlreadyBeingCreated(msg));
             }
-            if !overwrite {
-                return Err(FsError::AlreadyExists(format!(
-                    "{path} for client {client_machine} already exists"
-                )));
-            }
-            self.check(
-                caller,
-                &res,
-                Required {
-                    access: Some(Access::WRITE),
-                    ..Default::default()
-                },
-            )?;
+            return Err(FsError::AlreadyExists(format!(
+                "{path} for client {client_machine} already exists"
+            )));
         }
-        let n = res.inodes.len();
         let name = &res.components[n - 2];
         self.check_component(|| res.prefix(n - 2), name)?;
         let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
@@ -327,7 +328,7 @@ impl Namespace {
         Ok((self.status(id, self.node(id)), edits, removed))
     }
 
-    fn check_replication(&self, replication: u16, path: &str) -> Result<(), FsError> {
+    pub(super) fn check_replication(&self, replication: u16, path: &str) -> Result<(), FsError> {
         if replication < self.limits.min_replication {
             return Err(FsError::Io(format!(
                 "Requested replication factor of {replication} is less than the required minimum of {} for {path}",
@@ -454,23 +455,7 @@ impl Namespace {
         }
         // Both permission checks before the source is looked at (a missing
         // source is `false` only to a caller allowed to move it there).
-        self.check(
-            caller,
-            &src_res,
-            Required {
-                parent: Some(Access::WRITE),
-                ..Default::default()
-            },
-        )?;
-        self.check(
-            caller,
-            &dst_res,
-            Required {
-                ancestor: Some(Access::WRITE),
-                creates: true,
-                ..Default::default()
-            },
-        )?;
+        self.check_rename_access(caller, &src_res, &dst_res)?;
         let Some(src_id) = src_res.last() else {
             return Ok((false, None));
         };
@@ -515,6 +500,34 @@ impl Namespace {
         Ok((true, Some(edit)))
     }
 
+    /// Both renames' permission checks (HDFS's `renameTo`): write access
+    /// to the source's parent, and to the destination's nearest existing
+    /// ancestor.
+    fn check_rename_access(
+        &self,
+        caller: &Caller,
+        src_res: &Resolved,
+        dst_res: &Resolved,
+    ) -> Result<(), FsError> {
+        self.check(
+            caller,
+            src_res,
+            Required {
+                parent: Some(Access::WRITE),
+                ..Default::default()
+            },
+        )?;
+        self.check(
+            caller,
+            dst_res,
+            Required {
+                ancestor: Some(Access::WRITE),
+                creates: true,
+                ..Default::default()
+            },
+        )
+    }
+
     /// rename2 (with Options.Rename): never moves into a directory; throws
     /// where the old rename returns false. Returns the edit and the files
     /// removed by an overwrite.
@@ -534,23 +547,19 @@ impl Namespace {
         super::path::check_valid_name(dst)?;
         let dst_res = self.resolve(dst)?;
         let (sp, dp) = (src_res.path(), dst_res.path());
-        self.check(
-            caller,
-            &src_res,
-            Required {
-                parent: Some(Access::WRITE),
-                ..Default::default()
-            },
-        )?;
+        // As HDFS: both paths resolved (their walks checked), then write
+        // access to the source's parent and to the destination's nearest
+        // existing ancestor.
+        self.check(caller, &src_res, Required::default())?;
         self.check(
             caller,
             &dst_res,
             Required {
-                parent: Some(Access::WRITE),
                 creates: true,
                 ..Default::default()
             },
         )?;
+        self.check_rename_access(caller, &src_res, &dst_res)?;
         let Some(src_id) = src_res.last() else {
             return Err(FsError::FileNotFound(format!(
                 "rename source {sp} is not found."
@@ -580,15 +589,15 @@ impl Namespace {
         }
         let mut removed = Removed::default();
         if let Some(d) = dst_res.last() {
+            // HDFS's validateOverwrite: the kinds, then the flag.
+            if self.node(src_id).is_dir() != self.node(d).is_dir() {
+                return Err(FsError::Io(format!(
+                    "Source {sp} and destination {dp} must both be directories"
+                )));
+            }
             if !overwrite {
                 return Err(FsError::AlreadyExists(format!(
                     "rename destination {dp} already exists"
-                )));
-            }
-            let (src_dir, dst_node) = (self.node(src_id).is_dir(), self.node(d));
-            if src_dir != dst_node.is_dir() {
-                return Err(FsError::Io(format!(
-                    "Source {sp} and destination {dp} must both be directories"
                 )));
             }
             if self.is_non_empty_dir(d) {
@@ -600,15 +609,14 @@ impl Namespace {
             removed = self.files_under(d);
         }
         let Some(dst_parent) = dst_res.parent() else {
+            // HDFS names the destination, not its parent.
             return Err(FsError::FileNotFound(format!(
-                "rename destination parent {} not found.",
-                dst_res.prefix(dst_res.components.len() - 1)
+                "rename destination parent {dp} not found."
             )));
         };
         if !self.node(dst_parent).is_dir() {
             return Err(FsError::ParentNotDirectory(format!(
-                "rename destination parent {} is a file.",
-                dst_res.prefix(dst_res.components.len() - 1)
+                "rename destination parent {dp} is a file."
             )));
         }
         let name = &dst_res.components[dst_res.components.len() - 1];
@@ -631,157 +639,5 @@ impl Namespace {
         self.apply_checked_walked(&edit, walked);
         removed.blocks = self.take_freed_blocks();
         Ok((edit, removed))
-    }
-
-    /// The path's inode, before an owner check: HDFS's `checkOwner` names
-    /// a missing path this way.
-    pub(super) fn existing(&self, res: &Resolved) -> Result<INodeId, FsError> {
-        res.last().ok_or_else(|| {
-            FsError::FileNotFound(format!("Directory/File does not exist {}", res.path()))
-        })
-    }
-
-    /// setPermission (owner or superuser only).
-    ///
-    /// # Errors
-    /// FileNotFound, permission denied.
-    pub fn set_permission(
-        &mut self,
-        caller: &Caller,
-        src: &str,
-        permission: u16,
-    ) -> Result<Edit, FsError> {
-        let res = self.resolve(src)?;
-        self.check(caller, &res, Required::default())?;
-        self.existing(&res)?;
-        self.check_owner(caller, &res)?;
-        let edit = Edit::SetPermission {
-            path: res.path(),
-            permission: permission & 0o7777,
-        };
-        self.apply_checked(&edit);
-        Ok(edit)
-    }
-
-    /// setOwner: only the superuser may change the owner; the owner may
-    /// change the group to one of their own groups.
-    ///
-    /// # Errors
-    /// FileNotFound, permission denied.
-    pub fn set_owner(
-        &mut self,
-        caller: &Caller,
-        src: &str,
-        owner: Option<&str>,
-        group: Option<&str>,
-    ) -> Result<Edit, FsError> {
-        let res = self.resolve(src)?;
-        self.check(caller, &res, Required::default())?;
-        self.existing(&res)?;
-        self.check_owner(caller, &res)?;
-        if self.permissions_enabled && !caller.is_superuser {
-            if owner.is_some_and(|o| o != &*caller.user) {
-                return Err(FsError::AccessControl(format!(
-                    "User {} is not a super user (non-super user cannot change owner).",
-                    caller.user
-                )));
-            }
-            if let Some(g) = group {
-                if !caller.in_group(g) {
-                    return Err(FsError::AccessControl(format!(
-                        "User {} does not belong to {g}",
-                        caller.user
-                    )));
-                }
-            }
-        }
-        let edit = Edit::SetOwner {
-            path: res.path(),
-            owner: owner.map(str::to_string),
-            group: group.map(str::to_string),
-        };
-        self.apply_checked(&edit);
-        Ok(edit)
-    }
-
-    /// setTimes (`None` leaves a time unchanged).
-    ///
-    /// # Errors
-    /// FileNotFound, permission denied (write access).
-    pub fn set_times(
-        &mut self,
-        caller: &Caller,
-        src: &str,
-        mtime_ms: Option<u64>,
-        atime_ms: Option<u64>,
-    ) -> Result<Edit, FsError> {
-        let res = self.resolve(src)?;
-        self.check(
-            caller,
-            &res,
-            Required {
-                access: Some(Access::WRITE),
-                ..Default::default()
-            },
-        )?;
-        if res.last().is_none() {
-            return Err(FsError::FileNotFound(format!(
-                "File/Directory {} does not exist.",
-                res.path()
-            )));
-        }
-        // Inodes hold times up to the year 10889 (`Millis48`); HDFS takes
-        // any long, but a later time can only be a mistake.
-        if let Some(t) = [mtime_ms, atime_ms]
-            .into_iter()
-            .flatten()
-            .find(|t| Millis48::new(*t).is_none())
-        {
-            return Err(FsError::IllegalArgument(format!(
-                "setTimes: time {t} ms is beyond the latest a NameNode holds ({} ms, in the year 10889)",
-                Millis48::MAX_MS
-            )));
-        }
-        let edit = Edit::SetTimes {
-            path: res.path(),
-            mtime_ms,
-            atime_ms,
-        };
-        self.apply_checked(&edit);
-        Ok(edit)
-    }
-
-    /// setReplication: `None` (HDFS: false) for a directory or a missing path.
-    ///
-    /// # Errors
-    /// Permission denied (write access), replication out of range.
-    pub fn set_replication(
-        &mut self,
-        caller: &Caller,
-        src: &str,
-        replication: u16,
-    ) -> Result<Option<Edit>, FsError> {
-        let res = self.resolve(src)?;
-        self.check(
-            caller,
-            &res,
-            Required {
-                access: Some(Access::WRITE),
-                ..Default::default()
-            },
-        )?;
-        self.check_replication(replication, &res.path())?;
-        match res.last() {
-            Some(id) if !self.node(id).is_dir() => {
-                self.verify_file_change(id, |_, r| *r = replication)?;
-                let edit = Edit::SetReplication {
-                    path: res.path(),
-                    replication,
-                };
-                self.apply_checked(&edit);
-                Ok(Some(edit))
-            }
-            _ => Ok(None),
-        }
     }
 }

@@ -661,7 +661,7 @@ impl Namespace {
         if let Some(sp) = self.snapshot_path(src)? {
             return self.snapshot_quota_usage(caller, &sp);
         }
-        let id = self.summary_target(caller, src, "File/Directory does not exist: ")?;
+        let id = self.summary_target(caller, src, "File/Directory does not exist: ", false)?;
         Ok(self.quota_usage_of(id))
     }
 

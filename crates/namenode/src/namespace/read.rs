@@ -220,7 +220,7 @@ impl Namespace {
         if let Some(sp) = self.snapshot_path(src)? {
             return self.snapshot_content_summary(caller, &sp);
         }
-        let id = self.summary_target(caller, src, "File does not exist: ")?;
+        let id = self.summary_target(caller, src, "File does not exist: ", true)?;
         let mut sum = ContentSummary {
             // The quotas; of the usage only the typed space below is
             // reported, counted with the rest of the walk.
@@ -265,7 +265,8 @@ impl Namespace {
     }
 
     /// The inode a content summary or quota usage is about, after HDFS's
-    /// checks (read and execute on the whole subtree); a missing path is
+    /// checks (read and execute on the whole subtree, `in_name_order` as
+    /// the content summary meets its directories); a missing path is
     /// `missing` followed by the path.
     ///
     /// # Errors
@@ -275,6 +276,7 @@ impl Namespace {
         caller: &Caller,
         src: &str,
         missing: &str,
+        in_name_order: bool,
     ) -> Result<INodeId, FsError> {
         let res = self.resolve(src)?;
         let Some(id) = res.last() else {
@@ -286,6 +288,7 @@ impl Namespace {
             &res,
             Required {
                 sub: Some(Access::READ_EXECUTE),
+                sub_in_name_order: in_name_order,
                 ..Default::default()
             },
         )?;
@@ -301,9 +304,10 @@ impl Namespace {
             return self.snapshot_open(caller, &sp);
         }
         let res = self.resolve(src)?;
-        // As HDFS's getBlockLocations: the walk, then the file itself
-        // (missing, or a directory), then read access.
-        self.check(caller, &res, Required::default())?;
+        // As HDFS's getBlockLocations: the path resolved unchecked (only
+        // its ancestors must be directories), then the file itself
+        // (missing, or a directory), then search and read access.
+        self.check_simple_traverse(&res, false)?;
         let id = match res.last() {
             None => {
                 return Err(FsError::FileNotFound(format!(
@@ -319,14 +323,7 @@ impl Namespace {
             }
             Some(id) => id,
         };
-        self.check_after_walk(
-            caller,
-            &res,
-            Required {
-                access: Some(Access::READ),
-                ..Default::default()
-            },
-        )?;
+        self.check(caller, &res, Required::to(Access::READ))?;
         // A file marked security.hdfs.unreadable.by.superuser (HDFS checks
         // it with the permissions).
         if self.permissions_enabled && caller.is_superuser && self.unreadable_by_superuser(id) {
@@ -337,6 +334,48 @@ impl Namespace {
             )));
         }
         Ok(self.status(id, self.node(id)))
+    }
+
+    /// The file at `src` as isFileClosed and recoverLease look at it
+    /// (HDFS's `INodeFile.valueOf` after a checked walk): search access
+    /// to its ancestors, then the file itself; no access to the file is
+    /// asked here. `write` is recoverLease's walk, which refuses a
+    /// `.snapshot` path.
+    ///
+    /// # Errors
+    /// Permission denied on the walk; FileNotFound for a missing path or a
+    /// directory; a snapshot path for `write`.
+    pub fn file_after_walk(
+        &self,
+        caller: &Caller,
+        src: &str,
+        write: bool,
+    ) -> Result<FileStatus, FsError> {
+        if let Some(sp) = self.snapshot_path(src)? {
+            if write {
+                self.refuse_snapshot_write(src)?;
+            }
+            return self.snapshot_open(caller, &sp);
+        }
+        let res = self.resolve(src)?;
+        self.check(caller, &res, Required::default())?;
+        match res.last() {
+            None => Err(FsError::FileNotFound(format!("File does not exist: {src}"))),
+            Some(id) if self.node(id).is_dir() => {
+                Err(FsError::FileNotFound(format!("Path is not a file: {src}")))
+            }
+            Some(id) => Ok(self.status(id, self.node(id))),
+        }
+    }
+
+    /// recoverLease's permission on a file being written: write access
+    /// (HDFS asks it only once the file is known to be open).
+    ///
+    /// # Errors
+    /// Permission denied.
+    pub fn check_write_access(&self, caller: &Caller, src: &str) -> Result<(), FsError> {
+        let res = self.resolve(src)?;
+        self.check(caller, &res, Required::to(Access::WRITE))
     }
 
     /// A read's access time (`access_time.rs`): the file at `src`, if it

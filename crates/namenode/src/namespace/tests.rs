@@ -125,12 +125,22 @@ fn files_and_directories_conflict_as_in_hdfs() {
         ns.mkdirs(&root(), "/f/g", 0o755, true, NOW),
         Err(FsError::ParentNotDirectory(_))
     ));
-    // Open by c1: another client cannot replace it.
+    // Open by c1: another client cannot create it without overwriting
+    // (HDFS names the writer), but may replace it (HDFS-3755: the writer
+    // loses the file).
     assert!(matches!(
-        ns.create(&root(), "/f", 0o644, "c2", "m", true, true, 3, 1 << 27, NOW),
-        Err(FsError::AlreadyBeingCreated(_))
+        ns.create(&root(), "/f", 0o644, "c2", "m", false, true, 3, 1 << 27, NOW),
+        Err(FsError::AlreadyBeingCreated(m)) if m.contains("currently owned by c1 on m")
     ));
-    ns.complete("/f", 0, "c1", None, NOW + 5, &|_| true)
+    let open = stat(&ns, "/f").id;
+    let (_, _, removed) = ns
+        .create(&root(), "/f", 0o644, "c2", "m", true, true, 3, 1 << 27, NOW)
+        .expect("overwrite the open file");
+    assert_eq!(removed.files, [open], "the open file's lease goes");
+    assert!(ns
+        .complete("/f", 0, "c1", None, NOW + 5, &|_| true)
+        .is_err());
+    ns.complete("/f", 0, "c2", None, NOW + 5, &|_| true)
         .expect("complete");
     assert!(matches!(
         ns.create(
@@ -308,6 +318,55 @@ fn rename2_throws_and_overwrites() {
         ns.rename2(&root(), "/d", "/d/x", true, NOW),
         Err(FsError::ParentNotDirectory(_)) | Err(FsError::Io(_))
     ));
+    // HDFS compares the kinds before it looks at the flag, and names the
+    // destination when its parent is missing.
+    assert!(matches!(
+        ns.rename2(&root(), "/d", "/dir", false, NOW),
+        Err(FsError::Io(m)) if m.contains("must both be directories")
+    ));
+    assert_eq!(
+        ns.rename2(&root(), "/d", "/none/x", false, NOW),
+        Err(FsError::FileNotFound(
+            "rename destination parent /none/x not found.".into()
+        ))
+    );
+}
+
+#[test]
+fn writers_calls_name_the_lease_as_hdfs() {
+    let mut ns = ns();
+    ns.create(&root(), "/f", 0o644, "c", "m", false, true, 1, 1024, NOW)
+        .expect("create");
+    let id = stat(&ns, "/f").id.0;
+    assert_eq!(
+        ns.fsync("/f", id, "other", None),
+        Err(FsError::LeaseExpired(format!(
+            "Client (=other) is not the lease owner (=c: /f (inode {id}) Holder other does not have any open files."
+        )))
+    );
+    ns.complete("/f", id, "c", None, NOW, &|_| true)
+        .expect("complete");
+    assert_eq!(
+        ns.fsync("/f", id, "c", None),
+        Err(FsError::LeaseExpired(format!(
+            "File is not open for writing: /f (inode {id}) Holder c does not have any open files."
+        )))
+    );
+    ns.delete(&root(), "/f", false, NOW).expect("delete");
+    assert_eq!(
+        ns.fsync("/f", id, "c", None),
+        Err(FsError::FileNotFound(format!(
+            "File does not exist: /f (inode {id}) Holder c does not have any open files."
+        )))
+    );
+    // setReplication checks the factor before the path.
+    assert_eq!(
+        ns.set_replication(&user("alice", &[]), "/f/x", 0),
+        Err(FsError::Io(
+            "Requested replication factor of 0 is less than the required minimum of 1 for /f/x"
+                .into()
+        ))
+    );
 }
 
 #[test]
@@ -374,9 +433,22 @@ fn opening_a_directory_is_refused_before_read_access() {
         ns.open_for_read(&alice, "/d/none"),
         Err(FsError::FileNotFound("File does not exist: /d/none".into()))
     );
+    // Its walk is not checked before the file is found (HDFS 3.4.1
+    // answers a missing file under a directory the caller cannot search
+    // with FileNotFound), only the read that follows.
+    create_file(&mut ns, &root(), "/d/f").expect("create");
     ns.set_permission(&root(), "/d", 0o700).expect("chmod");
-    assert!(matches!(
+    assert_eq!(
         ns.open_for_read(&alice, "/d/none"),
+        Err(FsError::FileNotFound("File does not exist: /d/none".into()))
+    );
+    assert!(matches!(
+        ns.open_for_read(&alice, "/d/f"),
+        Err(FsError::AccessControl(m)) if m.contains("access=EXECUTE")
+    ));
+    // isFileClosed and recoverLease check the walk first.
+    assert!(matches!(
+        ns.file_after_walk(&alice, "/d/none", false),
         Err(FsError::AccessControl(m)) if m.contains("access=EXECUTE")
     ));
 }
@@ -689,4 +761,26 @@ fn create_refuses_block_sizes_under_the_minimum() {
         NOW,
     )
     .expect("1 MiB blocks");
+}
+
+#[test]
+fn a_content_summary_meets_directories_in_name_order() {
+    let mut ns = ns();
+    for d in ["/s/a/deep", "/s/b"] {
+        ns.mkdirs(&root(), d, 0o755, true, NOW).expect("mkdir");
+    }
+    for d in ["/s/a/deep", "/s/b"] {
+        ns.set_permission(&root(), d, 0o700).expect("chmod");
+    }
+    let alice = user("alice", &[]);
+    // HDFS's content summary walks depth first in name order; its
+    // getQuotaUsage checks the subtree with a stack (the last child first).
+    let denied = |r: Result<(), FsError>| match r {
+        Err(FsError::AccessControl(m)) => m,
+        other => panic!("expected a denial, got {other:?}"),
+    };
+    let summary = denied(ns.content_summary(&alice, "/s").map(|_| ()));
+    assert!(summary.contains("inode=\"/s/a/deep\""), "{summary}");
+    let usage = denied(ns.quota_usage(&alice, "/s").map(|_| ()));
+    assert!(usage.contains("inode=\"/s/b\""), "{usage}");
 }

@@ -160,14 +160,7 @@ impl Namespace {
         })?;
         let res = self.resolve(src)?;
         self.check_traverse(caller, &res)?;
-        self.check(
-            caller,
-            &res,
-            Required {
-                access: Some(Access::WRITE),
-                ..Default::default()
-            },
-        )?;
+        self.check(caller, &res, Required::to(Access::WRITE))?;
         let path = res.path();
         let Some(id) = res.last() else {
             return Err(FsError::FileNotFound(format!(

@@ -51,21 +51,44 @@ impl Namespace {
         }
     }
 
+    /// [`Namespace::resolve_file`] for a writer's call (addBlock,
+    /// complete, fsync, abandonBlock): a missing file is reported as HDFS's
+    /// `checkLease` does, naming the writer.
+    ///
+    /// # Errors
+    /// FileNotFound when missing, a directory, or the id does not match.
+    pub fn resolve_for_writer(
+        &self,
+        src: &str,
+        file_id: u64,
+        client_name: &str,
+    ) -> Result<(INodeId, String), FsError> {
+        self.resolve_file(src, file_id).map_err(|e| match e {
+            FsError::FileNotFound(_) => FsError::FileNotFound(format!(
+                "File does not exist: {}",
+                lease_detail(src, file_id, client_name)
+            )),
+            e => e,
+        })
+    }
+
     fn writable_file(
         &self,
         src: &str,
         file_id: u64,
         client_name: &str,
     ) -> Result<(INodeId, String), FsError> {
-        let (id, path) = self.resolve_file(src, file_id)?;
+        let (id, path) = self.resolve_for_writer(src, file_id, client_name)?;
         match self.writer_of(id) {
             Some(uc) if uc.client_name() == client_name => Ok((id, path)),
             Some(uc) => Err(FsError::LeaseExpired(format!(
-                "Client (={client_name}) is not the lease owner (={}) of {path}",
-                uc.client_name()
+                "Client (={client_name}) is not the lease owner (={}: {}",
+                uc.client_name(),
+                lease_detail(&path, file_id, client_name)
             ))),
             None => Err(FsError::LeaseExpired(format!(
-                "No lease on {path} (inode {id}): File is not open for writing. Holder {client_name} does not have any open files."
+                "File is not open for writing: {}",
+                lease_detail(&path, file_id, client_name)
             ))),
         }
     }
@@ -254,14 +277,7 @@ impl Namespace {
                 "Cannot append to directory {path}; already exists as a directory."
             )));
         }
-        self.check(
-            caller,
-            &res,
-            Required {
-                access: Some(Access::WRITE),
-                ..Default::default()
-            },
-        )?;
+        self.check(caller, &res, Required::to(Access::WRITE))?;
         let Some(id) = res.last() else {
             return Err(FsError::FileNotFound(format!(
                 "Failed to append to non-existent file {path} for client {client_machine}"
@@ -612,12 +628,13 @@ impl Namespace {
 
 /// The last block of file `node` that an append continues: none when the
 /// client asks for a new block, or the last one is full (`block_size`).
+/// The block an append answers with: the partial last block the writer
+/// continues, or with NEW_BLOCK the last block whatever its size (HDFS
+/// names it, without locations, so that the writer's first addBlock gives
+/// it as the previous block).
 fn partial_last_block(node: &INode, block_size: u64, new_block: bool) -> Option<BlockRecord> {
-    node.file()?
-        .blocks
-        .last()
-        .copied()
-        .filter(|b| !new_block && b.num_bytes < block_size)
+    let last = node.file()?.blocks.last().copied()?;
+    (new_block || last.num_bytes < block_size).then_some(last)
 }
 
 impl Namespace {
@@ -648,4 +665,12 @@ impl Namespace {
             res.path()
         )))
     }
+}
+
+/// The end of HDFS's lease errors (`leaseExceptionString`): the path, the
+/// inode id the client sent, and the holder, said to have no open files.
+/// The service puts the holder's lease in its place when it has one
+/// (`NameNodeState::with_holder_lease`).
+fn lease_detail(path: &str, file_id: u64, holder: &str) -> String {
+    format!("{path} (inode {file_id}) Holder {holder} does not have any open files.")
 }

@@ -86,7 +86,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::IsFileClosedRequestProto,
     ) -> CallResult {
-        let st = self.read(|ns| ns.open_for_read(caller, &r.src))?;
+        let st = self.read(|ns| ns.file_after_walk(caller, &r.src, false))?;
         encode(&pb::IsFileClosedResponseProto {
             result: !st.under_construction,
         })
@@ -285,8 +285,10 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::SetOwnerRequestProto,
     ) -> CallResult {
-        let user = r.username.as_deref().filter(|s| !s.is_empty());
-        let group = r.groupname.as_deref().filter(|s| !s.is_empty());
+        // An empty name is a name (HDFS sets it); only an absent one is
+        // left alone. WebHDFS's empty parameters arrive absent.
+        let user = r.username.as_deref();
+        let group = r.groupname.as_deref();
         self.mutate(
             || format!("set owner for {}", r.src),
             |ns| Ok(((), vec![ns.set_owner(caller, &r.src, user, group)?])),

@@ -39,10 +39,11 @@ impl NameNodeState {
         })
     }
 
-    /// The blocks of file `st` that overlap `(offset, length)`, with their
-    /// live locations (nearest to `client_ip` first), as HDFS's
-    /// `createLocatedBlocks`: the last block is always described, and a
-    /// file being written reports the length of its completed blocks.
+    /// The blocks of file `st` that `(offset, length)` asks for (see
+    /// [`handed_out`]), with their live locations (nearest to `client_ip`
+    /// first), as HDFS's `createLocatedBlocks`: the last block is always
+    /// described, and a file being written reports the length of its
+    /// completed blocks.
     pub(super) fn located_blocks(
         &self,
         st: &FileStatus,
@@ -52,24 +53,21 @@ impl NameNodeState {
         dns: &DatanodeManager,
         client_ip: Option<std::net::IpAddr>,
     ) -> pb::LocatedBlocksProto {
-        let end = offset.saturating_add(length);
-        let mut located = Vec::new();
+        let chosen = handed_out(blocks, offset, length);
+        let mut located = Vec::with_capacity(chosen.len());
         let mut pos = 0u64;
         let n = blocks.len();
         let mut last_located = None;
         for (i, b) in blocks.iter().enumerate() {
             let is_last = i + 1 == n;
-            let overlaps = pos < end
-                && (pos + b.num_bytes > offset
-                    || (is_last && st.under_construction && pos >= offset));
-            if overlaps || is_last {
+            if chosen.contains(&i) || is_last {
                 let mut lb = self.located_block(b, pos, &bm.locations(b.id), dns, client_ip);
                 // Only corrupt replicas left: hand them out, marked.
                 lb.corrupt = bm.all_corrupt(b.id);
                 if is_last {
                     last_located = Some(lb.clone());
                 }
-                if overlaps && length > 0 {
+                if chosen.contains(&i) {
                     located.push(lb);
                 }
             }
@@ -147,5 +145,78 @@ impl NameNodeState {
             policy_id: Some(u32::from(DEFAULT_POLICY_ID)),
             snapshot_trash_root_enabled: Some(false),
         }
+    }
+}
+
+/// The indexes of the blocks HDFS hands out for `(offset, length)`
+/// (`BlockManager.createLocatedBlockList`): from the block that holds
+/// `offset` on, at least one, until one ends at or past `offset + length`.
+/// Two quirks clients see: a zero length still gets the block at `offset`,
+/// and when the first block has no bytes yet (a new file's block being
+/// written) the search for `offset` is skipped, so it is handed out.
+fn handed_out(blocks: &[BlockRecord], offset: u64, length: u64) -> std::ops::Range<usize> {
+    let n = blocks.len();
+    if n == 0 {
+        return 0..0;
+    }
+    let searched = if blocks[0].num_bytes == 0 { 0 } else { n };
+    let (mut i, mut pos) = (0, 0u64);
+    while i < searched && pos + blocks[i].num_bytes <= offset {
+        pos += blocks[i].num_bytes;
+        i += 1;
+    }
+    if searched > 0 && i == searched {
+        return 0..0;
+    }
+    let (start, end) = (i, offset.saturating_add(length));
+    loop {
+        pos += blocks[i].num_bytes;
+        i += 1;
+        if pos >= end || i >= n {
+            return start..i;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::handed_out;
+    use crate::namespace::{BlockId, BlockRecord, GenStamp};
+
+    fn blocks(sizes: &[u64]) -> Vec<BlockRecord> {
+        sizes
+            .iter()
+            .zip(1u64..)
+            .map(|(&num_bytes, id)| BlockRecord {
+                id: BlockId(id),
+                gs: GenStamp(1),
+                num_bytes,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn blocks_handed_out_follow_hdfs() {
+        let full = blocks(&[10, 10, 5]);
+        assert_eq!(handed_out(&full, 0, 25), 0..3);
+        assert_eq!(handed_out(&full, 0, 10), 0..1);
+        assert_eq!(handed_out(&full, 9, 2), 0..2);
+        assert_eq!(handed_out(&full, 10, 1), 1..2);
+        assert_eq!(
+            handed_out(&full, 12, 0),
+            1..2,
+            "a zero length gets one block"
+        );
+        assert_eq!(handed_out(&full, 25, 10), 0..0, "past the end");
+        assert_eq!(handed_out(&full, 0, u64::MAX), 0..3);
+        // Being written: the last block has no bytes the NameNode knows of.
+        let open = blocks(&[10, 0]);
+        assert_eq!(handed_out(&open, 0, 10), 0..1);
+        assert_eq!(handed_out(&open, 0, 100), 0..2);
+        assert_eq!(handed_out(&open, 10, 100), 0..0);
+        let new = blocks(&[0]);
+        assert_eq!(handed_out(&new, 0, 0), 0..1, "the first block, empty");
+        assert_eq!(handed_out(&new, 5, 0), 0..1);
+        assert_eq!(handed_out(&[], 0, 10), 0..0);
     }
 }

@@ -194,7 +194,7 @@ impl NameNodeState {
                 let Some((st, partial)) = reopened else {
                     return Ok(None);
                 };
-                self.append_answer(ctx, &st, partial)?
+                self.append_answer(ctx, &st, partial, new_block)?
             }
             Answer::CacheDirectiveId => return Ok(None),
             Answer::SnapshotPath => {

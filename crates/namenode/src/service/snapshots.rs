@@ -113,6 +113,11 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::RenameSnapshotRequestProto,
     ) -> CallResult {
+        // HDFS refuses this before it looks at the path.
+        if r.snapshot_new_name.is_empty() {
+            let e = FsError::Io("The new snapshot name is null or empty.".into());
+            return Err(super::convert::to_call_error(e));
+        }
         let now = now_ms();
         let what = format!("rename snapshot for {}", r.snapshot_root);
         self.mutate(

@@ -86,7 +86,8 @@ impl NameNodeState {
         let deadline = tokio::time::Instant::now() + self.config.complete_report_wait;
         let last = r.last.as_ref().map(block_record);
         loop {
-            if self.try_complete(&r).await? {
+            let done = self.try_complete(&r).await;
+            if done.map_err(|e| self.with_holder_lease(&r.client_name, e))? {
                 return encode(&pb::CompleteResponseProto { result: true });
             }
             // Every report wakes every waiting `complete`: the whole attempt
@@ -122,7 +123,7 @@ impl NameNodeState {
             .mutate(
                 || format!("complete file {}", r.src),
                 |ns| {
-                    let (id, _) = ns.resolve_file(&r.src, file_id)?;
+                    let (id, _) = ns.resolve_for_writer(&r.src, file_id, &r.client_name)?;
                     let bm = state
                         .blocks
                         .lock()
@@ -163,7 +164,10 @@ impl NameNodeState {
         // lease recovery (block recovery on the DataNodes when the
         // last block has replicas) and answer false until it is.
         let (file, open) = self.read(|ns| {
-            let st = ns.open_for_read(caller, &r.src)?;
+            let st = ns.file_after_walk(caller, &r.src, true)?;
+            if st.under_construction {
+                ns.check_write_access(caller, &r.src)?;
+            }
             Ok((st.id, st.under_construction))
         })?;
         if !open {
@@ -192,7 +196,8 @@ impl NameNodeState {
                 ))
             },
         )
-        .await?;
+        .await
+        .map_err(|e| self.with_holder_lease(&r.client, e))?;
         encode(&pb::FsyncResponseProto {})
     }
 
@@ -211,7 +216,8 @@ impl NameNodeState {
                     Ok((e.is_some(), e.into_iter().collect()))
                 },
             )
-            .await?;
+            .await
+            .map_err(|e| self.with_holder_lease(&r.holder, e))?;
         if abandoned {
             self.lock_blocks()?.remove_blocks(&[block]);
         }
@@ -244,17 +250,26 @@ impl NameNodeState {
         if let Ok(mut leases) = self.leases.lock() {
             leases.add(&r.client_name, st.id, std::time::Instant::now());
         }
-        self.append_answer(ctx, &st, partial)
+        self.append_answer(ctx, &st, partial, new_block)
     }
 
     /// append's answer: the partial last block, located, and the status.
+    /// With NEW_BLOCK the last block is named without locations (HDFS:
+    /// offset -1), for the writer's first addBlock to give as previous.
     pub(super) fn append_answer(
         &self,
         ctx: &CallContext,
         st: &FileStatus,
         partial: Option<BlockRecord>,
+        new_block: bool,
     ) -> CallResult {
         let block = match partial {
+            Some(b) if new_block => {
+                let dns = self.lock_datanodes()?;
+                let mut lb = self.located_block(&b, 0, &[], &dns, None);
+                lb.offset = u64::MAX;
+                Some(lb)
+            }
             Some(b) => {
                 let bm = self.lock_blocks()?;
                 let dns = self.lock_datanodes()?;
@@ -433,7 +448,7 @@ impl NameNodeState {
                     .map_err(|_| FsError::Io("datanode manager lock poisoned".into()))?;
                 // Choose targets before allocating, so a cluster without room
                 // allocates nothing.
-                let (fid, _) = ns.resolve_file(&r.src, file_id)?;
+                let (fid, _) = ns.resolve_for_writer(&r.src, file_id, &r.client_name)?;
                 let block_size = ns.inode(fid).map_or(0, |n| ns.block_size_of(n));
                 let replication = ns
                     .inode(fid)
@@ -483,7 +498,8 @@ impl NameNodeState {
                 bm.committed(previous.map(|b| b.id));
                 Ok(((alloc, targets), edit.into_iter().collect()))
             })
-            .await?;
+            .await
+            .map_err(|e| self.with_holder_lease(&r.client_name, e))?;
         let dns = self.lock_datanodes()?;
         let locs: Vec<(DatanodeUuid, Option<String>)> =
             targets.into_iter().map(|d| (d, None)).collect();
@@ -684,6 +700,24 @@ impl NameNodeState {
             ex::RECOVERY_IN_PROGRESS,
             format!("Failed to {op} {src} for {client} on {machine} because lease recovery is in progress. Try again later."),
         )
+    }
+
+    /// HDFS's lease errors name the holder's lease when it has one
+    /// (`[Lease.  Holder: H, pending creates: N]`), where the namespace
+    /// wrote that the holder has no open files.
+    pub(super) fn with_holder_lease(&self, holder: &str, e: CallError) -> CallError {
+        let CallError::Remote { class, message } = e else {
+            return e;
+        };
+        let none = format!("Holder {holder} does not have any open files.");
+        let held = self.leases.lock().map_or(0, |l| l.files_held(holder));
+        let message = match message.strip_suffix(&none) {
+            Some(head) if held > 0 => {
+                format!("{head}[Lease.  Holder: {holder}, pending creates: {held}]")
+            }
+            _ => message,
+        };
+        CallError::Remote { class, message }
     }
 
     pub(super) fn forget_leases(&self, files: &[crate::namespace::INodeId]) {
