@@ -182,10 +182,26 @@ public final class ApiFuzz {
         + " snap=" + s.isSnapshotEnabled();
   }
 
+  /** One random call: its description goes into {@code w}. */
   private Call pick(StringBuilder w) {
     String p = path();
     String q = path();
-    switch (r.nextInt(34)) {
+    int k = r.nextInt(40);
+    if (k < 12) {
+      return writes(k, p, q, w);
+    }
+    if (k < 22) {
+      return setters(k, p, q, w);
+    }
+    if (k < 32) {
+      return features(k, p, q, w);
+    }
+    return others(k, p, q, w);
+  }
+
+  /** create, append, mkdirs, renames, delete. */
+  private Call writes(int k, String p, String q, StringBuilder w) {
+    switch (k) {
       case 0: case 1: {
         boolean over = r.nextBoolean();
         short rep = (short) (1 + r.nextInt(3));
@@ -256,6 +272,14 @@ public final class ApiFuzz {
         w.append("delete ").append(p).append(" recursive=").append(rec);
         return fs -> fs.delete(new Path(p), rec);
       }
+      default:
+        throw new AssertionError(k);
+    }
+  }
+
+  /** status, listings, summaries and the attribute setters. */
+  private Call setters(int k, String p, String q, StringBuilder w) {
+    switch (k) {
       case 12:
         w.append("getFileStatus ").append(p);
         return fs -> status(fs.getFileStatus(new Path(p)));
@@ -327,12 +351,20 @@ public final class ApiFuzz {
           long n = 0;
           byte[] buf = new byte[8192];
           try (InputStream in = fs.open(new Path(p))) {
-            for (int k; (k = in.read(buf)) > 0; n += k) {
-              crc.update(buf, 0, k);
+            for (int got; (got = in.read(buf)) > 0; n += got) {
+              crc.update(buf, 0, got);
             }
           }
           return n + " crc=" + Long.toHexString(crc.getValue());
         };
+      default:
+        throw new AssertionError(k);
+    }
+  }
+
+  /** xattrs, ACLs, snapshots, storage policies, quotas, leases, located listings. */
+  private Call features(int k, String p, String q, StringBuilder w) {
+    switch (k) {
       case 22: {
         String name = one(new String[] {"user.a", "user.b", "trusted.t", "bad.x", "USER.c", "user."});
         EnumSet<XAttrSetFlag> f = one(new EnumSet[] {EnumSet.of(XAttrSetFlag.CREATE),
@@ -345,14 +377,14 @@ public final class ApiFuzz {
       }
       case 23: {
         String name = one(new String[] {"user.a", "user.b", "user.zz"});
-        int k = r.nextInt(3);
-        w.append(new String[] {"getXAttrs ", "removeXAttr ", "getXAttr "}[k]).append(p).append(" ").append(name);
+        int v = r.nextInt(3);
+        w.append(new String[] {"getXAttrs ", "removeXAttr ", "getXAttr "}[v]).append(p).append(" ").append(name);
         return fs -> {
-          if (k == 0) {
+          if (v == 0) {
             Map<String, byte[]> m = fs.getXAttrs(new Path(p));
             return new java.util.TreeMap<>(m).keySet();
           }
-          if (k == 1) {
+          if (v == 1) {
             fs.removeXAttr(new Path(p), name);
             return "ok";
           }
@@ -362,13 +394,13 @@ public final class ApiFuzz {
       case 24: case 25: {
         String spec = one(new String[] {"user:alice:rwx", "group:staff:r-x", "default:user:bob:r--",
             "user::rwx,group::r-x,other::---", "mask::r--", "user:bob:rw-,default:other::r--"});
-        int k = r.nextInt(5);
+        int v = r.nextInt(5);
         w.append(new String[] {"modifyAclEntries ", "removeAclEntries ", "setAcl ", "removeAcl ",
-            "removeDefaultAcl "}[k]).append(p).append(" ").append(spec);
+            "removeDefaultAcl "}[v]).append(p).append(" ").append(spec);
         return fs -> {
-          List<AclEntry> es = AclEntry.parseAclSpec(spec, k != 1);
+          List<AclEntry> es = AclEntry.parseAclSpec(spec, v != 1);
           Path pp = new Path(p);
-          switch (k) {
+          switch (v) {
             case 0: fs.modifyAclEntries(pp, es); break;
             case 1: fs.removeAclEntries(pp, AclEntry.parseAclSpec(spec.replaceAll(":[rwx-]{3}", ""), false)); break;
             case 2: fs.setAcl(pp, es); break;
@@ -379,13 +411,13 @@ public final class ApiFuzz {
         };
       }
       case 26: {
-        int k = r.nextInt(3);
+        int v = r.nextInt(3);
         String parent = r.nextBoolean() ? ROOT + "/a" : p;
-        w.append(new String[] {"allowSnapshot ", "disallowSnapshot ", "getSnapshottableDirListing "}[k]).append(parent);
+        w.append(new String[] {"allowSnapshot ", "disallowSnapshot ", "getSnapshottableDirListing "}[v]).append(parent);
         return fs -> {
-          if (k == 0) {
+          if (v == 0) {
             fs.allowSnapshot(new Path(parent));
-          } else if (k == 1) {
+          } else if (v == 1) {
             fs.disallowSnapshot(new Path(parent));
           } else {
             List<String> out = new ArrayList<>();
@@ -404,12 +436,12 @@ public final class ApiFuzz {
         String dir = r.nextBoolean() ? ROOT + "/a" : p;
         String n1 = one(new String[] {"s1", "s2", "nope", ".x"});
         String n2 = one(new String[] {"s1", "s2", ""});
-        int k = r.nextInt(4);
-        w.append(new String[] {"createSnapshot ", "deleteSnapshot ", "renameSnapshot ", "snapshotDiff "}[k])
+        int v = r.nextInt(4);
+        w.append(new String[] {"createSnapshot ", "deleteSnapshot ", "renameSnapshot ", "snapshotDiff "}[v])
             .append(dir).append(" ").append(n1).append(" ").append(n2);
         return fs -> {
           Path d = new Path(dir);
-          switch (k) {
+          switch (v) {
             case 0: return fs.createSnapshot(d, n1).toUri().getPath();
             case 1: fs.deleteSnapshot(d, n1); return "ok";
             case 2: fs.renameSnapshot(d, n1, n2); return "ok";
@@ -419,13 +451,13 @@ public final class ApiFuzz {
       }
       case 28: {
         String pol = one(new String[] {"COLD", "HOT", "WARM", "ALL_SSD", "NOPE"});
-        int k = r.nextInt(3);
-        w.append(new String[] {"setStoragePolicy ", "getStoragePolicy ", "unsetStoragePolicy "}[k])
-            .append(p).append(k == 0 ? " " + pol : "");
+        int v = r.nextInt(3);
+        w.append(new String[] {"setStoragePolicy ", "getStoragePolicy ", "unsetStoragePolicy "}[v])
+            .append(p).append(v == 0 ? " " + pol : "");
         return fs -> {
-          if (k == 0) {
+          if (v == 0) {
             fs.setStoragePolicy(new Path(p), pol);
-          } else if (k == 2) {
+          } else if (v == 2) {
             fs.unsetStoragePolicy(new Path(p));
           }
           return fs.getStoragePolicy(new Path(p)).getName();
@@ -446,13 +478,13 @@ public final class ApiFuzz {
         };
       }
       case 30: {
-        int k = r.nextInt(3);
-        w.append(new String[] {"isFileClosed ", "recoverLease ", "getFileChecksum "}[k]).append(p);
+        int v = r.nextInt(3);
+        w.append(new String[] {"isFileClosed ", "recoverLease ", "getFileChecksum "}[v]).append(p);
         return fs -> {
-          if (k == 0) {
+          if (v == 0) {
             return fs.isFileClosed(new Path(p));
           }
-          if (k == 1) {
+          if (v == 1) {
             return fs.recoverLease(new Path(p));
           }
           return String.valueOf(fs.getFileChecksum(new Path(p)));
@@ -469,12 +501,20 @@ public final class ApiFuzz {
           }
           return out;
         };
+      default:
+        throw new AssertionError(k);
+    }
+  }
+
+  /** open streams, block locations, and the calls added later. */
+  private Call others(int k, String p, String q, StringBuilder w) {
+    switch (k) {
       case 32: {
         byte[] d = data();
-        int k = open.isEmpty() ? 0 : r.nextInt(3);
-        w.append(new String[] {"openForWrite ", "hflush ", "closeOpen "}[k]).append(k == 0 ? p : "");
+        int v = open.isEmpty() ? 0 : r.nextInt(3);
+        w.append(new String[] {"openForWrite ", "hflush ", "closeOpen "}[v]).append(v == 0 ? p : "");
         return fs -> {
-          if (k == 0) {
+          if (v == 0) {
             if (!open.isEmpty()) {
               return "skipped";
             }
@@ -484,7 +524,7 @@ public final class ApiFuzz {
             return "ok";
           }
           Map.Entry<String, FSDataOutputStream> e = open.entrySet().iterator().next();
-          if (k == 1) {
+          if (v == 1) {
             e.getValue().write(d);
             e.getValue().hflush();
             return e.getKey() + " " + fs.getFileStatus(new Path(e.getKey())).getLen();
@@ -494,7 +534,7 @@ public final class ApiFuzz {
           return e.getKey();
         };
       }
-      default:
+      case 33:
         w.append("getFileBlockLocations ").append(p);
         return fs -> {
           var locs = fs.getFileBlockLocations(new Path(p), 0, 1L << 40);
@@ -504,8 +544,80 @@ public final class ApiFuzz {
           }
           return b.toString().trim();
         };
+      case 34: {
+        long off = one(new Long[] {0L, 1L, 100L, 1L << 20});
+        long len = one(new Long[] {0L, 1L, 600L, 1L << 40});
+        w.append("getBlockLocations ").append(p).append(" ").append(off).append(" ").append(len);
+        return fs -> located(fs.getClient().getNamenode().getBlockLocations(p, off, len));
+      }
+      case 35: {
+        String sp = ROOT + "/a/.snapshot/" + one(new String[] {"s1", "s2"})
+            + one(new String[] {"", "/b", "/d.txt", "/x y/a"});
+        int v = r.nextInt(5);
+        w.append(new String[] {"getFileStatus ", "listStatus ", "read ", "delete ", "getContentSummary "}[v])
+            .append(sp);
+        return fs -> {
+          Path pp = new Path(sp);
+          switch (v) {
+            case 0: return status(fs.getFileStatus(pp));
+            case 1: return fs.listStatus(pp).length;
+            case 2: try (InputStream in = fs.open(pp)) {
+                return in.readAllBytes().length;
+              }
+            case 3: return fs.delete(pp, true);
+            default: return fs.getContentSummary(pp).getFileCount();
+          }
+        };
+      }
+      case 36: {
+        org.apache.hadoop.fs.StorageType t = one(new org.apache.hadoop.fs.StorageType[] {
+            org.apache.hadoop.fs.StorageType.SSD, org.apache.hadoop.fs.StorageType.DISK,
+            org.apache.hadoop.fs.StorageType.ARCHIVE});
+        long quota = one(new Long[] {-1L, 1000L, 1L << 30});
+        w.append("setQuotaByStorageType ").append(p).append(" ").append(t).append(" ").append(quota);
+        return fs -> {
+          fs.setQuotaByStorageType(new Path(p), t, quota);
+          QuotaUsage u = fs.getQuotaUsage(new Path(p));
+          return "typeQuota=" + u.getTypeQuota(t) + " typeUsed=" + u.getTypeConsumed(t);
+        };
+      }
+      case 37:
+        w.append("getTrashRoot ").append(p);
+        return fs -> fs.getTrashRoot(new Path(p)).toUri().getPath();
+      case 38:
+        w.append("createSnapshot(default name) ").append(p);
+        return fs -> fs.createSnapshot(new Path(p)).toUri().getPath()
+            .replaceAll("s[0-9]{8}-[0-9]{6}\\.[0-9]{3}", "s<time>");
+      case 39:
+        w.append("listCorruptFileBlocks ").append(p);
+        return fs -> {
+          List<String> out = new ArrayList<>();
+          RemoteIterator<Path> it = fs.listCorruptFileBlocks(new Path(p));
+          while (it.hasNext()) {
+            out.add(it.next().toUri().getPath());
+          }
+          return out;
+        };
+      default:
+        throw new AssertionError(k);
     }
   }
+
+  /** The NameNode's own answer to getBlockLocations, field by field. */
+  private static String located(org.apache.hadoop.hdfs.protocol.LocatedBlocks l) {
+    if (l == null) {
+      return "null";
+    }
+    StringBuilder b = new StringBuilder("len=" + l.getFileLength() + " uc=" + l.isUnderConstruction()
+        + " lastComplete=" + l.isLastBlockComplete() + " blocks=[");
+    for (var lb : l.getLocatedBlocks()) {
+      b.append(lb.getStartOffset()).append('+').append(lb.getBlockSize()).append(' ');
+    }
+    var last = l.getLastLocatedBlock();
+    return b.toString().trim() + "] last="
+        + (last == null ? "none" : last.getStartOffset() + "+" + last.getBlockSize());
+  }
+
 
   private void tree(DistributedFileSystem fs, Path p, String indent) throws IOException {
     for (FileStatus s : fs.listStatus(p)) {
