@@ -338,13 +338,13 @@ impl Namespace {
 
     /// The file at `src` as isFileClosed and recoverLease look at it
     /// (HDFS's `INodeFile.valueOf` after a checked walk): search access
-    /// to its ancestors, then the file itself; no access to the file is
-    /// asked here. `write` is recoverLease's walk, which refuses a
-    /// `.snapshot` path.
+    /// to its ancestors, then the file itself. `write` is recoverLease's
+    /// look: a `.snapshot` path is refused, and an open file asks write
+    /// access (HDFS asks it only once the file is known to be open).
     ///
     /// # Errors
-    /// Permission denied on the walk; FileNotFound for a missing path or a
-    /// directory; a snapshot path for `write`.
+    /// Permission denied; FileNotFound for a missing path or a directory;
+    /// a snapshot path for `write`.
     pub fn file_after_walk(
         &self,
         caller: &Caller,
@@ -359,23 +359,17 @@ impl Namespace {
         }
         let res = self.resolve(src)?;
         self.check(caller, &res, Required::default())?;
-        match res.last() {
-            None => Err(FsError::FileNotFound(format!("File does not exist: {src}"))),
+        let st = match res.last() {
+            None => return Err(FsError::FileNotFound(format!("File does not exist: {src}"))),
             Some(id) if self.node(id).is_dir() => {
-                Err(FsError::FileNotFound(format!("Path is not a file: {src}")))
+                return Err(FsError::FileNotFound(format!("Path is not a file: {src}")))
             }
-            Some(id) => Ok(self.status(id, self.node(id))),
+            Some(id) => self.status(id, self.node(id)),
+        };
+        if write && st.under_construction {
+            self.check_after_walk(caller, &res, Required::to(Access::WRITE))?;
         }
-    }
-
-    /// recoverLease's permission on a file being written: write access
-    /// (HDFS asks it only once the file is known to be open).
-    ///
-    /// # Errors
-    /// Permission denied.
-    pub fn check_write_access(&self, caller: &Caller, src: &str) -> Result<(), FsError> {
-        let res = self.resolve(src)?;
-        self.check(caller, &res, Required::to(Access::WRITE))
+        Ok(st)
     }
 
     /// A read's access time (`access_time.rs`): the file at `src`, if it

@@ -165,9 +165,6 @@ impl NameNodeState {
         // last block has replicas) and answer false until it is.
         let (file, open) = self.read(|ns| {
             let st = ns.file_after_walk(caller, &r.src, true)?;
-            if st.under_construction {
-                ns.check_write_access(caller, &r.src)?;
-            }
             Ok((st.id, st.under_construction))
         })?;
         if !open {
