@@ -145,6 +145,9 @@ pub mod keys {
     /// here, gets its data copied instead (default true; see
     /// `transfer::read::cache_helps`).
     pub const READ_LOCAL_COPY: &str = "cairn.datanode.read.local-copy";
+    /// Whether a read that fits in one packet is copied whoever reads it
+    /// (default true: one write instead of three system calls).
+    pub const READ_COPY_SINGLE_PACKET: &str = "cairn.datanode.read.copy-single-packet";
     /// Bytes per second the block scanner reads (0 turns it off).
     pub const DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND: &str =
         "dfs.block.scanner.volume.bytes.per.second";
@@ -310,6 +313,8 @@ pub struct DataNodeConfig {
     pub read_zero_copy: bool,
     /// A lone reader on this host gets the copy path.
     pub read_local_copy: bool,
+    /// A read of one packet gets the copy path.
+    pub read_copy_single_packet: bool,
     /// Block scanner rate, bytes per second; 0 = no scanner.
     pub scan_bytes_per_sec: u64,
     /// Interval between the starts of two scans of every replica.
@@ -663,6 +668,7 @@ impl DataNodeConfig {
             read_verify_checksums: conf.get_bool(dk::READ_VERIFY_CHECKSUMS, true)?,
             read_zero_copy: conf.get_bool(dk::DFS_DATANODE_TRANSFERTO_ALLOWED, true)?,
             read_local_copy: conf.get_bool(dk::READ_LOCAL_COPY, true)?,
+            read_copy_single_packet: conf.get_bool(dk::READ_COPY_SINGLE_PACKET, true)?,
             scan_bytes_per_sec: conf.get_bytes(
                 dk::DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND,
                 dk::DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND_DEFAULT,

@@ -3,8 +3,9 @@
 //! this host, whose data is copied through the DataNode (its own copy then
 //! finds the data in the CPU's caches); copied and verified for clients
 //! that read without checksums. A lone local reader of chunks larger than
-//! a packet (1 MiB checksum chunks) gets zero-copy as well. The bytes are
-//! the same either way.
+//! a packet (1 MiB checksum chunks) gets zero-copy as well. A read that
+//! fits in one packet is copied whoever reads it (one write, where
+//! `sendfile` takes three system calls). The bytes are the same either way.
 
 mod common;
 
@@ -99,17 +100,55 @@ async fn a_lone_reader_elsewhere_gets_zero_copy() {
     let dn = start_datanode(d.path(), nn_addr, &[]).await;
     let a = data(LEN, 72);
     write_block(dn.xfer, 962, 1001, &a, vec![]).await;
-    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
-    socket
-        .bind("127.0.0.2:0".parse().expect("addr"))
-        .expect("bind 127.0.0.2");
-    let mut conn = socket.connect(dn.xfer).await.expect("connect");
+    let mut conn = connect_from_elsewhere(&dn).await;
     let (_, got) = read_range(&mut conn, 962, 1001, 0, LEN as u64)
         .await
         .expect("read");
     assert!(got == a);
     assert_eq!(Metrics::get(&dn.metrics.read_bytes_zero_copy), LEN as u64);
     dn.stop().await;
+}
+
+/// A socket from 127.0.0.2, as a client on another host.
+async fn connect_from_elsewhere(dn: &RunningDn) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind("127.0.0.2:0".parse().expect("addr"))
+        .expect("bind 127.0.0.2");
+    socket.connect(dn.xfer).await.expect("connect")
+}
+
+/// Goal: a read of one packet (4 KiB at an odd offset) from a reader
+/// elsewhere is copied, and its bytes intact; with
+/// `cairn.datanode.read.copy-single-packet=false` it goes zero-copy.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_of_one_packet_is_copied_for_any_reader() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let a = data(LEN, 74);
+    let from = 3 * 65536 + 1000;
+    for (id, copy_single, zero_copied) in [(964, "true", 0), (965, "false", 4608)] {
+        let d = tempfile::tempdir().expect("tempdir");
+        let conf = [("cairn.datanode.read.copy-single-packet", copy_single)];
+        let dn = start_datanode(d.path(), nn_addr, &conf).await;
+        write_block(dn.xfer, id, 1001, &a, vec![]).await;
+        let mut conn = connect_from_elsewhere(&dn).await;
+        let (_, got) = read_range(&mut conn, id, 1001, from as u64, 4096)
+            .await
+            .expect("read");
+        assert!(
+            got == a[from..from + 4096],
+            "copy-single-packet={copy_single}"
+        );
+        let m = &dn.metrics;
+        // Counted once the write returned, maybe after the reader has the
+        // bytes; whole chunks: 385 × 512 to 394 × 512.
+        eventually("the read counted", || {
+            Metrics::get(&m.read_bytes_sent) == 4608
+        })
+        .await;
+        assert_eq!(Metrics::get(&m.read_bytes_zero_copy), zero_copied);
+        dn.stop().await;
+    }
 }
 
 /// Goal: with 1 MiB checksum chunks (a packet is then one whole chunk) a

@@ -7,9 +7,11 @@
 //! sent. Data goes out in packets of about 64 KiB (`read.packet-bytes`,
 //! whole chunks) with the checksums from the meta file, then the empty last
 //! packet; copied reads send the response with the first packets and the
-//! last packet with the last ones (a small read is one write). Clients that verify checksums mostly get the data with
-//! `sendfile` (`transfer::zero_copy`; see `cache_helps` for when it is
-//! copied instead); copied data is verified before it goes out, and the
+//! last packet with the last ones (a small read is one write). A read of
+//! one packet is copied; longer reads for clients that verify checksums
+//! mostly get the data with `sendfile` (`transfer::zero_copy`; see
+//! `cache_helps` for when they are copied instead); copied data is
+//! verified before it goes out, and the
 //! disk read of the next batch overlaps the send of the current one.
 //!
 //! While the DataNode waits to send, the connection is also watched for the
@@ -99,6 +101,7 @@ pub(crate) async fn read_block(
     let zero_copy = cfg.read_zero_copy && super::zero_copy::supported();
     let can_zero_copy = zero_copy && send_sums;
     let local_copy = can_zero_copy && cache_helps(shared, conn);
+    let single_packet_copy = cfg.read_copy_single_packet;
     let mut way = Way {
         copied: !can_zero_copy || local_copy,
         send_sums,
@@ -117,6 +120,12 @@ pub(crate) async fn read_block(
         if let Ok(p) = &plan {
             if local_copy && p.span.per_packet > way.packet_bytes {
                 way.copied = false;
+            }
+            // A read of one packet is copied whoever reads it: one write
+            // of response, data and last packet, where `sendfile` takes
+            // three system calls to save copying a few KiB.
+            if can_zero_copy && single_packet_copy && p.span.is_single_packet(way.packet_bytes) {
+                way.copied = true;
             }
         }
         let first = match &plan {
@@ -403,6 +412,12 @@ struct Span {
 }
 
 impl Span {
+    /// Whether all of it goes in one packet no larger than `packet_bytes`
+    /// (so not one chunk larger than a packet).
+    fn is_single_packet(&self, packet_bytes: u64) -> bool {
+        self.per_packet <= packet_bytes && self.end - self.start <= self.per_packet
+    }
+
     /// A read long enough to start with a small send buffer.
     fn is_long(&self) -> bool {
         self.end - self.start > STREAMING_AFTER
