@@ -363,6 +363,37 @@ impl DatanodeManager {
         }
     }
 
+    /// The DataNodes HDFS's placement has tried, and so added to the
+    /// excluded set its error counts, by the time a new block finds no
+    /// target at all (`BlockManager.chooseTarget4NewBlock`): the DataNode
+    /// on the writer's host (tried first), and every live one with a
+    /// storage type the block wants (tried at random, each added once
+    /// tried). As `(ip:xferPort, uuid)`, HDFS's identity of a node.
+    pub fn tried_for_new_block(
+        &self,
+        req: &PlacementRequest<'_>,
+        now: Instant,
+    ) -> Vec<(String, String)> {
+        let live = self.live(now);
+        let wanted = req
+            .policy
+            .map(|p| p.storage_types_wanted(req.want, req.existing));
+        let writer_ip = req.writer_ip.map(|ip| ip.to_string());
+        let local = live
+            .iter()
+            .find(|d| writer_ip.as_deref() == Some(d.id.ip_addr.as_str()));
+        let typed = live.iter().filter(|d| {
+            wanted
+                .as_ref()
+                .is_none_or(|types| types.contains(&d.storage_type))
+        });
+        local
+            .into_iter()
+            .chain(typed)
+            .map(|d| (d.xfer_addr(), d.id.datanode_uuid.clone()))
+            .collect()
+    }
+
     /// Picks `want` of the `ordered` candidates for a storage policy (HDFS's
     /// `chooseStorageTypes` with fallbacks): the types the policy still
     /// wants besides the `existing` replicas' ones, each in turn on the
@@ -501,6 +532,28 @@ mod tests {
         // Dead nodes are not chosen.
         let later = now + Duration::from_secs(31);
         assert!(m.choose_targets(&req(3, &none, None), later).is_empty());
+    }
+
+    /// As HDFS's count in "N node(s) are excluded": a COLD block on disks
+    /// only tried the writer's node; a block no DataNode has room for
+    /// tried every node.
+    #[test]
+    fn nodes_tried_by_a_failed_placement() {
+        let now = Instant::now();
+        let mut m = DatanodeManager::new(Duration::from_secs(30));
+        m.register(id("a", "10.0.0.1", 1), now, 0);
+        m.register(id("b", "10.0.0.2", 2), now, 0);
+        let none = HashSet::new();
+        let cold = crate::namespace::storage_policy::StoragePolicy::by_name("COLD");
+        let mut r = req(1, &none, Some("10.0.0.2"));
+        r.policy = cold;
+        assert!(m.choose_targets(&r, now).is_empty());
+        let tried = m.tried_for_new_block(&r, now);
+        assert_eq!(tried, vec![("10.0.0.2:2".to_string(), "b".to_string())]);
+        r.writer_ip = None;
+        assert!(m.tried_for_new_block(&r, now).is_empty());
+        r.policy = None;
+        assert_eq!(m.tried_for_new_block(&r, now).len(), 2);
     }
 
     #[test]

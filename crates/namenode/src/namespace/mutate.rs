@@ -250,16 +250,13 @@ impl Namespace {
         if let Some(id) = existing.filter(|_| !overwrite) {
             let node = self.node(id);
             if let Some(uc) = node.file().and_then(|f| f.under_construction.as_ref()) {
-                let msg = if uc.client_name() == client_name {
-                    format!("Failed to CREATE_FILE {path} for {client_name} on {client_machine} because current leaseholder is trying to recreate file.")
-                } else {
-                    format!(
-                        "Failed to CREATE_FILE {path} for {client_name} on {client_machine} because this file lease is currently owned by {} on {}",
-                        uc.client_name(),
-                        uc.client_machine()
-                    )
-                };
-                return Err(FsError::AlreadyBeingCreated(msg));
+                return Err(super::truncate::lease_conflict(
+                    "CREATE_FILE",
+                    &path,
+                    client_name,
+                    client_machine,
+                    uc,
+                ));
             }
             return Err(FsError::AlreadyExists(format!(
                 "{path} for client {client_machine} already exists"

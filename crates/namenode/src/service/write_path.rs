@@ -460,19 +460,17 @@ impl NameNodeState {
                     return Ok(((alloc, targets), Vec::new()));
                 }
                 let now = std::time::Instant::now();
-                let targets = dns.choose_targets(
-                    &PlacementRequest {
-                        want: replication,
-                        excluded: &excluded,
-                        favored: &r.favored_nodes,
-                        writer_ip,
-                        block_size,
-                        seed,
-                        policy,
-                        existing: &[],
-                    },
-                    now,
-                );
+                let placement = PlacementRequest {
+                    want: replication,
+                    excluded: &excluded,
+                    favored: &r.favored_nodes,
+                    writer_ip,
+                    block_size,
+                    seed,
+                    policy,
+                    existing: &[],
+                };
+                let targets = dns.choose_targets(&placement, now);
                 if targets.len() < min {
                     // Undo the allocation: nothing was logged yet.
                     if let Some(Edit::AddBlock { path, block, .. }) = &edit {
@@ -487,7 +485,7 @@ impl NameNodeState {
                         r.src,
                         targets.len(),
                         dns.live(now).len(),
-                        r.exclude_nodes.len()
+                        excluded_count(&r.exclude_nodes, dns.tried_for_new_block(&placement, now))
                     )));
                 }
                 bm.add_block(alloc.block.id, alloc.block.gs, alloc.file, targets.clone());
@@ -724,4 +722,21 @@ impl NameNodeState {
             }
         }
     }
+}
+
+/// The size of HDFS's excluded set after a failed placement: the client's
+/// nodes with those the placement tried, a node counted once by its
+/// transfer address and uuid (HDFS's `DatanodeID` equality).
+fn excluded_count(client: &[pb::DatanodeInfoProto], tried: Vec<(String, String)>) -> usize {
+    let mut set: std::collections::HashSet<(String, String)> = client
+        .iter()
+        .map(|d| {
+            (
+                format!("{}:{}", d.id.ip_addr, d.id.xfer_port),
+                d.id.datanode_uuid.clone(),
+            )
+        })
+        .collect();
+    set.extend(tried);
+    set.len()
 }

@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use super::DOT_SNAPSHOT;
 use crate::namespace::authorize::Required;
 use crate::namespace::permission::{Access, Caller};
 use crate::namespace::{name_order, ChildName, FileStatus, FsError, INodeId, Namespace};
@@ -144,14 +145,26 @@ impl Namespace {
                 res.path()
             )));
         }
-        // HDFS checks read access on the whole subtree of each side; the
-        // current tree's here (a snapshot's subtree is not walked).
-        let read = Required {
-            access: Some(Access::READ),
-            sub: (from.is_empty() || to.is_empty()).then_some(Access::READ),
-            ..Default::default()
-        };
-        self.check_after_walk(caller, &res, read)?;
+        // HDFS resolves each side, from first: `path` for the current tree
+        // (read access to its whole subtree), or `path/.snapshot/NAME`: a
+        // search of `path`, then read access to the snapshot's root when
+        // there is one (its own subtree is not walked here).
+        for name in [from, to] {
+            if name.is_empty() {
+                let read_all = Required {
+                    access: Some(Access::READ),
+                    sub: Some(Access::READ),
+                    ..Default::default()
+                };
+                self.check_after_walk(caller, &res, read_all)?;
+                continue;
+            }
+            self.check_after_walk(caller, &res, Required::to(Access::EXECUTE))?;
+            let side = format!("{}/{DOT_SNAPSHOT}/{name}", res.path().trim_end_matches('/'));
+            if let Ok(Some(sp)) = self.snapshot_path(&side) {
+                self.check_snapshot_path(caller, &sp, Some(Access::READ))?;
+            }
+        }
         // The snapshot root is looked for from the directory itself, or
         // from the parent of a path that is missing or a file, which must
         // exist (HDFS's getSnapshottableAncestorDir).
