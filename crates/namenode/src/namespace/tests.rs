@@ -359,6 +359,18 @@ fn writers_calls_name_the_lease_as_hdfs() {
             "File does not exist: /f (inode {id}) Holder c does not have any open files."
         )))
     );
+    // A directory, by id or by path.
+    let dir = stat(&ns, "/").id.0;
+    assert_eq!(
+        ns.fsync("/x", dir, "c", None),
+        Err(FsError::LeaseExpired(format!(
+            "INode is not a regular file: / (inode {dir}) Holder c does not have any open files."
+        )))
+    );
+    assert!(matches!(
+        ns.fsync("/", 0, "c", None),
+        Err(FsError::LeaseExpired(m)) if m.starts_with("INode is not a regular file: / (inode 0)")
+    ));
     // setReplication checks the factor before the path.
     assert_eq!(
         ns.set_replication(&user("alice", &[]), "/f/x", 0),

@@ -56,13 +56,20 @@ impl Namespace {
     /// `checkLease` does, naming the writer.
     ///
     /// # Errors
-    /// FileNotFound when missing, a directory, or the id does not match.
+    /// FileNotFound when missing or the id does not match, LeaseExpired
+    /// for a directory ("INode is not a regular file").
     pub fn resolve_for_writer(
         &self,
         src: &str,
         file_id: u64,
         client_name: &str,
     ) -> Result<(INodeId, String), FsError> {
+        if let Some(path) = self.directory_named_by(src, file_id) {
+            return Err(FsError::LeaseExpired(format!(
+                "INode is not a regular file: {}",
+                lease_detail(&path, file_id, client_name)
+            )));
+        }
         self.resolve_file(src, file_id).map_err(|e| match e {
             FsError::FileNotFound(_) => FsError::FileNotFound(format!(
                 "File does not exist: {}",
@@ -70,6 +77,21 @@ impl Namespace {
             )),
             e => e,
         })
+    }
+
+    /// The path of the directory a writer's call names, by inode id when
+    /// it has one, else by path.
+    fn directory_named_by(&self, src: &str, file_id: u64) -> Option<String> {
+        if file_id != 0 {
+            let id = INodeId(file_id);
+            let node = self.inodes.get(&id)?;
+            return node
+                .is_dir()
+                .then(|| self.path_of(id).unwrap_or_else(|| src.to_string()));
+        }
+        let res = self.resolve(src).ok()?;
+        let id = res.last()?;
+        self.node(id).is_dir().then(|| res.path())
     }
 
     fn writable_file(
