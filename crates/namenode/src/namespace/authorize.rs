@@ -229,6 +229,7 @@ impl Namespace {
         access: Access,
         req: Required,
     ) -> Result<(), FsError> {
+        let top = self.node(id);
         let mut stack = vec![(path.to_string(), id)];
         while let Some((p, id)) = stack.pop() {
             let node = self.node(id);
@@ -239,6 +240,12 @@ impl Namespace {
             let granted = self.grants(caller, id, node, access);
             if !skip && !granted {
                 return Err(self.deny(caller, access, &p, node));
+            }
+            // `checkSubAccess` also holds each sticky directory's children
+            // to the sticky bit (a content summary's walk does not).
+            let sticky = self.permission_of(node) & STICKY_BIT != 0;
+            if !skip && sticky && !req.sub_in_name_order {
+                self.check_sticky_children(caller, &p, node, top)?;
             }
             let below = stack.len();
             for child in children.values() {
@@ -253,6 +260,46 @@ impl Namespace {
             if req.sub_in_name_order {
                 stack[below..].reverse();
             }
+        }
+        Ok(())
+    }
+}
+
+impl Namespace {
+    /// The sticky bit of directory `dir` (at `path`) against each of its
+    /// children in name order: only the directory's owner or the child's
+    /// may remove it. HDFS's message shows the attributes of `top`, the
+    /// directory whose subtree is checked, beside the sticky directory's
+    /// path.
+    fn check_sticky_children(
+        &self,
+        caller: &Caller,
+        path: &str,
+        dir: &INode,
+        top: &INode,
+    ) -> Result<(), FsError> {
+        if self.owner_of(dir) == &*caller.user {
+            return Ok(());
+        }
+        let Some(children) = dir.children() else {
+            return Ok(());
+        };
+        for child in children.values() {
+            let node = self.node(child);
+            if self.owner_of(node) == &*caller.user {
+                continue;
+            }
+            let child_path = if path == "/" {
+                format!("/{}", node.name)
+            } else {
+                format!("{path}/{}", node.name)
+            };
+            return Err(FsError::AccessControl(format!(
+                "Permission denied by sticky bit: user={}, path=\"{child_path}\":{}, parent=\"{path}\":{}",
+                caller.user,
+                node.describe(&self.names),
+                top.describe(&self.names)
+            )));
         }
         Ok(())
     }
