@@ -136,15 +136,6 @@ impl Namespace {
     ) -> Result<DiffReport, FsError> {
         let res = self.resolve(path)?;
         self.check(caller, &res, Required::default())?;
-        // HDFS checks read access at `path/.snapshot/NAME`, resolved: with
-        // permissions on, a file at `path` is an ancestor that is not a
-        // directory there.
-        if self.permissions_enabled && res.last().is_some_and(|id| !self.node(id).is_dir()) {
-            return Err(FsError::AccessControl(format!(
-                "{} (is not a directory)",
-                res.path()
-            )));
-        }
         // HDFS resolves each side, from first: `path` for the current tree
         // (read access to its whole subtree), or `path/.snapshot/NAME`: a
         // search of `path`, then read access to the snapshot's root when
@@ -158,6 +149,14 @@ impl Namespace {
                 };
                 self.check_after_walk(caller, &res, read_all)?;
                 continue;
+            }
+            // With permissions on, a file at `path` is an ancestor that is
+            // not a directory there, whoever asks.
+            if self.permissions_enabled && res.last().is_some_and(|id| !self.node(id).is_dir()) {
+                return Err(FsError::AccessControl(format!(
+                    "{} (is not a directory)",
+                    res.path()
+                )));
             }
             self.check_after_walk(caller, &res, Required::to(Access::EXECUTE))?;
             let side = format!("{}/{DOT_SNAPSHOT}/{name}", res.path().trim_end_matches('/'));
