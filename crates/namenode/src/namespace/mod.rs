@@ -320,4 +320,6 @@ mod tests;
 #[cfg(test)]
 mod truncate_concat_tests;
 #[cfg(test)]
+mod walk_order_tests;
+#[cfg(test)]
 mod xattrs_tests;

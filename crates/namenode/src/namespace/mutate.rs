@@ -69,9 +69,10 @@ impl Namespace {
     }
 
     /// What creating the missing `res` needs: its existing ancestors are
-    /// directories, and the caller may write to the nearest one.
+    /// directories the caller may search, each checked in turn from the
+    /// root (a file below a directory it may not search is refused as
+    /// that search), and the caller may write to the nearest one.
     pub(super) fn check_creatable(&self, caller: &Caller, res: &Resolved) -> Result<(), FsError> {
-        self.check_ancestors_are_dirs(res)?;
         self.check(
             caller,
             res,
@@ -81,18 +82,6 @@ impl Namespace {
                 ..Default::default()
             },
         )
-    }
-
-    /// Fails with ParentNotDirectory when an existing ancestor is a file.
-    fn check_ancestors_are_dirs(&self, res: &Resolved) -> Result<(), FsError> {
-        let n = res.inodes.len();
-        for i in 0..n.saturating_sub(1) {
-            if res.inodes[i].is_none() {
-                break;
-            }
-            self.check_is_directory(res, i, true)?;
-        }
-        Ok(())
     }
 
     /// mkdirs. Returns the edits applied (one per directory created; none

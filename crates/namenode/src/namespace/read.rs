@@ -145,6 +145,25 @@ impl Namespace {
         }
     }
 
+    /// getErasureCodingPolicy's checks (HDFS's `FSDirErasureCodingOp`):
+    /// the walk, read access to the path when it exists, then whether it
+    /// does ("Path not found").
+    ///
+    /// # Errors
+    /// As [`Namespace::file_info_resolved`], no read permission, missing.
+    pub fn ec_policy_target(&self, caller: &Caller, src: &str) -> Result<(), FsError> {
+        match self.snapshot_path(src)? {
+            Some(sp) => self.check_snapshot_path(caller, &sp, Some(Access::READ))?,
+            None => {
+                let res = self.resolve(src)?;
+                self.check(caller, &res, Required::to(Access::READ))?;
+            }
+        }
+        self.file_info_resolved(caller, src)?
+            .ok_or_else(|| FsError::FileNotFound(format!("Path not found: {src}")))?;
+        Ok(())
+    }
+
     /// A path's status as HDFS's `resolvePath` for reading sees it: a file
     /// among the ancestors is an AccessControlException for anyone (what
     /// getErasureCodingPolicy and the like answer); `None` when missing.

@@ -13,7 +13,7 @@ use super::convert::{encode, status_proto};
 use super::quota::{type_quota_infos, wire};
 use super::{now_ms, CallResult, NameNodeState};
 use crate::namespace::permission::Caller;
-use crate::namespace::{CreateModes, FsError};
+use crate::namespace::CreateModes;
 use cairn_rpc::CallError;
 
 /// "Leave unchanged" in setTimes (−1 sent as uint64).
@@ -105,10 +105,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::GetErasureCodingPolicyRequestProto,
     ) -> CallResult {
-        self.read(|ns| {
-            ns.file_info_resolved(caller, &r.src)?
-                .ok_or_else(|| FsError::FileNotFound(format!("Path not found: {}", r.src)))
-        })?;
+        self.read(|ns| ns.ec_policy_target(caller, &r.src))?;
         encode(&pb::GetErasureCodingPolicyResponseProto { ec_policy: None })
     }
 

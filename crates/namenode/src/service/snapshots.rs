@@ -180,19 +180,49 @@ impl NameNodeState {
         })
     }
 
+    /// A diff report; `None` is HDFS's null name (WebHDFS's empty one).
     fn diff_report(
         &self,
         caller: &Caller,
         root: &str,
-        from: &str,
-        to: &str,
+        from: Option<&str>,
+        to: Option<&str>,
     ) -> Result<DiffReport, cairn_rpc::CallError> {
         self.read(|ns| {
             if root.is_empty() {
                 return Err(FsError::FileNotFound("Directory does not exist: ".into()));
             }
-            ns.snapshot_diff_report(caller, root, from, to)
+            ns.snapshot_diff_report_of(caller, root, from, to)
         })
+    }
+
+    /// WebHDFS's GETSNAPSHOTDIFF: as `getSnapshotDiffReport`, with the
+    /// null names RPC cannot carry.
+    pub(crate) async fn web_snapshot_diff(
+        &self,
+        ctx: &cairn_rpc::server::CallContext,
+        root: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+    ) -> Result<pb::GetSnapshotDiffReportResponseProto, cairn_rpc::CallError> {
+        let caller = self.caller(ctx).await;
+        let report = self.diff_report(&caller, root, from, to)?;
+        self.metrics.record("getSnapshotDiffReport");
+        Ok(report_proto(report))
+    }
+
+    /// WebHDFS's GETSNAPSHOTDIFFLISTING, as [`Self::web_snapshot_diff`].
+    pub(crate) async fn web_snapshot_diff_listing(
+        &self,
+        ctx: &cairn_rpc::server::CallContext,
+        root: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+    ) -> Result<pb::GetSnapshotDiffReportListingResponseProto, cairn_rpc::CallError> {
+        let caller = self.caller(ctx).await;
+        let report = self.diff_report(&caller, root, from, to)?;
+        self.metrics.record("getSnapshotDiffReportListing");
+        Ok(listing_proto(report))
     }
 
     /// `getSnapshotDiffReport`.
@@ -201,24 +231,9 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::GetSnapshotDiffReportRequestProto,
     ) -> CallResult {
-        let report =
-            self.diff_report(caller, &r.snapshot_root, &r.from_snapshot, &r.to_snapshot)?;
-        encode(&pb::GetSnapshotDiffReportResponseProto {
-            diff_report: pb::SnapshotDiffReportProto {
-                snapshot_root: report.root,
-                from_snapshot: report.from,
-                to_snapshot: report.to,
-                diff_report_entries: report
-                    .entries
-                    .into_iter()
-                    .map(|e| pb::SnapshotDiffReportEntryProto {
-                        fullpath: bytes(&e.path),
-                        modification_label: e.kind.label().to_string(),
-                        target_path: e.target.as_deref().map(bytes),
-                    })
-                    .collect(),
-            },
-        })
+        let (from, to) = (Some(r.from_snapshot.as_str()), Some(r.to_snapshot.as_str()));
+        let report = self.diff_report(caller, &r.snapshot_root, from, to)?;
+        encode(&report_proto(report))
     }
 
     /// `getSnapshotDiffReportListing`: the whole report in one page.
@@ -227,27 +242,50 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::GetSnapshotDiffReportListingRequestProto,
     ) -> CallResult {
-        let report =
-            self.diff_report(caller, &r.snapshot_root, &r.from_snapshot, &r.to_snapshot)?;
-        let entry = |e: &ListingEntry| pb::SnapshotDiffReportListingEntryProto {
-            fullpath: bytes(&e.path),
-            dir_id: e.dir_id.0,
-            is_reference: e.is_reference,
-            target_path: e.target.as_deref().map(bytes),
-            file_id: Some(e.file_id.0),
-        };
-        let l = &report.listing;
-        encode(&pb::GetSnapshotDiffReportListingResponseProto {
-            diff_report: pb::SnapshotDiffReportListingProto {
-                modified_entries: l.modified.iter().map(entry).collect(),
-                created_entries: l.created.iter().map(entry).collect(),
-                deleted_entries: l.deleted.iter().map(entry).collect(),
-                is_from_earlier: report.from_earlier,
-                cursor: Some(pb::SnapshotDiffReportCursorProto {
-                    start_path: Bytes::new(),
-                    index: -1,
-                }),
-            },
-        })
+        let (from, to) = (Some(r.from_snapshot.as_str()), Some(r.to_snapshot.as_str()));
+        let report = self.diff_report(caller, &r.snapshot_root, from, to)?;
+        encode(&listing_proto(report))
+    }
+}
+
+fn report_proto(report: DiffReport) -> pb::GetSnapshotDiffReportResponseProto {
+    pb::GetSnapshotDiffReportResponseProto {
+        diff_report: pb::SnapshotDiffReportProto {
+            snapshot_root: report.root,
+            from_snapshot: report.from,
+            to_snapshot: report.to,
+            diff_report_entries: report
+                .entries
+                .into_iter()
+                .map(|e| pb::SnapshotDiffReportEntryProto {
+                    fullpath: bytes(&e.path),
+                    modification_label: e.kind.label().to_string(),
+                    target_path: e.target.as_deref().map(bytes),
+                })
+                .collect(),
+        },
+    }
+}
+
+fn listing_proto(report: DiffReport) -> pb::GetSnapshotDiffReportListingResponseProto {
+    let entry = |e: &ListingEntry| pb::SnapshotDiffReportListingEntryProto {
+        fullpath: bytes(&e.path),
+        dir_id: e.dir_id.0,
+        is_reference: e.is_reference,
+        target_path: e.target.as_deref().map(bytes),
+        file_id: Some(e.file_id.0),
+    };
+    let l = &report.listing;
+    pb::GetSnapshotDiffReportListingResponseProto {
+        diff_report: pb::SnapshotDiffReportListingProto {
+            modified_entries: l.modified.iter().map(entry).collect(),
+            created_entries: l.created.iter().map(entry).collect(),
+            deleted_entries: l.deleted.iter().map(entry).collect(),
+            is_from_earlier: report.from_earlier,
+            cursor: Some(pb::SnapshotDiffReportCursorProto {
+                start_path: Bytes::new(),
+                index: -1,
+            }),
+        },
     }
 }

@@ -9,7 +9,7 @@ use cairn_common::webhdfs as web;
 use cairn_proto::hadoop::hdfs as pb;
 use serde_json::json;
 
-use super::{call, json, ok_json, WebError, WebRequest};
+use super::{call, from_call_error, json, ok_json, WebError, WebRequest};
 use crate::service::NameNodeState;
 
 /// HDFS's `QUOTA_DONT_SET` (Long.MAX_VALUE): leave that quota as it is.
@@ -122,49 +122,42 @@ async fn delete_snapshot(
     Ok(web::ok_empty())
 }
 
+/// WebHDFS's snapshot names: an absent or empty one is HDFS's null (the
+/// current tree, checked at the path itself), which RPC cannot carry.
+fn diff_names(req: &WebRequest) -> (Option<&str>, Option<&str>) {
+    let name = |key| req.param(key).filter(|n: &&str| !n.is_empty());
+    (name("oldsnapshotname"), name("snapshotname"))
+}
+
 async fn snapshot_diff(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
-    let r: pb::GetSnapshotDiffReportResponseProto = call(
-        state,
-        req,
-        "getSnapshotDiffReport",
-        &pb::GetSnapshotDiffReportRequestProto {
-            snapshot_root: req.path.clone(),
-            from_snapshot: req.param("oldsnapshotname").unwrap_or("").to_string(),
-            to_snapshot: req.param("snapshotname").unwrap_or("").to_string(),
-        },
-    )
-    .await?;
+    let method = "getSnapshotDiffReport";
+    state.check_ha_category(method).map_err(from_call_error)?;
+    let (from, to) = diff_names(req);
+    let r = state
+        .web_snapshot_diff(&req.context(), &req.path, from, to)
+        .await
+        .map_err(from_call_error)?;
     Ok(ok_json(
         "SnapshotDiffReport",
         json::snapshot_diff(&r.diff_report),
     ))
 }
 
-/// GETSNAPSHOTDIFFLISTING: one page of `getSnapshotDiffReportListing`
-/// from `snapshotdiffstartpath` / `snapshotdiffindex` (HDFS's defaults: ""
-/// and -1), as `{"SnapshotDiffReportListing": {...}}`.
+/// GETSNAPSHOTDIFFLISTING: `getSnapshotDiffReportListing`'s report, whole
+/// in one page whatever `snapshotdiffstartpath` / `snapshotdiffindex` say
+/// (HDFS's defaults: "" and -1; a malformed index is refused).
 async fn snapshot_diff_listing(
     state: &Arc<NameNodeState>,
     req: &WebRequest,
 ) -> Result<Response, WebError> {
-    let index = req.params.int("snapshotdiffindex", i64::from(i32::MIN))?;
-    let index = index.map_or(-1, |i| i32::try_from(i).unwrap_or(-1));
-    let start_path = req.param("snapshotdiffstartpath").unwrap_or("");
-    let r: pb::GetSnapshotDiffReportListingResponseProto = call(
-        state,
-        req,
-        "getSnapshotDiffReportListing",
-        &pb::GetSnapshotDiffReportListingRequestProto {
-            snapshot_root: req.path.clone(),
-            from_snapshot: req.param("oldsnapshotname").unwrap_or("").to_string(),
-            to_snapshot: req.param("snapshotname").unwrap_or("").to_string(),
-            cursor: Some(pb::SnapshotDiffReportCursorProto {
-                start_path: bytes::Bytes::copy_from_slice(start_path.as_bytes()),
-                index,
-            }),
-        },
-    )
-    .await?;
+    req.params.int("snapshotdiffindex", i64::from(i32::MIN))?;
+    let method = "getSnapshotDiffReportListing";
+    state.check_ha_category(method).map_err(from_call_error)?;
+    let (from, to) = diff_names(req);
+    let r = state
+        .web_snapshot_diff_listing(&req.context(), &req.path, from, to)
+        .await
+        .map_err(from_call_error)?;
     Ok(ok_json(
         "SnapshotDiffReportListing",
         json::snapshot_diff_listing(&r.diff_report),

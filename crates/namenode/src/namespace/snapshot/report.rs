@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use super::DOT_SNAPSHOT;
 use crate::namespace::authorize::Required;
 use crate::namespace::permission::{Access, Caller};
-use crate::namespace::{name_order, ChildName, FileStatus, FsError, INodeId, Namespace};
+use crate::namespace::{name_order, ChildName, FileStatus, FsError, INodeId, Namespace, Resolved};
 
 /// The kind of a diff report entry, with HDFS's labels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,8 +121,52 @@ struct Changed {
 }
 
 impl Namespace {
-    /// getSnapshotDiffReport of `path` from snapshot `from` to `to` (an
-    /// empty name is the current tree).
+    /// HDFS's read check of one side of a diff: `path` itself for a null
+    /// name (read access to it and its whole subtree); otherwise
+    /// `path/.snapshot/NAME` resolved: a file at `path` is then an
+    /// ancestor that is not a directory (whoever asks, with permissions
+    /// on); an empty name ends at the snapshottable directory itself
+    /// (read access to its current subtree) or, elsewhere, at a missing
+    /// `.snapshot` (a search of `path`); a named snapshot takes a search
+    /// of `path` and read access to the snapshot's root, when there is
+    /// one (its own subtree is not walked here).
+    fn check_diff_side(
+        &self,
+        caller: &Caller,
+        res: &Resolved,
+        name: Option<&str>,
+    ) -> Result<(), FsError> {
+        let read_all = Required {
+            access: Some(Access::READ),
+            sub: Some(Access::READ),
+            ..Default::default()
+        };
+        let Some(name) = name else {
+            return self.check_after_walk(caller, res, read_all);
+        };
+        let last = res.last();
+        if self.permissions_enabled && last.is_some_and(|id| !self.node(id).is_dir()) {
+            return Err(FsError::AccessControl(format!(
+                "{} (is not a directory)",
+                res.path()
+            )));
+        }
+        if name.is_empty() {
+            if last.is_some_and(|id| self.is_snapshottable(id)) {
+                return self.check_after_walk(caller, res, read_all);
+            }
+            return self.check_after_walk(caller, res, Required::to(Access::EXECUTE));
+        }
+        self.check_after_walk(caller, res, Required::to(Access::EXECUTE))?;
+        let side = format!("{}/{DOT_SNAPSHOT}/{name}", res.path().trim_end_matches('/'));
+        if let Ok(Some(sp)) = self.snapshot_path(&side) {
+            self.check_snapshot_path(caller, &sp, Some(Access::READ))?;
+        }
+        Ok(())
+    }
+
+    /// getSnapshotDiffReport of `path` from snapshot `from` to `to` as the
+    /// RPC asks it (an empty name is the current tree).
     ///
     /// # Errors
     /// As HDFS: permission denied, FileNotFound, not a directory, not
@@ -134,36 +178,29 @@ impl Namespace {
         from: &str,
         to: &str,
     ) -> Result<DiffReport, FsError> {
+        self.snapshot_diff_report_of(caller, path, Some(from), Some(to))
+    }
+
+    /// getSnapshotDiffReport with HDFS's null names too (`None`, what
+    /// WebHDFS passes for an absent or empty name): the current tree, its
+    /// access checked at `path` itself where an empty name checks it at
+    /// `path/.snapshot/` (see [`Namespace::check_diff_side`]).
+    ///
+    /// # Errors
+    /// As [`Namespace::snapshot_diff_report`].
+    pub fn snapshot_diff_report_of(
+        &self,
+        caller: &Caller,
+        path: &str,
+        from: Option<&str>,
+        to: Option<&str>,
+    ) -> Result<DiffReport, FsError> {
         let res = self.resolve(path)?;
         self.check(caller, &res, Required::default())?;
-        // HDFS resolves each side, from first: `path` for the current tree
-        // (read access to its whole subtree), or `path/.snapshot/NAME`: a
-        // search of `path`, then read access to the snapshot's root when
-        // there is one (its own subtree is not walked here).
         for name in [from, to] {
-            if name.is_empty() {
-                let read_all = Required {
-                    access: Some(Access::READ),
-                    sub: Some(Access::READ),
-                    ..Default::default()
-                };
-                self.check_after_walk(caller, &res, read_all)?;
-                continue;
-            }
-            // With permissions on, a file at `path` is an ancestor that is
-            // not a directory there, whoever asks.
-            if self.permissions_enabled && res.last().is_some_and(|id| !self.node(id).is_dir()) {
-                return Err(FsError::AccessControl(format!(
-                    "{} (is not a directory)",
-                    res.path()
-                )));
-            }
-            self.check_after_walk(caller, &res, Required::to(Access::EXECUTE))?;
-            let side = format!("{}/{DOT_SNAPSHOT}/{name}", res.path().trim_end_matches('/'));
-            if let Ok(Some(sp)) = self.snapshot_path(&side) {
-                self.check_snapshot_path(caller, &sp, Some(Access::READ))?;
-            }
+            self.check_diff_side(caller, &res, name)?;
         }
+        let (from, to) = (from.unwrap_or(""), to.unwrap_or(""));
         // The snapshot root is looked for from the directory itself, or
         // from the parent of a path that is missing or a file, which must
         // exist (HDFS's getSnapshottableAncestorDir).
