@@ -32,7 +32,7 @@ mod open_files;
 mod quota;
 mod read_path;
 mod retry;
-mod snapshots;
+pub(crate) mod snapshots;
 mod storage_policy;
 mod truncate_concat;
 mod upgrade;

@@ -196,33 +196,19 @@ impl NameNodeState {
         })
     }
 
-    /// WebHDFS's GETSNAPSHOTDIFF: as `getSnapshotDiffReport`, with the
-    /// null names RPC cannot carry.
-    pub(crate) async fn web_snapshot_diff(
+    /// WebHDFS's GETSNAPSHOTDIFF and GETSNAPSHOTDIFFLISTING (`method`):
+    /// the report as RPC's, with the null names RPC cannot carry.
+    pub(crate) async fn web_diff_report(
         &self,
         ctx: &cairn_rpc::server::CallContext,
+        method: &str,
         root: &str,
-        from: Option<&str>,
-        to: Option<&str>,
-    ) -> Result<pb::GetSnapshotDiffReportResponseProto, cairn_rpc::CallError> {
+        (from, to): (Option<&str>, Option<&str>),
+    ) -> Result<DiffReport, cairn_rpc::CallError> {
         let caller = self.caller(ctx).await;
         let report = self.diff_report(&caller, root, from, to)?;
-        self.metrics.record("getSnapshotDiffReport");
-        Ok(report_proto(report))
-    }
-
-    /// WebHDFS's GETSNAPSHOTDIFFLISTING, as [`Self::web_snapshot_diff`].
-    pub(crate) async fn web_snapshot_diff_listing(
-        &self,
-        ctx: &cairn_rpc::server::CallContext,
-        root: &str,
-        from: Option<&str>,
-        to: Option<&str>,
-    ) -> Result<pb::GetSnapshotDiffReportListingResponseProto, cairn_rpc::CallError> {
-        let caller = self.caller(ctx).await;
-        let report = self.diff_report(&caller, root, from, to)?;
-        self.metrics.record("getSnapshotDiffReportListing");
-        Ok(listing_proto(report))
+        self.metrics.record(method);
+        Ok(report)
     }
 
     /// `getSnapshotDiffReport`.
@@ -248,7 +234,7 @@ impl NameNodeState {
     }
 }
 
-fn report_proto(report: DiffReport) -> pb::GetSnapshotDiffReportResponseProto {
+pub(crate) fn report_proto(report: DiffReport) -> pb::GetSnapshotDiffReportResponseProto {
     pb::GetSnapshotDiffReportResponseProto {
         diff_report: pb::SnapshotDiffReportProto {
             snapshot_root: report.root,
@@ -267,7 +253,7 @@ fn report_proto(report: DiffReport) -> pb::GetSnapshotDiffReportResponseProto {
     }
 }
 
-fn listing_proto(report: DiffReport) -> pb::GetSnapshotDiffReportListingResponseProto {
+pub(crate) fn listing_proto(report: DiffReport) -> pb::GetSnapshotDiffReportListingResponseProto {
     let entry = |e: &ListingEntry| pb::SnapshotDiffReportListingEntryProto {
         fullpath: bytes(&e.path),
         dir_id: e.dir_id.0,

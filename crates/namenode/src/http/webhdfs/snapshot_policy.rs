@@ -10,6 +10,8 @@ use cairn_proto::hadoop::hdfs as pb;
 use serde_json::json;
 
 use super::{call, from_call_error, json, ok_json, WebError, WebRequest};
+use crate::namespace::snapshot::DiffReport;
+use crate::service::snapshots::{listing_proto, report_proto};
 use crate::service::NameNodeState;
 
 /// HDFS's `QUOTA_DONT_SET` (Long.MAX_VALUE): leave that quota as it is.
@@ -122,21 +124,26 @@ async fn delete_snapshot(
     Ok(web::ok_empty())
 }
 
-/// WebHDFS's snapshot names: an absent or empty one is HDFS's null (the
-/// current tree, checked at the path itself), which RPC cannot carry.
-fn diff_names(req: &WebRequest) -> (Option<&str>, Option<&str>) {
+/// The report of GETSNAPSHOTDIFF or GETSNAPSHOTDIFFLISTING (`method`).
+/// WebHDFS's absent or empty snapshot name is HDFS's null (the current
+/// tree, checked at the path itself), which RPC cannot carry.
+async fn web_diff(
+    state: &Arc<NameNodeState>,
+    req: &WebRequest,
+    method: &str,
+) -> Result<DiffReport, WebError> {
+    state.check_ha_category(method).map_err(from_call_error)?;
     let name = |key| req.param(key).filter(|n: &&str| !n.is_empty());
-    (name("oldsnapshotname"), name("snapshotname"))
+    let names = (name("oldsnapshotname"), name("snapshotname"));
+    state
+        .web_diff_report(&req.context(), method, &req.path, names)
+        .await
+        .map_err(from_call_error)
 }
 
 async fn snapshot_diff(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
-    let method = "getSnapshotDiffReport";
-    state.check_ha_category(method).map_err(from_call_error)?;
-    let (from, to) = diff_names(req);
-    let r = state
-        .web_snapshot_diff(&req.context(), &req.path, from, to)
-        .await
-        .map_err(from_call_error)?;
+    let report = web_diff(state, req, "getSnapshotDiffReport").await?;
+    let r = report_proto(report);
     Ok(ok_json(
         "SnapshotDiffReport",
         json::snapshot_diff(&r.diff_report),
@@ -151,13 +158,8 @@ async fn snapshot_diff_listing(
     req: &WebRequest,
 ) -> Result<Response, WebError> {
     req.params.int("snapshotdiffindex", i64::from(i32::MIN))?;
-    let method = "getSnapshotDiffReportListing";
-    state.check_ha_category(method).map_err(from_call_error)?;
-    let (from, to) = diff_names(req);
-    let r = state
-        .web_snapshot_diff_listing(&req.context(), &req.path, from, to)
-        .await
-        .map_err(from_call_error)?;
+    let report = web_diff(state, req, "getSnapshotDiffReportListing").await?;
+    let r = listing_proto(report);
     Ok(ok_json(
         "SnapshotDiffReportListing",
         json::snapshot_diff_listing(&r.diff_report),
