@@ -228,6 +228,41 @@ async fn block_storage_and_encryption_reports() {
         msg.starts_with("Permission denied: user=alice, access=EXECUTE"),
         "{msg}"
     );
+    // getEnclosingRoot makes getEZForPath's checks, then names the root
+    // (no encryption zones here), also for a path that does not exist.
+    let me = current_user();
+    for (src, user) in [
+        ("/missing/file", "alice"),
+        ("/", "alice"),
+        ("/secret/x", &*me),
+    ] {
+        let root: pb::GetEnclosingRootResponseProto = rpc(&cluster.nn, user)
+            .await
+            .call(
+                "getEnclosingRoot",
+                &pb::GetEnclosingRootRequestProto {
+                    filename: Some(src.into()),
+                },
+            )
+            .await
+            .expect("getEnclosingRoot");
+        assert_eq!(root.enclosing_root_path.as_deref(), Some("/"), "{src}");
+    }
+    let (class, msg) = remote(
+        alice
+            .call::<_, pb::GetEnclosingRootResponseProto>(
+                "getEnclosingRoot",
+                &pb::GetEnclosingRootRequestProto {
+                    filename: Some("/secret/x".into()),
+                },
+            )
+            .await,
+    );
+    assert_eq!(class, "org.apache.hadoop.security.AccessControlException");
+    assert!(
+        msg.starts_with("Permission denied: user=alice, access=EXECUTE"),
+        "{msg}"
+    );
     for (method, op) in [
         ("getDatanodeReport", "datanodeReport"),
         ("getDatanodeStorageReport", "getDatanodeStorageReport"),

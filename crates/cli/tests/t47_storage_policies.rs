@@ -208,6 +208,54 @@ async fn placement_follows_the_policy_where_the_storage_types_exist() {
         failed,
         "a COLD file was written without an ARCHIVE DataNode"
     );
+    // With an ARCHIVE quota too small for a block, HDFS still answers with
+    // the placement failure: it chooses targets before it charges quotas.
+    let admin = rpc(nn).await;
+    let _: pb::SetQuotaResponseProto = admin
+        .call(
+            "setQuota",
+            &pb::SetQuotaRequestProto {
+                path: "/cold".into(),
+                namespace_quota: u64::MAX >> 1,
+                storagespace_quota: 1000,
+                storage_type: Some(pb::StorageTypeProto::Archive as i32),
+            },
+        )
+        .await
+        .expect("setQuota ARCHIVE");
+    let created: pb::CreateResponseProto = admin
+        .call(
+            "create",
+            &pb::CreateRequestProto {
+                src: "/cold/q".into(),
+                masked: pb::FsPermissionProto { perm: 0o644 },
+                client_name: "test-client".into(),
+                create_flag: 1,
+                create_parent: false,
+                replication: 1,
+                block_size: 1 << 20,
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("create /cold/q");
+    let e = admin
+        .call::<_, pb::AddBlockResponseProto>(
+            "addBlock",
+            &pb::AddBlockRequestProto {
+                src: "/cold/q".into(),
+                client_name: "test-client".into(),
+                file_id: created.fs.and_then(|f| f.file_id),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect_err("no ARCHIVE DataNode and no ARCHIVE quota left");
+    assert!(
+        e.to_string()
+            .contains("could only be written to 0 of the 1 minReplication nodes"),
+        "{e}"
+    );
     assert_eq!(policy_of(nn, "/fast/deep/f").await, "ALL_SSD");
     assert_eq!(policy_of(nn, "/hot").await, "HOT");
 }

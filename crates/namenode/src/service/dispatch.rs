@@ -50,7 +50,7 @@ impl NameNodeState {
             "getStoragePolicy" => self.get_storage_policy(caller, decode(req)?),
             "getErasureCodingPolicies" => self.get_erasure_coding_policies(),
             "getErasureCodingPolicy" => self.get_erasure_coding_policy(caller, decode(req)?),
-            "getEnclosingRoot" => self.get_enclosing_root(),
+            "getEnclosingRoot" => self.get_enclosing_root(caller, decode(req)?),
             "checkAccess" => self.check_access(caller, decode(req)?),
             "msync" => self.msync(),
             "getHAServiceState" => self.get_ha_service_state(),

@@ -12,7 +12,7 @@ use cairn_proto::hadoop::hdfs as pb;
 use super::convert::{encode, status_proto};
 use super::quota::{type_quota_infos, wire};
 use super::{now_ms, CallResult, NameNodeState};
-use crate::namespace::permission::Caller;
+use crate::namespace::permission::{Access, Caller};
 use crate::namespace::CreateModes;
 use cairn_rpc::CallError;
 
@@ -109,8 +109,16 @@ impl NameNodeState {
         encode(&pb::GetErasureCodingPolicyResponseProto { ec_policy: None })
     }
 
-    /// `getEnclosingRoot`.
-    pub(super) fn get_enclosing_root(&self) -> CallResult {
+    /// `getEnclosingRoot`: HDFS answers with the path's encryption zone
+    /// (none here, so the root) after `getEZForPath`'s checks: traversal,
+    /// and READ on the path when it exists.
+    pub(super) fn get_enclosing_root(
+        &self,
+        caller: &Caller,
+        r: pb::GetEnclosingRootRequestProto,
+    ) -> CallResult {
+        let src = r.filename.as_deref().unwrap_or_default();
+        self.read(|ns| ns.check_path_access(caller, src, Access::READ))?;
         encode(&pb::GetEnclosingRootResponseProto {
             enclosing_root_path: Some("/".into()),
         })

@@ -452,13 +452,6 @@ impl NameNodeState {
                     .filter(|n| n.file().is_some())
                     .map_or(1, |n| usize::from(ns.replication_of(n)));
                 let policy = StoragePolicy::by_id(ns.effective_storage_policy(fid));
-                let (alloc, edit) = ns.add_block(&r.src, file_id, &r.client_name, previous, &|b| {
-                    bm.is_complete(b, min)
-                })?;
-                if alloc.existing {
-                    let targets = bm.locations(alloc.block.id).into_iter().map(|(d, _)| d).collect();
-                    return Ok(((alloc, targets), Vec::new()));
-                }
                 let now = std::time::Instant::now();
                 let placement = PlacementRequest {
                     want: replication,
@@ -470,6 +463,35 @@ impl NameNodeState {
                     policy,
                     existing: &[],
                 };
+                let no_room = |chosen: usize| {
+                    FsError::Io(format!(
+                        "File {} could only be written to {chosen} of the {min} minReplication nodes. There are {} datanode(s) running and {} node(s) are excluded in this operation.",
+                        r.src,
+                        dns.live(now).len(),
+                        excluded_count(&r.exclude_nodes, dns.tried_for_new_block(&placement, now))
+                    ))
+                };
+                let added = ns.add_block(&r.src, file_id, &r.client_name, previous, &|b| {
+                    bm.is_complete(b, min)
+                });
+                let (alloc, edit) = match added {
+                    // HDFS chooses the targets before it charges the new
+                    // block to the quotas: a cluster without room says so
+                    // first.
+                    Err(
+                        e @ (FsError::NSQuotaExceeded(_)
+                        | FsError::DSQuotaExceeded(_)
+                        | FsError::QuotaByStorageTypeExceeded(_)),
+                    ) => {
+                        let chosen = dns.choose_targets(&placement, now).len();
+                        return Err(if chosen < min { no_room(chosen) } else { e });
+                    }
+                    other => other?,
+                };
+                if alloc.existing {
+                    let targets = bm.locations(alloc.block.id).into_iter().map(|(d, _)| d).collect();
+                    return Ok(((alloc, targets), Vec::new()));
+                }
                 let targets = dns.choose_targets(&placement, now);
                 if targets.len() < min {
                     // Undo the allocation: nothing was logged yet.
@@ -480,13 +502,7 @@ impl NameNodeState {
                         };
                         let _ = ns.apply(&undo);
                     }
-                    return Err(FsError::Io(format!(
-                        "File {} could only be written to {} of the {min} minReplication nodes. There are {} datanode(s) running and {} node(s) are excluded in this operation.",
-                        r.src,
-                        targets.len(),
-                        dns.live(now).len(),
-                        excluded_count(&r.exclude_nodes, dns.tried_for_new_block(&placement, now))
-                    )));
+                    return Err(no_room(targets.len()));
                 }
                 bm.add_block(alloc.block.id, alloc.block.gs, alloc.file, targets.clone());
                 // The writer committed the block before this one.

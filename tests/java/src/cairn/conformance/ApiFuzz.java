@@ -186,7 +186,7 @@ public final class ApiFuzz {
   private Call pick(StringBuilder w) {
     String p = path();
     String q = path();
-    int k = r.nextInt(40);
+    int k = r.nextInt(50);
     if (k < 12) {
       return writes(k, p, q, w);
     }
@@ -196,7 +196,10 @@ public final class ApiFuzz {
     if (k < 32) {
       return features(k, p, q, w);
     }
-    return others(k, p, q, w);
+    if (k < 40) {
+      return others(k, p, q, w);
+    }
+    return listings(k, p, q, w);
   }
 
   /** create, append, mkdirs, renames, delete. */
@@ -598,6 +601,116 @@ public final class ApiFuzz {
           }
           return out;
         };
+      default:
+        throw new AssertionError(k);
+    }
+  }
+
+  /** Listings and lookups that applications (Hive, DistCp, Spark) call beyond the basics. */
+  private Call listings(int k, String p, String q, StringBuilder w) {
+    switch (k) {
+      case 40:
+        w.append("getEnclosingRoot ").append(p);
+        return fs -> fs.getEnclosingRoot(new Path(p)).toUri().getPath();
+      case 41: {
+        boolean located = r.nextBoolean();
+        w.append(located ? "batchedListLocatedStatus " : "batchedListStatus ").append(p).append(" ").append(q);
+        return fs -> {
+          List<Path> ps = List.of(new Path(p), new Path(q));
+          List<String> out = new ArrayList<>();
+          var it = located ? fs.batchedListLocatedStatusIterator(ps) : fs.batchedListStatusIterator(ps);
+          while (it.hasNext()) {
+            var part = it.next();
+            StringBuilder b = new StringBuilder(part.getListedPath().toUri().getPath()).append(":");
+            try {
+              for (FileStatus s : part.get()) {
+                b.append(' ').append(s.getPath().getName());
+              }
+            } catch (IOException e) {
+              b.append(' ').append(describe(e));
+            }
+            out.add(b.toString());
+          }
+          return out;
+        };
+      }
+      case 42: {
+        String after = one(new String[] {"", "a", "b", "d.txt", "zz"});
+        boolean loc = r.nextBoolean();
+        w.append("listPaths ").append(p).append(" after='").append(after).append("' loc=").append(loc);
+        return fs -> {
+          var l = fs.getClient().listPaths(p, after.getBytes(java.nio.charset.StandardCharsets.UTF_8), loc);
+          if (l == null) {
+            return "null";
+          }
+          StringBuilder b = new StringBuilder("remaining=" + l.getRemainingEntries());
+          for (var s : l.getPartialListing()) {
+            b.append(' ').append(s.getLocalName()).append(s.isDirectory() ? "/" : "");
+          }
+          return b.toString();
+        };
+      }
+      case 43:
+        w.append("getSnapshotListing ").append(p);
+        return fs -> {
+          List<String> out = new ArrayList<>();
+          for (var s : fs.getSnapshotListing(new Path(p))) {
+            out.add(s.getFullPath().toUri().getPath() + (s.isDeleted() ? " deleted" : ""));
+          }
+          return out;
+        };
+      case 44: {
+        String a = one(new String[] {"s1", "s2", ""});
+        String b = one(new String[] {"s1", "s2", ""});
+        w.append("getSnapshotDiffReportListing ").append(p).append(" '").append(a).append("' '").append(b).append("'");
+        return fs -> {
+          var l = fs.getSnapshotDiffReportListing(new Path(p), a, b, "", -1);
+          return "modified=" + l.getModifyList().size() + " created=" + l.getCreateList().size()
+              + " deleted=" + l.getDeleteList().size() + " last=" + l.getLastIndex()
+              + " start=" + new String(l.getLastPath(), java.nio.charset.StandardCharsets.UTF_8)
+              + " fromEarlier=" + l.getIsFromEarlier();
+        };
+      }
+      case 45:
+        w.append("getLocatedFileInfo ").append(p);
+        return fs -> {
+          var s = fs.getClient().getLocatedFileInfo(p, false);
+          if (s == null) {
+            return "null";
+          }
+          var bl = s.getLocatedBlocks();
+          return s.getLocalName() + " len=" + s.getLen() + " dir=" + s.isDirectory()
+              + " blocks=" + (bl == null ? "none" : String.valueOf(bl.locatedBlockCount()));
+        };
+      case 46: {
+        org.apache.hadoop.fs.permission.FsAction a = one(org.apache.hadoop.fs.permission.FsAction.values());
+        w.append("access ").append(p).append(" ").append(a);
+        return fs -> {
+          fs.access(new Path(p), a);
+          return "ok";
+        };
+      }
+      case 47:
+        w.append("listOpenFiles ").append(p);
+        return fs -> {
+          List<String> out = new ArrayList<>();
+          var it = fs.listOpenFiles(EnumSet.of(
+              org.apache.hadoop.hdfs.protocol.OpenFilesIterator.OpenFilesType.ALL_OPEN_FILES), p);
+          while (it.hasNext()) {
+            out.add(it.next().getFilePath());
+          }
+          return out;
+        };
+      case 48:
+        w.append("satisfyStoragePolicy ").append(p);
+        return fs -> {
+          fs.satisfyStoragePolicy(new Path(p));
+          return "ok";
+        };
+      case 49:
+        w.append("provisionSnapshotTrash ").append(p);
+        return fs -> fs.provisionSnapshotTrash(new Path(p), new FsPermission((short) 01777))
+            .toUri().getPath();
       default:
         throw new AssertionError(k);
     }
