@@ -7,6 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
+use cairn_proto::hadoop::hdfs as pb;
 use common::Cluster;
 
 /// Byte `i` of the Java kit's DataCheck pattern for `seed`.
@@ -173,4 +174,85 @@ async fn after_the_soft_limit_another_writer_triggers_recovery() {
     w.close().await.expect("close");
     let _ = child.kill();
     let _ = child.wait();
+}
+
+async fn rpc(nn: &common::NameNode, user: &str) -> cairn_rpc::client::Client {
+    cairn_rpc::client::Client::connect(nn.addr, user, cairn_proto::protocols::CLIENT_PROTOCOL)
+        .await
+        .expect("connect")
+}
+
+/// create as `holder`; the file's id.
+async fn create(
+    c: &cairn_rpc::client::Client,
+    src: &str,
+    holder: &str,
+    create_parent: bool,
+) -> Result<u64, String> {
+    c.call::<_, pb::CreateResponseProto>(
+        "create",
+        &pb::CreateRequestProto {
+            src: src.into(),
+            masked: pb::FsPermissionProto { perm: 0o644 },
+            client_name: holder.into(),
+            create_flag: 1,
+            create_parent,
+            replication: 1,
+            block_size: 1 << 20,
+            ..Default::default()
+        },
+    )
+    .await
+    .map(|r| r.fs.and_then(|f| f.file_id).unwrap_or(0))
+    .map_err(|e| e.to_string())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deleted_files_lease_is_gone_and_a_failed_create_takes_none() {
+    // Goal: as in HDFS, a writer whose open file was deleted by someone
+    // else holds no lease any more ("Holder H does not have any open
+    // files."), and a create that fails (the name is a directory) does not
+    // give its client a lease.
+    let nn = common::NameNode::start(&[]);
+    let me = common::current_user();
+    let c = rpc(&nn, &me).await;
+    let id = create(&c, "/lease/f", "writer", true)
+        .await
+        .expect("create");
+    let _: pb::DeleteResponseProto = c
+        .call(
+            "delete",
+            &pb::DeleteRequestProto {
+                src: "/lease/f".into(),
+                recursive: false,
+            },
+        )
+        .await
+        .expect("delete");
+    let e = create(&c, "/lease", "writer", true)
+        .await
+        .expect_err("a directory");
+    assert!(e.contains("already exists as a directory"), "{e}");
+    let e = create(&c, "/none/f", "writer", false)
+        .await
+        .expect_err("no parent");
+    assert!(e.contains("Parent directory doesn't exist: /none"), "{e}");
+    let e = c
+        .call::<_, pb::AddBlockResponseProto>(
+            "addBlock",
+            &pb::AddBlockRequestProto {
+                src: "/lease/f".into(),
+                client_name: "writer".into(),
+                file_id: Some(id),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect_err("deleted");
+    assert!(
+        e.to_string().ends_with(&format!(
+            "File does not exist: /lease/f (inode {id}) Holder writer does not have any open files."
+        )),
+        "{e}"
+    );
 }

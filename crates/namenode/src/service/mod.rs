@@ -178,9 +178,21 @@ impl NameNodeState {
         }
     }
 
-    /// Drops leases and replicas of what a delete/overwrite removed.
-    fn forget_removed(&self, removed: &Removed) {
-        self.forget_leases(&removed.files);
+    /// Changes the lease table under the namespace write lock, with the
+    /// namespace change it follows (HDFS changes its leases under its
+    /// namesystem lock): no call sees a file created, closed or deleted
+    /// without its lease added or gone. A poisoned table stops the process,
+    /// since the namespace has already changed.
+    pub(super) fn with_leases(&self, f: impl FnOnce(&mut LeaseTable)) {
+        match self.leases.lock() {
+            Ok(mut l) => f(&mut l),
+            Err(_) => cairn_common::fatal::stop("lease table lock poisoned"),
+        }
+    }
+
+    /// Drops the replicas of what a delete/overwrite removed, once its edit
+    /// is durable (its leases went with the namespace change).
+    fn forget_removed_blocks(&self, removed: &Removed) {
         if let Ok(mut b) = self.blocks.lock() {
             b.remove_blocks(&removed.blocks);
         }

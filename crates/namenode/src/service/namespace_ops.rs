@@ -168,14 +168,17 @@ impl NameNodeState {
                 || format!("delete {}", r.src),
                 |ns| {
                     Ok(match ns.delete(caller, &r.src, r.recursive, now)? {
-                        Some((edit, removed)) => (Some(removed), vec![edit]),
+                        Some((edit, removed)) => {
+                            self.forget_leases(&removed.files);
+                            (Some(removed), vec![edit])
+                        }
                         None => (None, Vec::new()),
                     })
                 },
             )
             .await?;
         if let Some(removed) = &removed {
-            self.forget_removed(removed);
+            self.forget_removed_blocks(removed);
         }
         encode(&pb::DeleteResponseProto {
             result: removed.is_some(),
@@ -195,14 +198,17 @@ impl NameNodeState {
                 || format!("delete {src}"),
                 |ns| {
                     Ok(match ns.delete(caller, src, true, now)? {
-                        Some((edit, removed)) => (Some(removed), vec![edit]),
+                        Some((edit, removed)) => {
+                            self.forget_leases(&removed.files);
+                            (Some(removed), vec![edit])
+                        }
                         None => (None, Vec::new()),
                     })
                 },
             )
             .await?;
         if let Some(removed) = &removed {
-            self.forget_removed(removed);
+            self.forget_removed_blocks(removed);
         }
         Ok(removed.is_some())
     }
@@ -221,11 +227,12 @@ impl NameNodeState {
                 || format!("rename {src}"),
                 |ns| {
                     let (edit, removed) = ns.rename2(caller, src, dst, false, now)?;
+                    self.forget_leases(&removed.files);
                     Ok((removed, vec![edit]))
                 },
             )
             .await?;
-        self.forget_removed(&removed);
+        self.forget_removed_blocks(&removed);
         Ok(())
     }
 
@@ -261,11 +268,12 @@ impl NameNodeState {
                 |ns| {
                     let (edit, removed) =
                         ns.rename2(caller, &r.src, &r.dst, r.overwrite_dest, now)?;
+                    self.forget_leases(&removed.files);
                     Ok((removed, vec![edit]))
                 },
             )
             .await?;
-        self.forget_removed(&removed);
+        self.forget_removed_blocks(&removed);
         encode(&pb::Rename2ResponseProto {})
     }
 

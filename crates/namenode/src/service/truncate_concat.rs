@@ -53,6 +53,9 @@ impl NameNodeState {
                 |ns| {
                     let (t, edit) =
                         ns.truncate(caller, &r.src, new_length, &r.client_name, &machine, now)?;
+                    if t.recovery.is_some() {
+                        self.with_leases(|l| l.add(&r.client_name, t.file, Instant::now()));
+                    }
                     Ok((t, edit.into_iter().collect()))
                 },
             )
@@ -66,9 +69,6 @@ impl NameNodeState {
             self.lock_blocks()?.remove_blocks(&t.removed);
         }
         if let Some(rec) = t.recovery {
-            if let Ok(mut leases) = self.leases.lock() {
-                leases.add(&r.client_name, t.file, Instant::now());
-            }
             let holders = self.live_holders(rec.block.id)?;
             self.queue_block_recovery(t.file, rec.block, rec.target.gs, Some(rec.target), holders)?;
         }
@@ -95,11 +95,11 @@ impl NameNodeState {
                         .lock()
                         .map_err(|_| FsError::Io("block manager lock poisoned".into()))?
                         .set_file(&c.moved, c.target);
+                    state.forget_leases(&c.removed);
                     Ok((c, vec![edit]))
                 },
             )
             .await?;
-        self.forget_leases(&c.removed);
         tracing::info!(target = %r.trg, sources = r.srcs.len(), blocks = c.moved.len(), "concat");
         encode(&pb::ConcatResponseProto {})
     }

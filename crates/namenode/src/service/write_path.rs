@@ -60,15 +60,18 @@ impl NameNodeState {
                         r.block_size,
                         now,
                     )?;
+                    self.with_leases(|l| {
+                        for f in &removed.files {
+                            l.remove_file_any(*f);
+                        }
+                        l.add(&client, st.id, std::time::Instant::now());
+                    });
                     Ok(((st, removed), edits))
                 },
             )
             .await
             .map_err(|e| self.after_lease_conflict(e, &r.src, "CREATE_FILE", &client, &machine))?;
-        self.forget_removed(&removed);
-        if let Ok(mut leases) = self.leases.lock() {
-            leases.add(&r.client_name, st.id, std::time::Instant::now());
-        }
+        self.forget_removed_blocks(&removed);
         encode(&pb::CreateResponseProto {
             fs: Some(status_proto(st, false)),
         })
@@ -132,14 +135,14 @@ impl NameNodeState {
                         ns.complete(&r.src, file_id, &r.client_name, last, now, &|b| {
                             bm.is_complete(b, min)
                         })?;
+                    if done {
+                        state.with_leases(|l| l.remove_file(&r.client_name, id));
+                    }
                     Ok(((done, id), edit.into_iter().collect()))
                 },
             )
             .await?;
         if done {
-            if let Ok(mut leases) = self.leases.lock() {
-                leases.remove_file(&r.client_name, id);
-            }
             self.judge_file_again(id);
         }
         Ok(done)
@@ -237,6 +240,7 @@ impl NameNodeState {
                 |ns| {
                     let (st, partial, edit) =
                         ns.append(caller, &r.src, &r.client_name, &machine, new_block)?;
+                    self.with_leases(|l| l.add(&r.client_name, st.id, std::time::Instant::now()));
                     Ok(((st, partial), vec![edit]))
                 },
             )
@@ -244,9 +248,6 @@ impl NameNodeState {
             .map_err(|e| {
                 self.after_lease_conflict(e, &r.src, "APPEND_FILE", &r.client_name, &machine)
             })?;
-        if let Ok(mut leases) = self.leases.lock() {
-            leases.add(&r.client_name, st.id, std::time::Instant::now());
-        }
         self.append_answer(ctx, &st, partial, new_block)
     }
 
@@ -540,30 +541,32 @@ impl NameNodeState {
             .mutate(
                 || "recover a lease".to_string(),
                 |ns| {
-                    let Some(last) = ns.blocks_of(file).last().copied() else {
-                        return Ok((None, ns.close_abandoned(file, now)?));
-                    };
-                    let truncating = ns.truncate_block_of(file).is_some();
-                    let holders = state
-                        .live_holders(last.id)
-                        .map_err(|e| FsError::Io(e.to_string()))?;
-                    if holders.is_empty() {
-                        if truncating {
-                            return Ok((None, Vec::new()));
+                    let step = |ns: &mut crate::namespace::Namespace| {
+                        let Some(last) = ns.blocks_of(file).last().copied() else {
+                            return Ok((None, ns.close_abandoned(file, now)?));
+                        };
+                        let truncating = ns.truncate_block_of(file).is_some();
+                        let holders = state
+                            .live_holders(last.id)
+                            .map_err(|e| FsError::Io(e.to_string()))?;
+                        if holders.is_empty() {
+                            if truncating {
+                                return Ok((None, Vec::new()));
+                            }
+                            return Ok((None, ns.close_abandoned(file, now)?));
                         }
-                        return Ok((None, ns.close_abandoned(file, now)?));
-                    }
-                    let Some((old, new, edit)) = ns.begin_block_recovery(file)? else {
-                        return Ok((None, ns.close_abandoned(file, now)?));
+                        let Some((old, new, edit)) = ns.begin_block_recovery(file)? else {
+                            return Ok((None, ns.close_abandoned(file, now)?));
+                        };
+                        let truncate = truncating.then_some(new);
+                        Ok((Some((old, new.gs, truncate, holders)), vec![edit]))
                     };
-                    let truncate = truncating.then_some(new);
-                    Ok((Some((old, new.gs, truncate, holders)), vec![edit]))
+                    let out = step(ns)?;
+                    state.with_leases(|l| l.remove_file_any(file));
+                    Ok(out)
                 },
             )
             .await?;
-        if let Ok(mut leases) = self.leases.lock() {
-            leases.remove_file_any(file);
-        }
         self.judge_file_again(file);
         match queued {
             Some((old, new_gs, truncate, holders)) => {
@@ -605,6 +608,7 @@ impl NameNodeState {
                         r.delete_block,
                         now,
                     )?;
+                    self.with_leases(|l| l.remove_file_any(file));
                     Ok(((copy_into, ns.take_freed_blocks()), edits))
                 },
             )
@@ -642,9 +646,6 @@ impl NameNodeState {
             bm.remove_blocks(&freed);
         }
         drop(bm);
-        if let Ok(mut leases) = self.leases.lock() {
-            leases.remove_file_any(file);
-        }
         self.judge_file_again(file);
         tracing::info!(block = %id, length = r.new_length, gs = r.new_gen_stamp, "lease recovery: block synchronized, file closed");
         Ok(())
@@ -731,12 +732,14 @@ impl NameNodeState {
         CallError::Remote { class, message }
     }
 
+    /// Drops the leases of files a change removed; called under the
+    /// namespace write lock (see [`NameNodeState::with_leases`]).
     pub(super) fn forget_leases(&self, files: &[crate::namespace::INodeId]) {
-        if let Ok(mut leases) = self.leases.lock() {
+        self.with_leases(|l| {
             for f in files {
-                leases.remove_file_any(*f);
+                l.remove_file_any(*f);
             }
-        }
+        });
     }
 }
 
