@@ -310,6 +310,8 @@ mod quota_tests;
 #[cfg(test)]
 mod snapshot_attrs_tests;
 #[cfg(test)]
+mod snapshot_diff_tests;
+#[cfg(test)]
 mod snapshot_tests;
 #[cfg(test)]
 mod sticky_tests;

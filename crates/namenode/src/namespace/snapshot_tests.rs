@@ -36,7 +36,7 @@ pub(super) fn del_snap(
     n.take_freed_blocks()
 }
 
-fn delete(n: &mut Namespace, log: &mut Vec<Edit>, p: &str) -> Removed {
+pub(super) fn delete(n: &mut Namespace, log: &mut Vec<Edit>, p: &str) -> Removed {
     let (e, removed) = n
         .delete(&root(), p, true, NOW + 30)
         .expect("delete")
@@ -576,47 +576,6 @@ fn snapshot_cost_follows_the_changes_not_the_tree() {
 }
 
 #[test]
-fn diff_report_lists_changes_as_hdfs_labels_them() {
-    let mut n = ns();
-    let mut log = Vec::new();
-    mkdir(&mut n, &mut log, "/d/sub");
-    file(&mut n, &mut log, "/d/a", 1024, &[1]);
-    file(&mut n, &mut log, "/d/sub/b", 1024, &[1]);
-    allow(&mut n, &mut log, "/d");
-    snap(&mut n, &mut log, "/d", "s1");
-    file(&mut n, &mut log, "/d/c", 1024, &[1]);
-    delete(&mut n, &mut log, "/d/sub/b");
-    log.push(
-        n.rename2(&root(), "/d/a", "/d/a2", false, NOW)
-            .expect("rename")
-            .0,
-    );
-    snap(&mut n, &mut log, "/d", "s2");
-    let r = n
-        .snapshot_diff_report(&root(), "/d", "s1", "s2")
-        .expect("report");
-    let lines: Vec<String> = r
-        .entries
-        .iter()
-        .map(|e| match &e.target {
-            Some(t) => format!("{} {} -> {t}", e.kind.label(), e.path),
-            None => format!("{} {}", e.kind.label(), e.path),
-        })
-        .collect();
-    assert_eq!(lines, ["M ", "+ c", "R a -> a2", "M sub", "- sub/b"]);
-    let back = n
-        .snapshot_diff_report(&root(), "/d", "s2", "s1")
-        .expect("report");
-    assert_eq!(back.entries[1].kind, snapshot::DiffKind::Delete);
-    assert_eq!(
-        n.snapshot_diff_report(&root(), "/d", "s1", "nope"),
-        Err(FsError::Snapshot(
-            "Cannot find the snapshot of directory /d with name nope".into()
-        ))
-    );
-}
-
-#[test]
 fn snapshot_listings_carry_the_bare_permission_and_no_flags() {
     let mut n = ns();
     let mut log = Vec::new();
@@ -644,68 +603,6 @@ fn snapshot_listings_carry_the_bare_permission_and_no_flags() {
     assert_eq!(snaps[0].status.permission & ACL_BIT, 0);
     assert!(!snaps[0].status.snapshot_enabled);
     assert_eq!(snaps[0].status.children_num, 3, "the children now");
-}
-
-#[test]
-fn diff_report_refuses_files_and_missing_paths_as_hdfs() {
-    let mut n = ns();
-    let mut log = Vec::new();
-    mkdir(&mut n, &mut log, "/d/sub");
-    mkdir(&mut n, &mut log, "/plain");
-    file(&mut n, &mut log, "/d/f", 1024, &[1]);
-    allow(&mut n, &mut log, "/d");
-    snap(&mut n, &mut log, "/d", "s1");
-    let diff = |n: &Namespace, p: &str| n.snapshot_diff_report(&root(), p, "s1", "").map(|_| ());
-    // HDFS checks read access at `/d/f/.snapshot/s1`, where the file is
-    // an ancestor that is not a directory.
-    assert_eq!(
-        diff(&n, "/d/f"),
-        Err(FsError::AccessControl("/d/f (is not a directory)".into()))
-    );
-    // A missing path's root is looked for from its parent, which must exist.
-    assert_eq!(
-        diff(&n, "/gone/x"),
-        Err(FsError::FileNotFound(
-            "Directory does not exist: /gone".into()
-        ))
-    );
-    assert_eq!(
-        diff(&n, "/plain/x"),
-        Err(FsError::Snapshot(
-            "The path /plain/x is neither snapshottable nor under a snapshot root!".into()
-        ))
-    );
-    assert_eq!(
-        diff(&n, "/d/x"),
-        Err(FsError::FileNotFound(
-            "Directory does not exist: /d/x".into()
-        ))
-    );
-    assert_eq!(diff(&n, "/d/sub"), Ok(()));
-    // Against the current tree, the whole of it must be readable, before
-    // the snapshot's name is looked up.
-    log.extend(
-        n.mkdirs(&root(), "/d/priv", 0o700, false, NOW)
-            .expect("mkdir"),
-    );
-    let alice = user("alice", &[]);
-    assert!(matches!(
-        n.snapshot_diff_report(&alice, "/d", "nope", ""),
-        Err(FsError::AccessControl(m)) if m.contains("access=READ, inode=\"/d/priv\"")
-    ));
-    assert!(matches!(
-        n.snapshot_diff_report(&root(), "/d", "nope", ""),
-        Err(FsError::Snapshot(_))
-    ));
-    // Permissions off: no access check, so the file is found not to be
-    // a directory when the diff starts.
-    n.set_permissions_enabled(false);
-    assert_eq!(
-        diff(&n, "/d/f"),
-        Err(FsError::PathIsNotDirectory(
-            "`/d/f': Is not a directory".into()
-        ))
-    );
 }
 
 #[test]
@@ -771,28 +668,6 @@ fn snapshottable_directories_do_not_move_into_the_root_or_a_snapshot_root() {
             .0,
     );
     assert!(n.is_snapshottable(stat(&n, "/plain/q1").id));
-}
-
-#[test]
-fn an_empty_diff_is_named_after_the_path_asked_for() {
-    let mut n = ns();
-    let mut log = Vec::new();
-    mkdir(&mut n, &mut log, "/d/sub");
-    allow(&mut n, &mut log, "/d");
-    snap(&mut n, &mut log, "/d", "s1");
-    mkdir(&mut n, &mut log, "/d/sub/new");
-    for (from, to) in [("s1", "s1"), ("", "")] {
-        let r = n
-            .snapshot_diff_report(&root(), "/d/sub", from, to)
-            .expect("report");
-        assert_eq!((r.root.as_str(), r.entries.len()), ("/d/sub", 0));
-        assert!(!r.from_earlier, "HDFS's empty listing is not from earlier");
-    }
-    let r = n
-        .snapshot_diff_report(&root(), "/d/sub", "s1", "")
-        .expect("report");
-    assert_eq!(r.root, "/d", "a real diff names the snapshot root");
-    assert!(!r.entries.is_empty());
 }
 
 #[test]

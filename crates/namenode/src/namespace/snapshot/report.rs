@@ -125,11 +125,12 @@ impl Namespace {
     /// name (read access to it and its whole subtree); otherwise
     /// `path/.snapshot/NAME` resolved: a file at `path` is then an
     /// ancestor that is not a directory (whoever asks, with permissions
-    /// on); an empty name ends at the snapshottable directory itself
-    /// (read access to its current subtree) or, elsewhere, at a missing
-    /// `.snapshot` (a search of `path`); a named snapshot takes a search
-    /// of `path` and read access to the snapshot's root, when there is
-    /// one (its own subtree is not walked here).
+    /// on); below a directory that is not snapshottable `.snapshot` is an
+    /// ordinary missing name (a search of `path`); at a snapshottable one
+    /// an empty name or a missing snapshot checks nothing more (the diff
+    /// itself then names a missing snapshot), and a snapshot is checked
+    /// as it was taken: the search of `path` and read access to its root
+    /// and its whole tree, with the attributes the snapshot kept.
     fn check_diff_side(
         &self,
         caller: &Caller,
@@ -151,16 +152,18 @@ impl Namespace {
                 res.path()
             )));
         }
-        if name.is_empty() {
-            if last.is_some_and(|id| self.is_snapshottable(id)) {
-                return self.check_after_walk(caller, res, read_all);
-            }
+        if !last.is_some_and(|id| self.is_snapshottable(id)) {
             return self.check_after_walk(caller, res, Required::to(Access::EXECUTE));
         }
-        self.check_after_walk(caller, res, Required::to(Access::EXECUTE))?;
+        if name.is_empty() {
+            return Ok(());
+        }
         let side = format!("{}/{DOT_SNAPSHOT}/{name}", res.path().trim_end_matches('/'));
         if let Ok(Some(sp)) = self.snapshot_path(&side) {
-            self.check_snapshot_path(caller, &sp, Some(Access::READ))?;
+            if let Some(s) = sp.snapshot {
+                self.check_snapshot_path(caller, &sp, Some(Access::READ))?;
+                self.check_snapshot_diff_subtree(caller, sp.dir, s, &side)?;
+            }
         }
         Ok(())
     }

@@ -111,6 +111,12 @@ impl Namespace {
         };
         out.snapshot = Some(info.id);
         out.inodes.push(Some((dir, info.name.clone())));
+        // HDFS reads every inode of a snapshot path as the snapshot saw
+        // it: the snapshottable directory is searched with the attributes
+        // it had then, not its current ones.
+        if let Some(last) = out.ancestors.last_mut() {
+            last.1 = info.root.clone();
+        }
         let mut cur = Some(dir);
         for c in &comps[dot + 2..] {
             cur = cur.and_then(|id| self.child_at(id, info.id, c));
@@ -307,6 +313,72 @@ impl Namespace {
                 Access::EXECUTE
             };
             check_kept(caller, attrs, need, path, *is_dir)?;
+        }
+        Ok(())
+    }
+
+    /// HDFS's `checkSubAccess` for a snapshot diff, over snapshot `s` of
+    /// snapshottable `dir` (whose snapshot path is `root_path`; a content
+    /// summary's walk is `check_snapshot_subtree`): READ on every directory of
+    /// the tree the snapshot saw, as it saw them, named by their current
+    /// path; each sticky directory's children held to the sticky bit,
+    /// named by their snapshot path beside the snapshot root's attributes.
+    pub(in crate::namespace) fn check_snapshot_diff_subtree(
+        &self,
+        caller: &Caller,
+        dir: INodeId,
+        s: u32,
+        root_path: &str,
+    ) -> Result<(), FsError> {
+        if !self.permissions_enabled || caller.is_superuser {
+            return Ok(());
+        }
+        let Some(top) = self.snapshot_info(dir, s).map(|i| i.root.clone()) else {
+            return Ok(());
+        };
+        let describe = |a: &Attrs, is_dir: bool| {
+            let kind = if is_dir { 'd' } else { '-' };
+            format!(
+                "{}:{}:{kind}{}",
+                a.owner,
+                a.group,
+                mode_string(a.permission)
+            )
+        };
+        let mut stack = vec![(root_path.to_string(), dir)];
+        while let Some((p, id)) = stack.pop() {
+            let attrs = if id == dir {
+                top.clone()
+            } else {
+                match self.attrs_at(id, s) {
+                    Some(a) => a,
+                    None => continue,
+                }
+            };
+            let children = self.children_at(id, s);
+            let current = self.path_of(id).unwrap_or_else(|| p.clone());
+            check_kept(caller, &attrs, Access::READ, &current, true)?;
+            let sticky = attrs.permission & crate::namespace::permission::STICKY_BIT != 0;
+            for (name, child) in &children {
+                let Some(node) = self.any_node(*child) else {
+                    continue;
+                };
+                let cp = format!("{p}/{name}");
+                if sticky && attrs.owner != *caller.user {
+                    let kept = self.attrs_at(*child, s);
+                    if let Some(c) = kept.filter(|c| c.owner != *caller.user) {
+                        return Err(FsError::AccessControl(format!(
+                            "Permission denied by sticky bit: user={}, path=\"{cp}\":{}, parent=\"{p}\":{}",
+                            caller.user,
+                            describe(&c, node.is_dir()),
+                            describe(&top, true)
+                        )));
+                    }
+                }
+                if node.is_dir() {
+                    stack.push((cp, *child));
+                }
+            }
         }
         Ok(())
     }
