@@ -135,3 +135,44 @@ fn an_empty_diff_is_named_after_the_path_asked_for() {
     assert_eq!(r.root, "/d", "a real diff names the snapshot root");
     assert!(!r.entries.is_empty());
 }
+
+#[test]
+fn snapshot_paths_search_the_directory_as_its_latest_snapshot_saw_it() {
+    // HDFS resolves `/d/.snapshot/NAME` reading the snapshottable directory
+    // as the snapshot saw it; for `.snapshot` itself or a missing name, as
+    // its latest snapshot saw it; only a directory without snapshots is
+    // searched with its current attributes.
+    let mut n = ns();
+    let mut log = Vec::new();
+    for d in ["/s0", "/s1", "/af/a"] {
+        mkdir(&mut n, &mut log, d);
+        allow(&mut n, &mut log, d);
+    }
+    snap(&mut n, &mut log, "/s1", "a");
+    for d in ["/s0", "/s1"] {
+        log.push(n.set_permission(&root(), d, 0o700).expect("chmod"));
+    }
+    let alice = user("alice", &[]);
+    assert!(matches!(
+        n.snapshot_diff_report(&alice, "/s0", "nope", ""),
+        Err(FsError::AccessControl(m)) if m.contains("access=EXECUTE, inode=\"/s0\"")
+    ));
+    assert!(matches!(
+        n.snapshot_diff_report(&alice, "/s0", "", ""),
+        Err(FsError::AccessControl(_))
+    ));
+    assert!(matches!(
+        n.snapshot_diff_report(&alice, "/s1", "nope", ""),
+        Err(FsError::Snapshot(m)) if m.contains("with name nope")
+    ));
+    assert!(n.snapshot_diff_report(&alice, "/s1", "a", "").is_ok());
+    assert_eq!(n.get_file_info(&alice, "/s1/.snapshot/nope"), Ok(None));
+    assert!(matches!(
+        n.get_file_info(&alice, "/s0/.snapshot/nope"),
+        Err(FsError::AccessControl(_))
+    ));
+    // getSnapshottableDirListing: by parent path, then name.
+    let dirs = n.snapshottable_dirs(&root()).expect("a list");
+    let parents: Vec<&str> = dirs.iter().map(|d| d.parent_path.as_str()).collect();
+    assert_eq!(parents, ["/", "/", "/af"]);
+}

@@ -127,10 +127,11 @@ impl Namespace {
     /// ancestor that is not a directory (whoever asks, with permissions
     /// on); below a directory that is not snapshottable `.snapshot` is an
     /// ordinary missing name (a search of `path`); at a snapshottable one
-    /// an empty name or a missing snapshot checks nothing more (the diff
-    /// itself then names a missing snapshot), and a snapshot is checked
-    /// as it was taken: the search of `path` and read access to its root
-    /// and its whole tree, with the attributes the snapshot kept.
+    /// an empty name or a missing snapshot is only a search of `path` as
+    /// its latest snapshot saw it (the diff itself then names a missing
+    /// snapshot), and a snapshot is checked as it was taken: the search of
+    /// `path` and read access to its root and its whole tree, with the
+    /// attributes the snapshot kept.
     fn check_diff_side(
         &self,
         caller: &Caller,
@@ -155,14 +156,17 @@ impl Namespace {
         if !last.is_some_and(|id| self.is_snapshottable(id)) {
             return self.check_after_walk(caller, res, Required::to(Access::EXECUTE));
         }
-        if name.is_empty() {
-            return Ok(());
+        let mut side = format!("{}/{DOT_SNAPSHOT}", res.path().trim_end_matches('/'));
+        if !name.is_empty() {
+            side = format!("{side}/{name}");
         }
-        let side = format!("{}/{DOT_SNAPSHOT}/{name}", res.path().trim_end_matches('/'));
         if let Ok(Some(sp)) = self.snapshot_path(&side) {
-            if let Some(s) = sp.snapshot {
-                self.check_snapshot_path(caller, &sp, Some(Access::READ))?;
-                self.check_snapshot_diff_subtree(caller, sp.dir, s, &side)?;
+            match sp.snapshot {
+                Some(s) => {
+                    self.check_snapshot_path(caller, &sp, Some(Access::READ))?;
+                    self.check_snapshot_diff_subtree(caller, sp.dir, s, &side)?;
+                }
+                None => self.check_snapshot_path(caller, &sp, None)?,
             }
         }
         Ok(())

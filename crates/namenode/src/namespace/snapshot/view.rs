@@ -98,25 +98,28 @@ impl Namespace {
             path: path::join(comps),
             ancestors,
         };
-        let Some(name) = comps.get(dot + 1) else {
+        let snapshots = &self.snapshots.dirs[&dir].snapshots;
+        let info = comps
+            .get(dot + 1)
+            .and_then(|name| snapshots.iter().find(|s| s.name == *name));
+        // HDFS reads every inode of a snapshot path as the snapshot saw it,
+        // so the snapshottable directory is searched with the attributes
+        // it had then; without that snapshot (`.snapshot` itself, or a
+        // name that is not there) as its latest snapshot saw it, and with
+        // its current ones only when it has none.
+        let seen_by = info.or_else(|| snapshots.iter().max_by_key(|s| s.id));
+        if let (Some(last), Some(s)) = (out.ancestors.last_mut(), seen_by) {
+            last.1 = s.root.clone();
+        }
+        if comps.get(dot + 1).is_none() {
             return out;
-        };
-        let info = self.snapshots.dirs[&dir]
-            .snapshots
-            .iter()
-            .find(|s| s.name == *name);
+        }
         let Some(info) = info else {
             out.inodes.push(None);
             return out;
         };
         out.snapshot = Some(info.id);
         out.inodes.push(Some((dir, info.name.clone())));
-        // HDFS reads every inode of a snapshot path as the snapshot saw
-        // it: the snapshottable directory is searched with the attributes
-        // it had then, not its current ones.
-        if let Some(last) = out.ancestors.last_mut() {
-            last.1 = info.root.clone();
-        }
         let mut cur = Some(dir);
         for c in &comps[dot + 2..] {
             cur = cur.and_then(|id| self.child_at(id, info.id, c));
@@ -603,7 +606,13 @@ impl Namespace {
                 ))
             })
             .collect();
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        // HDFS's order: by parent path, then name (bytes), so `/sd` comes
+        // before `/af/a`.
+        let key = |e: &(String, SnapshottableDirStatus)| {
+            let name = e.0.rsplit('/').next().unwrap_or_default().to_string();
+            (e.1.parent_path.clone(), name)
+        };
+        out.sort_by_cached_key(key);
         Some(out.into_iter().map(|(_, s)| s).collect())
     }
 
