@@ -90,6 +90,8 @@ async fn recover_lease_from_another_client_closes_the_file() {
         std::process::Stdio::null(),
     );
     let c = cluster.nn.client(None);
+    let stamp = |l: &pb::LocatedBlocksProto| l.last_block.as_ref().map(|b| b.b.generation_stamp);
+    let before = stamp(&common::block_locations(cluster.nn.addr, "/lease/g").await);
     let start = Instant::now();
     let mut answers = Vec::new();
     loop {
@@ -97,6 +99,17 @@ async fn recover_lease_from_another_client_closes_the_file() {
         answers.push(closed);
         if closed {
             break;
+        }
+        // Until the recovery commits, readers get the block's old stamp
+        // (HDFS keeps the recovery id beside it): the replicas have no
+        // newer one yet.
+        let l = common::block_locations(cluster.nn.addr, "/lease/g").await;
+        if l.under_construction {
+            assert_eq!(
+                stamp(&l),
+                before,
+                "the stamp handed to readers during recovery"
+            );
         }
         assert!(start.elapsed() < Duration::from_secs(30), "never closed");
         tokio::time::sleep(Duration::from_millis(300)).await;

@@ -39,7 +39,12 @@ impl BlockManager {
     /// Queues a recovery for `primary` to run.
     pub fn queue_recovery(&mut self, primary: DatanodeUuid, r: Recovery) {
         if let Some(state) = self.blocks.get(&r.block.id) {
-            self.recovering.insert(state.file);
+            let before = r.truncate.is_none().then_some((r.block.id, r.block.gs));
+            let kept = self.recovering.entry(state.file).or_insert(before);
+            // A recovery started again keeps the first one's stamp.
+            if kept.is_none_or(|(id, _)| id != r.block.id) {
+                *kept = before;
+            }
         }
         if let Some(copy) = r.truncate.filter(|t| t.id != r.block.id) {
             self.await_copy(copy.id);
@@ -49,7 +54,19 @@ impl BlockManager {
 
     /// Whether a block recovery was started for a file and not committed.
     pub fn recovery_pending(&self, file: INodeId) -> bool {
-        self.recovering.contains(&file)
+        self.recovering.contains_key(&file)
+    }
+
+    /// The stamp `block` (the last block of `file`) had before its lease
+    /// recovery began, while the recovery is not committed. HDFS keeps a
+    /// block's stamp until commitBlockSynchronization (the recovery id
+    /// lives beside it), so readers meanwhile ask the DataNodes for the
+    /// replicas they hold, not for a stamp none has yet.
+    pub fn stamp_before_recovery(&self, file: INodeId, block: BlockId) -> Option<GenStamp> {
+        match self.recovering.get(&file) {
+            Some(Some((id, gs))) if *id == block => Some(*gs),
+            _ => None,
+        }
     }
 
     /// The recovery of a file's last block was committed.

@@ -61,6 +61,13 @@ impl NameNodeState {
         for (i, b) in blocks.iter().enumerate() {
             let is_last = i + 1 == n;
             if chosen.contains(&i) || is_last {
+                let stamp = is_last
+                    .then(|| bm.stamp_before_recovery(st.id, b.id))
+                    .flatten();
+                let b = &BlockRecord {
+                    gs: stamp.unwrap_or(b.gs),
+                    ..*b
+                };
                 let mut lb = self.located_block(b, pos, &bm.locations(b.id), dns, client_ip);
                 // Only corrupt replicas left: hand them out, marked.
                 lb.corrupt = bm.all_corrupt(b.id);
