@@ -269,3 +269,47 @@ async fn a_deleted_files_lease_is_gone_and_a_failed_create_takes_none() {
         "{e}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_cannot_close_while_its_block_is_recovered() {
+    // Goal: HDFS refuses to complete a file whose last block is under
+    // recovery ("Commit or complete block ..., whereas it is under
+    // recovery."): another client recovered the lease of a live writer,
+    // and the writer's close must not race the DataNodes' recovery.
+    let cluster = Cluster::start(1, &["dfs.heartbeat.interval=3"]);
+    let c = cluster.nn.client(None);
+    let mut w = c
+        .create(
+            "/lease/h",
+            hdfs_native::WriteOptions::default().replication(1),
+        )
+        .await
+        .expect("create");
+    w.write_bytes(bytes::Bytes::from(vec![7u8; 4096]))
+        .await
+        .expect("write");
+    w.hsync().await.expect("hsync");
+    let other = rpc(&cluster.nn, &common::current_user()).await;
+    let r: pb::RecoverLeaseResponseProto = other
+        .call(
+            "recoverLease",
+            &pb::RecoverLeaseRequestProto {
+                src: "/lease/h".into(),
+                client_name: "someone-else".into(),
+            },
+        )
+        .await
+        .expect("recoverLease");
+    assert!(!r.result, "a block to recover first");
+    let (uc, _) = under_construction(&cluster, "/lease/h").await;
+    let closed = w.close().await;
+    // The recovery runs with the DataNode's next heartbeat (up to 3 s);
+    // if it was already done, the close fails for its lease instead.
+    match closed {
+        Ok(()) => panic!("the writer closed a file under recovery"),
+        Err(e) => assert!(
+            !uc || e.to_string().contains("whereas it is under recovery"),
+            "{e}"
+        ),
+    }
+}

@@ -131,6 +131,7 @@ impl NameNodeState {
                         .blocks
                         .lock()
                         .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+                    refuse_during_recovery(&bm, id, last)?;
                     let (done, edit) =
                         ns.complete(&r.src, file_id, &r.client_name, last, now, &|b| {
                             bm.is_complete(b, min)
@@ -447,6 +448,7 @@ impl NameNodeState {
                 // Choose targets before allocating, so a cluster without room
                 // allocates nothing.
                 let (fid, _) = ns.resolve_for_writer(&r.src, file_id, &r.client_name)?;
+                refuse_during_recovery(&bm, fid, previous)?;
                 let block_size = ns.inode(fid).map_or(0, |n| ns.block_size_of(n));
                 let replication = ns
                     .inode(fid)
@@ -740,6 +742,22 @@ impl NameNodeState {
                 l.remove_file_any(*f);
             }
         });
+    }
+}
+
+/// HDFS refuses to commit or complete a block while its recovery runs (a
+/// writer whose lease another client recovered, closing its stream).
+fn refuse_during_recovery(
+    bm: &crate::blocks::BlockManager,
+    file: crate::namespace::INodeId,
+    commit: Option<BlockRecord>,
+) -> Result<(), FsError> {
+    match commit {
+        Some(b) if bm.recovery_pending(file) => Err(FsError::Io(format!(
+            "Commit or complete block blk_{}_{}, whereas it is under recovery.",
+            b.id, b.gs
+        ))),
+        _ => Ok(()),
     }
 }
 
