@@ -179,7 +179,7 @@ async fn create_symlink(
     state: &Arc<NameNodeState>,
     req: &WebRequest,
 ) -> Result<Response, WebError> {
-    let target = req.required("destination")?.to_string();
+    let target = super::write_ops::destination(req)?;
     let r = pb::CreateSymlinkRequestProto {
         target,
         link: req.path.clone(),

@@ -39,8 +39,9 @@ fn boolean(b: bool) -> Response {
     ok_json("boolean", json!(b))
 }
 
-/// `destination`: an absolute path.
-fn destination(req: &WebRequest) -> Result<&str, WebError> {
+/// `destination`: an absolute path, as HDFS's `DestinationParam` passes
+/// it on (through Hadoop's `Path`, see [`hadoop_path`]).
+pub(super) fn destination(req: &WebRequest) -> Result<String, WebError> {
     let dst = req.required("destination")?;
     if !dst.starts_with('/') {
         return Err(WebError::invalid_param(
@@ -48,7 +49,34 @@ fn destination(req: &WebRequest) -> Result<&str, WebError> {
             format!("Invalid parameter value: destination = \"{dst}\" is not an absolute path."),
         ));
     }
-    Ok(dst)
+    Ok(hadoop_path(dst))
+}
+
+/// What `new Path(p).toUri().getPath()` makes of absolute path `p`:
+/// runs of `/` collapsed, a trailing `/` dropped, then `.` segments
+/// removed and each `name/..` pair resolved as `java.net.URI` normalizes
+/// (a `..` above the root stays; a path that ended in a removed `.` or
+/// `..` keeps a trailing `/`).
+pub(super) fn hadoop_path(p: &str) -> String {
+    let segments: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut trailing = false;
+    for (i, s) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *s {
+            "." => trailing = last,
+            ".." if kept.last().is_some_and(|k| *k != "..") => {
+                kept.pop();
+                trailing = last;
+            }
+            s => kept.push(s),
+        }
+    }
+    let mut out = format!("/{}", kept.join("/"));
+    if trailing && !kept.is_empty() {
+        out.push('/');
+    }
+    out
 }
 
 async fn mkdirs(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
@@ -96,7 +124,7 @@ fn rename_options(req: &WebRequest) -> Result<Option<(bool, bool)>, WebError> {
 }
 
 async fn rename(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
-    let dst = destination(req)?.to_string();
+    let dst = destination(req)?;
     match rename_options(req)? {
         None => {
             let r: pb::RenameResponseProto = call(
@@ -274,4 +302,35 @@ async fn concat(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response
     )
     .await?;
     Ok(web::ok_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::hadoop_path;
+
+    #[test]
+    fn destinations_normalize_as_hadoop_path_does() {
+        // `new Path(p).toUri().getPath()` in Hadoop 3.4.1, p on the left.
+        for (p, want) in [
+            ("/wfz/./x y", "/wfz/x y"),
+            ("/wfz/..", "/"),
+            ("/wfz/x/.", "/wfz/x/"),
+            ("/wfz/x/..", "/wfz/"),
+            ("/../a", "/../a"),
+            ("/a//b", "/a/b"),
+            ("/a///b/", "/a/b"),
+            ("/a/b/", "/a/b"),
+            ("/", "/"),
+            ("/.", "/"),
+            ("/..", "/.."),
+            ("/a/./../b", "/b"),
+            ("/a/b/../../..", "/.."),
+            ("/a/../b/./c/..", "/b/"),
+            ("/x y/%20", "/x y/%20"),
+            ("/a:b/c", "/a:b/c"),
+            ("/a/..b/.c", "/a/..b/.c"),
+        ] {
+            assert_eq!(hadoop_path(p), want, "{p}");
+        }
+    }
 }
