@@ -514,8 +514,9 @@ public final class ApiFuzz {
     switch (k) {
       case 32: {
         byte[] d = data();
-        int v = open.isEmpty() ? 0 : r.nextInt(3);
-        w.append(new String[] {"openForWrite ", "hflush ", "closeOpen "}[v]).append(v == 0 ? p : "");
+        int v = open.isEmpty() ? 0 : r.nextInt(4);
+        w.append(new String[] {"openForWrite ", "hflush ", "closeOpen ", "hsync(UPDATE_LENGTH) "}[v])
+            .append(v == 0 ? p : "");
         return fs -> {
           if (v == 0) {
             if (!open.isEmpty()) {
@@ -530,6 +531,12 @@ public final class ApiFuzz {
           if (v == 1) {
             e.getValue().write(d);
             e.getValue().hflush();
+            return e.getKey() + " " + fs.getFileStatus(new Path(e.getKey())).getLen();
+          }
+          if (v == 3) {
+            e.getValue().write(d);
+            ((org.apache.hadoop.hdfs.client.HdfsDataOutputStream) e.getValue()).hsync(
+                EnumSet.of(org.apache.hadoop.hdfs.client.HdfsDataOutputStream.SyncFlag.UPDATE_LENGTH));
             return e.getKey() + " " + fs.getFileStatus(new Path(e.getKey())).getLen();
           }
           open.remove(e.getKey());
