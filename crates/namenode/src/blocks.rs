@@ -121,10 +121,8 @@ pub struct BlockManager {
     in_flight: HashMap<BlockId, std::time::Instant>,
     /// Block recoveries each (primary) DataNode must run.
     recoveries: HashMap<DatanodeUuid, Vec<Recovery>>,
-    /// Files whose last block is being recovered; for a lease recovery,
-    /// the block's stamp before its first recovery (see
-    /// [`BlockManager::stamp_before_recovery`]).
-    recovering: HashMap<INodeId, Option<(BlockId, GenStamp)>>,
+    /// Files whose last block is being recovered (`commands.rs`).
+    recovering: HashMap<INodeId, commands::Recovering>,
     /// DataNodes told (or still to be told) to delete a replica of a known
     /// block, and since when: such a node must not get a new copy of the
     /// block until it confirms the deletion (a DELETED report, or a full

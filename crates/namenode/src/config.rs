@@ -84,6 +84,9 @@ pub struct NameNodeConfig {
     /// A DataNode silent this long is dead: 2 × recheck interval + 10 ×
     /// heartbeat interval, as HDFS (10.5 min by default).
     pub dead_after: Duration,
+    /// A block recovery not committed after 30 heartbeat intervals may be
+    /// started again (HDFS's block recovery timeout; 90 s by default).
+    pub block_recovery_timeout: Duration,
     /// Copies one DataNode makes at once (`dfs.namenode.replication.max-streams`).
     pub replication_max_streams: usize,
     /// Queued blocks the replication monitor tries per pass, per live
@@ -675,6 +678,7 @@ impl NameNodeConfig {
             name_dirs,
             journal,
             dead_after: recheck * 2 + heartbeat * 10,
+            block_recovery_timeout: heartbeat * 30,
             handler_count: ipc.handler_count,
             max_frame_bytes: ipc.max_frame_bytes,
             max_connections: ipc.max_connections,

@@ -5,6 +5,8 @@
 //! unknown to it is not a replica to delete, and its DataNodes take
 //! commands only from the active anyway.
 
+use std::time::{Duration, Instant};
+
 use super::{BlockManager, Recovery, Transfer};
 use crate::datanodes::DatanodeUuid;
 use crate::namespace::{BlockId, GenStamp, INodeId};
@@ -40,10 +42,15 @@ impl BlockManager {
     pub fn queue_recovery(&mut self, primary: DatanodeUuid, r: Recovery) {
         if let Some(state) = self.blocks.get(&r.block.id) {
             let before = r.truncate.is_none().then_some((r.block.id, r.block.gs));
-            let kept = self.recovering.entry(state.file).or_insert(before);
+            let now = Instant::now();
+            let entry = self
+                .recovering
+                .entry(state.file)
+                .or_insert(Recovering { before, since: now });
+            entry.since = now;
             // A recovery started again keeps the first one's stamp.
-            if kept.is_none_or(|(id, _)| id != r.block.id) {
-                *kept = before;
+            if entry.before.is_none_or(|(id, _)| id != r.block.id) {
+                entry.before = before;
             }
         }
         if let Some(copy) = r.truncate.filter(|t| t.id != r.block.id) {
@@ -52,8 +59,19 @@ impl BlockManager {
         self.recoveries.entry(primary).or_default().push(r);
     }
 
-    /// Whether a block recovery was started for a file and not committed.
-    pub fn recovery_pending(&self, file: INodeId) -> bool {
+    /// Whether a block recovery was started for a file less than `timeout`
+    /// ago and not committed: HDFS starts another one after that (its
+    /// `PendingRecoveryBlocks`, 30 heartbeat intervals), in case the
+    /// primary DataNode died or the recovery failed.
+    pub fn recovery_pending(&self, file: INodeId, timeout: Duration) -> bool {
+        self.recovering
+            .get(&file)
+            .is_some_and(|r| r.since.elapsed() < timeout)
+    }
+
+    /// Whether a file's last block is under recovery (started, not
+    /// committed), however long ago.
+    pub fn under_recovery(&self, file: INodeId) -> bool {
         self.recovering.contains_key(&file)
     }
 
@@ -63,8 +81,8 @@ impl BlockManager {
     /// lives beside it), so readers meanwhile ask the DataNodes for the
     /// replicas they hold, not for a stamp none has yet.
     pub fn stamp_before_recovery(&self, file: INodeId, block: BlockId) -> Option<GenStamp> {
-        match self.recovering.get(&file) {
-            Some(Some((id, gs))) if *id == block => Some(*gs),
+        match self.recovering.get(&file).and_then(|r| r.before) {
+            Some((id, gs)) if id == block => Some(gs),
             _ => None,
         }
     }
@@ -112,4 +130,14 @@ impl BlockManager {
     pub fn pending_deletions(&self) -> usize {
         self.invalidate.values().map(Vec::len).sum()
     }
+}
+
+/// A file whose last block is being recovered.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Recovering {
+    /// For a lease recovery, the block and its stamp before its first
+    /// recovery (see [`BlockManager::stamp_before_recovery`]).
+    before: Option<(BlockId, GenStamp)>,
+    /// When the last recovery was queued.
+    since: Instant,
 }

@@ -3,6 +3,7 @@
 
 use super::*;
 use std::collections::{HashMap, HashSet};
+use std::time::Duration;
 
 #[test]
 fn replication_work_copies_the_most_endangered_first_and_trims_excess() {
@@ -668,4 +669,42 @@ fn a_pipeline_is_forgotten_once_committed_and_all_its_nodes_hold_good_replicas()
     assert_eq!(bm.pipeline(BlockId(1)).len(), 3, "reported, not committed");
     bm.committed([BlockId(1)]);
     assert!(bm.pipelines.is_empty());
+}
+
+#[test]
+fn a_lease_recovery_keeps_the_old_stamp_and_may_start_again_after_its_timeout() {
+    let mut bm = BlockManager::default();
+    let file = INodeId(16390);
+    let old = BlockRecord {
+        id: BlockId(7),
+        gs: GenStamp(1001),
+        num_bytes: 100,
+    };
+    bm.add_block(old.id, old.gs, file, vec![dn("a")]);
+    let recovery = |block: BlockRecord, new_gs: u64| Recovery {
+        block,
+        new_gs: GenStamp(new_gs),
+        locations: vec![dn("a")],
+        truncate: None,
+    };
+    bm.queue_recovery(dn("a"), recovery(old, 1002));
+    assert!(bm.under_recovery(file));
+    assert!(bm.recovery_pending(file, Duration::from_secs(90)));
+    assert!(!bm.recovery_pending(file, Duration::ZERO), "timed out");
+    // Started again (after the timeout): readers still get the first stamp.
+    bm.queue_recovery(
+        dn("a"),
+        recovery(
+            BlockRecord {
+                gs: GenStamp(1002),
+                ..old
+            },
+            1003,
+        ),
+    );
+    assert_eq!(bm.stamp_before_recovery(file, old.id), Some(GenStamp(1001)));
+    assert_eq!(bm.stamp_before_recovery(file, BlockId(8)), None);
+    bm.recovery_done(file);
+    assert!(!bm.under_recovery(file));
+    assert_eq!(bm.stamp_before_recovery(file, old.id), None);
 }

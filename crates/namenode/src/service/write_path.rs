@@ -174,7 +174,8 @@ impl NameNodeState {
         if !open {
             return encode(&pb::RecoverLeaseResponseProto { result: true });
         }
-        let already = self.lock_blocks()?.recovery_pending(file);
+        let timeout = self.config.block_recovery_timeout;
+        let already = self.lock_blocks()?.recovery_pending(file, timeout);
         if !already {
             self.recover_file_lease(file).await?;
         }
@@ -700,7 +701,7 @@ impl NameNodeState {
         let pending = self
             .blocks
             .lock()
-            .map(|b| b.recovery_pending(file))
+            .map(|b| b.recovery_pending(file, self.config.block_recovery_timeout))
             .unwrap_or(true);
         if !pending {
             let state = self.clone();
@@ -753,7 +754,7 @@ fn refuse_during_recovery(
     commit: Option<BlockRecord>,
 ) -> Result<(), FsError> {
     match commit {
-        Some(b) if bm.recovery_pending(file) => Err(FsError::Io(format!(
+        Some(b) if bm.under_recovery(file) => Err(FsError::Io(format!(
             "Commit or complete block blk_{}_{}, whereas it is under recovery.",
             b.id, b.gs
         ))),
