@@ -575,7 +575,12 @@ impl NameNodeState {
             Some((old, new_gs, truncate, holders)) => {
                 self.queue_block_recovery(file, old, new_gs, truncate, holders)
             }
-            None => Ok(false),
+            None => {
+                // Closed without a recovery (or a truncate left to wait):
+                // an earlier recovery that never committed is over.
+                self.lock_blocks()?.recovery_done(file);
+                Ok(false)
+            }
         }
     }
 
