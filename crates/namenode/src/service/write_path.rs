@@ -60,12 +60,8 @@ impl NameNodeState {
                         r.block_size,
                         now,
                     )?;
-                    self.with_leases(|l| {
-                        for f in &removed.files {
-                            l.remove_file_any(*f);
-                        }
-                        l.add(&client, st.id, std::time::Instant::now());
-                    });
+                    self.forget_leases(&removed.files);
+                    self.with_leases(|l| l.add(&client, st.id, std::time::Instant::now()));
                     Ok(((st, removed), edits))
                 },
             )

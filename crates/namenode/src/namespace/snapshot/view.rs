@@ -99,9 +99,8 @@ impl Namespace {
             ancestors,
         };
         let snapshots = &self.snapshots.dirs[&dir].snapshots;
-        let info = comps
-            .get(dot + 1)
-            .and_then(|name| snapshots.iter().find(|s| s.name == *name));
+        let name = comps.get(dot + 1);
+        let info = name.and_then(|name| snapshots.iter().find(|s| s.name == *name));
         // HDFS reads every inode of a snapshot path as the snapshot saw it,
         // so the snapshottable directory is searched with the attributes
         // it had then; without that snapshot (`.snapshot` itself, or a
@@ -111,7 +110,7 @@ impl Namespace {
         if let (Some(last), Some(s)) = (out.ancestors.last_mut(), seen_by) {
             last.1 = s.root.clone();
         }
-        if comps.get(dot + 1).is_none() {
+        if name.is_none() {
             return out;
         }
         let Some(info) = info else {
@@ -339,15 +338,6 @@ impl Namespace {
         let Some(top) = self.snapshot_info(dir, s).map(|i| i.root.clone()) else {
             return Ok(());
         };
-        let describe = |a: &Attrs, is_dir: bool| {
-            let kind = if is_dir { 'd' } else { '-' };
-            format!(
-                "{}:{}:{kind}{}",
-                a.owner,
-                a.group,
-                mode_string(a.permission)
-            )
-        };
         let mut stack = vec![(root_path.to_string(), dir)];
         while let Some((p, id)) = stack.pop() {
             let attrs = if id == dir {
@@ -358,9 +348,13 @@ impl Namespace {
                     None => continue,
                 }
             };
+            if check_kept(caller, &attrs, Access::READ, &p, true).is_err() {
+                // Refused: named by its current path, as HDFS's
+                // `getFullPathName` names it (walked only now).
+                let current = self.path_of(id).unwrap_or_else(|| p.clone());
+                check_kept(caller, &attrs, Access::READ, &current, true)?;
+            }
             let children = self.children_at(id, s);
-            let current = self.path_of(id).unwrap_or_else(|| p.clone());
-            check_kept(caller, &attrs, Access::READ, &current, true)?;
             let sticky = attrs.permission & crate::namespace::permission::STICKY_BIT != 0;
             for (name, child) in &children {
                 let Some(node) = self.any_node(*child) else {
@@ -373,8 +367,8 @@ impl Namespace {
                         return Err(FsError::AccessControl(format!(
                             "Permission denied by sticky bit: user={}, path=\"{cp}\":{}, parent=\"{p}\":{}",
                             caller.user,
-                            describe(&c, node.is_dir()),
-                            describe(&top, true)
+                            describe_kept(&c, node.is_dir()),
+                            describe_kept(&top, true)
                         )));
                     }
                 }
@@ -691,13 +685,22 @@ pub(super) fn check_kept(
         return Ok(());
     }
     Err(FsError::AccessControl(format!(
-        "Permission denied: user={}, access={access}, inode=\"{path}\":{}:{}:{}{}",
+        "Permission denied: user={}, access={access}, inode=\"{path}\":{}",
         caller.user,
+        describe_kept(attrs, is_dir)
+    )))
+}
+
+/// `owner:group:drwxr-xr-x` of attributes a snapshot kept, as permission
+/// errors show an inode (`INode::describe` for a live one).
+fn describe_kept(attrs: &Attrs, is_dir: bool) -> String {
+    format!(
+        "{}:{}:{}{}",
         attrs.owner,
         attrs.group,
         if is_dir { 'd' } else { '-' },
         mode_string(attrs.permission)
-    )))
+    )
 }
 
 /// A status shows the attributes a snapshot kept, the ACL bit with them.
