@@ -41,13 +41,6 @@ pub fn is_parent_entry(path: &str, parent: &str) -> bool {
     }
 }
 
-/// `new Path(p).toString()` for an absolute path: repeated slashes
-/// collapsed, a trailing slash dropped (except for the root).
-pub fn normalize_filter(path: &str) -> String {
-    let parts: Vec<&str> = path.split('/').filter(|c| !c.is_empty()).collect();
-    format!("/{}", parts.join("/"))
-}
-
 /// One page of all open files (`ALL_OPEN_FILES`), as
 /// `LeaseManager.getUnderConstructionFiles`: the ids after `prev_id`
 /// (ascending) are walked; an id that is no longer an open file is skipped
@@ -228,8 +221,10 @@ mod tests {
         assert!(is_parent_entry("/a", "/"));
         assert!(!is_parent_entry("/ab", "/a"));
         assert!(!is_parent_entry("/dfsadmin/open-1", "/dfsadmin/open"));
-        assert_eq!(normalize_filter("/a//b/"), "/a/b");
-        assert_eq!(normalize_filter("/"), "/");
+        // The filter is first normalized as HDFS's `new Path(path)
+        // .toString()` (`path::hadoop_path`).
+        assert_eq!(crate::namespace::path::hadoop_path("/a//b/"), "/a/b");
+        assert_eq!(crate::namespace::path::hadoop_path("/"), "/");
     }
 
     #[test]

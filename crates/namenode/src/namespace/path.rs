@@ -82,6 +82,34 @@ pub fn join(components: &[impl AsRef<str>]) -> String {
     out
 }
 
+/// What `new Path(p).toUri().getPath()` (and, scheme-less, `toString()`)
+/// makes of absolute path `p`:
+/// runs of `/` collapsed, a trailing `/` dropped, then `.` segments
+/// removed and each `name/..` pair resolved as `java.net.URI` normalizes
+/// (a `..` above the root stays; a path that ended in a removed `.` or
+/// `..` keeps a trailing `/`).
+pub fn hadoop_path(p: &str) -> String {
+    let segments: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut trailing = false;
+    for (i, s) in segments.iter().enumerate() {
+        let last = i + 1 == segments.len();
+        match *s {
+            "." => trailing = last,
+            ".." if kept.last().is_some_and(|k| *k != "..") => {
+                kept.pop();
+                trailing = last;
+            }
+            s => kept.push(s),
+        }
+    }
+    let mut out = format!("/{}", kept.join("/"));
+    if trailing && !kept.is_empty() {
+        out.push('/');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +170,32 @@ mod tests {
                 ))),
                 "{p:?}"
             );
+        }
+    }
+
+    #[test]
+    fn paths_normalize_as_hadoop_path_does() {
+        // `new Path(p).toUri().getPath()` in Hadoop 3.4.1, p on the left.
+        for (p, want) in [
+            ("/wfz/./x y", "/wfz/x y"),
+            ("/wfz/..", "/"),
+            ("/wfz/x/.", "/wfz/x/"),
+            ("/wfz/x/..", "/wfz/"),
+            ("/../a", "/../a"),
+            ("/a//b", "/a/b"),
+            ("/a///b/", "/a/b"),
+            ("/a/b/", "/a/b"),
+            ("/", "/"),
+            ("/.", "/"),
+            ("/..", "/.."),
+            ("/a/./../b", "/b"),
+            ("/a/b/../../..", "/.."),
+            ("/a/../b/./c/..", "/b/"),
+            ("/x y/%20", "/x y/%20"),
+            ("/a:b/c", "/a:b/c"),
+            ("/a/..b/.c", "/a/..b/.c"),
+        ] {
+            assert_eq!(hadoop_path(p), want, "{p}");
         }
     }
 }

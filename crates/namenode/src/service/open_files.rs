@@ -11,9 +11,7 @@ use cairn_rpc::CallError;
 use super::convert::encode;
 use super::{CallResult, NameNodeState};
 use crate::datanodes::DatanodeUuid;
-use crate::namespace::open_files::{
-    normalize_filter, page_blocking_decommission, page_open_files, OpenFilesPage,
-};
+use crate::namespace::open_files::{page_blocking_decommission, page_open_files, OpenFilesPage};
 use crate::namespace::permission::{Access, Caller};
 use crate::namespace::INodeId;
 
@@ -37,7 +35,8 @@ impl NameNodeState {
             ));
         }
         self.require_superuser(caller, "listOpenFiles")?;
-        let filter = normalize_filter(&path);
+        // HDFS filters by `new Path(path).toString()`.
+        let filter = crate::namespace::path::hadoop_path(&path);
         let all = pb::OpenFilesTypeProto::AllOpenFiles as i32;
         let blocking = pb::OpenFilesTypeProto::BlockingDecommission as i32;
         let max = self.config.list_open_files_max;

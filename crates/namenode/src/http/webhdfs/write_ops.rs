@@ -10,6 +10,7 @@ use cairn_proto::hadoop::hdfs as pb;
 use serde_json::json;
 
 use super::{call, ok_json, WebError, WebRequest};
+use crate::namespace::path;
 use crate::service::NameNodeState;
 
 /// HDFS's directory mode when `permission` is absent.
@@ -40,7 +41,7 @@ fn boolean(b: bool) -> Response {
 }
 
 /// `destination`: an absolute path, as HDFS's `DestinationParam` passes
-/// it on (through Hadoop's `Path`, see [`hadoop_path`]).
+/// it on (through Hadoop's `Path`, see [`path::hadoop_path`]).
 pub(super) fn destination(req: &WebRequest) -> Result<String, WebError> {
     let dst = req.required("destination")?;
     if !dst.starts_with('/') {
@@ -49,34 +50,7 @@ pub(super) fn destination(req: &WebRequest) -> Result<String, WebError> {
             format!("Invalid parameter value: destination = \"{dst}\" is not an absolute path."),
         ));
     }
-    Ok(hadoop_path(dst))
-}
-
-/// What `new Path(p).toUri().getPath()` makes of absolute path `p`:
-/// runs of `/` collapsed, a trailing `/` dropped, then `.` segments
-/// removed and each `name/..` pair resolved as `java.net.URI` normalizes
-/// (a `..` above the root stays; a path that ended in a removed `.` or
-/// `..` keeps a trailing `/`).
-pub(super) fn hadoop_path(p: &str) -> String {
-    let segments: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
-    let mut kept: Vec<&str> = Vec::new();
-    let mut trailing = false;
-    for (i, s) in segments.iter().enumerate() {
-        let last = i + 1 == segments.len();
-        match *s {
-            "." => trailing = last,
-            ".." if kept.last().is_some_and(|k| *k != "..") => {
-                kept.pop();
-                trailing = last;
-            }
-            s => kept.push(s),
-        }
-    }
-    let mut out = format!("/{}", kept.join("/"));
-    if trailing && !kept.is_empty() {
-        out.push('/');
-    }
-    out
+    Ok(path::hadoop_path(dst))
 }
 
 async fn mkdirs(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response, WebError> {
@@ -302,35 +276,4 @@ async fn concat(state: &Arc<NameNodeState>, req: &WebRequest) -> Result<Response
     )
     .await?;
     Ok(web::ok_empty())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::hadoop_path;
-
-    #[test]
-    fn destinations_normalize_as_hadoop_path_does() {
-        // `new Path(p).toUri().getPath()` in Hadoop 3.4.1, p on the left.
-        for (p, want) in [
-            ("/wfz/./x y", "/wfz/x y"),
-            ("/wfz/..", "/"),
-            ("/wfz/x/.", "/wfz/x/"),
-            ("/wfz/x/..", "/wfz/"),
-            ("/../a", "/../a"),
-            ("/a//b", "/a/b"),
-            ("/a///b/", "/a/b"),
-            ("/a/b/", "/a/b"),
-            ("/", "/"),
-            ("/.", "/"),
-            ("/..", "/.."),
-            ("/a/./../b", "/b"),
-            ("/a/b/../../..", "/.."),
-            ("/a/../b/./c/..", "/b/"),
-            ("/x y/%20", "/x y/%20"),
-            ("/a:b/c", "/a:b/c"),
-            ("/a/..b/.c", "/a/..b/.c"),
-        ] {
-            assert_eq!(hadoop_path(p), want, "{p}");
-        }
-    }
 }
