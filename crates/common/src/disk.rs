@@ -63,6 +63,21 @@ pub trait Disk: Send + Sync {
     /// The I/O error of open (NotFound when it does not exist).
     fn open_write(&self, path: &Path) -> io::Result<Box<dyn DiskFile>>;
 
+    /// Opens an existing file for writes that bypass the page cache and
+    /// are durable when they return (`O_DIRECT | O_DSYNC`): one system
+    /// call and one device flush (or a FUA write) a batch, where a
+    /// buffered write and fdatasync dirty, write back and flush pages.
+    /// Every write through it must start at a multiple of
+    /// [`DIRECT_ALIGN`], be a multiple of it long, and come from a buffer
+    /// at such an address ([`aligned_window`]); `sync_data` on it is not
+    /// needed. `None` where the file system (or this disk) cannot.
+    ///
+    /// # Errors
+    /// The I/O error of open.
+    fn open_direct(&self, _path: &Path) -> io::Result<Option<Box<dyn DiskFile>>> {
+        Ok(None)
+    }
+
     /// The whole content of a file.
     ///
     /// # Errors
@@ -127,6 +142,19 @@ pub trait Disk: Send + Sync {
     fn exists(&self, path: &Path) -> bool;
 }
 
+/// The alignment of direct writes ([`Disk::open_direct`]): offsets,
+/// lengths and buffer addresses. 4 KiB covers disks of 512-byte and of
+/// 4 KiB logical blocks.
+pub const DIRECT_ALIGN: usize = 4096;
+
+/// The part of `buf` that starts at a [`DIRECT_ALIGN`]ed address, `len`
+/// bytes long; `None` when `buf` is too short to hold it (give it
+/// `len + DIRECT_ALIGN` bytes).
+pub fn aligned_window(buf: &mut [u8], len: usize) -> Option<&mut [u8]> {
+    let skip = buf.as_ptr().align_offset(DIRECT_ALIGN);
+    buf.get_mut(skip..skip.checked_add(len)?)
+}
+
 /// The machine's own file system.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct RealDisk;
@@ -181,6 +209,21 @@ impl Disk for RealDisk {
     fn open_write(&self, path: &Path) -> io::Result<Box<dyn DiskFile>> {
         let file = File::options().write(true).open(path)?;
         Ok(Box::new(RealFile(file)))
+    }
+
+    fn open_direct(&self, path: &Path) -> io::Result<Option<Box<dyn DiskFile>>> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = nix::fcntl::OFlag::O_DIRECT | nix::fcntl::OFlag::O_DSYNC;
+        match File::options()
+            .write(true)
+            .custom_flags(flags.bits())
+            .open(path)
+        {
+            Ok(file) => Ok(Some(Box::new(RealFile(file)))),
+            // tmpfs and some others refuse O_DIRECT at open.
+            Err(e) if e.raw_os_error() == Some(nix::libc::EINVAL) => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     fn read(&self, path: &Path) -> io::Result<Vec<u8>> {

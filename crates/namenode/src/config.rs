@@ -9,13 +9,6 @@ use cairn_common::keys as k;
 use crate::namespace::{Limits, ProtectedDirs, SnapshotLimits, StoragePolicySwitches, XAttrLimits};
 use crate::trash::TrashSettings;
 
-/// Edit-log preallocation step, bytes (Cairn; default 1 MiB).
-pub const CAIRN_JOURNAL_PREALLOCATE_STEP: &str = "cairn.namenode.edits.preallocate.step";
-/// Edit-log preallocation scheme: fallocate (default), fill, sparse, none.
-pub const CAIRN_JOURNAL_PREALLOCATION: &str = "cairn.namenode.edits.preallocation";
-/// The longest a batch of edits waits for more when other writers are
-/// adding to it (Cairn; microseconds, default 0: off).
-pub const CAIRN_JOURNAL_COMMIT_DELAY_US: &str = "cairn.namenode.edits.commit-delay-us";
 /// Open files per `listOpenFiles` reply (HDFS's key; default 1000).
 pub const DFS_NAMENODE_LIST_OPENFILES_NUM_RESPONSES: &str =
     "dfs.namenode.list.openfiles.num.responses";
@@ -319,49 +312,6 @@ fn namespace_limits(
     })
 }
 
-/// The edit log's preallocation.
-fn journal_config(
-    conf: &Configuration,
-) -> Result<crate::journal::file::JournalConfig, ConfigError> {
-    let step = conf.get_bytes(CAIRN_JOURNAL_PREALLOCATE_STEP, 1024 * 1024)?;
-    if step < 4096 {
-        return Err(invalid(
-            CAIRN_JOURNAL_PREALLOCATE_STEP,
-            step,
-            "must be at least 4 KiB",
-        ));
-    }
-    let preallocation = match conf.get_str_or(CAIRN_JOURNAL_PREALLOCATION, "fallocate")? {
-        "fallocate" => crate::journal::file::Preallocation::Fallocate,
-        "fill" => crate::journal::file::Preallocation::Fill,
-        "sparse" => crate::journal::file::Preallocation::Sparse,
-        "none" => crate::journal::file::Preallocation::None,
-        other => {
-            return Err(invalid(
-                CAIRN_JOURNAL_PREALLOCATION,
-                other,
-                "must be one of fallocate, fill, sparse, none",
-            ))
-        }
-    };
-    let default_delay = crate::journal::file::DEFAULT_COMMIT_DELAY.as_micros() as u64;
-    let delay = conf.get_u64(CAIRN_JOURNAL_COMMIT_DELAY_US, default_delay)?;
-    if delay > 1_000_000 {
-        return Err(invalid(
-            CAIRN_JOURNAL_COMMIT_DELAY_US,
-            delay,
-            "must be at most 1000000 (one second)",
-        ));
-    }
-    Ok(crate::journal::file::JournalConfig {
-        preallocation,
-        step_bytes: step,
-        sync: true,
-        commit_delay: Duration::from_micros(delay),
-        metrics: Default::default(),
-    })
-}
-
 /// The xattr switches, checked as HDFS's FSDirectory checks them.
 fn xattr_limits(conf: &Configuration) -> Result<XAttrLimits, ConfigError> {
     let max_size = conf.get_u32(
@@ -412,7 +362,7 @@ fn snapshot_limits(conf: &Configuration) -> Result<SnapshotLimits, ConfigError> 
     })
 }
 
-fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
+pub(crate) fn invalid(key: &str, value: impl ToString, reason: &str) -> ConfigError {
     // The value parsed, but is out of the range the NameNode can run with.
     ConfigError::InvalidValue {
         key: key.to_string(),
@@ -620,7 +570,7 @@ impl NameNodeConfig {
             .iter()
             .map(|d| std::path::PathBuf::from(d.strip_prefix("file://").unwrap_or(d)))
             .collect();
-        let journal = journal_config(conf)?;
+        let journal = crate::journal::settings::journal_config(conf)?;
         let hosts_exclude = conf
             .get_str("dfs.hosts.exclude")?
             .filter(|p| !p.is_empty())

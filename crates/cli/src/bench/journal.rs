@@ -59,6 +59,12 @@ pub struct JournalArgs {
     /// Preallocation scheme of the sweep.
     #[arg(long, default_value = "fallocate", value_name = "SCHEME")]
     pub sweep_scheme: String,
+    /// Write batches with O_DIRECT | O_DSYNC, as the NameNode does by
+    /// default (`cairn.namenode.edits.direct-io`); without it, buffered
+    /// writes and fdatasync, the schemes as HDFS-1846 measured them
+    /// (with it, fallocate preallocates by writing zeros).
+    #[arg(long)]
+    pub direct: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -113,6 +119,7 @@ async fn one_scheme(base: &Path, name: &str, a: &JournalArgs) -> anyhow::Result<
             preallocation: pre,
             step_bytes: a.step,
             sync: true,
+            direct: a.direct,
             // The raw log, as the seed measured it: no lingering.
             commit_delay: std::time::Duration::ZERO,
             metrics: Default::default(),
@@ -176,6 +183,7 @@ async fn sweep_point(
     threads: usize,
     ops: usize,
     sync: bool,
+    direct: bool,
 ) -> anyhow::Result<Point> {
     let dir = fresh_dir(base, &format!("sweep-{threads}-{sync}"))?;
     let log = Arc::new(
@@ -188,6 +196,7 @@ async fn sweep_point(
                 preallocation: pre,
                 step_bytes: step,
                 sync,
+                direct,
                 // The raw log, as the seed measured it: no lingering.
                 commit_delay: std::time::Duration::ZERO,
                 metrics: Default::default(),
@@ -249,6 +258,7 @@ pub async fn run(a: &JournalArgs) -> anyhow::Result<Json> {
     let params = Obj::new()
         .with("ops_per_scheme", a.ops)
         .with("step_bytes", a.step)
+        .with("direct", a.direct)
         .with("schemes", a.schemes.clone())
         .with(
             "edit",
@@ -277,8 +287,8 @@ pub async fn run(a: &JournalArgs) -> anyhow::Result<Json> {
     }
     let mut sweep = Vec::new();
     for &t in &a.threads {
-        let with = sweep_point(&base, sweep_pre, a.step, t, a.sweep_ops, true).await?;
-        let without = sweep_point(&base, sweep_pre, a.step, t, a.sweep_ops, false).await?;
+        let with = sweep_point(&base, sweep_pre, a.step, t, a.sweep_ops, true, a.direct).await?;
+        let without = sweep_point(&base, sweep_pre, a.step, t, a.sweep_ops, false, false).await?;
         sweep.push(Json::from(
             Obj::new()
                 .with("threads", t)

@@ -26,6 +26,7 @@ use tokio::sync::watch;
 use tracing::{error, info, warn};
 
 use super::codec::{encode_record, RECORD_HEADER_LEN};
+use super::direct::{block_end, DirectStage, Window};
 use super::{EditLog, JournalError, TxId};
 use crate::namespace::Edit;
 
@@ -51,6 +52,12 @@ pub struct JournalConfig {
     pub step_bytes: u64,
     /// fdatasync after each batch (off only for benchmarks).
     pub sync: bool,
+    /// Write batches with `O_DIRECT | O_DSYNC` where the file system
+    /// allows it and the segment is preallocated (fallocate or fill):
+    /// see [`super::direct`]. Such segments are preallocated by writing
+    /// zeros, since a direct write into fallocate's unwritten extents
+    /// would make every batch commit the file system's journal.
+    pub direct: bool,
     /// The longest a batch waits for more edits when edits from other
     /// writers arrived during the previous sync (zero: never); see
     /// [`linger`].
@@ -65,6 +72,7 @@ impl Default for JournalConfig {
             preallocation: Preallocation::Fallocate,
             step_bytes: 1024 * 1024,
             sync: true,
+            direct: true,
             commit_delay: DEFAULT_COMMIT_DELAY,
             metrics: Default::default(),
         }
@@ -117,6 +125,8 @@ fn linger<'a>(
 struct Segment {
     dir: PathBuf,
     file: Box<dyn DiskFile>,
+    /// The same file opened for direct writes (`JournalConfig::direct`).
+    direct: Option<Box<dyn DiskFile>>,
 }
 
 /// Figures the sync thread keeps, for benchmarks and metrics.
@@ -126,6 +136,8 @@ pub struct JournalStats {
     pub records: u64,
     pub bytes: u64,
     pub preallocations: u64,
+    /// Batches written to at least one copy with a direct write.
+    pub direct_batches: u64,
 }
 
 struct Pending {
@@ -182,6 +194,8 @@ struct Writer {
     shared: Arc<Shared>,
     durable: watch::Sender<Durable>,
     spare: Vec<u8>,
+    /// Batches laid out for the segments written directly.
+    stage: DirectStage,
     /// How many edits a lingering batch waits for ([`linger`]).
     linger_target: u64,
     /// The last batch was cut at its size limit, leaving edits pending.
@@ -252,6 +266,60 @@ fn take_batch(p: &mut Pending, spare: &mut Vec<u8>) -> (Vec<u8>, u64, u64) {
     (std::mem::replace(&mut p.buf, rest), last_txid, records)
 }
 
+/// How a segment took a batch.
+enum Written {
+    /// Written (and synced) as configured.
+    Done,
+    /// The direct write was refused (`EINVAL`: alignment the device does
+    /// not accept); the batch went through the page cache instead.
+    DirectRefused,
+}
+
+/// Writes one batch to every segment and makes it durable: the laid-out
+/// `window` to the segments written directly, `buf` at `offset` followed
+/// by fdatasync (when `sync`) to the others. Every copy is written at
+/// once, each on its own thread, so a batch costs the slowest disk, not
+/// their sum.
+fn write_batch(
+    segments: &[Segment],
+    buf: &[u8],
+    offset: u64,
+    window: Option<Window<'_>>,
+    sync: bool,
+) -> Vec<io::Result<Written>> {
+    let buffered = |s: &Segment| {
+        s.file
+            .write_all_at(buf, offset)
+            .and_then(|()| if sync { s.file.sync_data() } else { Ok(()) })
+    };
+    let write = |s: &Segment| match (&s.direct, &window) {
+        (Some(direct), Some(w)) => match direct.write_all_at(w.bytes, w.offset) {
+            Ok(()) => Ok(Written::Done),
+            Err(e) if e.kind() == io::ErrorKind::InvalidInput => {
+                buffered(s).map(|()| Written::DirectRefused)
+            }
+            Err(e) => Err(e),
+        },
+        _ => buffered(s).map(|()| Written::Done),
+    };
+    if let [only] = segments {
+        return vec![write(only)];
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = segments
+            .iter()
+            .map(|s| scope.spawn(move || write(s)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("journal writer panicked")))
+            })
+            .collect()
+    })
+}
+
 impl Writer {
     /// Makes sure `need` more bytes fit in allocated space in every copy.
     fn ensure_room(&mut self, need: u64) -> Result<bool, String> {
@@ -275,7 +343,11 @@ impl Writer {
             .segments
             .iter()
             .map(|s| {
-                allocate(s.file.as_ref(), from, len, self.config.preallocation)
+                let mode = match self.config.preallocation {
+                    Preallocation::Fallocate if s.direct.is_some() => Preallocation::Fill,
+                    mode => mode,
+                };
+                allocate(s.file.as_ref(), from, len, mode)
                     .map_err(|e| format!("{}: {e}", s.dir.display()))
             })
             .collect();
@@ -360,49 +432,40 @@ impl Writer {
                 batch
             };
             let len = buf.len() as u64;
-            if let Err(why) = self.ensure_room(len) {
+            let direct = self.segments.iter().any(|s| s.direct.is_some());
+            // A direct write fills its last block with zeros: that block
+            // must be allocated too.
+            let room = if direct {
+                block_end(self.offset + len) - self.offset
+            } else {
+                len
+            };
+            if let Err(why) = self.ensure_room(room) {
                 self.fail(why);
                 continue;
             }
-            let offset = self.offset;
-            let sync = self.config.sync;
             let batch_started = Instant::now();
-            let write = |s: &Segment| {
-                s.file.write_all_at(&buf, offset).and_then(|()| {
-                    if sync {
-                        s.file.sync_data()
-                    } else {
-                        Ok(())
-                    }
-                })
-            };
-            // Every copy is written and synced at once, each on its own
-            // thread, so a batch costs the slowest disk, not their sum.
-            let results: Vec<io::Result<()>> = if self.segments.len() == 1 {
-                vec![write(&self.segments[0])]
-            } else {
-                std::thread::scope(|scope| {
-                    let handles: Vec<_> = self
-                        .segments
-                        .iter()
-                        .map(|s| scope.spawn(move || write(s)))
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| {
-                            h.join().unwrap_or_else(|_| {
-                                Err(io::Error::other("journal writer panicked"))
-                            })
-                        })
-                        .collect()
-                })
-            };
+            let window = direct.then(|| self.stage.window(self.offset, &buf));
+            let results = write_batch(&self.segments, &buf, self.offset, window, self.config.sync);
+            if direct {
+                self.stage.written();
+            }
+            let direct_done = self
+                .segments
+                .iter()
+                .zip(&results)
+                .any(|(s, r)| s.direct.is_some() && matches!(r, Ok(Written::Done)));
             let mut failures = Vec::new();
             let mut results = results.into_iter();
-            self.segments.retain(|s| match results.next() {
+            self.segments.retain_mut(|s| match results.next() {
                 Some(Err(e)) => {
                     failures.push(format!("{}: {e}", s.dir.display()));
                     false
+                }
+                Some(Ok(Written::DirectRefused)) => {
+                    warn!(dir = %s.dir.display(), "direct writes refused; this journal directory is written through the page cache");
+                    s.direct = None;
+                    true
                 }
                 _ => true,
             });
@@ -428,6 +491,7 @@ impl Writer {
                 s.batches += 1;
                 s.records += records;
                 s.bytes += len;
+                s.direct_batches += u64::from(direct_done);
             }
             buf.clear();
             self.spare = buf;
@@ -449,6 +513,15 @@ impl Writer {
     }
 }
 
+/// `path` opened for direct writes, or `None` (with a warning when the
+/// open failed for another reason than the file system not offering it).
+fn open_direct(disk: &dyn Disk, path: &std::path::Path) -> Option<Box<dyn DiskFile>> {
+    disk.open_direct(path).unwrap_or_else(|e| {
+        warn!(path = %path.display(), error = %e, "cannot open the edit log for direct writes");
+        None
+    })
+}
+
 impl FileEditLog {
     /// Opens a new segment named `name` (e.g. `edits_inprogress_<first>`)
     /// on `disk` in every directory of `dirs`, preallocated by one step,
@@ -467,10 +540,20 @@ impl FileEditLog {
         let mut errors = Vec::new();
         for dir in dirs {
             let path = dir.join(name);
+            let direct_allowed = config.direct
+                && matches!(
+                    config.preallocation,
+                    Preallocation::Fill | Preallocation::Fallocate
+                );
             match disk.create(&path) {
                 Ok(file) => segments.push(Segment {
                     dir: dir.clone(),
                     file,
+                    direct: if direct_allowed {
+                        open_direct(disk, &path)
+                    } else {
+                        None
+                    },
                 }),
                 Err(e) => errors.push(format!("{}: {e}", path.display())),
             }
@@ -517,18 +600,25 @@ impl FileEditLog {
             shared: shared.clone(),
             durable: tx,
             spare: Vec::new(),
+            stage: DirectStage::default(),
             linger_target: 0,
             left_behind: false,
         };
         if !matches!(writer.config.preallocation, Preallocation::None) {
             writer.extend_to(step).map_err(io::Error::other)?;
         }
+        let direct = writer
+            .segments
+            .iter()
+            .filter(|s| s.direct.is_some())
+            .count();
         let started = Instant::now();
         let thread = std::thread::Builder::new()
             .name("edit-log-sync".into())
             .spawn(move || writer.run())?;
         info!(
             segment = name,
+            direct_copies = direct,
             took_us = started.elapsed().as_micros() as u64,
             "edit log segment open"
         );

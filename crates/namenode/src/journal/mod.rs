@@ -10,9 +10,11 @@
 mod attr_codec;
 pub mod cache_codec;
 pub mod codec;
+mod direct;
 pub mod file;
 pub mod raft;
 pub mod rolling;
+pub mod settings;
 pub mod snapshot_codec;
 
 use std::sync::atomic::{AtomicU64, Ordering};
