@@ -86,3 +86,24 @@ fn listings_snapshots_and_diffs_come_in_hdfs_order() {
     let listing = again.get_listing(&root(), "/d", "", 100).expect("listing");
     assert_eq!(names(listing), ["ü", "日本", "B", "zz"]);
 }
+
+#[test]
+fn snapshottable_directories_come_in_hdfs_order() {
+    // HDFS sorts getSnapshottableDirListing by parent path, then name,
+    // both as signed bytes: `/d/é` before `/d/a`, and `/é/x` before
+    // `/d/a` but after `/x` (the WebHDFS differential, seed 1785, listed
+    // `/wfz/a` before `/wfz/ü`).
+    let mut n = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    let mut log = Vec::new();
+    for dir in ["/d/a", "/d/é", "/é/x", "/d/B", "/x"] {
+        mkdir(&mut n, &mut log, dir);
+        allow(&mut n, &mut log, dir);
+    }
+    let listed: Vec<String> = n
+        .snapshottable_dirs(&root())
+        .expect("a list")
+        .into_iter()
+        .map(|d| format!("{} {}", d.parent_path, d.status.name))
+        .collect();
+    assert_eq!(listed, ["/ x", "/é x", "/d é", "/d B", "/d a"]);
+}

@@ -11,8 +11,8 @@ use super::{Attrs, SnapshotInfo, DOT_SNAPSHOT, READ_ONLY_SNAPSHOT};
 use crate::namespace::acl_storage::acl_grants;
 use crate::namespace::permission::{mode_string, Access, Caller};
 use crate::namespace::{
-    path, BlockRecord, ChildName, FileStatus, FsError, INode, INodeId, INodeKind, Listing,
-    Namespace, ACL_BIT,
+    name_order, path, BlockRecord, ChildName, FileStatus, FsError, INode, INodeId, INodeKind,
+    Listing, Namespace, ACL_BIT,
 };
 
 /// A path below `.snapshot`, resolved.
@@ -600,13 +600,16 @@ impl Namespace {
                 ))
             })
             .collect();
-        // HDFS's order: by parent path, then name (bytes), so `/sd` comes
-        // before `/af/a`.
-        let key = |e: &(String, SnapshottableDirStatus)| {
-            let name = e.0.rsplit('/').next().unwrap_or_default().to_string();
-            (e.1.parent_path.clone(), name)
+        // HDFS's order: by parent path, then name, each as signed bytes
+        // (`name_order`), so `/sd` comes before `/af/a` and `/d/é`
+        // before `/d/a`.
+        let name = |e: &(String, SnapshottableDirStatus)| -> usize {
+            e.0.rfind('/').map_or(0, |at| at + 1)
         };
-        out.sort_by_cached_key(key);
+        out.sort_by(|a, b| {
+            name_order(&a.1.parent_path, &b.1.parent_path)
+                .then_with(|| name_order(&a.0[name(a)..], &b.0[name(b)..]))
+        });
         Some(out.into_iter().map(|(_, s)| s).collect())
     }
 
