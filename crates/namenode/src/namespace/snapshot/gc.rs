@@ -14,12 +14,16 @@ use super::SnapshotState;
 use crate::namespace::{ApplyError, BlockId, INodeId, Namespace};
 
 impl SnapshotState {
-    /// The newest live snapshot strictly between `after` and `before`.
-    fn live_between(&self, after: Option<u32>, before: u32) -> Option<u32> {
+    /// The newest live snapshot of directory `root` strictly between
+    /// `after` and `before` (HDFS's prior snapshot of the snapshot root:
+    /// another directory's snapshots, whose ids are interleaved with
+    /// these, never see this tree's diffs).
+    fn live_between(&self, root: INodeId, after: Option<u32>, before: u32) -> Option<u32> {
         let lower = after.map_or(Bound::Unbounded, Bound::Excluded);
         self.index
             .range((lower, Bound::Excluded(before)))
-            .next_back()
+            .rev()
+            .find(|(_, (dir, _))| *dir == root)
             .map(|(s, _)| *s)
     }
 }
@@ -51,7 +55,7 @@ impl Namespace {
             .collect();
         dirs.sort_unstable();
         for id in dirs {
-            self.delete_dir_diff(id, s);
+            self.delete_dir_diff(dir, id, s);
         }
         let mut files: Vec<INodeId> = self
             .snapshots
@@ -62,7 +66,7 @@ impl Namespace {
             .collect();
         files.sort_unstable();
         for id in files {
-            self.delete_file_diff(id, s);
+            self.delete_file_diff(dir, id, s);
         }
         if self.snapshots.index.is_empty() {
             self.snapshots.pins.clear();
@@ -72,7 +76,7 @@ impl Namespace {
         Ok(())
     }
 
-    fn delete_dir_diff(&mut self, id: INodeId, s: u32) {
+    fn delete_dir_diff(&mut self, root: INodeId, id: INodeId, s: u32) {
         let Some(diffs) = self.snapshots.dir_diffs.get(&id) else {
             return;
         };
@@ -80,7 +84,7 @@ impl Namespace {
             return;
         };
         let previous = k.checked_sub(1).map(|p| diffs[p].snapshot);
-        if let Some(t) = self.snapshots.live_between(previous, s) {
+        if let Some(t) = self.snapshots.live_between(root, previous, s) {
             if let Some(d) = self.snapshots.dir_diffs.get_mut(&id) {
                 d[k].snapshot = t;
             }
@@ -120,7 +124,7 @@ impl Namespace {
         }
     }
 
-    fn delete_file_diff(&mut self, id: INodeId, s: u32) {
+    fn delete_file_diff(&mut self, root: INodeId, id: INodeId, s: u32) {
         let Some(diffs) = self.snapshots.file_diffs.get(&id) else {
             return;
         };
@@ -128,7 +132,7 @@ impl Namespace {
             return;
         };
         let previous = k.checked_sub(1).map(|p| diffs[p].snapshot);
-        if let Some(t) = self.snapshots.live_between(previous, s) {
+        if let Some(t) = self.snapshots.live_between(root, previous, s) {
             if let Some(d) = self.snapshots.file_diffs.get_mut(&id) {
                 d[k].snapshot = t;
             }

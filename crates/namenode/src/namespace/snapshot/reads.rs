@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 
 use super::view::{check_kept, SnapshotPath};
-use super::Attrs;
+use super::{Attrs, DirDiff};
 use crate::namespace::permission::{Access, Caller, STICKY_BIT};
 use crate::namespace::quota::{file_quota_bytes, QuotaCounts, QuotaUsage};
 use crate::namespace::{AclStatus, FsError, INode, INodeId, INodeKind, Namespace};
@@ -263,7 +263,10 @@ impl Namespace {
     /// its snapshot diffs record as deleted, counted whole (a kept
     /// directory with what it held and what its own diffs keep). A child
     /// renamed away is counted here too, as HDFS counts the reference its
-    /// old place keeps, besides where it is now.
+    /// old place keeps (`INodeReference.WithName`), besides where it is
+    /// now: as the snapshot of the diff that records it saw it, so what
+    /// is added to it or removed from it at its new place does not count
+    /// here.
     ///
     /// `seen` is shared by one walk: an inode two directories' diffs
     /// record (renamed, then deleted) counts once, as HDFS's one
@@ -277,31 +280,53 @@ impl Namespace {
         let Some(diffs) = self.snapshots.dir_diffs.get(&dir) else {
             return;
         };
-        let mut stack: Vec<INodeId> = diffs
-            .iter()
-            .flat_map(|d| d.deleted.iter().map(|(_, c)| *c))
-            .collect();
-        while let Some(id) = stack.pop() {
+        // Each inode with the snapshot to see it as: `None` for one that
+        // is gone from the current tree (as it was when it went).
+        let mut stack: Vec<(INodeId, Option<u32>)> = Vec::new();
+        self.push_kept(diffs, &mut stack);
+        while let Some((id, at)) = stack.pop() {
             let Some(node) = self.any_node(id) else {
                 continue;
             };
             if !seen.insert(id) {
                 continue;
             }
-            match &node.kind {
-                INodeKind::Directory { children } => {
+            match (&node.kind, at) {
+                (INodeKind::Directory { .. }, Some(s)) => {
                     into.directory_count += 1;
-                    stack.extend(children.values());
+                    stack.extend(self.children_at(id, s).into_values().map(|c| (c, at)));
+                }
+                (INodeKind::Directory { children }, None) => {
+                    into.directory_count += 1;
+                    stack.extend(children.values().map(|c| (c, None)));
                     if let Some(diffs) = self.snapshots.dir_diffs.get(&id) {
-                        stack.extend(diffs.iter().flat_map(|d| d.deleted.iter().map(|(_, c)| *c)));
+                        self.push_kept(diffs, &mut stack);
                     }
                 }
-                INodeKind::File(f) => {
+                (INodeKind::File(_), Some(s)) => {
+                    let st = self.status_at(id, "", s);
+                    into.file_count += 1;
+                    into.length += st.length;
+                    into.space_consumed += st.length * u64::from(st.replication);
+                }
+                (INodeKind::File(f), None) => {
                     into.file_count += 1;
                     into.length += f.length();
                     into.space_consumed += file_quota_bytes(f, self.block_size_of(node))
                         * u64::from(self.replication_of(node));
                 }
+            }
+        }
+    }
+
+    /// The children `diffs` record as deleted, each with how to see it:
+    /// one still in the current tree (renamed away) as the diff's
+    /// snapshot saw it.
+    fn push_kept(&self, diffs: &[DirDiff], stack: &mut Vec<(INodeId, Option<u32>)>) {
+        for d in diffs {
+            for (_, c) in &d.deleted {
+                let at = self.inodes.contains_key(c).then_some(d.snapshot);
+                stack.push((*c, at));
             }
         }
     }
