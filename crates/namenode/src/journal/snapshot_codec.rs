@@ -42,6 +42,7 @@ fn attrs_to(a: &Attrs) -> pj::SnapshotAttrsRecord {
         atime_ms: a.atime_ms,
         acl: a.acl.iter().cloned().map(acl_entry_to).collect(),
         xattrs: a.xattrs.iter().cloned().map(xattr_to).collect(),
+        quota: a.quota.as_ref().map(quota_to),
     }
 }
 
@@ -65,6 +66,7 @@ fn attrs_from(a: &pj::SnapshotAttrsRecord) -> Result<Attrs, String> {
             .cloned()
             .map(xattr_from)
             .collect::<Result<_, _>>()?,
+        quota: a.quota.as_ref().map(quota_from).transpose()?,
     })
 }
 
@@ -362,6 +364,12 @@ mod tests {
                 name: "a".into(),
                 value: Some(b"1".to_vec()),
             }],
+            // A directory's quotas as they were round-trip too.
+            quota: p.is_multiple_of(2).then_some(QuotaCounts {
+                namespace: 10,
+                storage_space: -1,
+                type_space: [7; crate::namespace::quota::QUOTA_TYPES.len()],
+            }),
         }
     }
 

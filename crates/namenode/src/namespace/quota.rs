@@ -757,6 +757,9 @@ impl Namespace {
                 "quota on {path}, which is not a directory"
             )));
         }
+        // A snapshot keeps the directory's quotas as they were (HDFS's
+        // setQuota records the modification first).
+        self.record_modification(id);
         if let Some(q) = self.quotas.get_mut(&id) {
             set(&mut q.quota);
             if !q.quota.any_set() && id != ROOT_INODE_ID {

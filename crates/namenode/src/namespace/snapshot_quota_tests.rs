@@ -80,3 +80,75 @@ fn a_directory_renamed_away_counts_at_its_old_place_as_its_snapshot_saw_it() {
     assert_eq!(usage(&again, "/qz/s/a"), (1, 0));
     assert_eq!(usage(&again, "/qz/x"), (4, 30));
 }
+
+#[test]
+fn a_quota_change_makes_a_directory_modified_in_a_snapshot_diff() {
+    // HDFS keeps a directory's quotas in its snapshot copy and compares
+    // them in `metadataEquals`: clearing the quotas of /qd and the DISK
+    // quota of /qd/c after s1 reports both modified; setting the same
+    // quota again, or changing one and back, does not.
+    let mut n = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/qd/c");
+    allow(&mut n, &mut log, "/qd");
+    log.extend(n.set_quota(&root(), "/qd", 10, -1, None).expect("quota"));
+    log.extend(
+        n.set_quota(
+            &root(),
+            "/qd/c",
+            QUOTA_DONT_SET,
+            1000,
+            Some(StorageType::Disk),
+        )
+        .expect("type quota"),
+    );
+    snap(&mut n, &mut log, "/qd", "s1");
+    log.extend(n.set_quota(&root(), "/qd", -1, -1, None).expect("clear"));
+    log.extend(
+        n.set_quota(
+            &root(),
+            "/qd/c",
+            QUOTA_DONT_SET,
+            -1,
+            Some(StorageType::Disk),
+        )
+        .expect("clear type"),
+    );
+    let entries = |n: &Namespace, from: &str| -> Vec<String> {
+        n.snapshot_diff_report(&root(), "/qd", from, "")
+            .expect("diff")
+            .entries
+            .iter()
+            .map(|e| format!("{} {}", e.kind.label(), e.path))
+            .collect()
+    };
+    assert_eq!(entries(&n, "s1"), ["M ", "M c"]);
+
+    snap(&mut n, &mut log, "/qd", "s2");
+    log.extend(n.set_quota(&root(), "/qd", -1, -1, None).expect("again"));
+    assert!(entries(&n, "s2").is_empty());
+    log.extend(
+        n.set_quota(&root(), "/qd", 10, QUOTA_DONT_SET, None)
+            .expect("set"),
+    );
+    snap(&mut n, &mut log, "/qd", "s3");
+    log.extend(
+        n.set_quota(&root(), "/qd", 20, QUOTA_DONT_SET, None)
+            .expect("change"),
+    );
+    log.extend(
+        n.set_quota(&root(), "/qd", 10, QUOTA_DONT_SET, None)
+            .expect("back"),
+    );
+    assert!(entries(&n, "s3").is_empty());
+
+    let mut again = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    for e in &log {
+        again.apply(e).expect("replay");
+    }
+    for s in ["s1", "s2", "s3"] {
+        assert_eq!(entries(&again, s), entries(&n, s), "{s}");
+    }
+    // Since s2 only /qd's name quota changed (none, then 10).
+    assert_eq!(entries(&again, "s2"), ["M "]);
+}

@@ -86,6 +86,10 @@ pub struct Attrs {
     /// The ACL entries kept beside the permission bits (none without an ACL).
     pub acl: Vec<AclEntry>,
     pub xattrs: Vec<XAttr>,
+    /// A directory's quotas (`None`: it has none); HDFS keeps them in a
+    /// directory's snapshot copy, and a change of them makes the
+    /// directory modified in a snapshot diff.
+    pub quota: Option<QuotaCounts>,
 }
 
 impl Namespace {
@@ -107,6 +111,7 @@ impl Namespace {
             atime_ms: node.atime_ms(),
             acl,
             xattrs,
+            quota: self.quotas.get(&id).map(|q| q.quota),
         }
     }
 }
