@@ -56,6 +56,7 @@ pub mod permission;
 pub mod protected;
 pub mod quota;
 mod quota_policy;
+mod quota_set;
 mod read;
 mod reserved;
 mod set_attrs;

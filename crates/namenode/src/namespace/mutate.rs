@@ -5,6 +5,7 @@
 //! file's write life cycle, after create, is in `write.rs`.
 
 use super::permission::{Access, Caller};
+use super::quota::QuotaCounts;
 use super::tree_edits::Walked;
 use super::{
     BlockId, BlockSize, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace,
@@ -253,6 +254,22 @@ impl Namespace {
         }
         let name = &res.components[n - 2];
         self.check_component(|| res.prefix(n - 2), name)?;
+        if let (Some(old), Some(dir)) = (existing, res.parent()) {
+            // HDFS deletes the file it replaces, then adds the new name
+            // under the quotas: refused where the count is at its quota
+            // (the old name is released unless a snapshot keeps it). HDFS
+            // has deleted the old file by then, in memory only and with
+            // its blocks; Cairn keeps it.
+            let released = QuotaCounts {
+                namespace: i64::from(!self.in_some_snapshot(old)),
+                ..QuotaCounts::default()
+            };
+            let new_name = QuotaCounts {
+                namespace: 1,
+                ..QuotaCounts::default()
+            };
+            self.verify_quota_releasing(dir, &released, &new_name, None)?;
+        }
         let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
         if existing.is_none() {
             // The missing parents and the file, each a new name.
