@@ -199,6 +199,13 @@ fn snapshot_operations_answer_as_hdfs() {
             "Nested snapshottable directories not allowed: path=/d/sub, the ancestor /d is already a snapshottable directory.".into()
         ))
     );
+    // The path as the caller spelt it (HDFS's `setSnapshottable(path)`).
+    assert_eq!(
+        n.allow_snapshot(&su, "/d/sub/"),
+        Err(FsError::Snapshot(
+            "Nested snapshottable directories not allowed: path=/d/sub/, the ancestor /d is already a snapshottable directory.".into()
+        ))
+    );
     assert_eq!(
         n.allow_snapshot(&su, "/"),
         Err(FsError::Snapshot(

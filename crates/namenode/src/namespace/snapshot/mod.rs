@@ -331,8 +331,8 @@ impl Namespace {
     ///
     /// # Errors
     /// FileNotFound, not a directory, nested snapshottable directories.
-    pub fn allow_snapshot(&mut self, caller: &Caller, path: &str) -> Result<Edit, FsError> {
-        let (id, path) = self.snapshot_root(caller, path, false)?;
+    pub fn allow_snapshot(&mut self, caller: &Caller, src: &str) -> Result<Edit, FsError> {
+        let (id, path) = self.snapshot_root(caller, src, false)?;
         for other in self.snapshots.dirs.keys().copied() {
             if other == id {
                 continue;
@@ -340,12 +340,13 @@ impl Namespace {
             let other_path = self.path_of(other).unwrap_or_default();
             if self.is_ancestor(id, other) {
                 return Err(FsError::Snapshot(format!(
-                    "Nested snapshottable directories not allowed: path={path}, the subdirectory {other_path} is already a snapshottable directory."
+                    // HDFS names the path as the caller spelt it.
+                    "Nested snapshottable directories not allowed: path={src}, the subdirectory {other_path} is already a snapshottable directory."
                 )));
             }
             if self.is_ancestor(other, id) {
                 return Err(FsError::Snapshot(format!(
-                    "Nested snapshottable directories not allowed: path={path}, the ancestor {other_path} is already a snapshottable directory."
+                    "Nested snapshottable directories not allowed: path={src}, the ancestor {other_path} is already a snapshottable directory."
                 )));
             }
         }
