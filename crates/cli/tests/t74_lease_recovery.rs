@@ -301,6 +301,17 @@ async fn a_writer_cannot_close_while_its_block_is_recovered() {
         .await
         .expect("recoverLease");
     assert!(!r.result, "a block to recover first");
+    // A third client's create meanwhile: HDFS's RecoveryInProgressException
+    // ("another recovery is in progress by ..."), the recovery having
+    // renewed the lease; "lease recovery is in progress" is its answer
+    // only past the soft limit (api differential seed 2905).
+    let third = create(&other, "/lease/h", "third", false).await;
+    let (still_uc, _) = under_construction(&cluster, "/lease/h").await;
+    match third {
+        Ok(_) => panic!("a create over a file under recovery succeeded"),
+        Err(e) if e.contains("another recovery is in progress by") => {}
+        Err(e) => assert!(!still_uc && e.contains("already exists"), "{e}"),
+    }
     let (uc, _) = under_construction(&cluster, "/lease/h").await;
     let closed = w.close().await;
     // The recovery runs with the DataNode's next heartbeat (up to 3 s);

@@ -75,6 +75,11 @@ impl BlockManager {
         self.recovering.contains_key(&file)
     }
 
+    /// When the file's last block recovery (not committed) last started.
+    pub fn recovery_started(&self, file: INodeId) -> Option<std::time::Instant> {
+        self.recovering.get(&file).map(|r| r.since)
+    }
+
     /// The stamp `block` (the last block of `file`) had before its lease
     /// recovery began, while the recovery is not committed. HDFS keeps a
     /// block's stamp until commitBlockSynchronization (the recovery id

@@ -26,6 +26,7 @@ mod features_off;
 mod ha_gate;
 mod image;
 mod inotify;
+mod lease_recovery;
 mod listing;
 mod namespace_ops;
 mod open_files;
