@@ -405,12 +405,14 @@ impl Namespace {
 
     /// Whether what snapshots keep could change `q`'s verdict on `delta`:
     /// some snapshot keeps deleted children somewhere, and `q` limits
-    /// names or space that `delta` adds (the root's default name quota,
+    /// names, space or a type's space that `delta` adds (the root's default name quota,
     /// `Long.MAX_VALUE`, never trips).
     fn kept_may_matter(&self, q: &DirQuota, delta: &QuotaCounts) -> bool {
+        let typed = |(quota, d): (&i64, &i64)| *quota >= 0 && *d > 0;
         self.snapshots_keep_children()
             && ((q.quota.namespace >= 0 && q.quota.namespace < i64::MAX && delta.namespace > 0)
-                || (q.quota.storage_space >= 0 && delta.storage_space > 0))
+                || (q.quota.storage_space >= 0 && delta.storage_space > 0)
+                || q.quota.type_space.iter().zip(&delta.type_space).any(typed))
     }
 
     /// Checks that `file` may change as `change` does to a copy of it

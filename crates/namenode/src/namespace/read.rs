@@ -274,8 +274,11 @@ impl Namespace {
                 }
             }
         }
-        sum.quota.usage.type_space = typed;
         let kept = sum.snapshot;
+        for (t, k) in typed.iter_mut().zip(kept.type_space) {
+            *t = t.saturating_add(k);
+        }
+        sum.quota.usage.type_space = typed;
         sum.length += kept.length;
         sum.file_count += kept.file_count;
         sum.directory_count += kept.directory_count;

@@ -712,6 +712,7 @@ fn content_summaries_count_what_snapshots_keep() {
             file_count: 3,
             directory_count: 1,
             space_consumed: 333,
+            type_space: Default::default(),
         }
     );
     let d = n.content_summary(&root(), "/d").expect("summary");

@@ -12,7 +12,8 @@ use std::collections::HashSet;
 use super::view::{check_kept, SnapshotPath};
 use super::{Attrs, DirDiff};
 use crate::namespace::permission::{Access, Caller, STICKY_BIT};
-use crate::namespace::quota::{file_quota_bytes, QuotaCounts, QuotaUsage};
+use crate::namespace::quota::{file_quota_bytes, QuotaCounts, QuotaUsage, QUOTA_TYPES};
+use crate::namespace::quota_policy::add_typed_space;
 use crate::namespace::{AclStatus, FsError, INode, INodeId, INodeKind, Namespace};
 
 /// What a snapshot path names: the inode (the snapshottable directory for
@@ -256,6 +257,10 @@ pub struct KeptCounts {
     pub file_count: u64,
     pub directory_count: u64,
     pub space_consumed: u64,
+    /// Each kept file's length on the storage types its policy chooses,
+    /// indexed as `QUOTA_TYPES` (HDFS's summaries and counters charge
+    /// them by type too).
+    pub type_space: [i64; QUOTA_TYPES.len()],
 }
 
 impl Namespace {
@@ -308,15 +313,32 @@ impl Namespace {
                     into.file_count += 1;
                     into.length += st.length;
                     into.space_consumed += st.length * u64::from(st.replication);
+                    self.add_kept_type_space(id, st.replication, st.length, into);
                 }
                 (INodeKind::File(f), None) => {
+                    let replication = self.replication_of(node);
                     into.file_count += 1;
                     into.length += f.length();
-                    into.space_consumed += file_quota_bytes(f, self.block_size_of(node))
-                        * u64::from(self.replication_of(node));
+                    into.space_consumed +=
+                        file_quota_bytes(f, self.block_size_of(node)) * u64::from(replication);
+                    self.add_kept_type_space(id, replication, f.length(), into);
                 }
             }
         }
+    }
+
+    /// A kept file's length on the types its policy (its own, or what it
+    /// inherits where it was) chooses.
+    fn add_kept_type_space(
+        &self,
+        id: INodeId,
+        replication: u16,
+        length: u64,
+        into: &mut KeptCounts,
+    ) {
+        let policy = self.effective_storage_policy(id);
+        let bytes = i64::try_from(length).unwrap_or(i64::MAX);
+        add_typed_space(&mut into.type_space, policy, replication, bytes);
     }
 
     /// The children `diffs` record as deleted, each with how to see it:
@@ -364,7 +386,7 @@ impl Namespace {
         QuotaCounts {
             namespace: i64::try_from(kept.file_count + kept.directory_count).unwrap_or(i64::MAX),
             storage_space: i64::try_from(kept.space_consumed).unwrap_or(i64::MAX),
-            ..QuotaCounts::default()
+            type_space: kept.type_space,
         }
     }
 }
