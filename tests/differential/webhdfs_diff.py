@@ -32,7 +32,7 @@ VOLATILE = {"fileId", "blockId", "generationStamp",
             "lastBlockReportMonotonic", "networkLocation", "adminState", "used",
             "numBlocks", "blockPoolID", "bytes", "token", "locatedBlocks", "blockToken",
             "locs", "hosts", "names", "topologyPaths", "cachedHosts", "storageIds",
-            "storageTypes", "trashInterval", "keyProviderUri", "encryptDataTransfer",
+            "storageTypes", "trashInterval", "keyProviderUri", "encryptDataTransfer", "dirId",
             "crcType", "childrenNum_", "snapshotEnabled_", "ecPolicy_", "Path"}
 
 
