@@ -11,7 +11,7 @@
 use std::ops::Bound;
 
 use super::SnapshotState;
-use crate::namespace::{ApplyError, BlockId, INodeId, Namespace};
+use crate::namespace::{ApplyError, BlockId, INodeId, INodeKind, Namespace};
 
 impl SnapshotState {
     /// The newest live snapshot of directory `root` strictly between
@@ -85,8 +85,13 @@ impl Namespace {
         };
         let previous = k.checked_sub(1).map(|p| diffs[p].snapshot);
         if let Some(t) = self.snapshots.live_between(root, previous, s) {
-            if let Some(d) = self.snapshots.dir_diffs.get_mut(&id) {
-                d[k].snapshot = t;
+            let Some(d) = self.snapshots.dir_diffs.get_mut(&id) else {
+                return;
+            };
+            d[k].snapshot = t;
+            let kept: Vec<INodeId> = d[k].deleted.iter().map(|(_, c)| *c).collect();
+            for c in kept {
+                self.trim_kept(c, t);
             }
             return;
         }
@@ -94,6 +99,11 @@ impl Namespace {
             return;
         };
         let removed = diffs.remove(k);
+        let previous_snapshot = k
+            .checked_sub(1)
+            .and_then(|p| diffs.get(p))
+            .map(|d| d.snapshot);
+        let mut moved = Vec::new();
         let mut released = Vec::new();
         match k.checked_sub(1).and_then(|p| diffs.get_mut(p)) {
             Some(prev) => {
@@ -109,7 +119,10 @@ impl Namespace {
                             prev.created.remove(j);
                             released.push(c);
                         }
-                        None => prev.deleted.push((n, c)),
+                        None => {
+                            prev.deleted.push((n, c));
+                            moved.push(c);
+                        }
                     }
                 }
                 prev.created.extend(removed.created);
@@ -121,6 +134,60 @@ impl Namespace {
         }
         for c in released {
             self.release(c);
+        }
+        if let Some(t) = previous_snapshot {
+            for c in moved {
+                self.trim_kept(c, t);
+            }
+        }
+    }
+
+    /// A deleted inode snapshots keep is now seen by snapshot `at` at the
+    /// newest: a file keeps no block past its length then (HDFS's
+    /// `collectBlocksAndClear`, `collectBlocksBeyondMax`: the block that
+    /// covers the length stays whole), in a kept directory every file too.
+    /// Blocks a file diff still names stay; the others are freed.
+    fn trim_kept(&mut self, id: INodeId, at: u32) {
+        let mut stack = vec![id];
+        while let Some(id) = stack.pop() {
+            let Some(node) = self.snapshots.retained.get(&id) else {
+                continue;
+            };
+            let Some(f) = node.file() else {
+                stack.extend(node.children().into_iter().flat_map(|c| c.values()));
+                continue;
+            };
+            let max = self.status_at(id, "", at).length;
+            let (mut keep, mut pos) = (0, 0u64);
+            while keep < f.blocks.len() && pos < max {
+                pos += f.blocks[keep].num_bytes;
+                keep += 1;
+            }
+            if keep == f.blocks.len() {
+                continue;
+            }
+            let still: Vec<BlockId> = self
+                .snapshots
+                .file_diffs
+                .get(&id)
+                .into_iter()
+                .flatten()
+                .filter_map(|d| d.blocks.as_ref())
+                .flatten()
+                .map(|b| b.id)
+                .collect();
+            let mut blocks = f.blocks.to_vec();
+            let cut = blocks.split_off(keep);
+            if let Some(INodeKind::File(f)) =
+                self.snapshots.retained.get_mut(&id).map(|n| &mut n.kind)
+            {
+                f.blocks = blocks.into();
+            }
+            for b in cut {
+                if !still.contains(&b.id) {
+                    self.snapshots.freed.push(b.id);
+                }
+            }
         }
     }
 
