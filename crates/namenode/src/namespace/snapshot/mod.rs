@@ -253,7 +253,12 @@ impl Namespace {
     /// The blocks the last edit left without any reference (from the tree
     /// or a snapshot): their replicas are to be deleted.
     pub fn take_freed_blocks(&mut self) -> Vec<BlockId> {
-        std::mem::take(&mut self.snapshots.freed)
+        let mut freed = std::mem::take(&mut self.snapshots.freed);
+        // A snapshot's deletion can free one block twice (trimmed from a
+        // kept file and dropped with a file diff's saved list).
+        freed.sort_unstable();
+        freed.dedup();
+        freed
     }
 
     /// The storage policy a retained inode had of its own, if any.
