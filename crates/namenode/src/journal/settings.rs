@@ -15,8 +15,9 @@ pub const CAIRN_JOURNAL_PREALLOCATION: &str = "cairn.namenode.edits.preallocatio
 /// adding to it (Cairn; microseconds, default 0: off).
 pub const CAIRN_JOURNAL_COMMIT_DELAY_US: &str = "cairn.namenode.edits.commit-delay-us";
 /// Write the edit log's batches with `O_DIRECT | O_DSYNC` where the file
-/// system allows it (Cairn; default true): half the kernel CPU of a
-/// buffered write and fdatasync (docs/namenode-cpu.md).
+/// system allows it (Cairn; default true): one system call a batch and no
+/// page-cache write-back, which pays off for batches of many edits
+/// (docs/namenode-cpu.md, "Direct writes for the edit log").
 pub const CAIRN_JOURNAL_DIRECT_IO: &str = "cairn.namenode.edits.direct-io";
 
 /// The edit log's settings from the configuration.
