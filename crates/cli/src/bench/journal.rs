@@ -288,7 +288,8 @@ pub async fn run(a: &JournalArgs) -> anyhow::Result<Json> {
     let mut sweep = Vec::new();
     for &t in &a.threads {
         let with = sweep_point(&base, sweep_pre, a.step, t, a.sweep_ops, true, a.direct).await?;
-        let without = sweep_point(&base, sweep_pre, a.step, t, a.sweep_ops, false, false).await?;
+        let without =
+            sweep_point(&base, sweep_pre, a.step, t, a.sweep_ops, false, a.direct).await?;
         sweep.push(Json::from(
             Obj::new()
                 .with("threads", t)

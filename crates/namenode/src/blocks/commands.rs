@@ -64,9 +64,8 @@ impl BlockManager {
     /// `PendingRecoveryBlocks`, 30 heartbeat intervals), in case the
     /// primary DataNode died or the recovery failed.
     pub fn recovery_pending(&self, file: INodeId, timeout: Duration) -> bool {
-        self.recovering
-            .get(&file)
-            .is_some_and(|r| r.since.elapsed() < timeout)
+        self.recovery_started(file)
+            .is_some_and(|since| since.elapsed() < timeout)
     }
 
     /// Whether a file's last block is under recovery (started, not

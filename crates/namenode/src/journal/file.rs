@@ -53,7 +53,8 @@ pub struct JournalConfig {
     /// fdatasync after each batch (off only for benchmarks).
     pub sync: bool,
     /// Write batches with `O_DIRECT | O_DSYNC` where the file system
-    /// allows it and the segment is preallocated (fallocate or fill):
+    /// allows it, batches are synced and the segment is preallocated
+    /// (fallocate or fill):
     /// see [`super::direct`]. Such segments are preallocated by writing
     /// zeros, since a direct write into fallocate's unwritten extents
     /// would make every batch commit the file system's journal.
@@ -538,13 +539,16 @@ impl FileEditLog {
     ) -> io::Result<Self> {
         let mut segments = Vec::new();
         let mut errors = Vec::new();
+        // A direct write is durable when it returns, so only where batches
+        // are synced, and only into preallocated space.
+        let direct_allowed = config.direct
+            && config.sync
+            && matches!(
+                config.preallocation,
+                Preallocation::Fill | Preallocation::Fallocate
+            );
         for dir in dirs {
             let path = dir.join(name);
-            let direct_allowed = config.direct
-                && matches!(
-                    config.preallocation,
-                    Preallocation::Fill | Preallocation::Fallocate
-                );
             match disk.create(&path) {
                 Ok(file) => segments.push(Segment {
                     dir: dir.clone(),

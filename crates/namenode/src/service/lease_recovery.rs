@@ -220,11 +220,15 @@ impl NameNodeState {
             .lock()
             .ok()
             .and_then(|l| l.last_renewed(&holder));
-        let recovering = self
+        // One look at the block manager: when the file's recovery started,
+        // and whether it is still pending (a poisoned lock: none started,
+        // and none to start).
+        let timeout = self.config.block_recovery_timeout;
+        let (recovering, pending) = self
             .blocks
             .lock()
-            .ok()
-            .and_then(|b| b.recovery_started(file));
+            .map(|b| (b.recovery_started(file), b.recovery_pending(file, timeout)))
+            .unwrap_or((None, true));
         // HDFS renews the file's lease when it starts a block recovery
         // (`internalReleaseLease`), so a recovery started within the soft
         // limit keeps the lease fresh too.
@@ -239,11 +243,6 @@ impl NameNodeState {
             }
             return e;
         }
-        let pending = self
-            .blocks
-            .lock()
-            .map(|b| b.recovery_pending(file, self.config.block_recovery_timeout))
-            .unwrap_or(true);
         if !pending {
             let state = self.clone();
             tokio::spawn(async move {
