@@ -4,7 +4,7 @@
 //! journal replay.
 
 use super::snapshot_tests::{allow, mkdir, snap};
-use super::tests::{root, NOW};
+use super::tests::{ns, root, NOW};
 use super::*;
 
 /// In HDFS's order: non-ASCII first (negative bytes), then ASCII.
@@ -93,7 +93,7 @@ fn snapshottable_directories_come_in_hdfs_order() {
     // both as signed bytes: `/d/é` before `/d/a`, and `/é/x` before
     // `/d/a` but after `/x` (the WebHDFS differential, seed 1785, listed
     // `/wfz/a` before `/wfz/ü`).
-    let mut n = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    let mut n = ns();
     let mut log = Vec::new();
     for dir in ["/d/a", "/d/é", "/é/x", "/d/B", "/x"] {
         mkdir(&mut n, &mut log, dir);

@@ -4,7 +4,7 @@
 //! 3.4.1 and Cairn side by side; the figures below are HDFS's).
 
 use super::snapshot_tests::{allow, del_snap, delete, mkdir, snap};
-use super::tests::{root, NOW};
+use super::tests::{ns, replayed, root, NOW};
 use super::truncate_concat_tests::file;
 use super::*;
 
@@ -29,7 +29,7 @@ fn summary(n: &Namespace, path: &str) -> (u64, u64, u64, u64, u64, u64) {
 
 #[test]
 fn a_directory_renamed_away_counts_at_its_old_place_as_its_snapshot_saw_it() {
-    let mut n = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    let mut n = ns();
     let mut log = Vec::new();
     // Another tree's snapshot, taken first: its id is older than every
     // snapshot of /qz/s.
@@ -73,10 +73,7 @@ fn a_directory_renamed_away_counts_at_its_old_place_as_its_snapshot_saw_it() {
     assert_eq!(summary(&n, "/qz/s/a"), (1, 0, 0, 0, 0, 0));
     assert_eq!(usage(&n, "/qz/x"), (4, 30));
 
-    let mut again = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
-    for e in &log {
-        again.apply(e).expect("replay");
-    }
+    let again = replayed(&log);
     assert_eq!(usage(&again, "/qz/s/a"), (1, 0));
     assert_eq!(usage(&again, "/qz/x"), (4, 30));
 }
@@ -87,7 +84,7 @@ fn a_quota_change_makes_a_directory_modified_in_a_snapshot_diff() {
     // them in `metadataEquals`: clearing the quotas of /qd and the DISK
     // quota of /qd/c after s1 reports both modified; setting the same
     // quota again, or changing one and back, does not.
-    let mut n = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    let mut n = ns();
     let mut log = Vec::new();
     mkdir(&mut n, &mut log, "/qd/c");
     allow(&mut n, &mut log, "/qd");
@@ -142,10 +139,7 @@ fn a_quota_change_makes_a_directory_modified_in_a_snapshot_diff() {
     );
     assert!(entries(&n, "s3").is_empty());
 
-    let mut again = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
-    for e in &log {
-        again.apply(e).expect("replay");
-    }
+    let again = replayed(&log);
     for s in ["s1", "s2", "s3"] {
         assert_eq!(entries(&again, s), entries(&n, s), "{s}");
     }
@@ -161,7 +155,7 @@ fn an_overwrite_at_the_name_quota_is_refused_and_keeps_the_old_file() {
     // counted; and with quota 2 where a snapshot keeps the old /qo2/f
     // counted. HDFS has deleted the old file by then (in memory only,
     // blocks included); Cairn keeps it.
-    let mut n = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    let mut n = ns();
     let mut log = Vec::new();
     let overwrite = |n: &mut Namespace, p: &str| {
         n.create(&root(), p, 0o644, "w", "m", true, false, 3, 1024, NOW)
@@ -207,7 +201,7 @@ fn a_kept_file_counts_by_storage_type_too() {
     // HDFS's content summary and quota counters charge what a snapshot
     // keeps on the storage types its policy chooses (WebHDFS differential
     // seed 1901: DISK consumed 210,900 with 900 bytes kept, Cairn 210,000).
-    let mut n = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    let mut n = ns();
     let mut log = Vec::new();
     mkdir(&mut n, &mut log, "/tq");
     log.push(n.set_storage_policy(&root(), "/tq", "HOT").expect("policy"));
@@ -239,7 +233,7 @@ fn a_deleted_file_keeps_only_the_blocks_its_remaining_snapshots_see() {
     // blocks past the length the older snapshots see
     // (`collectBlocksBeyondMax`), and its quota charge with them (WebHDFS
     // differential seed 1935: 3 bytes charged in Cairn only).
-    let mut n = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
+    let mut n = ns();
     let mut log = Vec::new();
     mkdir(&mut n, &mut log, "/t");
     allow(&mut n, &mut log, "/t");
@@ -276,10 +270,7 @@ fn a_deleted_file_keeps_only_the_blocks_its_remaining_snapshots_see() {
             .map(|st| st.length),
         Some(1024)
     );
-    let mut again = Namespace::new("hdfs", "supergroup", NOW, Limits::default());
-    for e in &log {
-        again.apply(e).expect("replay");
-    }
+    let again = replayed(&log);
     assert_eq!(usage(&again, "/t"), (2, 3 * 1024));
     assert_eq!(del_snap(&mut n, &mut log, "/t", "s1"), vec![first[0].id]);
 }
