@@ -171,6 +171,9 @@ pub struct DataNodeConfig {
     pub read_local_copy: bool,
     /// A read of one packet gets the copy path.
     pub read_copy_single_packet: bool,
+    /// A read of at most a packet is tried from the caches on the
+    /// connection's task first.
+    pub read_cached_inline: bool,
     /// Block scanner rate, bytes per second; 0 = no scanner.
     pub scan_bytes_per_sec: u64,
     /// Interval between the starts of two scans of every replica.
@@ -525,6 +528,7 @@ impl DataNodeConfig {
             read_zero_copy: conf.get_bool(dk::DFS_DATANODE_TRANSFERTO_ALLOWED, true)?,
             read_local_copy: conf.get_bool(dk::READ_LOCAL_COPY, true)?,
             read_copy_single_packet: conf.get_bool(dk::READ_COPY_SINGLE_PACKET, true)?,
+            read_cached_inline: conf.get_bool(dk::READ_CACHED_INLINE, true)?,
             scan_bytes_per_sec: conf.get_bytes(
                 dk::DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND,
                 dk::DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND_DEFAULT,

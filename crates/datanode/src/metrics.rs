@@ -51,6 +51,10 @@ macro_rules! metrics {
 metrics! {
     /// READ_BLOCK requests served (a response was sent).
     read_ops,
+    /// Of those, reads whose replica was opened and first packet read on
+    /// the connection's task, from the kernel's caches (no blocking
+    /// thread; `cairn.datanode.read.cached-inline`).
+    read_ops_from_cache,
     /// Reads whose client went away (or failed) before the last packet.
     read_ops_aborted,
     /// Bytes of block data clients asked for (`len` of READ_BLOCK).

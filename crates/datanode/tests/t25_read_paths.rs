@@ -5,7 +5,9 @@
 //! that read without checksums. A lone local reader of chunks larger than
 //! a packet (1 MiB checksum chunks) gets zero-copy as well. A read that
 //! fits in one packet is copied whoever reads it (one write, where
-//! `sendfile` takes three system calls). The bytes are the same either way.
+//! `sendfile` takes three system calls). A read of one packet whose replica
+//! is in the kernel's caches is served without a blocking thread. The
+//! bytes are the same either way.
 
 mod common;
 
@@ -182,4 +184,78 @@ async fn a_lone_local_reader_of_large_chunks_gets_zero_copy() {
     assert_eq!(Metrics::get(&m.read_bytes_zero_copy), CHUNK as u64);
     assert_eq!(Metrics::get(&m.read_bytes_sent), CHUNK as u64);
     dn.stop().await;
+}
+
+/// The block file of replica `id` under a DataNode's directory.
+fn block_file(dir: &std::path::Path, id: u64) -> std::path::PathBuf {
+    let name = format!("blk_{id}");
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                todo.push(path);
+            } else if path.file_name().is_some_and(|n| n == name.as_str()) {
+                return path;
+            }
+        }
+    }
+    panic!("no {name} under {}", dir.display());
+}
+
+/// Whether `path` can be opened and read here without waiting: a kernel
+/// with `openat2`'s cached lookups and a file system with `RWF_NOWAIT`.
+fn reads_without_waiting(path: &std::path::Path) -> bool {
+    use cairn_datanode::storage::nowait;
+    let mut byte = [0u8];
+    nowait::open_cached(path).is_ok_and(|f| nowait::read_exact_at(&f, &mut byte, 0).is_ok())
+}
+
+/// Drops `path`'s pages from the page cache (written back first).
+fn evict(path: &std::path::Path) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).expect("open");
+    f.sync_all().expect("sync");
+    let dontneed = nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED;
+    nix::fcntl::posix_fadvise(f.as_raw_fd(), 0, 0, dontneed).expect("fadvise");
+}
+
+/// Goal: a read of one packet whose replica is in the kernel's caches is
+/// served on the connection's task, without a blocking thread
+/// (`read_ops_from_cache`); once the block file has left the page cache
+/// the same read is done by a blocking thread; with
+/// `cairn.datanode.read.cached-inline=false` none is served so. Every read
+/// returns the block's bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_read_of_cached_data_needs_no_blocking_thread() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let a = data(LEN, 75);
+    let from = 5 * 65536 + 512;
+    for (id, inline) in [(966, "true"), (967, "false")] {
+        let d = tempfile::tempdir().expect("tempdir");
+        let conf = [("cairn.datanode.read.cached-inline", inline)];
+        let dn = start_datanode(d.path(), nn_addr, &conf).await;
+        write_block(dn.xfer, id, 1001, &a, vec![]).await;
+        let read = || async {
+            let mut conn = TcpStream::connect(dn.xfer).await.expect("connect");
+            let (_, got) = read_range(&mut conn, id, 1001, from as u64, 4096)
+                .await
+                .expect("read");
+            assert!(got == a[from..from + 4096], "cached-inline={inline}");
+        };
+        let from_cache = || Metrics::get(&dn.metrics.read_ops_from_cache);
+        read().await;
+        let file = block_file(d.path(), id);
+        if inline == "false" {
+            assert_eq!(from_cache(), 0);
+        } else if reads_without_waiting(&file) {
+            assert_eq!(from_cache(), 1);
+            evict(&file);
+            read().await;
+            assert_eq!(from_cache(), 1, "read from the disk");
+            read().await;
+            assert_eq!(from_cache(), 2, "in the page cache again");
+        }
+        dn.stop().await;
+    }
 }

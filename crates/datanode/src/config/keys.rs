@@ -121,6 +121,10 @@ pub const READ_LOCAL_COPY: &str = "cairn.datanode.read.local-copy";
 /// Whether a read that fits in one packet is copied whoever reads it
 /// (default true: one write instead of three system calls).
 pub const READ_COPY_SINGLE_PACKET: &str = "cairn.datanode.read.copy-single-packet";
+/// Whether a read of at most one packet is first tried on the
+/// connection's task, from the kernel's caches only (default true; see
+/// `storage::nowait`), before a blocking thread does it.
+pub const READ_CACHED_INLINE: &str = "cairn.datanode.read.cached-inline";
 /// Bytes per second the block scanner reads (0 turns it off).
 pub const DFS_BLOCK_SCANNER_VOLUME_BYTES_PER_SECOND: &str =
     "dfs.block.scanner.volume.bytes.per.second";

@@ -43,6 +43,7 @@ pub mod layout;
 mod load;
 mod locks;
 pub mod meta;
+pub mod nowait;
 mod pool_admin;
 mod range_writeback;
 pub mod reader;
@@ -111,6 +112,14 @@ pub enum StorageError {
         key: ReplicaKey,
         source: WriterError,
     },
+}
+
+impl StorageError {
+    /// Whether this only says the work would have waited for the disk
+    /// ([`Storage::open_reader_cached`]).
+    pub fn would_block(&self) -> bool {
+        matches!(self, StorageError::Io { source, .. } if nowait::would_block(source))
+    }
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> StorageError + '_ {
@@ -367,6 +376,30 @@ impl Storage {
         key: &ReplicaKey,
         min_gs: GenStamp,
     ) -> Result<ReplicaReader, StorageError> {
+        self.open_reader_by(key, min_gs, |p| File::open(p))
+    }
+
+    /// As [`Storage::open_reader`], but only without waiting for the disk
+    /// ([`nowait`]): the files are opened from the kernel's lookup cache
+    /// and the reader's reads come from the page cache. Where either
+    /// would wait, the error is an I/O error that [`nowait::would_block`]
+    /// recognises (or the reader's [`ReadError::would_block`]); the caller
+    /// then does it the ordinary way. Takes no lock but the map's.
+    pub fn open_reader_cached(
+        &self,
+        key: &ReplicaKey,
+        min_gs: GenStamp,
+    ) -> Result<ReplicaReader, StorageError> {
+        self.open_reader_by(key, min_gs, nowait::open_cached)
+            .map(ReplicaReader::without_waiting)
+    }
+
+    fn open_reader_by(
+        &self,
+        key: &ReplicaKey,
+        min_gs: GenStamp,
+        open: impl Fn(&Path) -> std::io::Result<File>,
+    ) -> Result<ReplicaReader, StorageError> {
         let replica = self
             .get(key)
             .ok_or_else(|| StorageError::NotFound(key.clone()))?;
@@ -387,8 +420,8 @@ impl Storage {
             }
         };
         let (data_path, meta_path) = self.paths(key, replica.gs, finalized);
-        let data = File::open(&data_path).map_err(io_err(&data_path))?;
-        let meta = File::open(&meta_path).map_err(io_err(&meta_path))?;
+        let data = open(&data_path).map_err(io_err(&data_path))?;
+        let meta = open(&meta_path).map_err(io_err(&meta_path))?;
         Ok(ReplicaReader::new(
             data,
             meta,

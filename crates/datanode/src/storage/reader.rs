@@ -32,6 +32,14 @@ pub enum ReadError {
     },
 }
 
+impl ReadError {
+    /// Whether this only says the bytes were not in the page cache, from
+    /// a reader that does not wait ([`ReplicaReader::without_waiting`]).
+    pub fn would_block(&self) -> bool {
+        matches!(self, ReadError::Io { source, .. } if super::nowait::would_block(source))
+    }
+}
+
 /// An open replica to read from.
 #[derive(Debug)]
 pub struct ReplicaReader {
@@ -43,6 +51,8 @@ pub struct ReplicaReader {
     gs: GenStamp,
     len: u64,
     tail_crc: Option<u32>,
+    /// False while reads must not wait for the disk ([`super::nowait`]).
+    waits: bool,
 }
 
 impl ReplicaReader {
@@ -66,6 +76,30 @@ impl ReplicaReader {
             gs,
             len,
             tail_crc,
+            waits: true,
+        }
+    }
+
+    /// This reader, its reads failing with a "would block" I/O error
+    /// ([`ReadError::would_block`]) where the bytes are not in the page
+    /// cache, instead of waiting for the disk.
+    pub(crate) fn without_waiting(mut self) -> Self {
+        self.waits = false;
+        self
+    }
+
+    /// This reader, its reads waiting for the disk again.
+    pub fn waiting(mut self) -> Self {
+        self.waits = true;
+        self
+    }
+
+    /// `buf.len()` bytes of `file` from `at`, as this reader reads.
+    fn read_at(&self, file: &File, buf: &mut [u8], at: u64) -> std::io::Result<()> {
+        if self.waits {
+            file.read_exact_at(buf, at)
+        } else {
+            super::nowait::read_exact_at(file, buf, at)
         }
     }
 
@@ -162,12 +196,15 @@ impl ReplicaReader {
             .and_then(|count| first_chunk.checked_add(count))
             .filter(|end| *end <= chunks)
             .ok_or_else(|| self.bad_range(first_chunk.saturating_mul(bpc), u64::MAX))?;
-        self.meta
-            .read_exact_at(sums, meta::checksum_offset(&self.checksum, first_chunk))
-            .map_err(|source| ReadError::Io {
-                path: self.meta_path.clone(),
-                source,
-            })?;
+        self.read_at(
+            &self.meta,
+            sums,
+            meta::checksum_offset(&self.checksum, first_chunk),
+        )
+        .map_err(|source| ReadError::Io {
+            path: self.meta_path.clone(),
+            source,
+        })?;
         if end_chunk == chunks && !self.len.is_multiple_of(bpc) {
             let last = sums
                 .len()
@@ -194,8 +231,7 @@ impl ReplicaReader {
             Some(end) if end <= self.len => {}
             _ => return Err(self.bad_range(start, end.unwrap_or(u64::MAX))),
         }
-        self.data
-            .read_exact_at(data, start)
+        self.read_at(&self.data, data, start)
             .map_err(|source| ReadError::Io {
                 path: self.data_path.clone(),
                 source,
@@ -244,18 +280,20 @@ impl ReplicaReader {
         if data.len() != n || sums.len() != sum_len {
             return Err(self.bad_range(start, end));
         }
-        self.data
-            .read_exact_at(data, start)
+        self.read_at(&self.data, data, start)
             .map_err(|source| ReadError::Io {
                 path: self.data_path.clone(),
                 source,
             })?;
-        self.meta
-            .read_exact_at(sums, meta::checksum_offset(&self.checksum, start / bpc))
-            .map_err(|source| ReadError::Io {
-                path: self.meta_path.clone(),
-                source,
-            })?;
+        self.read_at(
+            &self.meta,
+            sums,
+            meta::checksum_offset(&self.checksum, start / bpc),
+        )
+        .map_err(|source| ReadError::Io {
+            path: self.meta_path.clone(),
+            source,
+        })?;
         if end == self.len && !end.is_multiple_of(bpc) && sum_len >= CHECKSUM_SIZE {
             if let Some(crc) = self.tail_crc {
                 sums[sum_len - CHECKSUM_SIZE..].copy_from_slice(&crc.to_be_bytes());

@@ -522,3 +522,61 @@ fn raw_checksum_and_data_reads_for_block_checksum() {
     assert!(r.read_data(1250, &mut [0u8; 51]).is_err());
     assert!(r.read_data(u64::MAX, &mut [0u8; 2]).is_err());
 }
+
+/// Drops `path`'s pages from the page cache (written back first, so that
+/// none stays dirty).
+fn evict(path: &Path) {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::File::open(path).expect("open");
+    f.sync_all().expect("sync");
+    nix::fcntl::posix_fadvise(
+        f.as_raw_fd(),
+        0,
+        0,
+        nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+    )
+    .expect("fadvise");
+}
+
+/// Goal: a reader opened from the caches reads what the ordinary reader
+/// reads; once the block file's pages have left the page cache its reads
+/// say "would block" (not wrong bytes, not a failed replica), and the same
+/// reader made to wait reads them from the disk.
+#[test]
+fn a_cached_reader_reads_only_what_the_page_cache_holds() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = open(dir.path());
+    let k = key(1073741830);
+    s.add_pool(&k.pool).expect("pool");
+    let data = bytes(20_000, 9);
+    let mut w = s
+        .create_rbw(&k, GenStamp(1001), DataChecksum::DEFAULT, false)
+        .expect("create");
+    put(&mut w, 0, &data);
+    s.finalize(w, data.len() as u64, false).expect("finalize");
+    let read = |r: &ReplicaReader| {
+        let (mut got, mut sums) = (Vec::new(), Vec::new());
+        r.read(4096, 8192, Some(Crc32cImpl::Software), &mut got, &mut sums)
+            .map(|()| got)
+    };
+    let r = match s.open_reader_cached(&k, GenStamp(0)) {
+        Ok(r) => r,
+        // A kernel without cached lookups (before Linux 5.12).
+        Err(e) if e.would_block() => return,
+        Err(e) => panic!("open: {e}"),
+    };
+    match read(&r) {
+        Ok(got) => assert!(got == data[4096..8192]),
+        // A file system without RWF_NOWAIT reads.
+        Err(e) if e.would_block() => return,
+        Err(e) => panic!("read: {e}"),
+    }
+    evict(
+        &dir.path()
+            .join("current/BP-test/finalized/subdir0/subdir0/blk_1073741830"),
+    );
+    let e = read(&r).expect_err("the block file's pages are gone");
+    assert!(e.would_block(), "{e}");
+    let got = read(&r.waiting()).expect("a waiting read");
+    assert!(got == data[4096..8192]);
+}

@@ -12,7 +12,10 @@
 //! mostly get the data with `sendfile` (`transfer::zero_copy`; see
 //! `cache_helps` for when they are copied instead); copied data is
 //! verified before it goes out, and the
-//! disk read of the next batch overlaps the send of the current one.
+//! disk read of the next batch overlaps the send of the current one. A read
+//! of at most a packet whose replica files and bytes are all in the
+//! kernel's caches is served on the connection's task without waiting
+//! (`storage::nowait`); anything else goes to a blocking thread.
 //!
 //! While the DataNode waits to send, the connection is also watched for the
 //! reader going away: a closed connection stops the read at once, instead
@@ -34,7 +37,7 @@ use tracing::{debug, info, warn};
 use crate::checksum::{ChecksumKind, DataChecksum};
 use crate::ids::{GenStamp, ReplicaKey};
 use crate::metrics::{GaugeGuard, Metrics};
-use crate::storage::{ReadError, ReplicaReader, ReplicaState, StorageError};
+use crate::storage::{ReadError, ReplicaReader, ReplicaState, Storage, StorageError};
 use crate::Shared;
 
 use super::ack::{error_response, read_ok};
@@ -94,48 +97,48 @@ pub(crate) async fn read_block(
         }
     }
     // How the read goes is decided before its replica is opened, so that
-    // a copied read's first packets are built by the same hand-off to a
-    // blocking thread as the open.
+    // a copied read's first packets are built where the open is done (on
+    // this task from the caches, or by one hand-off to a blocking thread).
     let _sending = GaugeGuard::new(&m.reads_active);
     let send_sums = req.send_checksums.unwrap_or(true);
     let zero_copy = cfg.read_zero_copy && super::zero_copy::supported();
     let can_zero_copy = zero_copy && send_sums;
     let local_copy = can_zero_copy && cache_helps(shared, conn);
-    let single_packet_copy = cfg.read_copy_single_packet;
-    let mut way = Way {
+    let way = Way {
         copied: !can_zero_copy || local_copy,
         send_sums,
         packet_bytes: cfg.read_packet_bytes as u64,
         verify: cfg.read_verify_checksums.then_some(cfg.write_path.crc),
     };
-    let storage = shared.storage.clone();
-    let k2 = key.clone();
-    let opened = tokio::task::spawn_blocking(move || {
-        let reader = storage.open_reader(&k2, min_gs)?;
-        let plan = plan_read(&reader, offset, len, way);
-        // Chunks larger than a packet (1 MiB checksum chunks) make every
-        // packet one whole chunk: copied, it is verified here and leaves
-        // the CPU's caches before the reader copies it out, so the copy
-        // no longer pays for itself (a 4 KiB read moves the whole chunk).
-        if let Ok(p) = &plan {
-            if local_copy && p.span.per_packet > way.packet_bytes {
-                way.copied = false;
+    let opening = Opening {
+        key: key.clone(),
+        min_gs,
+        offset,
+        len,
+        way,
+        local_copy,
+        copy_one_packet: can_zero_copy && cfg.read_copy_single_packet,
+    };
+    // A read of at most a packet is tried here first, from the kernel's
+    // caches: a lone reader's small read costs less than the two thread
+    // hand-offs of doing it on a blocking thread.
+    let from_cache = (cfg.read_cached_inline && len <= way.packet_bytes)
+        .then(|| opening.open_cached(&shared.storage))
+        .flatten();
+    let opened = match from_cache {
+        Some(opened) => {
+            if opened.is_ok() {
+                Metrics::inc(&m.read_ops_from_cache);
             }
-            // A read of one packet is copied whoever reads it: one write
-            // of response, data and last packet, where `sendfile` takes
-            // three system calls to save copying a few KiB.
-            if can_zero_copy && single_packet_copy && p.span.is_single_packet(way.packet_bytes) {
-                way.copied = true;
-            }
+            opened
         }
-        let first = match &plan {
-            Ok(p) if way.copied && p.span.start < p.span.end => Some(first_batch(&reader, p, way)),
-            _ => None,
-        };
-        Ok::<_, StorageError>((reader, plan, first, way))
-    })
-    .await
-    .map_err(|e| XferError::Protocol(format!("open task failed: {e}")))?;
+        None => {
+            let storage = shared.storage.clone();
+            tokio::task::spawn_blocking(move || opening.open(&storage, false))
+                .await
+                .map_err(|e| XferError::Protocol(format!("open task failed: {e}")))?
+        }
+    };
     let (reader, plan, first, way) = match opened {
         Ok(r) => r,
         Err(e) => {
@@ -331,6 +334,75 @@ fn plan_read(reader: &ReplicaReader, offset: u64, len: u64, way: Way) -> Result<
         },
         head: read_ok(wire, start).encode_length_delimited_to_vec(),
     })
+}
+
+/// What a read is, decided before its replica is opened.
+struct Opening {
+    key: ReplicaKey,
+    min_gs: GenStamp,
+    offset: u64,
+    len: u64,
+    way: Way,
+    /// A lone reader on this host (see [`cache_helps`]).
+    local_copy: bool,
+    /// A read that fits in one packet is copied (zero-copy is possible,
+    /// and `read.copy-single-packet` is on).
+    copy_one_packet: bool,
+}
+
+/// An open replica, what to send of it and how, and a copied read's first
+/// batch, already built.
+type Opened = (
+    ReplicaReader,
+    Result<Plan, u64>,
+    Option<Result<Batch, ReadError>>,
+    Way,
+);
+
+impl Opening {
+    /// Opens the replica and plans the read; with `cached`, only from the
+    /// kernel's caches (`Storage::open_reader_cached`). The reader it
+    /// returns waits for the disk again.
+    fn open(&self, storage: &Storage, cached: bool) -> Result<Opened, StorageError> {
+        let reader = if cached {
+            storage.open_reader_cached(&self.key, self.min_gs)?
+        } else {
+            storage.open_reader(&self.key, self.min_gs)?
+        };
+        let mut way = self.way;
+        let plan = plan_read(&reader, self.offset, self.len, way);
+        // Chunks larger than a packet (1 MiB checksum chunks) make every
+        // packet one whole chunk: copied, it is verified here and leaves
+        // the CPU's caches before the reader copies it out, so the copy
+        // no longer pays for itself (a 4 KiB read moves the whole chunk).
+        if let Ok(p) = &plan {
+            if self.local_copy && p.span.per_packet > way.packet_bytes {
+                way.copied = false;
+            }
+            // A read of one packet is copied whoever reads it: one write
+            // of response, data and last packet, where `sendfile` takes
+            // three system calls to save copying a few KiB.
+            if self.copy_one_packet && p.span.is_single_packet(way.packet_bytes) {
+                way.copied = true;
+            }
+        }
+        let first = match &plan {
+            Ok(p) if way.copied && p.span.start < p.span.end => Some(first_batch(&reader, p, way)),
+            _ => None,
+        };
+        Ok((reader.waiting(), plan, first, way))
+    }
+
+    /// [`Opening::open`] from the kernel's caches, or `None` where that
+    /// would have waited for the disk (then it is done on a blocking
+    /// thread, from the start).
+    fn open_cached(&self, storage: &Storage) -> Option<Result<Opened, StorageError>> {
+        match self.open(storage, true) {
+            Err(e) if e.would_block() => None,
+            Ok((_, _, Some(Err(e)), _)) if e.would_block() => None,
+            done => Some(done),
+        }
+    }
 }
 
 /// A copied read's first batch (one packet), after its head.
