@@ -4,9 +4,11 @@
 //!
 //! A client may hold hundreds of thousands of files open (Hadoop's
 //! NNThroughputBenchmark never closes what it creates), so a lease keeps
-//! its files in a [`FileSet`]: 4 bytes a file, where a hash set costs ≈ 19.
+//! its files in a [`FileSet`]: about 2 bytes a file, where a hash set costs ≈ 19.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
+
+use roaring::RoaringTreemap;
 use std::time::Instant;
 
 use crate::namespace::INodeId;
@@ -17,139 +19,36 @@ struct Lease {
     files: FileSet,
 }
 
-/// The files of one lease: ids in ascending order, kept as 4-byte offsets
-/// from the first id the lease took (a client's files are created one
-/// after another, so their ids are close), removed ones marked in a bitmap
-/// beside them and dropped once they are half the vector. New files have
-/// the highest ids yet, so adding is a push; removing is a binary search
-/// and a bit; both amortized O(1) + O(log n). Adding an older file
-/// (append, truncate) inserts in the middle, O(n), as rare as those calls;
-/// an id below the base, or 2^32 past it, goes to a small ordered set.
+/// The files of one lease: their ids in a compressed bitmap (roaring, as
+/// the block map's per-DataNode lists). A client's files are created one
+/// after another, so their ids are close: a few clients' files take 2
+/// bytes an id (an array of 16-bit offsets per 65,536 ids), one client's
+/// dense run an eighth of a byte (a bitmap). Adding and removing are a
+/// search within one such container; older files (append, truncate) go
+/// in the same way.
 #[derive(Debug, Default)]
-struct FileSet {
-    base: u64,
-    offsets: Vec<u32>,
-    /// Bit `i` set: `offsets[i]` was removed.
-    removed: Vec<u64>,
-    removed_count: usize,
-    /// Ids that are no offset from `base` (rare).
-    others: BTreeSet<INodeId>,
-}
+struct FileSet(RoaringTreemap);
 
 impl FileSet {
-    fn is_removed(&self, i: usize) -> bool {
-        self.removed[i / 64] & (1 << (i % 64)) != 0
-    }
-
-    fn set_removed(&mut self, i: usize, on: bool) {
-        let (word, bit) = (i / 64, 1u64 << (i % 64));
-        if on {
-            self.removed[word] |= bit;
-        } else {
-            self.removed[word] &= !bit;
-        }
-    }
-
-    /// `file` as an offset from the base, if it is one.
-    fn offset(&self, file: INodeId) -> Option<u32> {
-        file.0
-            .checked_sub(self.base)
-            .and_then(|d| u32::try_from(d).ok())
-    }
-
     fn insert(&mut self, file: INodeId) {
-        // Kept there since a base that has changed (the offsets emptied).
-        if self.others.contains(&file) {
-            return;
-        }
-        if self.offsets.is_empty() {
-            self.base = file.0;
-        }
-        let Some(off) = self.offset(file) else {
-            self.others.insert(file);
-            return;
-        };
-        match self.offsets.binary_search(&off) {
-            Ok(i) => {
-                if self.is_removed(i) {
-                    self.set_removed(i, false);
-                    self.removed_count -= 1;
-                }
-            }
-            Err(i) if i == self.offsets.len() => {
-                self.offsets.push(off);
-                if self.removed.len() * 64 < self.offsets.len() {
-                    self.removed.push(0);
-                }
-            }
-            Err(_) => {
-                // Positions shift: drop the removed ids first, so the
-                // bitmap can start over empty.
-                self.compact();
-                let i = self.offsets.partition_point(|o| *o < off);
-                self.offsets.insert(i, off);
-                self.removed.resize(self.offsets.len().div_ceil(64), 0);
-            }
-        }
+        self.0.insert(file.0);
     }
 
     fn remove(&mut self, file: INodeId) {
-        if self.others.remove(&file) {
-            return;
-        }
-        let Some(off) = self.offset(file) else {
-            return;
-        };
-        let Ok(i) = self.offsets.binary_search(&off) else {
-            return;
-        };
-        if self.is_removed(i) {
-            return;
-        }
-        self.set_removed(i, true);
-        self.removed_count += 1;
-        if self.removed_count * 2 > self.offsets.len() {
-            self.compact();
-        }
-    }
-
-    /// Drops the removed ids; the bitmap is then all clear.
-    fn compact(&mut self) {
-        if self.removed_count == 0 {
-            return;
-        }
-        let mut i = 0;
-        let removed = std::mem::take(&mut self.removed);
-        self.offsets.retain(|_| {
-            let keep = removed[i / 64] & (1 << (i % 64)) == 0;
-            i += 1;
-            keep
-        });
-        self.removed = vec![0; self.offsets.len().div_ceil(64)];
-        self.removed_count = 0;
-        // Give memory back once the set has shrunk well below its peak.
-        if self.offsets.capacity() > 4 * self.offsets.len().max(16) {
-            self.offsets.shrink_to(2 * self.offsets.len());
-            self.removed.shrink_to_fit();
-        }
+        self.0.remove(file.0);
     }
 
     fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.0.is_empty()
     }
 
     fn len(&self) -> usize {
-        self.offsets.len() - self.removed_count + self.others.len()
+        usize::try_from(self.0.len()).unwrap_or(usize::MAX)
     }
 
-    /// The files, in no particular order.
+    /// The files, in id order.
     fn iter(&self) -> impl Iterator<Item = INodeId> + '_ {
-        self.offsets
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !self.is_removed(*i))
-            .map(|(_, o)| INodeId(self.base + u64::from(*o)))
-            .chain(self.others.iter().copied())
+        self.0.iter().map(INodeId)
     }
 }
 
@@ -229,11 +128,7 @@ impl LeaseTable {
         self.by_holder
             .iter()
             .filter(|(_, l)| now.duration_since(l.last_renewed) > limit)
-            .map(|(h, l)| {
-                let mut files: Vec<INodeId> = l.files.iter().collect();
-                files.sort_unstable();
-                (h.clone(), files)
-            })
+            .map(|(h, l)| (h.clone(), l.files.iter().collect()))
             .collect()
     }
 
@@ -298,10 +193,8 @@ mod tests {
             }
             assert_eq!(set.len(), model.len());
         }
-        let mut got = set.iter().collect::<Vec<_>>();
-        got.sort();
+        let got = set.iter().collect::<Vec<_>>();
         assert_eq!(got, model.iter().copied().collect::<Vec<_>>());
-        assert!(!set.others.is_empty(), "the test reaches the rare ids");
         for id in model.clone() {
             set.remove(id);
         }

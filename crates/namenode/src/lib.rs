@@ -37,6 +37,7 @@ pub mod retry_cache;
 pub mod safemode;
 pub mod service;
 pub mod storage;
+mod thin_slice;
 pub mod trash;
 pub mod user_mappings_service;
 pub mod users;

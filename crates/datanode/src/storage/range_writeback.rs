@@ -9,7 +9,7 @@
 //! hdfs-native write (which syncs every block, so is written back behind)
 //! went to the disk for part of the data just written
 //! (docs/datanode-write-path.md). No crate we
-//! use wraps `sync_file_range` safely, so this is the workspace's one
+//! use wraps `sync_file_range` safely, so this is the DataNode's one
 //! `unsafe` call; it is sound for any arguments (see below).
 
 use std::fs::File;

@@ -8,8 +8,9 @@
 //! live directory, the retained inodes for a directory a snapshot keeps
 //! (their names are frozen with them, so the order holds).
 //!
-//! The block is a boxed slice of 4-byte words (16 bytes in the inode,
-//! nothing allocated for an empty directory). Ids are 64-bit, but a
+//! The block is a slice of 4-byte words in one word of the inode
+//! ([`ThinSlice`]: nothing allocated for an empty directory, a 4-byte
+//! count before the words of a directory of two children or more). Ids are 64-bit, but a
 //! NameNode hands them out one after another from 16,385, so all of them
 //! fit 32 bits until four billion inodes have been made: a block holds
 //! each id in one word (4 bytes a child, where 8-byte ids took twice
@@ -25,6 +26,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use super::tree::INodeId;
+use crate::thin_slice::ThinSlice;
 
 /// HDFS's order of names (`DFSUtilClient.compareBytes`): their UTF-8
 /// bytes compared as *signed* bytes, so a name whose first difference is
@@ -129,6 +131,16 @@ fn room_for(len: usize) -> usize {
     }
 }
 
+/// The id in slot `i` of `words`, a wide block or not.
+fn slot(words: &[u32], wide: bool, i: usize) -> INodeId {
+    if wide {
+        let (lo, hi) = (words[1 + 2 * i], words[2 + 2 * i]);
+        INodeId(u64::from(lo) | (u64::from(hi) << 32))
+    } else {
+        INodeId(u64::from(words[i]))
+    }
+}
+
 /// Whether `id` fits a narrow block's word.
 fn narrow(id: INodeId) -> bool {
     id.0 < u64::from(WIDE)
@@ -138,7 +150,7 @@ fn narrow(id: INodeId) -> bool {
 pub struct Children {
     /// Narrow: an id a word, then `NONE` (0) in the spare room. Wide:
     /// [`WIDE`], then two words an id.
-    words: Box<[u32]>,
+    words: ThinSlice<u32>,
 }
 
 /// Equal when the same ids are in the same order (spare room aside).
@@ -325,12 +337,7 @@ impl Children {
 
     /// The id in slot `i` (`NONE` in the spare room).
     fn at(&self, i: usize) -> INodeId {
-        if self.is_wide() {
-            let (lo, hi) = (self.words[1 + 2 * i], self.words[2 + 2 * i]);
-            INodeId(u64::from(lo) | (u64::from(hi) << 32))
-        } else {
-            INodeId(u64::from(self.words[i]))
-        }
+        slot(&self.words, self.is_wide(), i)
     }
 
     fn set(&mut self, i: usize, id: INodeId) {
@@ -347,10 +354,13 @@ impl Children {
     /// gets each probed id; like the slice method, but the last id probed
     /// is the match when there is one.
     fn search(&self, mut f: impl FnMut(INodeId) -> Ordering) -> Result<usize, usize> {
+        // The words and their width once, not per probe (each look
+        // through the thin slice checks its tag).
+        let (words, wide) = (self.words.as_slice(), self.is_wide());
         let (mut lo, mut hi) = (0, self.room());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match f(self.at(mid)) {
+            match f(slot(words, wide, mid)) {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
                 Ordering::Equal => return Ok(mid),
@@ -363,13 +373,13 @@ impl Children {
     fn resize(&mut self, len: usize, room: usize, wide: bool) {
         let old = std::mem::take(&mut self.words);
         let before = Children { words: old };
-        self.words = if wide {
+        self.words = ThinSlice::from(if wide {
             let mut w = vec![0; 1 + 2 * room];
             w[0] = WIDE;
-            w.into_boxed_slice()
+            w
         } else {
-            vec![0; room].into_boxed_slice()
-        };
+            vec![0; room]
+        });
         for i in 0..len {
             self.set(i, before.at(i));
         }

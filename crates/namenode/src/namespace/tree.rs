@@ -15,6 +15,7 @@ use super::children::{ChildName, Children};
 use super::names::{AttrId, NameTable};
 use super::permission::mode_string;
 use super::{path, FsError, Namespace};
+use crate::thin_slice::ThinSlice;
 
 /// Inode id of the root directory (HDFS reserves 1..16384).
 pub const ROOT_INODE_ID: INodeId = INodeId(16385);
@@ -128,21 +129,22 @@ pub struct BlockRecord {
     pub num_bytes: u64,
 }
 
-/// A file's blocks: a boxed slice of exactly its blocks (16 bytes in the
-/// inode where a `Vec` takes 24, and no spare capacity). A file gains
-/// blocks one at a time, each a reallocation (and a copy when the
-/// allocator cannot grow it in place): quadratic in the block count, which
-/// addBlock bounds (`dfs.namenode.fs-limits.max-blocks-per-file`, 10,000:
-/// at most ~1.2 GB copied over such a file's whole life, typically far less).
+/// A file's blocks: exactly its blocks, in one word of the inode
+/// ([`ThinSlice`]: no allocation for none, one block's 24 bytes for one,
+/// a 4-byte count before them for more). A file gains blocks one at a
+/// time, each a reallocation and a copy: quadratic in the block count,
+/// which addBlock bounds (`dfs.namenode.fs-limits.max-blocks-per-file`,
+/// 10,000: at most ~1.2 GB copied over such a file's whole life,
+/// typically far less).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BlockList(Box<[BlockRecord]>);
+pub struct BlockList(ThinSlice<BlockRecord>);
 
 impl BlockList {
     /// Changes the list as a `Vec`, then sizes it to its blocks again.
     fn resize_with<R>(&mut self, change: impl FnOnce(&mut Vec<BlockRecord>) -> R) -> R {
         let mut v = std::mem::take(&mut self.0).into_vec();
         let out = change(&mut v);
-        self.0 = v.into_boxed_slice();
+        self.0 = ThinSlice::from(v);
         out
     }
 
@@ -176,19 +178,19 @@ impl std::ops::Deref for BlockList {
     type Target = [BlockRecord];
 
     fn deref(&self) -> &[BlockRecord] {
-        &self.0
+        self.0.as_slice()
     }
 }
 
 impl std::ops::DerefMut for BlockList {
     fn deref_mut(&mut self) -> &mut [BlockRecord] {
-        &mut self.0
+        self.0.as_mut_slice()
     }
 }
 
 impl From<Vec<BlockRecord>> for BlockList {
     fn from(v: Vec<BlockRecord>) -> Self {
-        BlockList(v.into_boxed_slice())
+        BlockList(ThinSlice::from(v))
     }
 }
 
@@ -268,7 +270,7 @@ pub(super) fn block_size_loaded(bytes: u64, what: impl std::fmt::Display) -> Blo
 
 /// A time in milliseconds since the epoch in 6 bytes: up to
 /// [`Millis48::MAX_MS`] (2^48 − 1 ms, in the year 10889). With the
-/// interned attribute set, this keeps the inode at 72 bytes.
+/// interned attribute set, this keeps the inode at 64 bytes.
 /// HDFS takes any long; setTimes refuses later times with a clear error,
 /// and every other time is the NameNode's own clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
