@@ -77,8 +77,10 @@ impl<T: Copy> ThinSlice<T> {
     pub(crate) fn new() -> Self {
         let () = Self::FITS;
         ThinSlice {
-            // NonNull::dangling() for u8 is the address 1: EMPTY.
-            tagged: NonNull::dangling(),
+            // The address EMPTY itself, spelled out rather than taken from
+            // NonNull::dangling(), whose address std does not promise.
+            tagged: NonNull::new(std::ptr::without_provenance_mut(EMPTY))
+                .expect("EMPTY is not null"),
             _owns: PhantomData,
         }
     }
@@ -148,11 +150,6 @@ impl<T: Copy> ThinSlice<T> {
         let (data, len) = self.parts();
         // SAFETY: as in as_slice, and borrowed mutably as self is.
         unsafe { std::slice::from_raw_parts_mut(data, len) }
-    }
-
-    /// The values as a vector (the slice's memory is freed).
-    pub(crate) fn into_vec(self) -> Vec<T> {
-        self.as_slice().to_vec()
     }
 }
 
@@ -260,8 +257,8 @@ mod tests {
                 assert_ne!(w, w2);
                 assert_ne!(b, b2);
             }
-            assert_eq!(w2.into_vec(), words);
-            assert_eq!(b2.into_vec(), blocks);
+            assert_eq!(w2.to_vec(), words);
+            assert_eq!(b2.to_vec(), blocks);
             assert_eq!(
                 format!("{:?}", ThinSlice::from(words.clone())),
                 format!("{words:?}")

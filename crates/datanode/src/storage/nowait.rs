@@ -12,6 +12,7 @@
 use std::fs::File;
 use std::io;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::fs::{Mode, OFlags, ResolveFlags, CWD};
 use rustix::io::{Errno, ReadWriteFlags};
@@ -22,20 +23,37 @@ pub fn would_block(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock
 }
 
+/// Set once either call is found missing or forbidden here: from then on
+/// every attempt answers "would block" without a system call, so a kernel
+/// or sandbox without them costs one failed call, not one a read.
+static UNAVAILABLE: AtomicBool = AtomicBool::new(false);
+
+fn unavailable() -> io::Error {
+    io::Error::new(io::ErrorKind::WouldBlock, "no non-waiting file calls here")
+}
+
 /// The calls' refusals that only say they cannot do it without waiting:
-/// EAGAIN, and a kernel or file system without them (ENOSYS for
+/// EAGAIN; and a kernel, file system or sandbox without them (ENOSYS for
 /// `openat2` before Linux 5.6, EINVAL for `RESOLVE_CACHED` before 5.12,
-/// EOPNOTSUPP for `RWF_NOWAIT` where a file system does not take it).
+/// EOPNOTSUPP for `RWF_NOWAIT` where a file system does not take it,
+/// EPERM where a seccomp filter forbids the call), which also turn the
+/// calls off for the rest of the process.
 fn not_now(e: Errno) -> io::Error {
-    if e == Errno::AGAIN || e == Errno::NOSYS || e == Errno::INVAL || e == Errno::OPNOTSUPP {
-        io::Error::new(io::ErrorKind::WouldBlock, io::Error::from(e))
-    } else {
-        io::Error::from(e)
+    if e == Errno::AGAIN {
+        return io::Error::new(io::ErrorKind::WouldBlock, io::Error::from(e));
     }
+    if e == Errno::NOSYS || e == Errno::INVAL || e == Errno::OPNOTSUPP || e == Errno::PERM {
+        UNAVAILABLE.store(true, Ordering::Relaxed);
+        return io::Error::new(io::ErrorKind::WouldBlock, io::Error::from(e));
+    }
+    io::Error::from(e)
 }
 
 /// Opens `path` for reading if that needs no disk access.
 pub fn open_cached(path: &Path) -> io::Result<File> {
+    if UNAVAILABLE.load(Ordering::Relaxed) {
+        return Err(unavailable());
+    }
     rustix::fs::openat2(
         CWD,
         path,

@@ -394,12 +394,12 @@ impl Opening {
     }
 
     /// [`Opening::open`] from the kernel's caches, or `None` where that
-    /// would have waited for the disk (then it is done on a blocking
-    /// thread, from the start).
+    /// would have waited for the disk or failed in any way (then it is
+    /// done on a blocking thread, from the start, and that attempt's error
+    /// is the one the client hears and the scanner is told of).
     fn open_cached(&self, storage: &Storage) -> Option<Result<Opened, StorageError>> {
         match self.open(storage, true) {
-            Err(e) if e.would_block() => None,
-            Ok((_, _, Some(Err(e)), _)) if e.would_block() => None,
+            Err(_) | Ok((_, _, Some(Err(_)), _)) => None,
             done => Some(done),
         }
     }
