@@ -24,7 +24,7 @@ fi
 for r in 1 2 3; do
   c0=$(cpu)
   if [ "$MODE" = read ]; then
-    rate=$("$H" dfsio --fs $URL --files 4 --size-mb 256 --mode read --threads 4 2>&1 | grep RESULT | grep -oE " mb_s=[0-9.]+")
+    rate=$("$H" dfsio --fs $URL --files 4 --size-mb 256 --mode read --threads 4 2>&1 | grep RESULT | grep -oE "agg_mb_s=[0-9.]+")
     mib=1024
   else
     rate=$("$BIN" bench dfsio --fs $URL --files 8 --size 256m --threads 4 --replication 3 --ops write 2>&1 | grep aggregate_mib_per_s | tr -s ' ')
