@@ -6,7 +6,7 @@ SYSTEMS: comma-separated of NAME=CAIRN_BINARY[@key=value+key=value] (a `cairn up
 with those -D settings) or hdfs (MiniDFSCluster); all are up at once, started with
 dfs.bytes-per-checksum=BPC. Each repetition runs, on every system in turn (the order
 turning), the modes in $MODES (default write,read,randread; randread = $READS random
-aligned 4 KiB preads, default 3000) on $FILES files of $SIZE MiB (4, 256), $THREADS
+aligned 4 KiB preads, default 3000; seekread = the same as seek+read) on $FILES files of $SIZE MiB (4, 256), $THREADS
 threads (1), replication 3, and prints each RESULT line with the Cairn DataNodes'
 read counters (summed /metrics deltas)."""
 import os, re, signal, subprocess, sys, time, shutil, socket, statistics, json, urllib.request
@@ -55,11 +55,13 @@ try:
         order = cl if rep % 2 == 0 else cl[::-1]
         for c in order:
             base = du(c["dir"])
-            d = "/ab%d" % rep
+            d = "/ab"  # overwritten each repetition: the disk holds one set of files per system
             for mode in MODES:
                 cmd = [H, "dfsio", "--fs", c["url"], "--dir", d, "--files", str(FILES), "--size-mb", str(SIZE), "--threads", os.environ.get("THREADS", "1"),
                        "--mode", mode, "--replication", "3", "-D", "dfs.bytes-per-checksum=" + BPC]
-                if mode == "randread": cmd += ["--read-size", "4096", "--reads", str(READS), "--randread-mode", "pread"]
+                if mode in ("randread", "seekread"):
+                    cmd[cmd.index("--mode") + 1] = "randread"
+                    cmd += ["--read-size", "4096", "--reads", str(READS), "--randread-mode", "pread" if mode == "randread" else "seek"]
                 m0 = metrics(c)
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
                 m1 = metrics(c)

@@ -162,6 +162,8 @@ pub struct DataNodeConfig {
     pub max_packet_bytes: usize,
     /// Data bytes per read packet.
     pub read_packet_bytes: usize,
+    /// Data bytes per read packet once a read streams.
+    pub read_streaming_packet_bytes: usize,
     /// Verify stored checksums when reading through a buffer.
     pub read_verify_checksums: bool,
     /// Send read data with `sendfile`, unread here, to clients that verify
@@ -318,6 +320,7 @@ struct BufferSizes {
     max_inflight_bytes: usize,
     max_packet_bytes: usize,
     read_packet_bytes: usize,
+    read_streaming_packet_bytes: usize,
 }
 
 fn buffer_sizes(conf: &Configuration) -> Result<BufferSizes, ConfigError> {
@@ -381,6 +384,18 @@ fn buffer_sizes(conf: &Configuration) -> Result<BufferSizes, ConfigError> {
         512,
         (max_packet_bytes / 2) as u64,
     )?;
+    let read_streaming_packet_bytes = to_usize(
+        conf,
+        dk::READ_STREAMING_PACKET_BYTES,
+        conf.get_bytes(
+            dk::READ_STREAMING_PACKET_BYTES,
+            dk::READ_STREAMING_PACKET_BYTES_DEFAULT
+                .min((max_packet_bytes / 2) as u64)
+                .max(read_packet_bytes as u64),
+        )?,
+        read_packet_bytes as u64,
+        (max_packet_bytes / 2) as u64,
+    )?;
     Ok(BufferSizes {
         disk_queue_packets,
         checksum_balancing_depth,
@@ -390,6 +405,7 @@ fn buffer_sizes(conf: &Configuration) -> Result<BufferSizes, ConfigError> {
         max_inflight_bytes,
         max_packet_bytes,
         read_packet_bytes,
+        read_streaming_packet_bytes,
     })
 }
 
@@ -524,6 +540,7 @@ impl DataNodeConfig {
             max_inflight_bytes: buffers.max_inflight_bytes,
             max_packet_bytes: buffers.max_packet_bytes,
             read_packet_bytes: buffers.read_packet_bytes,
+            read_streaming_packet_bytes: buffers.read_streaming_packet_bytes,
             read_verify_checksums: conf.get_bool(dk::READ_VERIFY_CHECKSUMS, true)?,
             read_zero_copy: conf.get_bool(dk::DFS_DATANODE_TRANSFERTO_ALLOWED, true)?,
             read_local_copy: conf.get_bool(dk::READ_LOCAL_COPY, true)?,

@@ -6,8 +6,9 @@
 //! a packet (1 MiB checksum chunks) gets zero-copy as well. A read that
 //! fits in one packet is copied whoever reads it (one write, where
 //! `sendfile` takes three system calls). A read of one packet whose replica
-//! is in the kernel's caches is served without a blocking thread. The
-//! bytes are the same either way.
+//! is in the kernel's caches is served without a blocking thread. Packets
+//! grow from 64 KiB to `read.streaming-packet-bytes` once a read has sent
+//! its first MiB. The bytes are the same either way.
 
 mod common;
 
@@ -258,4 +259,50 @@ async fn a_small_read_of_cached_data_needs_no_blocking_thread() {
         }
         dn.stop().await;
     }
+}
+
+/// Goal: a long read sends the batches that start in its first MiB in
+/// 64 KiB packets and the rest in 256 KiB ones, copied or zero-copy, with its bytes intact (`read_range`
+/// checks every packet's offset and checksums); with
+/// `read.streaming-packet-bytes` at 64 KiB every packet is 64 KiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn packets_grow_once_a_read_streams() {
+    let (nn_addr, _nn, _t) = start_namenode().await;
+    let d = tempfile::tempdir().expect("tempdir");
+    let dn = start_datanode(d.path(), nn_addr, &[]).await;
+    let a = data(LEN, 74);
+    write_block(dn.xfer, 966, 1001, &a, vec![]).await;
+    let packets = || Metrics::get(&dn.metrics.read_packets_sent);
+    // Batches of 1, 2, 4, 8 and 16 packets of 64 KiB (1,984 KiB: the
+    // last batch to start within the first MiB), then 256 KiB ones for the
+    // other 7,232 KiB (28 and a quarter), then the empty last packet.
+    let grown = 31 + 29 + 1;
+    let before = packets();
+    assert!(read_all(&dn, 966).await == a);
+    assert_eq!(Metrics::get(&dn.metrics.read_bytes_zero_copy), 0, "copied");
+    assert_eq!(packets() - before, grown, "a lone local reader");
+    let before = packets();
+    let mut conn = connect_from_elsewhere(&dn).await;
+    let (_, got) = read_range(&mut conn, 966, 1001, 0, LEN as u64)
+        .await
+        .expect("read");
+    assert!(got == a);
+    assert_eq!(Metrics::get(&dn.metrics.read_bytes_zero_copy), LEN as u64);
+    assert_eq!(packets() - before, grown, "zero-copy");
+    dn.stop().await;
+
+    let d2 = tempfile::tempdir().expect("tempdir");
+    let small = start_datanode(
+        d2.path(),
+        nn_addr,
+        &[("cairn.datanode.read.streaming-packet-bytes", "65536")],
+    )
+    .await;
+    write_block(small.xfer, 967, 1001, &a, vec![]).await;
+    assert!(read_all(&small, 967).await == a);
+    assert_eq!(
+        Metrics::get(&small.metrics.read_packets_sent),
+        (LEN as u64 >> 16) + 1
+    );
+    small.stop().await;
 }

@@ -107,6 +107,12 @@ pub const MAX_PACKET_BYTES_DEFAULT: u64 = 16 * 1024 * 1024;
 pub const READ_PACKET_BYTES: &str = "cairn.datanode.read.packet-bytes";
 /// 64 KiB, as Hadoop's DataNode sends.
 pub const READ_PACKET_BYTES_DEFAULT: u64 = 64 * 1024;
+/// Data bytes per read packet once a read has streamed its first MiB,
+/// bytes (rounded down to whole chunks; at least `read.packet-bytes`).
+pub const READ_STREAMING_PACKET_BYTES: &str = "cairn.datanode.read.streaming-packet-bytes";
+/// 256 KiB: a reader that streams pays its per-packet work a quarter as
+/// often (as Hadoop's DataNode does with `io.file.buffer.size=262144`).
+pub const READ_STREAMING_PACKET_BYTES_DEFAULT: u64 = 256 * 1024;
 /// Whether reads that copy their data (clients that do not verify it,
 /// a lone reader on this host, or zero-copy off) verify stored
 /// checksums before sending, boolean.

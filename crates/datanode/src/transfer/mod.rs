@@ -22,6 +22,7 @@ pub mod copy;
 pub mod packet;
 pub(crate) mod peer;
 pub mod read;
+mod read_span;
 pub mod write;
 pub(crate) mod zero_copy;
 

@@ -44,25 +44,14 @@ use super::ack::{error_response, read_ok};
 use super::packet::{
     encode_packet, encode_prefix, header, prefix_len, read_delimited, PacketError,
 };
+use super::read_span::{Span, MAX_PACKETS_PER_BATCH, STREAMING_AFTER};
 use super::{timed, After, Conn, XferError};
+
+pub use super::read_span::aligned_range;
 
 /// How long a read of a replica being written waits for the bytes it asks
 /// for to reach the disk (Hadoop's BlockSender waits up to 3 s too).
 const RBW_WAIT: Duration = Duration::from_secs(3);
-
-/// The aligned range to send for a request: `(start, end)`.
-pub fn aligned_range(offset: u64, len: u64, bpc: u64, replica_len: u64) -> (u64, u64) {
-    let bpc = bpc.max(1);
-    let start = offset - offset % bpc;
-    if len == 0 {
-        return (start, start);
-    }
-    let end = (offset + len)
-        .div_ceil(bpc)
-        .saturating_mul(bpc)
-        .min(replica_len);
-    (start, end)
-}
 
 /// Serves one READ_BLOCK; keeps the connection when the client confirms.
 pub(crate) async fn read_block(
@@ -108,6 +97,7 @@ pub(crate) async fn read_block(
         copied: !can_zero_copy || local_copy,
         send_sums,
         packet_bytes: cfg.read_packet_bytes as u64,
+        streaming_packet_bytes: cfg.read_streaming_packet_bytes as u64,
         verify: cfg.read_verify_checksums.then_some(cfg.write_path.crc),
     };
     let opening = Opening {
@@ -199,20 +189,12 @@ pub(crate) async fn read_block(
     }
 }
 
-/// Packets built per hand-off to a blocking thread: one at first, doubling
-/// up to this many. A reader that leaves after a few KiB (the Java client's
-/// seek+read asks for the rest of the block, reads 4 KiB and hangs up) costs
-/// about one packet; a streaming read pays one hand-off per ~1 MiB instead
-/// of one per packet.
-const MAX_PACKETS_PER_BATCH: u64 = 16;
-
 /// The socket send buffer while a read starts (the kernel doubles it), and
 /// once the reader has taken [`STREAMING_AFTER`] bytes. Left to autotuning,
 /// the buffer of a long read grows to megabytes that a reader who hangs up
 /// after a few KiB makes us read, checksum and copy for nothing.
 const START_SEND_BUFFER: usize = 64 * 1024;
 const STREAMING_SEND_BUFFER: usize = 1024 * 1024;
-const STREAMING_AFTER: u64 = 1024 * 1024;
 
 fn set_send_buffer(conn: &Conn, bytes: usize) {
     let stream: &tokio::net::TcpStream = conn.wr.as_ref();
@@ -292,6 +274,8 @@ struct Way {
     send_sums: bool,
     /// `read.packet-bytes`: a packet's data, rounded down to whole chunks.
     packet_bytes: u64,
+    /// `read.streaming-packet-bytes`: the same once a read streams.
+    streaming_packet_bytes: u64,
     /// Verify the stored checksums of copied data with this.
     verify: Option<crate::checksum::Crc32cImpl>,
 }
@@ -326,11 +310,14 @@ fn plan_read(reader: &ReplicaReader, offset: u64, len: u64, way: Way) -> Result<
             bytes_per_checksum: stored.bytes_per_checksum,
         }
     };
+    let whole_chunks = |bytes: u64| (bytes / bpc).max(1) * bpc;
+    let per_packet = whole_chunks(way.packet_bytes);
     Ok(Plan {
         span: Span {
             start,
             end,
-            per_packet: (way.packet_bytes / bpc).max(1) * bpc,
+            per_packet,
+            streaming_per_packet: whole_chunks(way.streaming_packet_bytes).max(per_packet),
         },
         head: read_ok(wire, start).encode_length_delimited_to_vec(),
     })
@@ -475,33 +462,6 @@ fn cache_helps(shared: &Shared, conn: &Conn) -> bool {
     local && Metrics::get(&shared.metrics.reads_active) <= 1
 }
 
-/// The chunk-aligned range a read sends, and its packets' data size.
-#[derive(Clone, Copy)]
-struct Span {
-    start: u64,
-    end: u64,
-    per_packet: u64,
-}
-
-impl Span {
-    /// Whether all of it goes in one packet no larger than `packet_bytes`
-    /// (so not one chunk larger than a packet).
-    fn is_single_packet(&self, packet_bytes: u64) -> bool {
-        self.per_packet <= packet_bytes && self.end - self.start <= self.per_packet
-    }
-
-    /// A read long enough to start with a small send buffer.
-    fn is_long(&self) -> bool {
-        self.end - self.start > STREAMING_AFTER
-    }
-
-    /// Where a batch of `packets` packets from `from` ends.
-    fn batch_end(&self, from: u64, packets: u64) -> u64 {
-        from.saturating_add(packets.saturating_mul(self.per_packet))
-            .min(self.end)
-    }
-}
-
 /// After a batch went out: counts it, and lets the send buffer grow once
 /// the reader has shown it streams.
 fn batch_sent(shared: &Shared, conn: &Conn, span: Span, from: u64, to: u64, packets: i64) {
@@ -540,7 +500,7 @@ async fn send_copied(
     let spawn = |from: u64, packets: u64, seqno: i64, buf: (Vec<u8>, usize)| {
         let reader = reader.clone();
         let to = span.batch_end(from, packets);
-        let per_packet = span.per_packet;
+        let per_packet = span.packet_at(from);
         tokio::task::spawn_blocking(move || {
             build_batch(
                 &reader,
@@ -621,7 +581,7 @@ async fn send_zero_copy(
     let mut from = span.start;
     while from < span.end {
         let to = span.batch_end(from, batch_packets);
-        let mut batch = Batch::new(from, to, span.per_packet, seqno);
+        let mut batch = Batch::new(from, to, span.packet_at(from), seqno);
         loop {
             let (r, s) = (reader.clone(), sock.clone());
             let (back, pushed) = tokio::task::spawn_blocking(move || {
@@ -764,22 +724,5 @@ async fn send_watching(conn: &mut Conn, bytes: &[u8], limit: Duration) -> Result
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::aligned_range;
-
-    #[test]
-    fn ranges_align_like_the_captures() {
-        // hdfs-native read_range(70000, 1000) of a 200000-byte block.
-        assert_eq!(aligned_range(70_000, 1000, 512, 200_000), (69_632, 71_168));
-        // Whole block.
-        assert_eq!(aligned_range(0, 200_000, 512, 200_000), (0, 200_000));
-        // Partial last chunk of a replica being written.
-        assert_eq!(aligned_range(0, 1000, 512, 1000), (0, 1000));
-        assert_eq!(aligned_range(600, 1, 512, 1000), (512, 1000));
-        assert_eq!(aligned_range(512, 0, 512, 1000), (512, 512));
     }
 }
