@@ -31,7 +31,8 @@ pub(super) const STREAMING_AFTER: u64 = 1024 * 1024;
 pub(super) struct Span {
     pub start: u64,
     pub end: u64,
-    /// Data bytes per packet of the first [`STREAMING_AFTER`] bytes.
+    /// Data bytes per packet of the batches that start within the first
+    /// [`STREAMING_AFTER`] bytes.
     pub per_packet: u64,
     /// Data bytes per packet after them: a reader still there streams,
     /// and larger packets cost it (and us) less per byte, while one that
