@@ -84,7 +84,7 @@ impl Default for JournalConfig {
 /// by default. Lingering halves the syncs of a client that trickles its
 /// calls (Hadoop's NNThroughputBenchmark), but costs a fixed set of
 /// writers that each wait for their edit their overlap with the sync
-/// (docs/namenode-cpu.md, "A commit delay").
+/// (docs/namenode-cpu-tried.md, "A commit delay").
 pub const DEFAULT_COMMIT_DELAY: Duration = Duration::ZERO;
 
 /// Holds the pending batch back while other writers keep adding to it, so
