@@ -9,40 +9,30 @@ turning), the modes in $MODES (default write,read,randread; randread = $READS ra
 aligned 4 KiB preads, default 3000; seekread = the same as seek+read) on $FILES files of $SIZE MiB (4, 256), $THREADS
 threads (1), replication 3, and prints each RESULT line with the Cairn DataNodes'
 read counters (summed /metrics deltas)."""
-import os, re, signal, subprocess, sys, time, shutil, socket, statistics, json, urllib.request
+import json, os, shutil, signal, subprocess, sys, urllib.request
+from cairnbench.runner import await_cluster, launch_cluster, stop_process_group
 H = os.environ.get("HARNESS", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "anchors", "hdfs-harness", "harness"))
 BPC = sys.argv[1]; REPS = int(sys.argv[2]); SYS = sys.argv[3].split(",")
 READS = int(os.environ.get("READS", "3000")); FILES = int(os.environ.get("FILES", "4")); SIZE = int(os.environ.get("SIZE", "256"))
 MODES = os.environ.get("MODES", "write,read,randread").split(",")
 WORK = "/tmp/bpc_ab"; shutil.rmtree(WORK, ignore_errors=True); os.makedirs(WORK)
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 def start(spec):
     name, _, binary = spec.partition("=")
     binary, _, extra = binary.partition("@")
-    d = os.path.join(WORK, name)
-    if name == "hdfs":
-        cmd = [H, "minidfs", "--nn-port", str(free_port()), "--http-port", str(free_port()), "--datanodes", "3",
-               "--dir", d, "--replication", "3", "--blocksize", str(128 << 20), "-D", "dfs.bytes-per-checksum=" + BPC]
-        ready = r"READY (hdfs://\S+)"
-    else:
-        cmd = [binary, "-D", "dfs.bytes-per-checksum=" + BPC] + [a for x in (os.environ.get("CAIRN_D", "") + " " + extra.replace("+", " ")).split() for a in ("-D", x)] + ["up", "--dir", d, "--rpc-address", "127.0.0.1:0"]
-        ready = r"Cairn is up: (hdfs://\S+)"
-    out = os.path.join(WORK, name + ".out")
-    p = subprocess.Popen(cmd, stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True)
-    t = time.time()
-    while time.time() - t < 180:
-        m = re.search(ready, open(out).read())
-        if m:
-            return {"name": name, "p": p, "url": m.group(1), "dir": d, "http": re.findall(r" http (127\.0\.0\.1:\d+)", open(out).read())}
-        if p.poll() is not None: sys.exit(open(out).read()[-2000:])
-        time.sleep(0.3)
-    sys.exit("not ready")
+    defines = ["dfs.bytes-per-checksum=" + BPC]
+    if name != "hdfs":
+        defines += (os.environ.get("CAIRN_D", "") + " " + extra.replace("+", " ")).split()
+    c = launch_cluster("hdfs" if name == "hdfs" else "cairn", H if name == "hdfs" else binary, WORK, name, defines)
+    try:
+        return await_cluster(c)
+    except RuntimeError as e:
+        stop_process_group(c.proc, signal.SIGKILL, 10)
+        sys.exit(str(e))
 def du(d):
     return int(subprocess.run(["du", "-sb", d], capture_output=True, text=True).stdout.split()[0] or 0)
 def metrics(c):
     tot = {}
-    for a in c["http"]:
+    for a in c.http:
         try:
             for k, v in json.loads(urllib.request.urlopen("http://%s/metrics" % a, timeout=10).read()).items():
                 if isinstance(v, (int, float)): tot[k] = tot.get(k, 0) + v
@@ -54,10 +44,10 @@ try:
     for rep in range(REPS):
         order = cl if rep % 2 == 0 else cl[::-1]
         for c in order:
-            base = du(c["dir"])
+            base = du(c.dir)
             d = "/ab"  # overwritten each repetition: the disk holds one set of files per system
             for mode in MODES:
-                cmd = [H, "dfsio", "--fs", c["url"], "--dir", d, "--files", str(FILES), "--size-mb", str(SIZE), "--threads", os.environ.get("THREADS", "1"),
+                cmd = [H, "dfsio", "--fs", c.url, "--dir", d, "--files", str(FILES), "--size-mb", str(SIZE), "--threads", os.environ.get("THREADS", "1"),
                        "--mode", mode, "--replication", "3", "-D", "dfs.bytes-per-checksum=" + BPC]
                 if mode in ("randread", "seekread"):
                     cmd[cmd.index("--mode") + 1] = "randread"
@@ -66,14 +56,11 @@ try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
                 m1 = metrics(c)
                 line = [l for l in p.stdout.splitlines() if l.startswith("RESULT")]
-                if p.returncode or not line: print("FAIL", c["name"], mode, p.stdout[-600:], p.stderr[-600:]); continue
-                print(c["name"], rep, line[0], {k: m1[k] - m0.get(k, 0) for k in ("read_bytes_sent", "read_bytes_zero_copy", "read_packets_sent") if k in m1}, flush=True)
-                res.setdefault((c["name"], mode), []).append(line[0])
+                if p.returncode or not line: print("FAIL", c.name, mode, p.stdout[-600:], p.stderr[-600:]); continue
+                print(c.name, rep, line[0], {k: m1[k] - m0.get(k, 0) for k in ("read_bytes_sent", "read_bytes_zero_copy", "read_packets_sent") if k in m1}, flush=True)
+                res.setdefault((c.name, mode), []).append(line[0])
 finally:
     for c in cl:
-        try: os.killpg(c["p"].pid, signal.SIGINT); c["p"].wait(60)
-        except Exception: pass
-        try: os.killpg(c["p"].pid, signal.SIGKILL)
-        except Exception: pass
+        stop_process_group(c.proc, signal.SIGINT, 60)
 for k, v in res.items():
     print("SUMMARY", k, v)

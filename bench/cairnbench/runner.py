@@ -153,41 +153,18 @@ class Bench:
     # ------------------------------------------------------------ clusters
     def start_cluster(self, kind, name, defines=(), timeout=180):
         """kind 'hdfs' (MiniDFSCluster via the harness) or 'cairn' (`cairn up`); defines: -D key=value."""
-        c = Cluster()
-        c.kind, c.name, c.defines, c.dir = kind, name, list(defines), os.path.join(self.work, name)
-        if kind == "hdfs":
-            cmd = [self.harness, "minidfs", "--nn-port", str(free_port()), "--http-port", str(free_port()),
-                   "--datanodes", "3", "--dir", c.dir, "--replication", "3", "--blocksize", str(128 << 20)]
-            for d in defines:
-                cmd += ["-D", d]
-            ready = r"READY (hdfs://\S+)"
-        else:
-            cmd = [self.cairn]
-            for d in defines:
-                cmd += ["-D", d]
-            cmd += ["up", "--dir", c.dir, "--rpc-address", "127.0.0.1:0"]
-            ready = r"Cairn is up: (hdfs://\S+)"
-        c.cmd = cmd
-        c.out = os.path.join(self.work, name + ".out")
-        fh = open(c.out, "w")
-        self.log("start", name, " ".join(cmd[-12:]) if kind == "hdfs" else " ".join(cmd[1:]))
-        c.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        program = self.harness if kind == "hdfs" else self.cairn
+        c = launch_cluster(kind, program, self.work, name, defines)
+        self.log("start", name, " ".join(c.cmd[-12:]) if kind == "hdfs" else " ".join(c.cmd[1:]))
         self.clusters.append(c)
         t = time.time()
-        while time.time() - t < timeout:
-            text = open(c.out).read()
-            m = re.search(ready, text)
-            if m:
-                c.url = m.group(1)
-                c.http = re.findall(r" http (127\.0\.0\.1:\d+)", text) if kind == "cairn" else []
-                self.log(name, "up at", c.url, "after %.1fs" % (time.time() - t))
-                return c
-            if c.proc.poll() is not None:
-                self.stop_cluster(c, remove=False)
-                raise RuntimeError("%s exited: %s" % (name, text[-1500:]))
-            time.sleep(0.3)
-        self.stop_cluster(c, remove=False)
-        raise RuntimeError("%s not ready after %ds" % (name, timeout))
+        try:
+            await_cluster(c, timeout)
+        except RuntimeError:
+            self.stop_cluster(c, remove=False)
+            raise
+        self.log(name, "up at", c.url, "after %.1fs" % (time.time() - t))
+        return c
 
     def stop_cluster(self, c, remove=True):
         stop_process_group(c.proc, signal.SIGINT, 60)  # both stop cleanly on SIGINT
@@ -287,6 +264,49 @@ def stop_process_group(p, first_signal, wait_s):
         os.killpg(p.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def launch_cluster(kind, program, work, name, defines=()):
+    """Starts a 3-DataNode cluster in its own process group, its data in work/name, its output in
+    work/name.out: kind 'hdfs' runs `program minidfs` (the shared harness's MiniDFSCluster), 'cairn'
+    runs `program up`; defines: -D key=value. Returns the Cluster; await_cluster() waits for it."""
+    c = Cluster()
+    c.kind, c.name, c.defines, c.dir = kind, name, list(defines), os.path.join(work, name)
+    if kind == "hdfs":
+        cmd = [program, "minidfs", "--nn-port", str(free_port()), "--http-port", str(free_port()),
+               "--datanodes", "3", "--dir", c.dir, "--replication", "3", "--blocksize", str(128 << 20)]
+        for d in defines:
+            cmd += ["-D", d]
+    else:
+        cmd = [program]
+        for d in defines:
+            cmd += ["-D", d]
+        cmd += ["up", "--dir", c.dir, "--rpc-address", "127.0.0.1:0"]
+    c.cmd = cmd
+    c.out = os.path.join(work, name + ".out")
+    with open(c.out, "w") as fh:
+        c.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+    return c
+
+
+def await_cluster(c, timeout=180):
+    """Waits until the cluster launch_cluster() started says it is ready, then sets c.url and c.http
+    (the Cairn DataNodes' HTTP addresses; none for HDFS). RuntimeError if it exits or is not
+    ready in time; stopping it is the caller's."""
+    ready = r"READY (hdfs://\S+)" if c.kind == "hdfs" else r"Cairn is up: (hdfs://\S+)"
+    t = time.time()
+    while time.time() - t < timeout:
+        with open(c.out) as fh:
+            text = fh.read()
+        m = re.search(ready, text)
+        if m:
+            c.url = m.group(1)
+            c.http = re.findall(r" http (127\.0\.0\.1:\d+)", text) if c.kind == "cairn" else []
+            return c
+        if c.proc.poll() is not None:
+            raise RuntimeError("%s exited: %s" % (c.name, text[-1500:]))
+        time.sleep(0.3)
+    raise RuntimeError("%s not ready after %ds" % (c.name, timeout))
 
 
 def free_port():
