@@ -17,7 +17,11 @@ run, for the figures of issue 14's scale table:
    and the write as the NameNodes' own logs time it; image size per file;
 4. CPU microseconds per operation for every NNThroughputBenchmark op (16
    threads, 20,000 files): the NameNode's utime+stime over the op's timed
-   phase only (scale_procs.nnbench says how the phase is found).
+   phase only (scale_procs.nnbench says how the phase is found); then the
+   same ops from `cairn bench nn` (hdfs-native's client, scale_procs.rustbench),
+   whose client spends less of the 2 shared cores per call than
+   NNThroughputBenchmark's (whose coordinator also spins on one), so more
+   calls arrive during each of the edit log's group commits.
 
 `run(args)` returns one JSON-ready dict (render_scale.render_scale turns it
 into the Markdown section). args is an argparse.Namespace or a dict; every
@@ -162,8 +166,11 @@ def scale_rep(ctx, kind, files, threads):
 
 
 def cpu_phase(ctx, ops, threads, files, reps):
-    """Figure 4: each op on both NameNodes, repetitions interleaved (HDFS, Cairn, HDFS, ...)."""
+    """Figure 4: each op on both NameNodes, repetitions interleaved (HDFS, Cairn, HDFS, ...),
+    each repetition with NNThroughputBenchmark and then `cairn bench nn` (hdfs-native's client).
+    Returns ({system: {op: [NNThroughputBenchmark runs]}}, the same for `cairn bench nn`)."""
     res = {s: {op: [] for op in ops} for s in SYSTEMS}
+    rust = {s: {op: [] for op in ops} for s in SYSTEMS}
     nns = {}
     try:
         for s in SYSTEMS:
@@ -181,12 +188,17 @@ def cpu_phase(ctx, ops, threads, files, reps):
                         ctx.log("  %.0f ops/s, %.1f us CPU/op (timed phase), marker read %.0f ms after its timestamp"
                                 % (b["ops_per_sec"] or 0, b["cpu_us_per_op"], b["marker_lag_ms"]))
                         res[s][op].append(b)
+                    r = sp.rustbench(ctx, nns[s], op, threads, files)
+                    if r:
+                        ctx.log("  cairn bench nn: %.0f ops/s, %.1f us CPU/op (timed phase)"
+                                % (r["ops_per_sec"] or 0, r["cpu_us_per_op"]))
+                        rust[s][op].append(r)
     finally:
         for nn in nns.values():
             nn.stop()
             if not _opt(ctx.args, "keep_work"):
                 shutil.rmtree(nn.dir, ignore_errors=True)
-    return res
+    return res, rust
 
 
 def run(args):
@@ -217,7 +229,8 @@ def run(args):
             "command": _opt(args, "command") or (bench.command if bench else "bench/measure-scale"), "work_dir": work,
             "config": {"files": files, "dirs": files // 4, "cpu_files": cpu_files, "threads": threads, "reps": reps,
                        "ops": ops, "parts": parts, "hdfs_xmx": os.environ.get("HARNESS_XMX", "2g")},
-            "facts": machine_facts(work), "scale": {s: [] for s in SYSTEMS}, "cpu": {}, "failures": failures}
+            "facts": machine_facts(work), "scale": {s: [] for s in SYSTEMS}, "cpu": {}, "cpu_rust": {},
+            "failures": failures}
     cairn, harness = prepare(args, work, log)
     ctx = sp.Ctx(work, cairn, harness, log, fail)
     ctx.args = args
@@ -231,7 +244,7 @@ def run(args):
                     fail("scale rep %d on %s stopped" % (rep + 1, s), "%s: %s" % (type(e).__name__, e))
     if "cpu" in parts:
         try:
-            data["cpu"] = cpu_phase(ctx, ops, threads, cpu_files, reps)
+            data["cpu"], data["cpu_rust"] = cpu_phase(ctx, ops, threads, cpu_files, reps)
         except (RuntimeError, OSError, subprocess.SubprocessError) as e:
             fail("CPU-per-op phase stopped", "%s: %s" % (type(e).__name__, e))
     data["facts"]["load average at end"] = " ".join("%.2f" % x for x in os.getloadavg())

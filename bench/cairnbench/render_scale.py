@@ -103,8 +103,8 @@ def _scale_table(data):
     return md
 
 
-def _cpu_table(data):
-    cpu = data.get("cpu") or {}
+def _cpu_table(data, key):
+    cpu = data.get(key) or {}
     md = ["| operation | HDFS CPU µs/op | Cairn CPU µs/op | Cairn ÷ HDFS (CPU) | HDFS ops/s | Cairn ops/s "
           "| Cairn ÷ HDFS (ops/s) |", "|---|---:|---:|---:|---:|---:|---:|"]
     for op in _dig(data, "config", "ops") or []:
@@ -162,6 +162,15 @@ def _how(data):
         "of open/fileStatus/rename/delete (creating the files) and the clean-up (deleting them) are not "
         "counted. ÷ operations. ops/s is the benchmark's own figure (operations ÷ elapsed time of that "
         "phase)." % (threads, "{:,}".format(c.get("cpu_files", 0))),
+        "* **CPU per operation, `cairn bench nn`**: right after each NNThroughputBenchmark run above, on the "
+        "same NameNode, `cairn bench nn --fs URL --nn-pid PID --op OP --threads %d --files %d` (hdfs-native's "
+        "client: %d tasks on one shared connection, the calls NNThroughputBenchmark makes). The tool reads the "
+        "NameNode's utime+stime from `/proc/<pid>/stat` right before and right after its timed phase (10 ms "
+        "ticks; the preparation and clean-up are outside it) ÷ operations; ops/s is its own figure. Its "
+        "client spends less of the 2 shared cores per call than NNThroughputBenchmark's, so more calls "
+        "arrive while the edit log syncs and each group commit (one write and one cache flush, whatever "
+        "it holds) is shared by more mutations: the two tables bracket what a mutation costs." % (
+            threads, c.get("cpu_files", 0), threads),
         "* The benchmark's coordinator thread busy-waits for its workers (one core spinning) and its client "
         "shares the machine's CPUs with the NameNode, so ops/s is capped by the client; CPU per operation "
         "and memory are the NameNode's own. Other work on the machine makes times noisy (restart, image "
@@ -188,13 +197,18 @@ def render_scale(data):
     md += (_scale_table(data) if "memory" in parts else [not_run]) + [""]
     md += ["### CPU time per operation (%s operations, %d threads)" % ("{:,}".format(c.get("cpu_files", 0)),
                                                                        c.get("threads", 0)), ""]
-    md += (_cpu_table(data) if "cpu" in parts else [not_run]) + [""]
+    md += (_cpu_table(data, "cpu") if "cpu" in parts else [not_run]) + [""]
+    md += ["### CPU time per operation, `cairn bench nn` as the client (%s operations, %d tasks)" % (
+        "{:,}".format(c.get("cpu_files", 0)), c.get("threads", 0)), ""]
+    md += (_cpu_table(data, "cpu_rust") if "cpu" in parts and "cpu_rust" in data else [not_run]) + [""]
     md += _how(data)
     counts = []
     for s in ("HDFS", "Cairn"):
         n = len(_dig(data, "scale", s) or [])
         k = min([len(v) for v in (_dig(data, "cpu", s) or {}).values()] or [0])
-        counts.append("%s: %d of %d scale repetitions, at least %d of %d per operation" % (s, n, reps, k, reps))
+        kr = min([len(v) for v in (_dig(data, "cpu_rust", s) or {}).values()] or [0])
+        counts.append("%s: %d of %d scale repetitions, at least %d of %d per operation (`cairn bench nn`: %d of %d)"
+                      % (s, n, reps, k, reps, kr, reps))
     md += ["Repetitions: " + "; ".join(counts) + ".", ""]
     fails = data.get("failures") or []
     md += (["Failed runs in this measurement:", ""] + ["* `%s`" % f.replace("`", "'") for f in fails]

@@ -13,6 +13,7 @@ client, the same for both systems), and `jcmd` for the JVM's live heap
 after a full GC.
 """
 import datetime
+import json
 import os
 import re
 import signal
@@ -298,6 +299,32 @@ def nnbench(ctx, nn, op, threads, files, extra=(), timeout=1800):
             "ops_per_sec": stats.get("ops_per_sec"), "cpu_s": c1 - c0, "cpu_us_per_op": (c1 - c0) * 1e6 / stats["ops"],
             "cpu_s_whole_run": cpu_run, "marker_lag_ms": lag * 1000, "samples": len(sampler.samples),
             "rss_end_of_timed_phase": sampler.rss_at(t1)}
+
+
+def rustbench(ctx, nn, op, threads, files, timeout=600):
+    """Runs `cairn bench nn --json` (hdfs-native's client, one shared connection)
+    against nn; the NameNode's CPU is what that tool reads from /proc/<pid>/stat
+    (`--nn-pid`) right before and right after its timed phase, its preparation
+    and clean-up excluded. Returns a dict shaped like nnbench's, or None after ctx.fail."""
+    cmd = [ctx.cairn, "bench", "nn", "--json", "--fs", nn.url, "--nn-pid", str(nn.pid), "--op", op,
+           "--threads", str(threads), "--files", str(files)]
+    what = "cairn bench nn --op %s --threads %d --files %d on %s" % (op, threads, files, nn.kind)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        ctx.fail(what, "no result in %d s" % timeout)
+        return None
+    try:
+        row = json.loads(p.stdout)["results"][0] if p.returncode == 0 else None
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        ctx.fail(what, "bad JSON: %s" % e)
+        return None
+    if row is None or row.get("nn_cpu_us_per_op") is None:
+        ctx.fail(what, "rc %s; %s" % (p.returncode, (p.stderr or p.stdout)[-600:]))
+        return None
+    return {"op": op, "threads": threads, "files": files, "ops": row.get("ops"), "elapsed_ms": row.get("elapsed_ms"),
+            "ops_per_sec": row.get("ops_per_sec"), "cpu_us_per_op": row["nn_cpu_us_per_op"],
+            "cpu_s": (row.get("nn_cpu_ms") or 0) / 1000.0, "p99_us": row.get("p99_us")}
 
 
 # ------------------------------------------------------------------ saveNamespace

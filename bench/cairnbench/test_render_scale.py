@@ -38,6 +38,8 @@ class RenderScaleTest(unittest.TestCase):
                       "Cairn": [scale_rep(n, 805, None, 2.0, 1.0, 178 * n)]},
             "cpu": {"HDFS": {"create": [cpu_run(300.0, 4000), cpu_run(310.0, 4100)], "open": [cpu_run(100.0, 9000)]},
                     "Cairn": {"create": [cpu_run(45.0, 8000), cpu_run(44.0, 8100)], "open": []}},
+            "cpu_rust": {"HDFS": {"create": [cpu_run(90.0, 18000)], "open": [cpu_run(40.0, 50000)]},
+                         "Cairn": {"create": [cpu_run(30.0, 30000)], "open": [cpu_run(6.0, 160000)]}},
             "failures": ["NNThroughputBenchmark -op open on Cairn: rc 1"],
         }
 
@@ -58,12 +60,16 @@ class RenderScaleTest(unittest.TestCase):
         self.assertEqual(self.row(md, "Image write per million files, s: saveNamespace")[1:],
                          ["4.00", "2.00", "0.50×"])
         self.assertEqual(self.row(md, "Image size per file")[1:], ["100", "178", "1.78×"])
-        self.assertEqual(self.row(md, "create |"), ["create", "305.0 (300.0–310.0)", "44.5 (44.0–45.0)", "0.15×",
-                                                        "4,050 (4,000–4,100)", "8,050 (8,000–8,100)", "1.99×"])
+        nntb, rust = md.split("### CPU time per operation, `cairn bench nn`")
+        self.assertEqual(self.row(nntb, "create |"), ["create", "305.0 (300.0–310.0)", "44.5 (44.0–45.0)", "0.15×",
+                                                          "4,050 (4,000–4,100)", "8,050 (8,000–8,100)", "1.99×"])
         # An op with no Cairn run shows dashes, and the failure is listed.
-        self.assertEqual(self.row(md, "open |")[2:4], ["–", "–"])
+        self.assertEqual(self.row(nntb, "open |")[2:4], ["–", "–"])
         self.assertIn("* `NNThroughputBenchmark -op open on Cairn: rc 1`", md)
-        self.assertIn("Cairn: 1 of 2 scale repetitions, at least 0 of 2 per operation", md)
+        self.assertIn("Cairn: 1 of 2 scale repetitions, at least 0 of 2 per operation (`cairn bench nn`: 1 of 2)", md)
+        # The second client's table, from its own runs.
+        self.assertEqual(self.row(rust, "create |"), ["create", "90.0", "30.0", "0.33×", "18,000", "30,000", "1.67×"])
+        self.assertEqual(self.row(rust, "open |")[1:4], ["40.0", "6.0", "0.15×"])
 
     def test_empty_measurement_renders(self):
         md = render_scale({"config": {}, "failures": []})
