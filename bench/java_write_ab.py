@@ -9,7 +9,8 @@ order. Per run: aggregate MiB/s, server CPU ms per MiB (utime+stime from /proc/<
 of the cluster's processes, by role), the client JVM's CPU ms per MiB, context switches
 per MiB, and for Cairn the deepest disk queue. PERF=<system> records the first
 repetition's DataNodes with `perf record -g` into the work directory."""
-import os, re, resource, signal, subprocess, sys, time, json, shutil, socket, statistics, urllib.request
+import os, re, resource, signal, subprocess, sys, time, json, shutil, statistics, urllib.request
+from cairnbench.runner import await_cluster, launch_cluster, stop_process_group
 H = os.environ.get("HARNESS", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "anchors", "hdfs-harness", "harness"))
 CAIRN = sys.argv[1]
 REPS = int(sys.argv[2]); FILES = int(sys.argv[3]); SIZE = int(sys.argv[4]); THREADS = int(sys.argv[5])
@@ -17,8 +18,6 @@ MODE = sys.argv[6] if len(sys.argv) > 6 else "write"
 SYSTEMS = (sys.argv[7] if len(sys.argv) > 7 else "cairn,hdfs").split(",")
 WORK = os.environ.get("AB_WORK", "/tmp/java_write_ab"); shutil.rmtree(WORK, ignore_errors=True); os.makedirs(WORK)
 TCK = os.sysconf("SC_CLK_TCK")
-def free_port():
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 def pgroup(pgid):
     out = []
     for d in os.listdir("/proc"):
@@ -34,13 +33,13 @@ def pgroup(pgid):
     return out
 def cpu(c):
     r = {}
-    for pid, t, cmd in pgroup(c["p"].pid):
+    for pid, t, cmd in pgroup(c.proc.pid):
         role = "dn" if " datanode" in cmd else ("nn" if " namenode" in cmd else ("jvm" if "java" in cmd else "other"))
         r[pid] = (role, t)
     return r
 def ctx(c):
     n = 0
-    for pid, _, cmd in pgroup(c["p"].pid):
+    for pid, _, cmd in pgroup(c.proc.pid):
         try:
             for d in os.listdir("/proc/%d/task" % pid):
                 for l in open("/proc/%d/task/%s/status" % (pid, d)):
@@ -50,39 +49,23 @@ def ctx(c):
             pass
     return n
 def start(kind):
-    d = os.path.join(WORK, kind)
     if kind == "hdfs":
-        cmd = [H, "minidfs", "--nn-port", str(free_port()), "--http-port", str(free_port()), "--datanodes", "3",
-               "--dir", d, "--replication", "3", "--blocksize", str(128 << 20)]
-        ready = r"READY (hdfs://\S+)"
+        c = launch_cluster("hdfs", H, WORK, kind)
     else:
-        binary = os.environ.get("CAIRN2", CAIRN) if kind == "cairn2" else CAIRN
-        cmd = [binary, "up", "--dir", d, "--rpc-address", "127.0.0.1:0"]
-        ready = r"Cairn is up: (hdfs://\S+)"
-    out = os.path.join(WORK, kind + ".out")
-    env = dict(os.environ)
-    if kind == "cairnenv":
-        env.update(MALLOC_TRIM_THRESHOLD_=str(256 << 20), MALLOC_MMAP_THRESHOLD_=str(4 << 20))
-    p = subprocess.Popen(cmd, stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True, env=env)
-    t = time.time()
-    while time.time() - t < 180:
-        m = re.search(ready, open(out).read())
-        if m:
-            return {"p": p, "url": m.group(1), "kind": kind, "http": re.findall(r" http (127\.0\.0\.1:\d+)", open(out).read())}
-        if p.poll() is not None:
-            sys.exit("%s died: %s" % (kind, open(out).read()[-2000:]))
-        time.sleep(0.3)
-    sys.exit("not ready")
-def stop(c):
+        env = None
+        if kind == "cairnenv":
+            env = dict(os.environ, MALLOC_TRIM_THRESHOLD_=str(256 << 20), MALLOC_MMAP_THRESHOLD_=str(4 << 20))
+        c = launch_cluster("cairn", os.environ.get("CAIRN2", CAIRN) if kind == "cairn2" else CAIRN, WORK, kind, env=env)
     try:
-        os.killpg(c["p"].pid, signal.SIGINT); c["p"].wait(60)
-    except Exception:
-        pass
-    try: os.killpg(c["p"].pid, signal.SIGKILL)
-    except Exception: pass
+        return await_cluster(c)
+    except RuntimeError as e:
+        stop_process_group(c.proc, signal.SIGKILL, 10)
+        sys.exit(str(e))
+def stop(c):
+    stop_process_group(c.proc, signal.SIGINT, 60)
 def metrics(c):
     tot = {}
-    for a in c["http"]:
+    for a in c.http:
         try:
             for k, v in json.loads(urllib.request.urlopen("http://%s/metrics" % a, timeout=10).read()).items():
                 if isinstance(v, (int, float)):
@@ -96,7 +79,7 @@ try:
     for rep in range(REPS):
         for k, c in (cl.items() if rep % 2 == 0 else reversed(list(cl.items()))):
             d = "/ab%d" % rep
-            cmd = [H, "dfsio", "--fs", c["url"], "--dir", d, "--files", str(FILES), "--size-mb", str(SIZE),
+            cmd = [H, "dfsio", "--fs", c.url, "--dir", d, "--files", str(FILES), "--size-mb", str(SIZE),
                    "--threads", str(THREADS), "--mode", MODE, "--replication", "3"]
             perf = None
             if os.environ.get("PERF") and k == os.environ.get("PERF") and rep == 0:

@@ -18,12 +18,12 @@ Example (the DataNode's cached small reads on and off, with HDFS beside):
 """
 import json
 import os
-import re
 import shutil
-import socket
+import signal
 import subprocess
 import sys
-import time
+
+from cairnbench.runner import await_cluster, launch_cluster, stop_process_group
 
 HARNESS = os.environ.get("HARNESS", os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                  "..", "..", "shared", "anchors", "hdfs-harness", "harness"))
@@ -32,26 +32,13 @@ READS = os.environ.get("READS", "10000")
 SIZE = os.environ.get("SIZE", "4k")
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-def start(name, cmd, ready):
-    out = os.path.join(WORK, name + ".out")
-    p = subprocess.Popen(cmd, stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True)
-    t = time.time()
-    while time.time() - t < 180:
-        m = re.search(ready, open(out).read())
-        if m:
-            return p, m.group(1)
-        if p.poll() is not None:
-            sys.exit(open(out).read()[-2000:])
-        time.sleep(0.3)
-    sys.exit("%s not ready" % name)
+def start(kind, program, name, defines=()):
+    c = launch_cluster(kind, program, WORK, name, defines)
+    try:
+        return await_cluster(c)
+    except RuntimeError as e:
+        stop_process_group(c.proc, signal.SIGKILL, 10)
+        sys.exit(str(e))
 
 
 def dfsio(binary, url, ops, threads):
@@ -72,19 +59,13 @@ def main():
     variants = [a.partition("=")[::2] for a in sys.argv[4:]] or [("cairn", "")]
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
-    procs, systems = [], []
+    clusters, systems = [], []
     try:
-        p, url = start("hdfs", [HARNESS, "minidfs", "--nn-port", str(free_port()), "--http-port", str(free_port()),
-                                "--datanodes", "3", "--dir", os.path.join(WORK, "hdfs"), "--replication", "3",
-                                "--blocksize", str(128 << 20)], r"READY (hdfs://\S+)")
-        procs.append(p)
-        systems.append(("hdfs", url))
+        clusters.append(start("hdfs", HARNESS, "hdfs"))
+        systems.append(("hdfs", clusters[-1].url))
         for name, settings in variants:
-            defines = [a for kv in settings.split("+") if kv for a in ("-D", kv)]
-            p, url = start(name, [binary] + defines + ["up", "--dir", os.path.join(WORK, name), "--rpc-address",
-                                                       "127.0.0.1:0"], r"Cairn is up: (hdfs://\S+)")
-            procs.append(p)
-            systems.append((name, url))
+            clusters.append(start("cairn", binary, name, [kv for kv in settings.split("+") if kv]))
+            systems.append((name, clusters[-1].url))
         for _, url in systems:
             dfsio(binary, url, "write", threads)
         for rep in range(reps):
@@ -96,11 +77,8 @@ def main():
                         rep, name, pr["iops"], pr.get("p50_us"), pr.get("p99_us"), sk["iops"], sk.get("p50_us"),
                         sk.get("p99_us")), flush=True)
     finally:
-        for p in procs:
-            try:
-                os.killpg(p.pid, 15)
-            except OSError:
-                pass
+        for c in clusters:
+            stop_process_group(c.proc, signal.SIGTERM, 60)
 
 
 if __name__ == "__main__":

@@ -10,22 +10,21 @@ repetition reads them on both, alternating the order. Per run: aggregate MiB/s, 
 DataNodes' CPU seconds per GiB read (utime+stime from /proc/<pid>/stat) and the client's
 (getrusage of the finished child); medians at the end. OPS=randread measures random 4 KiB
 positional reads instead (IOPS; CPU figures are then per GiB of the files, not of the reads)."""
-import resource, os, re, signal, subprocess, sys, time, json, shutil, statistics
+import resource, os, re, signal, subprocess, sys, shutil, statistics
+from cairnbench.runner import await_cluster, launch_cluster, stop_process_group
 BIN, REPS, THREADS, FILES, SIZE = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 OPS = os.environ.get("OPS", "read")
 WORK = os.environ.get("AB_WORK", "/tmp/read_ab"); shutil.rmtree(WORK, ignore_errors=True); os.makedirs(WORK)
 TCK = os.sysconf("SC_CLK_TCK")
 def start(name):
-    d = os.path.join(WORK, name); out = os.path.join(WORK, name + ".out")
-    extra = os.environ.get(name.upper() + "_D", "").split()
-    binary = os.environ.get(name.upper() + "_BIN", BIN)
-    p = subprocess.Popen([binary] + extra + ["up", "--dir", d, "--rpc-address", "127.0.0.1:0"], stdout=open(out, "w"), stderr=subprocess.STDOUT, start_new_session=True)
-    t = time.time()
-    while time.time() - t < 120:
-        txt = open(out).read(); m = re.search(r"Cairn is up: (hdfs://\S+)", txt)
-        if m: return {"p": p, "url": m.group(1), "dns": [int(x) for x in re.findall(r"datanode\d \(pid (\d+)\)", txt)]}
-        time.sleep(0.3)
-    sys.exit("not up " + open(out).read()[-1000:])
+    # $A_D / $B_D: "-D key=value ..." as on a cairn command line.
+    defines = [a for a in os.environ.get(name.upper() + "_D", "").split() if a != "-D"]
+    c = launch_cluster("cairn", os.environ.get(name.upper() + "_BIN", BIN), WORK, name, defines)
+    try:
+        return await_cluster(c, 120)
+    except RuntimeError as e:
+        stop_process_group(c.proc, signal.SIGKILL, 10)
+        sys.exit(str(e))
 def cpu(pids):
     s = 0
     for p in pids:
@@ -33,16 +32,16 @@ def cpu(pids):
     return s
 cl = {"a": start("a"), "b": start("b")}
 for c in cl.values():
-    r = subprocess.run([BIN, "bench", "dfsio", "--fs", c["url"], "--files", str(FILES), "--size", "%dm" % SIZE, "--threads", "4", "--ops", "write", "--keep", "--dir", "/rd"], capture_output=True, text=True)
+    r = subprocess.run([BIN, "bench", "dfsio", "--fs", c.url, "--files", str(FILES), "--size", "%dm" % SIZE, "--threads", "4", "--ops", "write", "--keep", "--dir", "/rd"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr[-500:]
 res = {k: [] for k in cl}; cpus = {k: [] for k in cl}; ccpu = {k: [] for k in cl}
 try:
     for rep in range(REPS):
         for k in (["a", "b"] if rep % 2 == 0 else ["b", "a"]):
             c = cl[k]
-            c0 = cpu(c["dns"]); r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            p = subprocess.run([BIN, "bench", "dfsio", "--json", "--fs", c["url"], "--files", str(FILES), "--size", "%dm" % SIZE, "--threads", str(THREADS), "--ops", OPS, "--keep", "--dir", "/rd"], capture_output=True, text=True, timeout=900)
-            dc = cpu(c["dns"]) - c0; r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            c0 = cpu(c.datanode_pids); r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            p = subprocess.run([BIN, "bench", "dfsio", "--json", "--fs", c.url, "--files", str(FILES), "--size", "%dm" % SIZE, "--threads", str(THREADS), "--ops", OPS, "--keep", "--dir", "/rd"], capture_output=True, text=True, timeout=900)
+            dc = cpu(c.datanode_pids) - c0; r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             cc = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
             if p.returncode: print("FAIL", k, p.stdout[-500:], p.stderr[-500:]); continue
             key = "aggregate_mib_per_s" if OPS == "read" else "iops"
@@ -52,9 +51,6 @@ try:
             res[k].append(mbs); cpus[k].append(dc / gib); ccpu[k].append(cc / gib)
 finally:
     for c in cl.values():
-        try: os.killpg(c["p"].pid, signal.SIGINT); c["p"].wait(30)
-        except Exception: pass
-        try: os.killpg(c["p"].pid, signal.SIGKILL)
-        except Exception: pass
+        stop_process_group(c.proc, signal.SIGINT, 30)
 for k in cl:
     if res[k]: print(k, os.environ.get(k.upper() + "_D", ""), "median %s %.0f" % ("MiB/s" if OPS == "read" else "IOPS", statistics.median(res[k])), sorted(round(x) for x in res[k]), "DN cpu s/GiB median %.3f" % statistics.median(cpus[k]), "client cpu s/GiB median %.3f" % statistics.median(ccpu[k]))

@@ -266,10 +266,11 @@ def stop_process_group(p, first_signal, wait_s):
         pass
 
 
-def launch_cluster(kind, program, work, name, defines=()):
+def launch_cluster(kind, program, work, name, defines=(), env=None):
     """Starts a 3-DataNode cluster in its own process group, its data in work/name, its output in
     work/name.out: kind 'hdfs' runs `program minidfs` (the shared harness's MiniDFSCluster), 'cairn'
-    runs `program up`; defines: -D key=value. Returns the Cluster; await_cluster() waits for it."""
+    runs `program up`; defines: -D key=value; env: the processes' environment (default: ours).
+    Returns the Cluster; await_cluster() waits for it."""
     c = Cluster()
     c.kind, c.name, c.defines, c.dir = kind, name, list(defines), os.path.join(work, name)
     if kind == "hdfs":
@@ -285,14 +286,14 @@ def launch_cluster(kind, program, work, name, defines=()):
     c.cmd = cmd
     c.out = os.path.join(work, name + ".out")
     with open(c.out, "w") as fh:
-        c.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+        c.proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True, env=env)
     return c
 
 
 def await_cluster(c, timeout=180):
-    """Waits until the cluster launch_cluster() started says it is ready, then sets c.url and c.http
-    (the Cairn DataNodes' HTTP addresses; none for HDFS). RuntimeError if it exits or is not
-    ready in time; stopping it is the caller's."""
+    """Waits until the cluster launch_cluster() started says it is ready, then sets c.url, c.http
+    (the Cairn DataNodes' HTTP addresses) and c.datanode_pids (Cairn's; both empty for HDFS).
+    RuntimeError if it exits or is not ready in time; stopping it is the caller's."""
     ready = r"READY (hdfs://\S+)" if c.kind == "hdfs" else r"Cairn is up: (hdfs://\S+)"
     t = time.time()
     while time.time() - t < timeout:
@@ -302,6 +303,7 @@ def await_cluster(c, timeout=180):
         if m:
             c.url = m.group(1)
             c.http = re.findall(r" http (127\.0\.0\.1:\d+)", text) if c.kind == "cairn" else []
+            c.datanode_pids = [int(x) for x in re.findall(r"datanode\d+ \(pid (\d+)\)", text)]
             return c
         if c.proc.poll() is not None:
             raise RuntimeError("%s exited: %s" % (c.name, text[-1500:]))
