@@ -25,6 +25,19 @@ async fn under_construction(cluster: &Cluster, path: &str) -> (bool, u64) {
     (l.under_construction, l.file_length)
 }
 
+/// A Java writer hflushes 3 MiB of a 6 MiB file at `path` (replication 3)
+/// and is killed after every DataNode was frozen (SIGSTOP): a dead writer
+/// whose block no DataNode will act on until it is thawed.
+fn dead_writer_with_frozen_datanodes(url: &str, dns: &[common::DataNode], path: &str) {
+    let (mut child, _out) =
+        common::paused_java_writer(url, path, 6291456, std::process::Stdio::null());
+    for dn in dns {
+        dn.signal(nix::sys::signal::Signal::SIGSTOP);
+    }
+    child.kill().expect("kill the writer");
+    let _ = child.wait();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dead_writers_file_is_closed_after_the_hard_limit() {
     // Goal: SIGKILL a Java writer after it hflushed 3 MiB of a 6 MiB file;
@@ -323,4 +336,173 @@ async fn a_writer_cannot_close_while_its_block_is_recovered() {
             "{e}"
         ),
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recovery_whose_primary_died_is_started_again() {
+    // Goal: the lease monitor starts a dead writer's block recovery on one
+    // DataNode, which dies before running it. As in HDFS, the file is then
+    // under the NameNode's own lease; once that lease is past the hard
+    // limit and the recovery past its timeout (30 heartbeats), the
+    // recovery starts again on a live DataNode and the file closes by
+    // itself at no less than what was hflushed.
+    let cluster = Cluster::start(
+        3,
+        &[
+            "dfs.heartbeat.interval=1",
+            "dfs.namenode.lease-hard-limit-sec=4",
+            // Dead after 2 x 1 s + 10 heartbeats.
+            "dfs.namenode.heartbeat.recheck-interval=1000",
+        ],
+    );
+    // Frozen DataNodes take no command: the first recovery waits on its
+    // primary, which is then killed.
+    dead_writer_with_frozen_datanodes(&cluster.nn.url(), &cluster.dns, "/lease/p");
+    // The DataNodes (by index) the NameNode's log names as primaries.
+    let uuids: Vec<String> = cluster.dns.iter().map(|d| d.uuid.clone()).collect();
+    let queued = |log: &str| {
+        log.lines()
+            .filter(|l| l.contains("block recovery queued"))
+            .filter_map(|l| uuids.iter().position(|u| l.contains(u.as_str())))
+            .collect::<Vec<_>>()
+    };
+    let mut first = Vec::new();
+    assert!(
+        common::wait_until(Duration::from_secs(30), || {
+            first = queued(&cluster.nn.log());
+            !first.is_empty()
+        }),
+        "no block recovery after the hard limit:\n{}",
+        cluster.nn.log()
+    );
+    let primary = first[0];
+    let mut cluster = cluster;
+    cluster.dns[primary].kill();
+    for (i, dn) in cluster.dns.iter().enumerate() {
+        if i != primary {
+            dn.signal(nix::sys::signal::Signal::SIGCONT);
+        }
+    }
+    let len = wait_closed(
+        cluster.nn.addr,
+        "/lease/p",
+        Duration::from_secs(120),
+        || cluster.nn.log(),
+    )
+    .await;
+    assert!(len >= 3 * 1024 * 1024, "closed at {len}");
+    let again = queued(&cluster.nn.log());
+    assert!(
+        again.iter().any(|&i| i != primary),
+        "closed without a recovery on another DataNode: {again:?}"
+    );
+    assert_java_pattern(&cluster.nn.client(None), "/lease/p").await;
+}
+
+/// Waits (up to `limit`) until `path` is closed; returns its length.
+async fn wait_closed(
+    addr: std::net::SocketAddr,
+    path: &str,
+    limit: Duration,
+    log: impl Fn() -> String,
+) -> u64 {
+    let start = Instant::now();
+    loop {
+        let l = common::block_locations(addr, path).await;
+        if !l.under_construction {
+            eprintln!("{path} closed after {:?}", start.elapsed());
+            return l.file_length;
+        }
+        assert!(
+            start.elapsed() < limit,
+            "{path} still open after {limit:?}:\n{}",
+            log()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Checks that `path` holds the Java kit's pattern (seed 77) from its start.
+async fn assert_java_pattern(c: &hdfs_native::Client, path: &str) {
+    let r = c.read(path).await.expect("open");
+    let got = r.read_range(0, r.file_length()).await.expect("read");
+    for (i, b) in got.iter().enumerate() {
+        assert_eq!(*b, java_pattern_byte(77, i as i64), "byte {i}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_whose_datanodes_are_all_down_waits_for_them() {
+    // Goal: the hard limit passes while every DataNode of the dead writer's
+    // last block is dead. As in HDFS the file stays open (the block has
+    // DataNodes, it is not dropped); once they are back the recovery runs
+    // and the file closes at no less than what was hflushed.
+    let cluster = Cluster::start(
+        3,
+        &[
+            "dfs.heartbeat.interval=1",
+            // Dead after 12 s (2 x 1 s + 10 heartbeats), before the hard limit.
+            "dfs.namenode.heartbeat.recheck-interval=1000",
+            "dfs.namenode.lease-hard-limit-sec=15",
+        ],
+    );
+    dead_writer_with_frozen_datanodes(&cluster.nn.url(), &cluster.dns, "/lease/d");
+    assert!(
+        common::wait_until(Duration::from_secs(60), || cluster
+            .nn
+            .log()
+            .contains("lease hard limit passed")),
+        "the hard limit never passed:\n{}",
+        cluster.nn.log()
+    );
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        under_construction(&cluster, "/lease/d").await.0,
+        "closed while all its DataNodes were down:\n{}",
+        cluster.nn.log()
+    );
+    for dn in &cluster.dns {
+        dn.signal(nix::sys::signal::Signal::SIGCONT);
+    }
+    let len = wait_closed(
+        cluster.nn.addr,
+        "/lease/d",
+        Duration::from_secs(120),
+        || cluster.nn.log(),
+    )
+    .await;
+    assert!(len >= 3 * 1024 * 1024, "closed at {len}");
+    assert_java_pattern(&cluster.nn.client(None), "/lease/d").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recovery_cut_by_a_namenode_restart_runs_again() {
+    // Goal: the NameNode is killed after it started a dead writer's block
+    // recovery and before any DataNode ran it (all frozen). The block kept
+    // its stamp (the recovery id is not the block's until the commit, as in
+    // HDFS), so after the restart the reported replicas still match it,
+    // the recovery runs again and the file closes at no less than what was
+    // hflushed.
+    let defines = [
+        "dfs.heartbeat.interval=1",
+        "dfs.namenode.lease-hard-limit-sec=4",
+    ];
+    let Cluster { nn, dns } = Cluster::start(3, &defines);
+    let addr = nn.addr;
+    dead_writer_with_frozen_datanodes(&nn.url(), &dns, "/lease/r");
+    assert!(
+        common::wait_until(Duration::from_secs(30), || nn
+            .log()
+            .contains("block recovery queued")),
+        "no block recovery after the hard limit:\n{}",
+        nn.log()
+    );
+    let dir = nn.kill();
+    let nn = common::NameNode::start_at(dir, &defines, &addr.to_string());
+    for dn in &dns {
+        dn.signal(nix::sys::signal::Signal::SIGCONT);
+    }
+    let len = wait_closed(addr, "/lease/r", Duration::from_secs(120), || nn.log()).await;
+    assert!(len >= 3 * 1024 * 1024, "closed at {len}");
+    assert_java_pattern(&nn.client(None), "/lease/r").await;
 }

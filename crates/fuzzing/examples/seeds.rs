@@ -367,6 +367,7 @@ fn edits() -> Vec<Edit> {
             path: "/a/f".into(),
             gs: GenStamp(1006),
         },
+        Edit::SetGenStamp { gs: GenStamp(1007) },
         Edit::CloseFile {
             path: "/a/f".into(),
             mtime_ms: 12,

@@ -185,6 +185,7 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
         | Edit::AbandonBlock { .. }
         | Edit::UpdateBlock { .. }
         | Edit::RestampTruncate { .. }
+        | Edit::SetGenStamp { .. }
         | Edit::SetStoragePolicy { .. }
         | Edit::SetQuota { .. }
         | Edit::SetQuotaByStorageType { .. } => Vec::new(),

@@ -13,6 +13,12 @@ use std::time::Instant;
 
 use crate::namespace::INodeId;
 
+/// The holder of files whose block recovery the NameNode started (HDFS's
+/// `HdfsServerConstants.NAMENODE_LEASE_HOLDER`): such a file stays under
+/// a lease until the recovery commits, so that the lease monitor starts
+/// the recovery again when it never does (its primary DataNode died).
+pub const NAMENODE_LEASE_HOLDER: &str = "HDFS_NameNode";
+
 #[derive(Debug)]
 struct Lease {
     last_renewed: Instant,

@@ -21,7 +21,9 @@ use crate::{blocks, datanodes, journal, safemode, service, storage};
 
 /// Every second: writers silent past the hard limit lose their leases and
 /// their files are recovered (closed at the length the DataNodes agree on),
-/// and truncates waiting for a block recovery that is not running get one.
+/// a recovery that has not committed a hard limit after it started (held
+/// by the NameNode's own lease) is started again once it has timed out, and
+/// truncates waiting for a block recovery that is not running get one.
 pub(crate) async fn lease_monitor(state: Arc<NameNodeState>, shutdown: CancellationToken) {
     let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
     loop {
@@ -41,7 +43,7 @@ pub(crate) async fn lease_monitor(state: Arc<NameNodeState>, shutdown: Cancellat
         for (holder, files) in expired {
             info!(%holder, files = files.len(), "lease hard limit passed; recovering its files");
             for f in files {
-                if let Err(e) = state.recover_file_lease(f).await {
+                if let Err(e) = state.recover_expired_lease(&holder, f).await {
                     tracing::warn!(file = %f, error = %e, "lease recovery failed");
                 }
             }

@@ -39,7 +39,7 @@ impl BlockManager {
     }
 
     /// Queues a recovery for `primary` to run.
-    pub fn queue_recovery(&mut self, primary: DatanodeUuid, r: Recovery) {
+    pub fn queue_recovery(&mut self, primary: DatanodeUuid, mut r: Recovery) {
         if let Some(state) = self.blocks.get(&r.block.id) {
             let before = r.truncate.is_none().then_some((r.block.id, r.block.gs));
             let now = Instant::now();
@@ -51,6 +51,15 @@ impl BlockManager {
             // A recovery started again keeps the first one's stamp.
             if entry.before.is_none_or(|(id, _)| id != r.block.id) {
                 entry.before = before;
+            }
+            // ... and asks the replicas for that stamp, as HDFS does (it
+            // keeps the block's stamp until the commit): they hold it, or a
+            // newer one where a recovery got that far, never the stamp an
+            // uncommitted recovery gave the block in the namespace.
+            if let Some((id, gs)) = entry.before.filter(|_| r.truncate.is_none()) {
+                if id == r.block.id {
+                    r.block.gs = gs;
+                }
             }
         }
         if let Some(copy) = r.truncate.filter(|t| t.id != r.block.id) {

@@ -704,6 +704,14 @@ fn a_lease_recovery_keeps_the_old_stamp_and_may_start_again_after_its_timeout() 
     );
     assert_eq!(bm.stamp_before_recovery(file, old.id), Some(GenStamp(1001)));
     assert_eq!(bm.stamp_before_recovery(file, BlockId(8)), None);
+    // ... and so do the DataNodes: the second command asks the replicas
+    // for the stamp they hold, under the new recovery id.
+    let sent: Vec<(u64, u64)> = bm
+        .take_recoveries(&dn("a"))
+        .iter()
+        .map(|r| (r.block.gs.0, r.new_gs.0))
+        .collect();
+    assert_eq!(sent, [(1001, 1002), (1001, 1003)]);
     bm.recovery_done(file);
     assert!(!bm.under_recovery(file));
     assert_eq!(bm.stamp_before_recovery(file, old.id), None);

@@ -152,6 +152,7 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
         Edit::RestampTruncate { path, gs } => {
             Op::RestampTruncate(pj::RestampTruncateEdit { path, gs: gs.0 })
         }
+        Edit::SetGenStamp { gs } => Op::SetGenStamp(pj::SetGenStampEdit { gs: gs.0 }),
         Edit::Concat {
             target,
             srcs,
@@ -280,6 +281,7 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             path: r.path,
             gs: GenStamp(r.gs),
         },
+        Op::SetGenStamp(g) => Edit::SetGenStamp { gs: GenStamp(g.gs) },
         Op::Concat(c) => Edit::Concat {
             target: c.target,
             srcs: c.srcs,
@@ -497,6 +499,7 @@ mod tests {
                 path: "/a/f".into(),
                 gs: GenStamp(7),
             },
+            Edit::SetGenStamp { gs: GenStamp(8) },
             Edit::Concat {
                 target: "/a/t".into(),
                 srcs: vec!["/a/s1".into(), "/a/s2".into()],

@@ -123,6 +123,13 @@ pub enum Edit {
         path: String,
         gs: GenStamp,
     },
+    /// A lease recovery's block recovery took `gs` as its recovery id: the
+    /// stamp counter reaches it, the block keeps its stamp until the
+    /// recovery commits (HDFS's OP_SET_GENSTAMP_V2), so that replicas
+    /// reported after a restart still match it.
+    SetGenStamp {
+        gs: GenStamp,
+    },
     /// concat: the blocks of `srcs` (closed files in the target's
     /// directory), in order, are appended to `target`; the sources are
     /// removed.
@@ -309,6 +316,10 @@ impl Namespace {
             }
             Edit::Truncate { path, .. } | Edit::RestampTruncate { path, .. } => {
                 self.tracking_file_usage(path, |ns| ns.apply_truncate(edit))
+            }
+            Edit::SetGenStamp { gs } => {
+                self.last_gs = self.last_gs.max(*gs);
+                Ok(())
             }
             Edit::Concat {
                 target,

@@ -418,12 +418,14 @@ impl Namespace {
         Ok(edit)
     }
 
-    /// Lease recovery, first step: the file's last block gets a new
-    /// generation stamp (the recovery id) so the old writer can no longer
-    /// continue it. Returns the block before and after, or `None` when the
-    /// file has no blocks. For a file being truncated, the truncate block
-    /// gets the new stamp (the recovery starts again) and is the block
-    /// "after"; the file's own record of the block keeps its old stamp.
+    /// Lease recovery, first step: a new generation stamp for the recovery
+    /// of the file's last block (the recovery id, which the DataNodes give
+    /// the replicas they agree on; the block keeps its stamp here until the
+    /// commit, as in HDFS). Returns the block, and the block with the
+    /// recovery id, or `None` when the file has no blocks. For a file being
+    /// truncated, the truncate block gets the new stamp (the recovery
+    /// starts again) and is the block "after"; the file's own record of the
+    /// block keeps its old stamp.
     ///
     /// # Errors
     /// FileNotFound when the file is gone or not open.
@@ -446,13 +448,12 @@ impl Namespace {
             self.apply_checked(&edit);
             return Ok(Some((last, BlockRecord { gs, ..tb }, edit)));
         }
-        let updated = BlockRecord { gs, ..last };
-        let edit = Edit::UpdateBlock {
-            path,
-            block: updated,
-        };
+        // The recovery id only: the block keeps its stamp until the commit,
+        // as in HDFS, so that its replicas still match it if this NameNode
+        // restarts meanwhile.
+        let edit = Edit::SetGenStamp { gs };
         self.apply_checked(&edit);
-        Ok(Some((last, updated, edit)))
+        Ok(Some((last, BlockRecord { gs, ..last }, edit)))
     }
 
     /// Lease recovery, last step (commitBlockSynchronization): the last

@@ -13,6 +13,7 @@ use cairn_rpc::CallError;
 use super::convert::encode;
 use super::{now_ms, CallResult, NameNodeState};
 use crate::datanodes::DatanodeUuid;
+use crate::leases::NAMENODE_LEASE_HOLDER;
 use crate::namespace::permission::Caller;
 use crate::namespace::{BlockId, FsError, GenStamp};
 
@@ -42,13 +43,48 @@ impl NameNodeState {
         encode(&pb::RecoverLeaseResponseProto { result: closed })
     }
 
+    /// The lease monitor found `holder`'s lease on `file` past the hard
+    /// limit: recover the file. When the holder is the NameNode itself (a
+    /// recovery it started never committed) and that recovery is still
+    /// within its timeout, it is left to finish and the lease renewed, as
+    /// HDFS starts no second attempt meanwhile (`addBlockRecoveryAttempt`).
+    /// Returns whether a block recovery was queued.
+    ///
+    /// # Errors
+    /// When the namespace or the journal fails.
+    pub async fn recover_expired_lease(
+        self: &Arc<Self>,
+        holder: &str,
+        file: crate::namespace::INodeId,
+    ) -> Result<bool, CallError> {
+        if holder == NAMENODE_LEASE_HOLDER {
+            let timeout = self.config.block_recovery_timeout;
+            if self.lock_blocks()?.recovery_pending(file, timeout) {
+                self.read(|ns| {
+                    // Under the namespace lock: a file closed meanwhile
+                    // gets no lease back.
+                    if ns.writer_of(file).is_some() {
+                        self.with_leases(|l| {
+                            l.add(NAMENODE_LEASE_HOLDER, file, std::time::Instant::now())
+                        });
+                    }
+                    Ok(())
+                })?;
+                return Ok(false);
+            }
+        }
+        self.recover_file_lease(file).await
+    }
+
     /// Lease recovery for `file` (its writer is gone): closes it at once
-    /// when there is nothing to recover, else stamps its last block with a
-    /// recovery id and asks a DataNode holding it to make the replicas
-    /// agree (BlockRecoveryCommand with its next heartbeat). A file being
+    /// when there is nothing to recover (no blocks, or a last block that no
+    /// DataNode was asked to hold and that has no bytes), else takes a
+    /// recovery id and asks a live DataNode holding the last block to make
+    /// the replicas agree (BlockRecoveryCommand with its next heartbeat);
+    /// with none alive the file stays open until one is. A file being
     /// truncated is never closed here: its truncate recovery starts again
-    /// (when a live DataNode holds the block). Returns whether a block
-    /// recovery was queued.
+    /// (when a live DataNode holds the block). A file left open is held by
+    /// [`NAMENODE_LEASE_HOLDER`]. Returns whether a block recovery was queued.
     ///
     /// # Errors
     /// When the namespace or the journal fails.
@@ -71,7 +107,18 @@ impl NameNodeState {
                             .live_holders(last.id)
                             .map_err(|e| FsError::Io(e.to_string()))?;
                         if holders.is_empty() {
-                            if truncating {
+                            // As HDFS, only a last block that no DataNode
+                            // was asked to hold and that has no bytes is
+                            // dropped; one whose DataNodes are all down
+                            // waits for them (the file stays open under
+                            // the NameNode's lease, tried again at its hard
+                            // limit), and so does a truncate.
+                            let known = !state
+                                .lock_blocks()
+                                .map_err(|e| FsError::Io(e.to_string()))?
+                                .candidate_holders(last.id)
+                                .is_empty();
+                            if truncating || known || last.num_bytes > 0 {
                                 return Ok((None, Vec::new()));
                             }
                             return Ok((None, ns.close_abandoned(file, now)?));
@@ -83,7 +130,16 @@ impl NameNodeState {
                         Ok((Some((old, new.gs, truncate, holders)), vec![edit]))
                     };
                     let out = step(ns)?;
-                    state.with_leases(|l| l.remove_file_any(file));
+                    // A file still open (its block recovered, or waiting
+                    // for a DataNode) is the NameNode's from now (HDFS's
+                    // reassignLease).
+                    let open = ns.writer_of(file).is_some();
+                    state.with_leases(|l| {
+                        l.remove_file_any(file);
+                        if open {
+                            l.add(NAMENODE_LEASE_HOLDER, file, std::time::Instant::now());
+                        }
+                    });
                     Ok(out)
                 },
             )
