@@ -43,11 +43,13 @@ impl BlockManager {
         if let Some(state) = self.blocks.get(&r.block.id) {
             let before = r.truncate.is_none().then_some((r.block.id, r.block.gs));
             let now = Instant::now();
-            let entry = self
-                .recovering
-                .entry(state.file)
-                .or_insert(Recovering { before, since: now });
+            let entry = self.recovering.entry(state.file).or_insert(Recovering {
+                before,
+                since: now,
+                id: r.new_gs,
+            });
             entry.since = now;
+            entry.id = r.new_gs;
             // A recovery started again keeps the first one's stamp.
             if entry.before.is_none_or(|(id, _)| id != r.block.id) {
                 entry.before = before;
@@ -81,6 +83,12 @@ impl BlockManager {
     /// committed), however long ago.
     pub fn under_recovery(&self, file: INodeId) -> bool {
         self.recovering.contains_key(&file)
+    }
+
+    /// The id of the file's last block recovery (not committed), if one
+    /// was started since this NameNode became active.
+    pub fn recovery_id(&self, file: INodeId) -> Option<GenStamp> {
+        self.recovering.get(&file).map(|r| r.id)
     }
 
     /// When the file's last block recovery (not committed) last started.
@@ -153,4 +161,6 @@ pub(crate) struct Recovering {
     before: Option<(BlockId, GenStamp)>,
     /// When the last recovery was queued.
     since: Instant,
+    /// The last recovery's id: only its commit closes the file.
+    id: GenStamp,
 }

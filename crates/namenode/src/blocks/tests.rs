@@ -712,6 +712,11 @@ fn a_lease_recovery_keeps_the_old_stamp_and_may_start_again_after_its_timeout() 
         .map(|r| (r.block.gs.0, r.new_gs.0))
         .collect();
     assert_eq!(sent, [(1001, 1002), (1001, 1003)]);
+    assert_eq!(
+        bm.recovery_id(file),
+        Some(GenStamp(1003)),
+        "only the latest attempt may commit"
+    );
     bm.recovery_done(file);
     assert!(!bm.under_recovery(file));
     assert_eq!(bm.stamp_before_recovery(file, old.id), None);

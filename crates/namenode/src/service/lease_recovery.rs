@@ -177,6 +177,26 @@ impl NameNodeState {
             .mutate(
                 || "commit block synchronization".to_string(),
                 |ns| {
+                    // Only the latest attempt of a lease recovery may close
+                    // the file (a truncate's is checked by its block's
+                    // stamp): an older one's replicas are being recovered
+                    // again under a newer id, and an attempt this NameNode
+                    // did not start (before a restart or a failover) is
+                    // started again by it, as HDFS, whose recovery id is
+                    // not in its edit log either.
+                    if ns.writer_of(file).is_some() && ns.truncate_block_of(file).is_none() {
+                        let current = self
+                            .blocks
+                            .lock()
+                            .map_err(|_| FsError::Io("block manager lock poisoned".into()))?
+                            .recovery_id(file);
+                        if current != Some(new_gs) {
+                            return Err(FsError::Io(format!(
+                                "The recovery id {new_gs} does not match current recovery id {} for block {id}",
+                                current.map_or(0, |g| g.0)
+                            )));
+                        }
+                    }
                     // A copy-on-truncate: the replicas are of the new block.
                     let copy_into = ns
                         .truncate_block_of(file)
