@@ -82,12 +82,7 @@ async fn a_dead_writers_file_is_closed_after_the_hard_limit() {
         );
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
-    let c = cluster.nn.client(None);
-    let r = c.read("/lease/f").await.expect("open");
-    let got = r.read_range(0, r.file_length()).await.expect("read");
-    for (i, b) in got.iter().enumerate() {
-        assert_eq!(*b, java_pattern_byte(77, i as i64), "byte {i}");
-    }
+    assert_java_pattern(&cluster.nn.client(None), "/lease/f").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -136,11 +131,7 @@ async fn recover_lease_from_another_client_closes_the_file() {
     assert!(!uc && len >= 2 * 1024 * 1024, "closed at {len}");
     let _ = child.kill();
     let _ = child.wait();
-    let r = c.read("/lease/g").await.expect("open");
-    let got = r.read_range(0, r.file_length()).await.expect("read");
-    for (i, b) in got.iter().enumerate() {
-        assert_eq!(*b, java_pattern_byte(77, i as i64), "byte {i}");
-    }
+    assert_java_pattern(&c, "/lease/g").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

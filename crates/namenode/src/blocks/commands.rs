@@ -54,10 +54,12 @@ impl BlockManager {
             if entry.before.is_none_or(|(id, _)| id != r.block.id) {
                 entry.before = before;
             }
-            // ... and asks the replicas for that stamp, as HDFS does (it
-            // keeps the block's stamp until the commit): they hold it, or a
-            // newer one where a recovery got that far, never the stamp an
-            // uncommitted recovery gave the block in the namespace.
+            // ... and asks the replicas for that stamp, as HDFS does: they
+            // hold it, or a newer one where a recovery got that far. The
+            // namespace keeps it too (a recovery's id is a SetGenStamp
+            // edit), unless the old writer's pipeline update restamped the
+            // block meanwhile, or an edit log written before SetGenStamp
+            // existed restamped it with the first attempt's id.
             if let Some((id, gs)) = entry.before.filter(|_| r.truncate.is_none()) {
                 if id == r.block.id {
                     r.block.gs = gs;

@@ -186,9 +186,8 @@ impl NameNodeState {
                     // not in its edit log either.
                     if ns.writer_of(file).is_some() && ns.truncate_block_of(file).is_none() {
                         let current = self
-                            .blocks
-                            .lock()
-                            .map_err(|_| FsError::Io("block manager lock poisoned".into()))?
+                            .lock_blocks()
+                            .map_err(|e| FsError::Io(e.to_string()))?
                             .recovery_id(file);
                         if current != Some(new_gs) {
                             return Err(FsError::Io(format!(
