@@ -275,11 +275,11 @@ async fn a_deleted_files_lease_is_gone_and_a_failed_create_takes_none() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_writer_cannot_close_while_its_block_is_recovered() {
-    // Goal: HDFS refuses to complete a file whose last block is under
-    // recovery ("Commit or complete block ..., whereas it is under
-    // recovery."): another client recovered the lease of a live writer,
-    // and the writer's close must not race the DataNodes' recovery.
+async fn a_writer_cannot_close_once_another_client_recovers_its_lease() {
+    // Goal: another client recovered the lease of a live writer; as in
+    // HDFS the file is that client's from then on, so the writer's close
+    // is refused for its lease ("Client (=W) is not the lease owner
+    // (=someone-else: ...") and cannot race the DataNodes' recovery.
     let cluster = Cluster::start(1, &["dfs.heartbeat.interval=3"]);
     let c = cluster.nn.client(None);
     let mut w = c
@@ -316,17 +316,142 @@ async fn a_writer_cannot_close_while_its_block_is_recovered() {
         Err(e) if e.contains("another recovery is in progress by") => {}
         Err(e) => assert!(!still_uc && e.contains("already exists"), "{e}"),
     }
-    let (uc, _) = under_construction(&cluster, "/lease/h").await;
     let closed = w.close().await;
     // The recovery runs with the DataNode's next heartbeat (up to 3 s);
-    // if it was already done, the close fails for its lease instead.
+    // if it was already done, the file is closed and not the writer's.
     match closed {
         Ok(()) => panic!("the writer closed a file under recovery"),
-        Err(e) => assert!(
-            !uc || e.to_string().contains("whereas it is under recovery"),
-            "{e}"
-        ),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(
+                e.contains("is not the lease owner (=someone-else: /lease/h")
+                    || e.contains("File is not open for writing: /lease/h"),
+                "{e}"
+            )
+        }
     }
+}
+
+/// The client name holding `path` open, and the file's inode id, from
+/// `listOpenFiles`.
+async fn open_file_holder(c: &cairn_rpc::client::Client, path: &str) -> Option<(String, u64)> {
+    let r: pb::ListOpenFilesResponseProto = c
+        .call(
+            "listOpenFiles",
+            &pb::ListOpenFilesRequestProto {
+                id: 0,
+                types: vec![1],
+                path: Some(path.into()),
+            },
+        )
+        .await
+        .expect("listOpenFiles");
+    r.entries
+        .into_iter()
+        .find(|e| e.path == path)
+        .map(|e| (e.client_name, e.id as u64))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_old_writer_is_fenced_once_another_client_recovers_its_lease() {
+    // Goal: as HBase relies on, recoverLease by another client fences the
+    // file's writer, whatever it tries while the DataNodes recover the
+    // block (its DataNode is frozen here, so the recovery waits): the file
+    // becomes the recovering client's (listOpenFiles), a pipeline update is
+    // refused for the block's state, abandoning the block or completing
+    // the file for the lease, with HDFS's messages; once the DataNode runs
+    // again the file closes with every hsynced byte. (Before, the old
+    // writer could restamp the block and abandon it, and the recovery
+    // closed the file empty.)
+    let cluster = Cluster::start(1, &["dfs.heartbeat.interval=1"]);
+    let path = "/lease/fenced";
+    let mut w = cluster
+        .nn
+        .client(None)
+        .create(path, hdfs_native::WriteOptions::default().replication(1))
+        .await
+        .expect("create");
+    let data: Vec<u8> = (0..8192u32).map(|i| (i % 251) as u8).collect();
+    w.write_bytes(bytes::Bytes::from(data.clone()))
+        .await
+        .expect("write");
+    w.hsync().await.expect("hsync");
+    let other = rpc(&cluster.nn, &common::current_user()).await;
+    let (writer, file_id) = open_file_holder(&other, path).await.expect("open");
+    let block = common::block_locations(cluster.nn.addr, path)
+        .await
+        .last_block
+        .expect("a last block")
+        .b;
+    cluster.dns[0].signal(nix::sys::signal::Signal::SIGSTOP);
+    let r: pb::RecoverLeaseResponseProto = other
+        .call(
+            "recoverLease",
+            &pb::RecoverLeaseRequestProto {
+                src: path.into(),
+                client_name: "someone-else".into(),
+            },
+        )
+        .await
+        .expect("recoverLease");
+    assert!(!r.result, "a block to recover first");
+    let holder = open_file_holder(&other, path).await.map(|(h, _)| h);
+    assert_eq!(holder.as_deref(), Some("someone-else"));
+    let old = rpc(&cluster.nn, &common::current_user()).await;
+    let e = old
+        .call::<_, pb::UpdateBlockForPipelineResponseProto>(
+            "updateBlockForPipeline",
+            &pb::UpdateBlockForPipelineRequestProto {
+                block: block.clone(),
+                client_name: writer.clone(),
+            },
+        )
+        .await
+        .expect_err("a pipeline update during the recovery");
+    let expected = format!(
+        "Unexpected BlockUCState: {}:blk_{}_{} is UNDER_RECOVERY but not UNDER_CONSTRUCTION",
+        block.pool_id, block.block_id, block.generation_stamp
+    );
+    assert!(e.to_string().contains(&expected), "{e}");
+    let lease_lost = format!(
+        "Client (={writer}) is not the lease owner (=someone-else: {path} (inode {file_id}) Holder {writer} does not have any open files."
+    );
+    let e = old
+        .call::<_, pb::AbandonBlockResponseProto>(
+            "abandonBlock",
+            &pb::AbandonBlockRequestProto {
+                b: block.clone(),
+                src: path.into(),
+                holder: writer.clone(),
+                file_id: Some(file_id),
+            },
+        )
+        .await
+        .expect_err("abandoning the block under recovery");
+    assert!(e.to_string().contains(&lease_lost), "{e}");
+    let e = old
+        .call::<_, pb::CompleteResponseProto>(
+            "complete",
+            &pb::CompleteRequestProto {
+                src: path.into(),
+                client_name: writer.clone(),
+                last: Some(block.clone()),
+                file_id: Some(file_id),
+            },
+        )
+        .await
+        .expect_err("completing the file under recovery");
+    assert!(e.to_string().contains(&lease_lost), "{e}");
+    cluster.dns[0].signal(nix::sys::signal::Signal::SIGCONT);
+    let len = wait_closed(cluster.nn.addr, path, Duration::from_secs(60), || {
+        cluster.nn.log()
+    })
+    .await;
+    assert_eq!(len, data.len() as u64, "closed at {len}");
+    let c = cluster.nn.client(None);
+    let r = c.read(path).await.expect("open");
+    assert_eq!(r.read_range(0, data.len()).await.expect("read"), data);
+    drop(w);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

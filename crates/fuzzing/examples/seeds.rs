@@ -368,6 +368,10 @@ fn edits() -> Vec<Edit> {
             gs: GenStamp(1006),
         },
         Edit::SetGenStamp { gs: GenStamp(1007) },
+        Edit::ReassignLease {
+            path: "/a/f".into(),
+            holder: "HDFS_NameNode".into(),
+        },
         Edit::CloseFile {
             path: "/a/f".into(),
             mtime_ms: 12,

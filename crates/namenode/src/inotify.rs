@@ -186,6 +186,7 @@ pub fn events_of(edit: &Edit, closed_length: &dyn Fn(&str) -> Option<u64>) -> Ve
         | Edit::UpdateBlock { .. }
         | Edit::RestampTruncate { .. }
         | Edit::SetGenStamp { .. }
+        | Edit::ReassignLease { .. }
         | Edit::SetStoragePolicy { .. }
         | Edit::SetQuota { .. }
         | Edit::SetQuotaByStorageType { .. } => Vec::new(),

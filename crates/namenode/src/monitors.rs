@@ -43,7 +43,7 @@ pub(crate) async fn lease_monitor(state: Arc<NameNodeState>, shutdown: Cancellat
         for (holder, files) in expired {
             info!(%holder, files = files.len(), "lease hard limit passed; recovering its files");
             for f in files {
-                if let Err(e) = state.recover_expired_lease(&holder, f).await {
+                if let Err(e) = state.recover_expired_lease(f).await {
                     tracing::warn!(file = %f, error = %e, "lease recovery failed");
                 }
             }

@@ -153,6 +153,9 @@ pub fn edit_to_proto(e: &Edit) -> pj::EditProto {
             Op::RestampTruncate(pj::RestampTruncateEdit { path, gs: gs.0 })
         }
         Edit::SetGenStamp { gs } => Op::SetGenStamp(pj::SetGenStampEdit { gs: gs.0 }),
+        Edit::ReassignLease { path, holder } => {
+            Op::ReassignLease(pj::ReassignLeaseEdit { path, holder })
+        }
         Edit::Concat {
             target,
             srcs,
@@ -282,6 +285,10 @@ pub fn edit_from_proto(p: &pj::EditProto) -> Result<Edit, String> {
             gs: GenStamp(r.gs),
         },
         Op::SetGenStamp(g) => Edit::SetGenStamp { gs: GenStamp(g.gs) },
+        Op::ReassignLease(r) => Edit::ReassignLease {
+            path: r.path,
+            holder: r.holder,
+        },
         Op::Concat(c) => Edit::Concat {
             target: c.target,
             srcs: c.srcs,
@@ -500,6 +507,10 @@ mod tests {
                 gs: GenStamp(7),
             },
             Edit::SetGenStamp { gs: GenStamp(8) },
+            Edit::ReassignLease {
+                path: "/a/f".into(),
+                holder: "HDFS_NameNode".into(),
+            },
             Edit::Concat {
                 target: "/a/t".into(),
                 srcs: vec!["/a/s1".into(), "/a/s2".into()],

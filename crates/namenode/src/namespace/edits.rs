@@ -12,7 +12,7 @@ use super::snapshot::SnapshotImage;
 use super::tree_edits::Walked;
 use super::{
     AclEntry, BlockId, BlockRecord, FileNode, GenStamp, INode, INodeId, INodeKind, Namespace,
-    Resolved, StorageType, XAttr, XAttrNamespace,
+    Resolved, StorageType, UnderConstruction, XAttr, XAttrNamespace,
 };
 
 /// A change to the namespace, as the journal records it. Paths are final
@@ -129,6 +129,13 @@ pub enum Edit {
     /// reported after a restart still match it.
     SetGenStamp {
         gs: GenStamp,
+    },
+    /// An open file's writer becomes `holder` (HDFS's OP_REASSIGN_LEASE):
+    /// lease recovery hands the file to the client that asked for it or to
+    /// the NameNode, and the old writer's calls on it are refused.
+    ReassignLease {
+        path: String,
+        holder: String,
     },
     /// concat: the blocks of `srcs` (closed files in the target's
     /// directory), in order, are appended to `target`; the sources are
@@ -321,6 +328,7 @@ impl Namespace {
                 self.last_gs = self.last_gs.max(*gs);
                 Ok(())
             }
+            Edit::ReassignLease { path, holder } => self.apply_reassign_lease(path, holder),
             Edit::Concat {
                 target,
                 srcs,
@@ -375,6 +383,22 @@ impl Namespace {
     }
 
     /// [`Namespace::apply`] for an edit that changes the blocks or the writer of an existing file.
+    /// The open file at `path` is written by `holder` from now on, from
+    /// the same machine; a truncate's block stays with the file.
+    fn apply_reassign_lease(&mut self, path: &str, holder: &str) -> Result<(), ApplyError> {
+        let (id, _) = self.resolve_existing(path)?;
+        self.record_modification(id);
+        let Some(uc) = self.writer_of(id).cloned() else {
+            return Err(ApplyError(format!("{path} is not open")));
+        };
+        let writer = match uc.truncate_block() {
+            Some(tb) => UnderConstruction::new(holder, uc.client_machine(), Some(tb)),
+            None => self.client_names.intern(holder, uc.client_machine()),
+        };
+        file_mut(self.node_mut(id), path)?.under_construction = Some(writer);
+        Ok(())
+    }
+
     fn apply_file_edit(&mut self, edit: &Edit) -> Result<(), ApplyError> {
         match edit {
             Edit::CloseFile {

@@ -396,3 +396,57 @@ fn concat_appends_blocks_in_order_removes_the_sources_and_replays() {
     };
     assert!(ns.apply(&bad).is_err());
 }
+
+#[test]
+fn lease_recovery_hands_an_open_file_to_a_new_holder() {
+    let mut ns = ns();
+    let mut log = Vec::new();
+    file(&mut ns, &mut log, "/f", 1024, &[1024, 1024, 952]);
+    let (t, e) = truncate(&mut ns, &root(), "/f", 1100, "c").expect("truncate");
+    log.extend(e);
+    let target = t.recovery.expect("a recovery").target;
+    let id = stat(&ns, "/f").id;
+    let edit = ns
+        .reassign_lease(id, "HDFS_NameNode")
+        .expect("open")
+        .expect("a new holder");
+    log.push(edit);
+    // The same machine, and a truncate keeps its block.
+    let uc = ns.writer_of(id).expect("still open");
+    assert_eq!(uc.client_name(), "HDFS_NameNode");
+    assert_eq!(uc.client_machine(), "127.0.0.1");
+    assert_eq!(ns.truncate_block_of(id), Some(target));
+    assert_eq!(ns.reassign_lease(id, "HDFS_NameNode"), Ok(None));
+    // An open file: its old writer is told it lost the lease.
+    let (st, e, _) = ns
+        .create(&root(), "/g", 0o644, "w", "m", true, true, 3, 1024, NOW)
+        .expect("create");
+    log.extend(e);
+    log.extend(ns.reassign_lease(st.id, "x").expect("open"));
+    assert_eq!(
+        ns.writable_file("/g", st.id.0, "w"),
+        Err(FsError::LeaseExpired(format!(
+            "Client (=w) is not the lease owner (=x: /g (inode {}) Holder w does not have any open files.",
+            st.id
+        )))
+    );
+    assert_eq!(
+        ns.writable_file("/g", st.id.0, "x").map(|(i, _)| i),
+        Ok(st.id)
+    );
+    assert_replays(&ns, &log);
+    let copy = super::tests::replayed(&log);
+    assert_eq!(
+        copy.writer_of(st.id).map(UnderConstruction::client_name),
+        Some("x")
+    );
+    assert_eq!(
+        copy.writer_of(id).map(UnderConstruction::client_name),
+        Some("HDFS_NameNode")
+    );
+    assert_eq!(copy.truncate_block_of(id), Some(target));
+    assert!(matches!(
+        ns.reassign_lease(stat(&ns, "/").id, "x"),
+        Err(FsError::FileNotFound(_))
+    ));
+}

@@ -94,7 +94,13 @@ impl Namespace {
         self.node(id).is_dir().then(|| res.path())
     }
 
-    fn writable_file(
+    /// The open file a writer's call names, checked to be `client_name`'s
+    /// (HDFS's `checkLease`): its id and path.
+    ///
+    /// # Errors
+    /// LeaseExpired when it is a directory, is not open, or is another
+    /// client's; FileNotFound when it is gone.
+    pub fn writable_file(
         &self,
         src: &str,
         file_id: u64,
@@ -454,6 +460,30 @@ impl Namespace {
         let edit = Edit::SetGenStamp { gs };
         self.apply_checked(&edit);
         Ok(Some((last, BlockRecord { gs, ..last }, edit)))
+    }
+
+    /// Lease recovery hands an open file to `holder` (HDFS's
+    /// `reassignLease`): from now on its old writer's calls on it are
+    /// refused as another client's. None when `holder` writes it already.
+    ///
+    /// # Errors
+    /// FileNotFound when the file is gone or closed.
+    pub fn reassign_lease(&mut self, file: INodeId, holder: &str) -> Result<Option<Edit>, FsError> {
+        let path = self
+            .path_of(file)
+            .ok_or_else(|| FsError::FileNotFound(format!("inode {file} is gone")))?;
+        match self.writer_of(file) {
+            None => Err(FsError::FileNotFound(format!("{path} is not open"))),
+            Some(uc) if uc.client_name() == holder => Ok(None),
+            Some(_) => {
+                let edit = Edit::ReassignLease {
+                    path,
+                    holder: holder.to_string(),
+                };
+                self.apply_checked(&edit);
+                Ok(Some(edit))
+            }
+        }
     }
 
     /// Lease recovery, last step (commitBlockSynchronization): the last

@@ -34,46 +34,67 @@ impl NameNodeState {
         if !open {
             return encode(&pb::RecoverLeaseResponseProto { result: true });
         }
+        // The file becomes the caller's (HDFS's recoverLeaseInternal passes
+        // the caller as the recovery's lease holder), so that the old
+        // writer is fenced off, whether a recovery runs already or not.
         let timeout = self.config.block_recovery_timeout;
         let already = self.lock_blocks()?.recovery_pending(file, timeout);
-        if !already {
-            self.recover_file_lease(file).await?;
+        if already {
+            self.hand_over(file, &r.client_name).await?;
+        } else {
+            self.recover_file_lease(file, Some(&r.client_name)).await?;
         }
         let closed = self.read(|ns| Ok(ns.writer_of(file).is_none()))?;
         encode(&pb::RecoverLeaseResponseProto { result: closed })
     }
 
-    /// The lease monitor found `holder`'s lease on `file` past the hard
-    /// limit: recover the file. When the holder is the NameNode itself (a
-    /// recovery it started never committed) and that recovery is still
-    /// within its timeout, it is left to finish and the lease renewed, as
-    /// HDFS starts no second attempt meanwhile (`addBlockRecoveryAttempt`).
-    /// Returns whether a block recovery was queued.
+    /// The lease monitor found a lease on `file` past the hard limit:
+    /// recover the file, which becomes the NameNode's own
+    /// ([`NAMENODE_LEASE_HOLDER`]). When a recovery of it is still within
+    /// its timeout (one the NameNode started never committed, or one a
+    /// client asked for), it is left to finish and only the lease changes
+    /// hands and is renewed, as HDFS starts no second attempt meanwhile
+    /// (`addBlockRecoveryAttempt`). Returns whether a block recovery was
+    /// queued.
     ///
     /// # Errors
     /// When the namespace or the journal fails.
     pub async fn recover_expired_lease(
         self: &Arc<Self>,
-        holder: &str,
         file: crate::namespace::INodeId,
     ) -> Result<bool, CallError> {
-        if holder == NAMENODE_LEASE_HOLDER {
-            let timeout = self.config.block_recovery_timeout;
-            if self.lock_blocks()?.recovery_pending(file, timeout) {
-                self.read(|ns| {
-                    // Under the namespace lock: a file closed meanwhile
-                    // gets no lease back.
-                    if ns.writer_of(file).is_some() {
-                        self.with_leases(|l| {
-                            l.add(NAMENODE_LEASE_HOLDER, file, std::time::Instant::now())
-                        });
-                    }
-                    Ok(())
-                })?;
-                return Ok(false);
-            }
+        let timeout = self.config.block_recovery_timeout;
+        if self.lock_blocks()?.recovery_pending(file, timeout) {
+            self.hand_over(file, NAMENODE_LEASE_HOLDER).await?;
+            return Ok(false);
         }
-        self.recover_file_lease(file).await
+        self.recover_file_lease(file, Some(NAMENODE_LEASE_HOLDER))
+            .await
+    }
+
+    /// An open file changes hands to `holder` (a journaled edit when it is
+    /// not theirs yet) and `holder`'s lease on it is renewed; a file
+    /// closed meanwhile is left alone.
+    async fn hand_over(
+        self: &Arc<Self>,
+        file: crate::namespace::INodeId,
+        holder: &str,
+    ) -> Result<(), CallError> {
+        self.mutate(
+            || "reassign a lease".to_string(),
+            |ns| {
+                if ns.writer_of(file).is_none() {
+                    return Ok(((), Vec::new()));
+                }
+                let edit = ns.reassign_lease(file, holder)?;
+                self.with_leases(|l| {
+                    l.remove_file_any(file);
+                    l.add(holder, file, std::time::Instant::now());
+                });
+                Ok(((), edit.into_iter().collect()))
+            },
+        )
+        .await
     }
 
     /// Lease recovery for `file` (its writer is gone): closes it at once
@@ -83,14 +104,18 @@ impl NameNodeState {
     /// the replicas agree (BlockRecoveryCommand with its next heartbeat);
     /// with none alive the file stays open until one is. A file being
     /// truncated is never closed here: its truncate recovery starts again
-    /// (when a live DataNode holds the block). A file left open is held by
-    /// [`NAMENODE_LEASE_HOLDER`]. Returns whether a block recovery was queued.
+    /// (when a live DataNode holds the block). A file left open becomes
+    /// `new_holder`'s (HDFS's `reassignLease`: the client that called
+    /// `recoverLease`, or the NameNode's lease monitor) or, with none, stays
+    /// its writer's, whose lease is renewed. Returns whether a block
+    /// recovery was queued.
     ///
     /// # Errors
     /// When the namespace or the journal fails.
     pub async fn recover_file_lease(
         self: &Arc<Self>,
         file: crate::namespace::INodeId,
+        new_holder: Option<&str>,
     ) -> Result<bool, CallError> {
         let now = now_ms();
         let state = self.clone();
@@ -129,18 +154,21 @@ impl NameNodeState {
                         let truncate = truncating.then_some(new);
                         Ok((Some((old, new.gs, truncate, holders)), vec![edit]))
                     };
-                    let out = step(ns)?;
+                    let (queued, mut edits) = step(ns)?;
                     // A file still open (its block recovered, or waiting
-                    // for a DataNode) is the NameNode's from now (HDFS's
-                    // reassignLease).
-                    let open = ns.writer_of(file).is_some();
+                    // for a DataNode) changes hands, and its holder's
+                    // lease is renewed.
+                    if let (Some(h), Some(_)) = (new_holder, ns.writer_of(file)) {
+                        edits.extend(ns.reassign_lease(file, h)?);
+                    }
+                    let holder = ns.writer_of(file).map(|uc| uc.client_name().to_string());
                     state.with_leases(|l| {
                         l.remove_file_any(file);
-                        if open {
-                            l.add(NAMENODE_LEASE_HOLDER, file, std::time::Instant::now());
+                        if let Some(h) = &holder {
+                            l.add(h, file, std::time::Instant::now());
                         }
                     });
-                    Ok(out)
+                    Ok((queued, edits))
                 },
             )
             .await?;
@@ -321,7 +349,7 @@ impl NameNodeState {
         if !pending {
             let state = self.clone();
             tokio::spawn(async move {
-                if let Err(err) = state.recover_file_lease(file).await {
+                if let Err(err) = state.recover_file_lease(file, None).await {
                     tracing::warn!(%file, error = %err, "lease recovery after the soft limit failed");
                 }
             });

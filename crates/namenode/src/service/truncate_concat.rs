@@ -182,7 +182,7 @@ impl NameNodeState {
             bm.set_awaited_copies(copies);
         }
         for file in due {
-            match self.recover_file_lease(file).await {
+            match self.recover_file_lease(file, None).await {
                 Ok(true) => tracing::info!(%file, "truncate: block recovery (re)started"),
                 Ok(false) => {
                     tracing::debug!(%file, "truncate: no live DataNode holds the block yet")

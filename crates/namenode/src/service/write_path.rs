@@ -119,7 +119,9 @@ impl NameNodeState {
             .mutate(
                 || format!("complete file {}", r.src),
                 |ns| {
-                    let (id, _) = ns.resolve_for_writer(&r.src, file_id, &r.client_name)?;
+                    // The lease first (HDFS's checkLease): a writer whose
+                    // file another client recovered is told it lost it.
+                    let (id, _) = ns.writable_file(&r.src, file_id, &r.client_name)?;
                     let bm = state
                         .blocks
                         .lock()
@@ -272,6 +274,7 @@ impl NameNodeState {
             .mutate(
                 || format!("update block {id}"),
                 |ns| {
+                    refuse_pipeline_update(&self.blocks, file, &r.block)?;
                     let (b, edit) = ns.bump_generation_stamp(file, &r.client_name, id)?;
                     Ok((b, vec![edit]))
                 },
@@ -296,7 +299,10 @@ impl NameNodeState {
             .ok_or_else(|| CallError::io(format!("Unknown block {}", new.id)))?;
         self.mutate(
             || format!("update pipeline of {}", new.id),
-            |ns| Ok(((), vec![ns.update_pipeline(file, &r.client_name, new)?])),
+            |ns| {
+                refuse_pipeline_update(&self.blocks, file, &r.old_block)?;
+                Ok(((), vec![ns.update_pipeline(file, &r.client_name, new)?]))
+            },
         )
         .await?;
         let nodes = r
@@ -416,7 +422,7 @@ impl NameNodeState {
                     .map_err(|_| FsError::Io("datanode manager lock poisoned".into()))?;
                 // Choose targets before allocating, so a cluster without room
                 // allocates nothing.
-                let (fid, _) = ns.resolve_for_writer(&r.src, file_id, &r.client_name)?;
+                let (fid, _) = ns.writable_file(&r.src, file_id, &r.client_name)?;
                 refuse_during_recovery(&bm, fid, previous)?;
                 let block_size = ns.inode(fid).map_or(0, |n| ns.block_size_of(n));
                 let replication = ns
@@ -535,6 +541,26 @@ fn refuse_during_recovery(
         ))),
         _ => Ok(()),
     }
+}
+
+/// HDFS's `checkUCBlock`: a writer may not restamp (pipeline recovery) a
+/// block whose lease recovery has started, which fences a writer whose
+/// file another client or the lease monitor is recovering.
+fn refuse_pipeline_update(
+    blocks: &std::sync::Mutex<crate::blocks::BlockManager>,
+    file: crate::namespace::INodeId,
+    block: &pb::ExtendedBlockProto,
+) -> Result<(), FsError> {
+    let bm = blocks
+        .lock()
+        .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+    if !bm.under_recovery(file) {
+        return Ok(());
+    }
+    Err(FsError::Io(format!(
+        "Unexpected BlockUCState: {}:blk_{}_{} is UNDER_RECOVERY but not UNDER_CONSTRUCTION",
+        block.pool_id, block.block_id, block.generation_stamp
+    )))
 }
 
 /// The size of HDFS's excluded set after a failed placement: the client's
