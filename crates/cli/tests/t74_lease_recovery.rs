@@ -352,6 +352,21 @@ async fn open_file_holder(c: &cairn_rpc::client::Client, path: &str) -> Option<(
         .map(|e| (e.client_name, e.id as u64))
 }
 
+async fn update_block_for_pipeline(
+    c: &cairn_rpc::client::Client,
+    block: &pb::ExtendedBlockProto,
+    client_name: &str,
+) -> Result<pb::UpdateBlockForPipelineResponseProto, cairn_rpc::client::ClientError> {
+    c.call(
+        "updateBlockForPipeline",
+        &pb::UpdateBlockForPipelineRequestProto {
+            block: block.clone(),
+            client_name: client_name.into(),
+        },
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_old_writer_is_fenced_once_another_client_recovers_its_lease() {
     // Goal: as HBase relies on, recoverLease by another client fences the
@@ -398,14 +413,7 @@ async fn an_old_writer_is_fenced_once_another_client_recovers_its_lease() {
     let holder = open_file_holder(&other, path).await.map(|(h, _)| h);
     assert_eq!(holder.as_deref(), Some("someone-else"));
     let old = rpc(&cluster.nn, &common::current_user()).await;
-    let e = old
-        .call::<_, pb::UpdateBlockForPipelineResponseProto>(
-            "updateBlockForPipeline",
-            &pb::UpdateBlockForPipelineRequestProto {
-                block: block.clone(),
-                client_name: writer.clone(),
-            },
-        )
+    let e = update_block_for_pipeline(&old, &block, &writer)
         .await
         .expect_err("a pipeline update during the recovery");
     let expected = format!(
@@ -448,6 +456,28 @@ async fn an_old_writer_is_fenced_once_another_client_recovers_its_lease() {
     })
     .await;
     assert_eq!(len, data.len() as u64, "closed at {len}");
+    // Closed: the block is complete (HDFS's checkUCBlock, as above), and a
+    // block the NameNode never gave out does not exist.
+    let e = update_block_for_pipeline(&old, &block, &writer)
+        .await
+        .expect_err("a closed file's block");
+    assert!(
+        e.to_string()
+            .contains(&expected.replace("UNDER_RECOVERY", "COMPLETE")),
+        "{e}"
+    );
+    let unknown = pb::ExtendedBlockProto {
+        block_id: block.block_id + 1000,
+        ..block.clone()
+    };
+    let e = update_block_for_pipeline(&old, &unknown, &writer)
+        .await
+        .expect_err("an unknown block");
+    let gone = format!(
+        "{}:blk_{}_{} does not exist.",
+        unknown.pool_id, unknown.block_id, unknown.generation_stamp
+    );
+    assert!(e.to_string().contains(&gone), "{e}");
     let c = cluster.nn.client(None);
     let r = c.read(path).await.expect("open");
     assert_eq!(r.read_range(0, data.len()).await.expect("read"), data);

@@ -269,12 +269,12 @@ impl NameNodeState {
         let file = self
             .lock_blocks()?
             .file_of(id)
-            .ok_or_else(|| CallError::io(format!("Unknown block {id}")))?;
+            .ok_or_else(|| CallError::io(format!("{} does not exist.", block_name(&r.block))))?;
         let updated = self
             .mutate(
                 || format!("update block {id}"),
                 |ns| {
-                    refuse_pipeline_update(&self.blocks, file, &r.block)?;
+                    check_uc_block(ns, &self.blocks, file, &r.block)?;
                     let (b, edit) = ns.bump_generation_stamp(file, &r.client_name, id)?;
                     Ok((b, vec![edit]))
                 },
@@ -295,12 +295,14 @@ impl NameNodeState {
         let new = block_record(&r.new_block);
         let file = self
             .lock_blocks()?
-            .file_of(new.id)
-            .ok_or_else(|| CallError::io(format!("Unknown block {}", new.id)))?;
+            .file_of(BlockId(r.old_block.block_id))
+            .ok_or_else(|| {
+                CallError::io(format!("{} does not exist.", block_name(&r.old_block)))
+            })?;
         self.mutate(
             || format!("update pipeline of {}", new.id),
             |ns| {
-                refuse_pipeline_update(&self.blocks, file, &r.old_block)?;
+                check_uc_block(ns, &self.blocks, file, &r.old_block)?;
                 Ok(((), vec![ns.update_pipeline(file, &r.client_name, new)?]))
             },
         )
@@ -543,23 +545,37 @@ fn refuse_during_recovery(
     }
 }
 
-/// HDFS's `checkUCBlock`: a writer may not restamp (pipeline recovery) a
-/// block whose lease recovery has started, which fences a writer whose
-/// file another client or the lease monitor is recovering.
-fn refuse_pipeline_update(
+/// A client's block as HDFS names it (`ExtendedBlock.toString`).
+fn block_name(b: &pb::ExtendedBlockProto) -> String {
+    format!("{}:blk_{}_{}", b.pool_id, b.block_id, b.generation_stamp)
+}
+
+/// HDFS's `checkUCBlock`, before the lease is checked: only the last block
+/// of an open file may be restamped by a pipeline recovery, and not once
+/// its lease recovery has started (which fences a writer whose file another
+/// client or the lease monitor is recovering).
+fn check_uc_block(
+    ns: &crate::namespace::Namespace,
     blocks: &std::sync::Mutex<crate::blocks::BlockManager>,
     file: crate::namespace::INodeId,
     block: &pb::ExtendedBlockProto,
 ) -> Result<(), FsError> {
-    let bm = blocks
+    let last_of_open = ns.writer_of(file).is_some()
+        && ns.blocks_of(file).last().map(|b| b.id) == Some(BlockId(block.block_id));
+    let state = if !last_of_open {
+        "COMPLETE"
+    } else if blocks
         .lock()
-        .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
-    if !bm.under_recovery(file) {
+        .map_err(|_| FsError::Io("block manager lock poisoned".into()))?
+        .under_recovery(file)
+    {
+        "UNDER_RECOVERY"
+    } else {
         return Ok(());
-    }
+    };
     Err(FsError::Io(format!(
-        "Unexpected BlockUCState: {}:blk_{}_{} is UNDER_RECOVERY but not UNDER_CONSTRUCTION",
-        block.pool_id, block.block_id, block.generation_stamp
+        "Unexpected BlockUCState: {} is {state} but not UNDER_CONSTRUCTION",
+        block_name(block)
     )))
 }
 
