@@ -382,7 +382,6 @@ impl Namespace {
         Ok(())
     }
 
-    /// [`Namespace::apply`] for an edit that changes the blocks or the writer of an existing file.
     /// The open file at `path` is written by `holder` from now on, from
     /// the same machine; a truncate's block stays with the file.
     fn apply_reassign_lease(&mut self, path: &str, holder: &str) -> Result<(), ApplyError> {
@@ -399,6 +398,7 @@ impl Namespace {
         Ok(())
     }
 
+    /// [`Namespace::apply`] for an edit that changes the blocks or the writer of an existing file.
     fn apply_file_edit(&mut self, edit: &Edit) -> Result<(), ApplyError> {
         match edit {
             Edit::CloseFile {

@@ -87,14 +87,24 @@ impl NameNodeState {
                     return Ok(((), Vec::new()));
                 }
                 let edit = ns.reassign_lease(file, holder)?;
-                self.with_leases(|l| {
-                    l.remove_file_any(file);
-                    l.add(holder, file, std::time::Instant::now());
-                });
+                self.lease_to_writer(ns, file);
                 Ok(((), edit.into_iter().collect()))
             },
         )
         .await
+    }
+
+    /// The lease table follows the namespace (under its write lock): an
+    /// open file's lease is its writer's, renewed now; a closed one has
+    /// none.
+    fn lease_to_writer(&self, ns: &crate::namespace::Namespace, file: crate::namespace::INodeId) {
+        let holder = ns.writer_of(file).map(|uc| uc.client_name().to_string());
+        self.with_leases(|l| {
+            l.remove_file_any(file);
+            if let Some(h) = &holder {
+                l.add(h, file, std::time::Instant::now());
+            }
+        });
     }
 
     /// Lease recovery for `file` (its writer is gone): closes it at once
@@ -161,13 +171,7 @@ impl NameNodeState {
                     if let (Some(h), Some(_)) = (new_holder, ns.writer_of(file)) {
                         edits.extend(ns.reassign_lease(file, h)?);
                     }
-                    let holder = ns.writer_of(file).map(|uc| uc.client_name().to_string());
-                    state.with_leases(|l| {
-                        l.remove_file_any(file);
-                        if let Some(h) = &holder {
-                            l.add(h, file, std::time::Instant::now());
-                        }
-                    });
+                    state.lease_to_writer(ns, file);
                     Ok((queued, edits))
                 },
             )
