@@ -202,7 +202,10 @@ async fn client_loop(c: hdfs_native::Client, nn: SocketAddr, id: usize, model: A
                     model.lock().expect("model").next += 1;
                     continue;
                 };
-                let dst = format!("{src}.r{j}");
+                // One rename suffix at a time: a name that grew with every
+                // rename would pass HDFS's 255-byte component limit.
+                let base = src.split(".r").next().unwrap_or(&src);
+                let dst = format!("{base}.r{j}");
                 set_flight(vec![src.clone(), dst.clone()]);
                 model.lock().expect("model").renaming = Some((src.clone(), dst.clone()));
                 if let Err(e) = c.rename(&src, &dst, false).await {

@@ -381,6 +381,12 @@ impl BlockManager {
             {
                 return ReportOutcome::Accepted;
             }
+            tracing::debug!(
+                block = id.0,
+                gs = gs.0,
+                num_bytes,
+                "unknown replica reported"
+            );
             self.invalidate_replica(datanode, id, gs);
             return ReportOutcome::Invalidate;
         };
@@ -391,6 +397,13 @@ impl BlockManager {
         };
         if gs < state.gs() {
             // A stale replica from before a pipeline recovery: never served.
+            tracing::debug!(
+                block = id.0,
+                gs = gs.0,
+                stored = state.gs().0,
+                num_bytes,
+                "stale replica reported"
+            );
             self.drop_replica(datanode, id);
             self.invalidate_replica(datanode, id, gs);
             return ReportOutcome::Invalidate;

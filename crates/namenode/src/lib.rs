@@ -226,7 +226,7 @@ pub(crate) struct OpenFiles {
     pub truncates: std::collections::HashMap<crate::namespace::INodeId, Option<std::time::Instant>>,
     /// The new blocks of those that copy-on-truncate, whose replicas may
     /// be reported before the commit puts them in the block map.
-    pub copies: Vec<crate::namespace::BlockId>,
+    pub copies: Vec<(crate::namespace::BlockId, INodeId)>,
 }
 
 /// [`OpenFiles`] of `ns`.
@@ -242,7 +242,7 @@ pub(crate) fn open_file_tables(ns: &Namespace) -> OpenFiles {
 struct OpenFileScan<'a> {
     by_holder: HashMap<&'a str, Vec<INodeId>, foldhash::fast::RandomState>,
     truncates: HashMap<INodeId, Option<std::time::Instant>>,
-    copies: Vec<crate::namespace::BlockId>,
+    copies: Vec<(crate::namespace::BlockId, INodeId)>,
 }
 
 impl<'a> OpenFileScan<'a> {
@@ -257,7 +257,8 @@ impl<'a> OpenFileScan<'a> {
             .push(file);
         if uc.truncate_block().is_some() {
             self.truncates.insert(file, None);
-            self.copies.extend(ns.copy_on_truncate_target(file));
+            self.copies
+                .extend(ns.copy_on_truncate_target(file).map(|id| (id, file)));
         }
     }
 

@@ -176,6 +176,12 @@ async fn safe_mode_steps(
                     .is_none_or(|t: std::time::Instant| now.duration_since(t).as_secs() >= 10)
                 {
                     info!("STATE* Safe mode ON. {}", state.startup_safe_mode.tip(now));
+                    // Which blocks, for whoever must find out why.
+                    if tracing::enabled!(tracing::Level::DEBUG) {
+                        if let Ok(bm) = state.blocks.lock() {
+                            tracing::debug!(blocks = ?bm.unsafe_sample(5), "safe mode waits for");
+                        }
+                    }
                     *last_log = Some(now);
                 }
             }

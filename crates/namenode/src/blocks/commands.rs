@@ -66,9 +66,6 @@ impl BlockManager {
                 }
             }
         }
-        if let Some(copy) = r.truncate.filter(|t| t.id != r.block.id) {
-            self.await_copy(copy.id);
-        }
         self.recoveries.entry(primary).or_default().push(r);
     }
 

@@ -16,7 +16,7 @@
 //! DataNodes report the copy to every NameNode as soon as they made it
 //! (so standbys learn where it is), which can be before the commit.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::{BlockId, BlockManager, DatanodeUuid, GenStamp, INodeId};
 
@@ -40,7 +40,7 @@ pub(super) struct PendingReports {
     by_block: HashMap<BlockId, Vec<Report>>,
     count: usize,
     /// Copy-on-truncate blocks not committed yet: kept even when active.
-    awaited_copies: HashSet<BlockId>,
+    awaited_copies: HashMap<BlockId, INodeId>,
 }
 
 impl BlockManager {
@@ -64,26 +64,53 @@ impl BlockManager {
         self.blocks.values().map(|s| s.id).collect()
     }
 
-    /// A copy-on-truncate into block `id` is under way: reports of it are
-    /// kept until it is committed ([`BlockManager::copy_committed`]).
-    pub fn await_copy(&mut self, id: BlockId) {
-        self.pending.awaited_copies.insert(id);
+    /// A copy-on-truncate of `file` into block `id` is under way: reports
+    /// of it are kept until it is committed ([`BlockManager::copy_committed`]).
+    pub fn await_copy(&mut self, id: BlockId, file: INodeId) {
+        self.pending.awaited_copies.insert(id, file);
     }
 
-    /// The copies under way are exactly `ids` (what the namespace's
-    /// pending truncates say, at start, take-over and each pass of the
-    /// truncate monitor): reports of a copy no longer awaited (its truncate
-    /// committed without it, or its file deleted) are played, so an active
-    /// deletes those replicas as it would any of no file.
-    pub fn set_awaited_copies(&mut self, ids: impl IntoIterator<Item = BlockId>) {
-        let now: HashSet<BlockId> = ids.into_iter().collect();
+    /// The copies under way are exactly `copies` (block, file: what the
+    /// namespace's pending truncates say, at start and take-over). Reports
+    /// of a copy no longer awaited are played.
+    pub fn set_awaited_copies(&mut self, copies: impl IntoIterator<Item = (BlockId, INodeId)>) {
+        let now: HashMap<BlockId, INodeId> = copies.into_iter().collect();
         let dropped: Vec<BlockId> = self
             .pending
             .awaited_copies
-            .difference(&now)
+            .keys()
+            .filter(|id| !now.contains_key(id))
             .copied()
             .collect();
         self.pending.awaited_copies = now;
+        self.play_dropped(dropped);
+    }
+
+    /// Keeps awaiting only the copies for which `still(block, file)` holds
+    /// (each pass of the truncate monitor asks the namespace, under its
+    /// lock, whether the file's truncate still copies into that block).
+    /// Reports of the others (their truncate committed without the copy,
+    /// or their file was deleted) are played, so an active deletes those
+    /// replicas as it would any of no file. A copy that was committed is
+    /// no longer awaited: [`BlockManager::copy_committed`] ran under the
+    /// same namespace lock that closed its file.
+    pub fn keep_awaited_copies(&mut self, still: impl Fn(BlockId, INodeId) -> bool) {
+        let dropped: Vec<BlockId> = self
+            .pending
+            .awaited_copies
+            .iter()
+            .filter(|(id, file)| !still(**id, **file))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &dropped {
+            self.pending.awaited_copies.remove(id);
+        }
+        self.play_dropped(dropped);
+    }
+
+    /// Plays the reports of copies no longer awaited (a standby keeps
+    /// them: the log may still bring their blocks).
+    fn play_dropped(&mut self, dropped: Vec<BlockId>) {
         if !self.standby {
             for id in dropped {
                 self.play_pending(id);
@@ -101,7 +128,7 @@ impl BlockManager {
     /// Whether a report of the unknown block `id` is kept rather than
     /// its replica deleted.
     pub(super) fn keeps_unknown(&self, id: BlockId) -> bool {
-        self.standby || self.pending.awaited_copies.contains(&id)
+        self.standby || self.pending.awaited_copies.contains_key(&id)
     }
 
     /// Keeps a report of the unknown block `id`; false when
@@ -116,7 +143,7 @@ impl BlockManager {
         finalized: bool,
     ) -> bool {
         // Copies awaited are few and must not be lost to the cap.
-        if self.pending.count >= MAX_PENDING && !self.pending.awaited_copies.contains(&id) {
+        if self.pending.count >= MAX_PENDING && !self.pending.awaited_copies.contains_key(&id) {
             return false;
         }
         let reports = self.pending.by_block.entry(id).or_default();
@@ -197,7 +224,7 @@ mod tests {
     #[test]
     fn an_active_keeps_reports_of_a_copy_on_truncate_until_its_commit() {
         let mut bm = BlockManager::default();
-        bm.await_copy(BlockId(8));
+        bm.await_copy(BlockId(8), INodeId(4));
         bm.replica_reported(&dn("a"), "s", BlockId(8), GenStamp(9), 5, true);
         assert_eq!(bm.pending_reports(), 1);
         assert!(bm.take_invalidations(&dn("a"), usize::MAX).is_empty());
@@ -213,11 +240,11 @@ mod tests {
     #[test]
     fn a_copy_no_longer_awaited_is_deleted_when_active() {
         let mut bm = BlockManager::default();
-        bm.set_awaited_copies([BlockId(8), BlockId(9)]);
+        bm.set_awaited_copies([(BlockId(8), INodeId(4)), (BlockId(9), INodeId(5))]);
         bm.replica_reported(&dn("a"), "s", BlockId(8), GenStamp(9), 5, true);
         bm.replica_reported(&dn("a"), "s", BlockId(9), GenStamp(9), 5, true);
         // The truncate into 8 ended without it (its file was deleted).
-        bm.set_awaited_copies([BlockId(9)]);
+        bm.keep_awaited_copies(|id, _| id == BlockId(9));
         assert_eq!(bm.pending_reports(), 1);
         assert_eq!(
             bm.take_invalidations(&dn("a"), usize::MAX),

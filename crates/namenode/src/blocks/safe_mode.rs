@@ -90,4 +90,29 @@ impl BlockManager {
             }
         }
     }
+
+    /// Up to `n` blocks start-up safe mode still waits for, each with its
+    /// counted length, stored stamp and reported replicas (for the log).
+    pub fn unsafe_sample(&self, n: usize) -> Vec<String> {
+        self.safe_lens
+            .iter()
+            .filter(|(_, c)| !c.safe)
+            .take(n)
+            .map(|(id, c)| {
+                let replicas: Vec<String> = self.blocks.get(id).map_or_else(Vec::new, |s| {
+                    s.replicas
+                        .iter()
+                        .map(|r| {
+                            format!(
+                                "gs={} len={} fin={} corrupt={}",
+                                r.gs.0, r.num_bytes, r.finalized, r.corrupt
+                            )
+                        })
+                        .collect()
+                });
+                let gs = self.blocks.get(id).map(|s| s.gs().0);
+                format!("blk_{} len={} gs={gs:?} replicas={replicas:?}", id.0, c.len)
+            })
+            .collect()
+    }
 }

@@ -205,7 +205,7 @@ impl NameNodeState {
             CallError::io(format!("commitBlockSynchronization of unknown block {id}"))
         })?;
         let now = now_ms();
-        let (copy_into, freed) = self
+        let freed = self
             .mutate(
                 || "commit block synchronization".to_string(),
                 |ns| {
@@ -242,7 +242,16 @@ impl NameNodeState {
                         now,
                     )?;
                     self.with_leases(|l| l.remove_file_any(file));
-                    Ok(((copy_into, ns.take_freed_blocks()), edits))
+                    // The block map follows under the namespace lock: a
+                    // truncate monitor pass that saw the file closed while
+                    // the map lacked its copy would delete the copy's
+                    // replicas as of no file. Replicas are only deleted
+                    // (below) once the edit is durable.
+                    if !r.delete_block {
+                        let mut bm = self.lock_blocks().map_err(|e| FsError::Io(e.to_string()))?;
+                        locate_synchronized(&mut bm, file, id, copy_into, r);
+                    }
+                    Ok((ns.take_freed_blocks(), edits))
                 },
             )
             .await?;
@@ -253,27 +262,6 @@ impl NameNodeState {
         bm.recovery_done(file);
         if r.delete_block {
             bm.remove_blocks(&[id]);
-        } else {
-            let targets: Vec<DatanodeUuid> = r
-                .new_targets
-                .iter()
-                .map(|t| DatanodeUuid(t.datanode_uuid.clone()))
-                .collect();
-            let block = match copy_into {
-                Some(new) => {
-                    bm.add_block(new, new_gs, file, targets.clone());
-                    bm.copy_committed(new);
-                    new
-                }
-                None => {
-                    bm.update_generation_stamp(id, new_gs, Some(targets.clone()));
-                    id
-                }
-            };
-            for (i, t) in targets.iter().enumerate() {
-                let storage = r.new_target_storages.get(i).cloned().unwrap_or_default();
-                bm.replica_reported(t, &storage, block, new_gs, r.new_length, true);
-            }
         }
         if !freed.is_empty() {
             bm.remove_blocks(&freed);
@@ -362,5 +350,39 @@ impl NameNodeState {
             ex::RECOVERY_IN_PROGRESS,
             format!("Failed to {op} {src} for {client} on {machine} because lease recovery is in progress. Try again later."),
         )
+    }
+}
+
+/// commitBlockSynchronization's block, as the DataNodes left it: the copy
+/// of a copy-on-truncate enters the map (with the reports kept for it), or
+/// the recovered block takes its new stamp; the DataNodes that synchronized
+/// it hold it.
+fn locate_synchronized(
+    bm: &mut crate::blocks::BlockManager,
+    file: crate::namespace::INodeId,
+    id: BlockId,
+    copy_into: Option<BlockId>,
+    r: &pb::CommitBlockSynchronizationRequestProto,
+) {
+    let new_gs = GenStamp(r.new_gen_stamp);
+    let targets: Vec<DatanodeUuid> = r
+        .new_targets
+        .iter()
+        .map(|t| DatanodeUuid(t.datanode_uuid.clone()))
+        .collect();
+    let block = match copy_into {
+        Some(new) => {
+            bm.add_block(new, new_gs, file, targets.clone());
+            bm.copy_committed(new);
+            new
+        }
+        None => {
+            bm.update_generation_stamp(id, new_gs, Some(targets.clone()));
+            id
+        }
+    };
+    for (i, t) in targets.iter().enumerate() {
+        let storage = r.new_target_storages.get(i).cloned().unwrap_or_default();
+        bm.replica_reported(t, &storage, block, new_gs, r.new_length, true);
     }
 }

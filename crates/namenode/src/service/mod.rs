@@ -21,6 +21,8 @@ mod acls;
 mod admin;
 mod cache;
 mod convert;
+#[cfg(test)]
+mod copy_truncate_commit_tests;
 mod dispatch;
 mod features_off;
 mod ha_gate;

@@ -132,9 +132,15 @@ impl NameNodeState {
         holders: Vec<DatanodeUuid>,
     ) -> Result<bool, CallError> {
         let queued = !holders.is_empty();
+        let mut bm = self.lock_blocks()?;
+        // A copy-on-truncate: the DataNodes report the new block as soon as
+        // they made it, which may be before its commit.
+        if let Some(copy) = truncate.filter(|t| t.id != block.id) {
+            bm.await_copy(copy.id, file);
+        }
         if let Some(primary) = holders.first().cloned() {
             tracing::info!(block = %block.id, %new_gs, %primary, truncate = truncate.is_some(), "block recovery queued");
-            self.lock_blocks()?.queue_recovery(
+            bm.queue_recovery(
                 primary,
                 Recovery {
                     block,
@@ -144,6 +150,7 @@ impl NameNodeState {
                 },
             );
         }
+        drop(bm);
         if truncate.is_some() {
             let mut t = self
                 .truncates
@@ -158,29 +165,31 @@ impl NameNodeState {
     /// that is not running, or has run past [`TRUNCATE_RECOVERY_RETRY`].
     pub async fn resume_truncates(self: &Arc<Self>) {
         let now = Instant::now();
-        let (due, copies): (Vec<INodeId>, Vec<BlockId>) = {
-            let (Ok(ns), Ok(mut t)) = (self.namespace.read(), self.truncates.lock()) else {
+        let due: Vec<INodeId> = {
+            let Ok(ns) = self.namespace.read() else {
                 return;
             };
-            t.retain(|file, _| ns.truncate_block_of(*file).is_some());
-            // The copy-on-truncate blocks still to commit: the block
-            // manager keeps reports of these, and of no others.
-            let copies = t
-                .keys()
-                .filter_map(|file| ns.copy_on_truncate_target(*file))
-                .collect();
-            let due = t
-                .iter()
-                .filter(|(_, started)| {
-                    started.is_none_or(|s| now.duration_since(s) >= TRUNCATE_RECOVERY_RETRY)
-                })
-                .map(|(file, _)| *file)
-                .collect();
-            (due, copies)
+            let due = {
+                let Ok(mut t) = self.truncates.lock() else {
+                    return;
+                };
+                t.retain(|file, _| ns.truncate_block_of(*file).is_some());
+                t.iter()
+                    .filter(|(_, started)| {
+                        started.is_none_or(|s| now.duration_since(s) >= TRUNCATE_RECOVERY_RETRY)
+                    })
+                    .map(|(file, _)| *file)
+                    .collect()
+            };
+            // The copy-on-truncate blocks still to commit: the block manager
+            // keeps reports of these, and of no others. Asked under the
+            // namespace lock, which a commit holds while it closes the file
+            // and puts the copy in the block map.
+            if let Ok(mut bm) = self.blocks.lock() {
+                bm.keep_awaited_copies(|id, file| ns.copy_on_truncate_target(file) == Some(id));
+            }
+            due
         };
-        if let Ok(mut bm) = self.blocks.lock() {
-            bm.set_awaited_copies(copies);
-        }
         for file in due {
             match self.recover_file_lease(file, None).await {
                 Ok(true) => tracing::info!(%file, "truncate: block recovery (re)started"),
