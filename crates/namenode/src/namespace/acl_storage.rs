@@ -144,7 +144,7 @@ impl Namespace {
     /// The inode an ACL operation changes: traverse check, then it must
     /// exist and the caller must own it (HDFS's `checkOwner`).
     fn acl_target(&self, caller: &Caller, src: &str) -> Result<(INodeId, String), FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(caller, &res, Required::default())?;
         let path = res.path();
         let id = res.last().ok_or_else(|| {
@@ -220,7 +220,7 @@ impl Namespace {
         if let Some(sp) = self.snapshot_path(src)? {
             return self.snapshot_acl_status(caller, &sp);
         }
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(caller, &res, Required::default())?;
         let id = res
             .last()

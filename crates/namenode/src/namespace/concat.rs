@@ -36,7 +36,7 @@ impl Namespace {
         path: &str,
         checks: &[Required],
     ) -> Result<Resolved, FsError> {
-        let res = self.resolve(path)?;
+        let res = self.resolve_as(caller, path)?;
         self.check_traverse(caller, &res)?;
         for req in checks {
             self.check(caller, &res, *req)?;

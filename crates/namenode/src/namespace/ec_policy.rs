@@ -28,7 +28,7 @@ impl Namespace {
         src: &str,
         file_error: &str,
     ) -> Result<(super::INodeId, String), FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         let access = self.permissions_enabled.then_some(Access::WRITE);
         self.check(
             caller,

@@ -102,7 +102,7 @@ impl Namespace {
     ) -> Result<Vec<Edit>, FsError> {
         let modes: CreateModes = modes.into();
         super::path::check_valid_name(src)?;
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         let creates = Required {
             creates: true,
             ..Default::default()
@@ -194,7 +194,7 @@ impl Namespace {
         if super::path::check_valid_name(src).is_err() {
             return Err(FsError::InvalidPath(format!("Invalid path name {src}")));
         }
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         let path = res.path();
         if res.components.is_empty() {
             return Err(FsError::AlreadyExists(
@@ -299,12 +299,15 @@ impl Namespace {
         // Resolved again only when mkdirs has just created it.
         let parent = match res.parent() {
             Some(parent) => parent,
-            None => self.resolve(&res.prefix(n - 2))?.last().ok_or_else(|| {
-                FsError::FileNotFound(format!(
-                    "Parent directory doesn't exist: {}",
-                    res.prefix(n - 2)
-                ))
-            })?,
+            None => self
+                .resolve_as(caller, &res.prefix(n - 2))?
+                .last()
+                .ok_or_else(|| {
+                    FsError::FileNotFound(format!(
+                        "Parent directory doesn't exist: {}",
+                        res.prefix(n - 2)
+                    ))
+                })?,
         };
         let mut removed = existing.map(|id| self.files_under(id)).unwrap_or_default();
         let (permission, acl) = self.inherited_acl(parent, false, modes);
@@ -361,7 +364,7 @@ impl Namespace {
         recursive: bool,
         now_ms: u64,
     ) -> Result<Option<(Edit, Removed)>, FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(
             caller,
             &res,
@@ -434,9 +437,9 @@ impl Namespace {
         dst: &str,
         now_ms: u64,
     ) -> Result<(bool, Option<Edit>), FsError> {
-        let src_res = self.resolve(src)?;
+        let src_res = self.resolve_as(caller, src)?;
         super::path::check_valid_name(dst)?;
-        let mut dst_res = self.resolve(dst)?;
+        let mut dst_res = self.resolve_as(caller, dst)?;
         // HDFS resolves both paths first: a file among either's ancestors
         // throws here, not `false` as the checks below would answer.
         self.check(caller, &src_res, Required::default())?;
@@ -453,7 +456,7 @@ impl Namespace {
         if let (Some(d), Some(name)) = (dst_res.last(), src_res.components.last()) {
             if self.node(d).is_dir() {
                 let target = format!("{}/{name}", dst_res.path().trim_end_matches('/'));
-                dst_res = self.resolve(&target)?;
+                dst_res = self.resolve_as(caller, &target)?;
             }
         }
         // Both permission checks before the source is looked at (a missing
@@ -546,9 +549,9 @@ impl Namespace {
         overwrite: bool,
         now_ms: u64,
     ) -> Result<(Edit, Removed), FsError> {
-        let src_res = self.resolve(src)?;
+        let src_res = self.resolve_as(caller, src)?;
         super::path::check_valid_name(dst)?;
-        let dst_res = self.resolve(dst)?;
+        let dst_res = self.resolve_as(caller, dst)?;
         let (sp, dp) = (src_res.path(), dst_res.path());
         // As HDFS: both paths resolved (their walks checked), then write
         // access to the source's parent and to the destination's nearest

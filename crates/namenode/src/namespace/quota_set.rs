@@ -36,7 +36,7 @@ impl Namespace {
         storage_type: Option<StorageType>,
     ) -> Result<Option<Edit>, FsError> {
         self.check_set_quota_caller(caller, ns_quota, ss_quota)?;
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check_quota_owner(caller, &res)?;
         // HDFS resolves the path (a file among its ancestors is refused)
         // before it looks at the values.

@@ -23,7 +23,7 @@ impl Namespace {
         src: &str,
         permission: u16,
     ) -> Result<Edit, FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(caller, &res, Required::default())?;
         self.existing(&res)?;
         self.check_owner(caller, &res)?;
@@ -47,7 +47,7 @@ impl Namespace {
         owner: Option<&str>,
         group: Option<&str>,
     ) -> Result<Edit, FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(caller, &res, Required::default())?;
         self.existing(&res)?;
         self.check_owner(caller, &res)?;
@@ -87,7 +87,7 @@ impl Namespace {
         mtime_ms: Option<u64>,
         atime_ms: Option<u64>,
     ) -> Result<Edit, FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(caller, &res, Required::to(Access::WRITE))?;
         if res.last().is_none() {
             return Err(FsError::FileNotFound(format!(
@@ -128,7 +128,7 @@ impl Namespace {
     ) -> Result<Option<Edit>, FsError> {
         // HDFS checks the factor before it looks at the path.
         self.check_replication(replication, src)?;
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(caller, &res, Required::to(Access::WRITE))?;
         match res.last() {
             Some(id) if !self.node(id).is_dir() => {

@@ -613,6 +613,46 @@ fn snapshot_listings_carry_the_bare_permission_and_no_flags() {
 }
 
 #[test]
+fn a_write_below_dot_snapshot_checks_the_traversal_first() {
+    // HDFS's resolvePath checks the search permission of the path before
+    // it refuses a write below `.snapshot` (differential api seed 7520).
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d/e");
+    allow(&mut n, &mut log, "/d");
+    log.push(n.set_permission(&root(), "/d", 0o750).expect("chmod"));
+    snap(&mut n, &mut log, "/d", "s1");
+    let bob = user("bob", &["users"]);
+    let read_only = FsError::SnapshotAccessControl(snapshot::READ_ONLY_SNAPSHOT.into());
+    for p in ["/d/.snapshot/s1", "/d/.snapshot/s1/e", "/d/.snapshot/s9/x"] {
+        match n.delete(&bob, p, true, NOW) {
+            Err(FsError::AccessControl(m)) => assert!(
+                m.contains("access=EXECUTE, inode=\"/d\":hdfs:supergroup:drwxr-x---"),
+                "{p}: {m}"
+            ),
+            other => panic!("{p}: {other:?}"),
+        }
+        assert_eq!(
+            n.delete(&root(), p, true, NOW).err(),
+            Some(read_only.clone()),
+            "{p}"
+        );
+    }
+    // Searchable (as the snapshot kept the directory): refused as read-only.
+    log.push(n.set_permission(&root(), "/d", 0o755).expect("chmod"));
+    snap(&mut n, &mut log, "/d", "s2");
+    for p in ["/d/.snapshot/s2", "/d/.snapshot/s2/e"] {
+        assert_eq!(
+            n.delete(&bob, p, true, NOW).err(),
+            Some(read_only.clone()),
+            "{p}"
+        );
+        let made = n.mkdirs(&bob, &format!("{p}/z"), 0o755, true, NOW);
+        assert_eq!(made.err(), Some(read_only.clone()), "{p}");
+    }
+}
+
+#[test]
 fn calls_resolving_without_a_checker_refuse_a_file_parent_as_such() {
     let mut n = ns();
     let mut log = Vec::new();

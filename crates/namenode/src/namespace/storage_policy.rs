@@ -275,7 +275,7 @@ impl Namespace {
     }
 
     fn set_policy_id(&mut self, caller: &Caller, src: &str, policy: u8) -> Result<Edit, FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(
             caller,
             &res,
@@ -327,7 +327,7 @@ impl Namespace {
             return StoragePolicy::by_id(self.effective_storage_policy(id))
                 .ok_or_else(|| FsError::Io(format!("unknown storage policy on {}", sp.path)));
         }
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(
             caller,
             &res,

@@ -531,10 +531,36 @@ impl Namespace {
     /// `.snapshot` of a snapshottable directory is refused (reads of those
     /// go through `snapshot_path` first; anything else is a write).
     pub(super) fn resolve(&self, src: &str) -> Result<Resolved, FsError> {
+        self.resolve_with(None, src)
+    }
+
+    /// [`Namespace::resolve`] for a write by `caller`: a path through a
+    /// `.snapshot` is refused once `caller` may search it, as HDFS's
+    /// `resolvePath` checks the traversal before it refuses a write there.
+    pub(super) fn resolve_as(
+        &self,
+        caller: &super::permission::Caller,
+        src: &str,
+    ) -> Result<Resolved, FsError> {
+        self.resolve_with(Some(caller), src)
+    }
+
+    fn resolve_with(
+        &self,
+        caller: Option<&super::permission::Caller>,
+        src: &str,
+    ) -> Result<Resolved, FsError> {
         let src = self.unreserved(src)?;
         let src = src.as_ref();
         let comps = path::components(src)?;
-        self.refuse_snapshot_write(src)?;
+        if let Some(sp) = self.snapshot_path(src)? {
+            if let Some(caller) = caller {
+                self.check_snapshot_path(caller, &sp, None)?;
+            }
+            return Err(FsError::SnapshotAccessControl(
+                super::snapshot::READ_ONLY_SNAPSHOT.into(),
+            ));
+        }
         let mut inodes = SmallVec::with_capacity(comps.len() + 1);
         inodes.push(Some(ROOT_INODE_ID));
         let mut cur = Some(self.node(ROOT_INODE_ID));

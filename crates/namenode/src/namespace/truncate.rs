@@ -158,7 +158,7 @@ impl Namespace {
                 "Cannot truncate to a negative file size: {new_length}."
             ))
         })?;
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check_traverse(caller, &res)?;
         self.check(caller, &res, Required::to(Access::WRITE))?;
         let path = res.path();

@@ -295,7 +295,7 @@ impl Namespace {
         client_machine: &str,
         new_block: bool,
     ) -> Result<(FileStatus, Option<BlockRecord>, Edit), FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         // As HDFS's appendFile: the path's ancestors, a directory, then
         // write access, then a missing file.
         self.check(caller, &res, Required::default())?;
@@ -705,7 +705,7 @@ impl Namespace {
         src: &str,
         create_parent: bool,
     ) -> Result<(), FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         if res.last().is_some() || res.components.is_empty() {
             return Ok(());
         }

@@ -197,7 +197,7 @@ impl Namespace {
         src: &str,
         access: Option<Access>,
     ) -> Result<(INodeId, String), FsError> {
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         self.check(
             caller,
             &res,
@@ -224,7 +224,7 @@ impl Namespace {
         if xattr.namespace != XAttrNamespace::User {
             return self.xattr_target(caller, src, None);
         }
-        let res = self.resolve(src)?;
+        let res = self.resolve_as(caller, src)?;
         let sticky_dir = res
             .last()
             .map(|id| self.node(id))

@@ -285,7 +285,7 @@ impl Namespace {
         path: &str,
         owner: bool,
     ) -> Result<(INodeId, String), FsError> {
-        let res = self.resolve(path)?;
+        let res = self.resolve_as(caller, path)?;
         if owner {
             self.check(caller, &res, Required::default())?;
             self.check_owner_of_existing(caller, &res)?;
@@ -398,7 +398,7 @@ impl Namespace {
         name: Option<&str>,
         now_ms: u64,
     ) -> Result<(String, Edit), FsError> {
-        let res = self.resolve(path)?;
+        let res = self.resolve_as(caller, path)?;
         self.check(caller, &res, Required::default())?;
         self.check_owner_of_existing(caller, &res)?;
         let name = match name.filter(|n| !n.is_empty()) {
@@ -512,7 +512,7 @@ impl Namespace {
         new: &str,
         now_ms: u64,
     ) -> Result<Option<Edit>, FsError> {
-        let res = self.resolve(path)?;
+        let res = self.resolve_as(caller, path)?;
         self.check(caller, &res, Required::default())?;
         self.check_owner_of_existing(caller, &res)?;
         self.check_snapshot_name(new, &res.path(), false)?;
