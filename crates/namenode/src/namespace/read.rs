@@ -375,8 +375,7 @@ impl Namespace {
     ) -> Result<FileStatus, FsError> {
         if let Some(sp) = self.snapshot_path(src)? {
             if write {
-                self.check_snapshot_path(caller, &sp, None)?;
-                self.refuse_snapshot_write(src)?;
+                return Err(self.snapshot_write_refusal(Some(caller), &sp));
             }
             return self.snapshot_open(caller, &sp);
         }

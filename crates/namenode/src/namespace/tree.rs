@@ -554,12 +554,7 @@ impl Namespace {
         let src = src.as_ref();
         let comps = path::components(src)?;
         if let Some(sp) = self.snapshot_path(src)? {
-            if let Some(caller) = caller {
-                self.check_snapshot_path(caller, &sp, None)?;
-            }
-            return Err(FsError::SnapshotAccessControl(
-                super::snapshot::READ_ONLY_SNAPSHOT.into(),
-            ));
+            return Err(self.snapshot_write_refusal(caller, &sp));
         }
         let mut inodes = SmallVec::with_capacity(comps.len() + 1);
         inodes.push(Some(ROOT_INODE_ID));

@@ -558,13 +558,20 @@ impl Namespace {
         }
     }
 
-    /// The error a write below `.snapshot` gets (HDFS's
-    /// `SnapshotAccessControlException`), when `src` is such a path.
-    pub(in crate::namespace) fn refuse_snapshot_write(&self, src: &str) -> Result<(), FsError> {
-        if self.snapshot_path(src)?.is_some() {
-            return Err(FsError::SnapshotAccessControl(READ_ONLY_SNAPSHOT.into()));
+    /// The error a write through snapshot path `sp` gets: HDFS's
+    /// `resolvePath` checks the traversal (for `caller`, when known) before
+    /// it refuses the write (`SnapshotAccessControlException`).
+    pub(in crate::namespace) fn snapshot_write_refusal(
+        &self,
+        caller: Option<&Caller>,
+        sp: &SnapshotPath,
+    ) -> FsError {
+        if let Some(caller) = caller {
+            if let Err(e) = self.check_snapshot_path(caller, sp, None) {
+                return e;
+            }
         }
-        Ok(())
+        FsError::SnapshotAccessControl(READ_ONLY_SNAPSHOT.into())
     }
 
     /// `getSnapshottableDirListing`: every snapshottable directory for a
