@@ -273,8 +273,31 @@ impl Namespace {
         st
     }
 
+    /// HDFS's `checkSimpleTraverse` of a snapshot path, for whoever asks:
+    /// an existing inode the snapshot saw as a file, with more components
+    /// after it, is not a directory to search (the live ancestors up to
+    /// the snapshottable directory are directories by construction).
+    fn check_snapshot_simple_traverse(&self, sp: &SnapshotPath) -> Result<(), FsError> {
+        let Some(root) = sp.ancestors.last() else {
+            return Ok(());
+        };
+        let mut prefix = format!("{}/{DOT_SNAPSHOT}", root.0.trim_end_matches('/'));
+        for entry in sp.inodes.iter().take(sp.inodes.len().saturating_sub(1)) {
+            let Some((id, name)) = entry else { break };
+            prefix = format!("{prefix}/{name}");
+            if self.any_node(*id).is_some_and(|n| !n.is_dir()) {
+                return Err(FsError::AccessControl(format!(
+                    "{prefix} (is not a directory)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// The traversal and access checks of a snapshot path: search on every
-    /// directory before the last component, `access` on the last.
+    /// directory before the last component (each must be a directory),
+    /// `access` on the last. The superuser, or anyone with permissions
+    /// off, gets only the directory checks.
     pub(in crate::namespace) fn check_snapshot_path(
         &self,
         caller: &Caller,
@@ -282,7 +305,7 @@ impl Namespace {
         access: Option<Access>,
     ) -> Result<(), FsError> {
         if !self.permissions_enabled || caller.is_superuser {
-            return Ok(());
+            return self.check_snapshot_simple_traverse(sp);
         }
         let mut chain: Vec<(String, Attrs, bool)> = sp.ancestors.clone();
         let dir_path = chain.last().map(|c| c.0.clone()).unwrap_or_default();
@@ -311,6 +334,10 @@ impl Namespace {
                     Some(a) => a,
                     None => continue,
                 }
+            } else if !is_dir {
+                return Err(FsError::AccessControl(format!(
+                    "{path} (is not a directory)"
+                )));
             } else {
                 Access::EXECUTE
             };
@@ -531,8 +558,12 @@ impl Namespace {
         caller: &Caller,
         sp: &SnapshotPath,
     ) -> Result<FileStatus, FsError> {
-        // As a live path: the walk, the file itself, then read access.
-        self.check_snapshot_path(caller, sp, None)?;
+        // As a live path (HDFS's getBlockLocations resolves the path with no
+        // permission checker): only the ancestors must be directories; then
+        // the file itself, then search and read access, so a missing
+        // snapshot or file is FileNotFound even where the caller may not
+        // search.
+        self.check_snapshot_simple_traverse(sp)?;
         let (Some(s), Some(Some((id, _)))) = (sp.snapshot, sp.inodes.last()) else {
             return Err(FsError::FileNotFound(format!(
                 "File does not exist: {}",
