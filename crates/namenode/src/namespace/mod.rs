@@ -48,6 +48,7 @@ mod ec_policy;
 mod edits;
 mod image_edits;
 mod inode_table;
+mod mkdirs;
 mod mutate;
 mod names;
 pub mod open_files;
@@ -84,7 +85,7 @@ pub use acl_storage::{AclChange, AclStatus, CreateModes, ACL_BIT};
 pub use children::{name_order, ChildName, Children, NameOrder};
 pub use concat::Concatenated;
 pub use edits::{ApplyError, Edit};
-pub use mutate::Removed;
+pub use mutate::{Created, NewFile, Removed};
 pub use names::{AttrId, AttrSet, NameId, NameTable};
 pub use protected::ProtectedDirs;
 pub use quota::{DirQuota, QuotaCounts, QuotaUsage, StorageType, QUOTA_DONT_SET, QUOTA_RESET};
@@ -300,6 +301,8 @@ mod acl_tests;
 mod block_edit_tests;
 #[cfg(test)]
 mod copy_truncate_tests;
+#[cfg(test)]
+mod mkdirs_step_tests;
 #[cfg(test)]
 mod name_order_tests;
 #[cfg(test)]

@@ -1,15 +1,18 @@
-//! The namespace mutations: mkdirs, create, delete and the two renames
-//! (the attribute setters are in `set_attrs.rs`), with the limit checks
-//! they share (component length, directory items, replication range). Each validates fully, then builds its [`Edit`] and
-//! applies it, so a failure leaves the tree untouched. The rest of a
-//! file's write life cycle, after create, is in `write.rs`.
+//! The namespace mutations: create, delete and the two renames (mkdirs
+//! is in `mkdirs.rs`, the attribute setters in `set_attrs.rs`), with the
+//! limit checks they share (component length, directory items,
+//! replication range). Each validates fully, then builds its [`Edit`] and
+//! applies it, so a failure leaves the tree untouched; except the stepwise
+//! create, which, as HDFS's, keeps the parent directories it made before
+//! a refusal (and returns their edits with it). The rest of a file's
+//! write life cycle, after create, is in `write.rs`.
 
 use super::permission::{Access, Caller};
-use super::quota::QuotaCounts;
+use super::quota::{new_names, QuotaCounts};
 use super::tree_edits::Walked;
 use super::{
     BlockId, BlockSize, CreateModes, Edit, FileStatus, FsError, INodeId, INodeKind, Namespace,
-    Required, Resolved, ROOT_INODE_ID,
+    Required, Resolved,
 };
 
 /// What a delete or overwrite removed: the files (for their leases) and
@@ -20,8 +23,38 @@ pub struct Removed {
     pub blocks: Vec<BlockId>,
 }
 
+/// A stepwise create's outcome (next to the edits it applied): the new
+/// file's status and what it replaced, or the refusal that stopped it.
+pub type Created = Result<(FileStatus, Removed), FsError>;
+
+/// What a create asks for besides the path and its mode.
+#[derive(Debug, Clone, Copy)]
+pub struct NewFile<'a> {
+    pub client_name: &'a str,
+    pub client_machine: &'a str,
+    pub overwrite: bool,
+    pub create_parent: bool,
+    pub replication: u16,
+    pub block_size: u64,
+}
+
+/// The outcome of a mutation run all or nothing, with its edits: there a
+/// refusal comes before any change, so it brings no edits.
+pub(super) fn whole<T>(
+    edits: Vec<Edit>,
+    outcome: Result<T, FsError>,
+) -> Result<(T, Vec<Edit>), FsError> {
+    match outcome {
+        Ok(value) => Ok((value, edits)),
+        Err(e) => {
+            debug_assert!(edits.is_empty(), "changes refused after they were applied");
+            Err(e)
+        }
+    }
+}
+
 impl Namespace {
-    fn next_id(&self) -> INodeId {
+    pub(super) fn next_id(&self) -> INodeId {
         INodeId(self.last_inode_id + 1)
     }
 
@@ -53,7 +86,7 @@ impl Namespace {
         Ok(())
     }
 
-    fn check_dir_items(
+    pub(super) fn check_dir_items(
         &self,
         parent: INodeId,
         parent_path: impl FnOnce() -> String,
@@ -85,89 +118,6 @@ impl Namespace {
         )
     }
 
-    /// mkdirs. Returns the edits applied (one per directory created; none
-    /// when the directory already exists).
-    ///
-    /// # Errors
-    /// As HDFS: FileAlreadyExists when the path is a file,
-    /// ParentNotDirectory, FileNotFound for a missing parent without
-    /// `create_parent`, permission denied, invalid path, limits.
-    pub fn mkdirs(
-        &mut self,
-        caller: &Caller,
-        src: &str,
-        modes: impl Into<CreateModes>,
-        create_parent: bool,
-        now_ms: u64,
-    ) -> Result<Vec<Edit>, FsError> {
-        let modes: CreateModes = modes.into();
-        super::path::check_valid_name(src)?;
-        let res = self.resolve_as(caller, src)?;
-        let creates = Required {
-            creates: true,
-            ..Default::default()
-        };
-        self.check(caller, &res, creates)?;
-        if let Some(id) = res.last() {
-            if self.node(id).is_dir() {
-                return Ok(Vec::new());
-            }
-            // HDFS names the path as it was asked for (a trailing '/' kept).
-            return Err(FsError::AlreadyExists(format!(
-                "Path is not a directory: {src}"
-            )));
-        }
-        self.check_creatable(caller, &res)?;
-        let first_missing = res
-            .inodes
-            .iter()
-            .position(Option::is_none)
-            .unwrap_or(res.inodes.len());
-        let n = res.inodes.len();
-        if first_missing < n - 1 && !create_parent {
-            return Err(FsError::FileNotFound(format!(
-                "Parent directory doesn't exist: {}",
-                res.prefix(n - 2)
-            )));
-        }
-        for i in first_missing..n {
-            self.check_component(|| res.prefix(i - 1), &res.components[i - 1])?;
-        }
-        if let Some(parent) = res.inodes[first_missing - 1] {
-            self.check_dir_items(parent, || res.prefix(first_missing - 1))?;
-            self.verify_new_names(parent, n - first_missing)?;
-        }
-        let group = self
-            .group_of(self.node(res.inodes[first_missing - 1].unwrap_or(ROOT_INODE_ID)))
-            .to_string();
-        // Implicit parents get u+wx so the final directory can be created
-        // inside them, as HDFS does (on the masked mode only).
-        let parent_modes = CreateModes {
-            masked: (modes.masked | 0o300) & 0o777,
-            ..modes
-        };
-        let mut edits = Vec::new();
-        let mut parent = res.inodes[first_missing - 1].unwrap_or(ROOT_INODE_ID);
-        for i in first_missing..n {
-            let id = self.next_id();
-            let requested = if i == n - 1 { modes } else { parent_modes };
-            let (permission, acl) = self.inherited_acl(parent, true, requested);
-            let edit = Edit::Mkdir {
-                id,
-                path: res.prefix(i),
-                permission,
-                owner: caller.user.to_string(),
-                group: group.clone(),
-                mtime_ms: now_ms,
-            };
-            self.apply_checked_under(&edit, parent);
-            edits.push(edit);
-            self.apply_inherited_acl(|| res.prefix(i), acl, &mut edits);
-            parent = id;
-        }
-        Ok(edits)
-    }
-
     /// create: a new empty file, open for writing by `client_name`.
     ///
     /// # Errors
@@ -189,7 +139,53 @@ impl Namespace {
         block_size: u64,
         now_ms: u64,
     ) -> Result<(FileStatus, Vec<Edit>, Removed), FsError> {
-        let modes: CreateModes = modes.into();
+        let file = NewFile {
+            client_name,
+            client_machine,
+            overwrite,
+            create_parent,
+            replication,
+            block_size,
+        };
+        let (edits, created) = self.create_file(caller, src, modes.into(), &file, now_ms, false)?;
+        whole(edits, created).map(|((st, removed), edits)| (st, edits, removed))
+    }
+
+    /// create as HDFS's runs it: missing parents are made one at a time
+    /// (as [`Namespace::mkdirs_stepwise`]) before the file's own name and
+    /// quota are checked, so a refusal there leaves the parents made. The
+    /// edits applied come with the outcome, and must be logged either way.
+    ///
+    /// # Errors
+    /// As [`Namespace::create`], when nothing was changed.
+    pub fn create_stepwise(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        modes: impl Into<CreateModes>,
+        file: &NewFile<'_>,
+        now_ms: u64,
+    ) -> Result<(Vec<Edit>, Created), FsError> {
+        self.create_file(caller, src, modes.into(), file, now_ms, true)
+    }
+
+    fn create_file(
+        &mut self,
+        caller: &Caller,
+        src: &str,
+        modes: CreateModes,
+        file: &NewFile<'_>,
+        now_ms: u64,
+        stepwise: bool,
+    ) -> Result<(Vec<Edit>, Created), FsError> {
+        let NewFile {
+            client_name,
+            client_machine,
+            overwrite,
+            create_parent,
+            replication,
+            block_size,
+        } = *file;
         // startFile checks the name itself, with a message of its own.
         if super::path::check_valid_name(src).is_err() {
             return Err(FsError::InvalidPath(format!("Invalid path name {src}")));
@@ -253,7 +249,12 @@ impl Namespace {
             )));
         }
         let name = &res.components[n - 2];
-        self.check_component(|| res.prefix(n - 2), name)?;
+        // Stepwise, missing parents are made before the file's name and
+        // quota are looked at (below).
+        let parents_first = stepwise && res.parent().is_none();
+        if !parents_first {
+            self.check_component(|| res.prefix(n - 2), name)?;
+        }
         if let (Some(old), Some(dir)) = (existing, res.parent()) {
             // HDFS deletes the file it replaces, then adds the new name
             // under the quotas: refused where the count is at its quota
@@ -271,7 +272,7 @@ impl Namespace {
             self.verify_quota_releasing(dir, &released, &new_name, None)?;
         }
         let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
-        if existing.is_none() {
+        if existing.is_none() && !parents_first {
             // The missing parents and the file, each a new name.
             if let Some(dir) = res.inodes[first_missing - 1] {
                 if first_missing == n - 1 {
@@ -294,7 +295,18 @@ impl Namespace {
             let base = res.inodes[first_missing - 1]
                 .map_or(modes.masked | 0o111, |id| self.permission_of(self.node(id)));
             let parent_perm = (base | 0o300) & 0o777;
-            edits = self.mkdirs(caller, &res.prefix(n - 2), parent_perm, true, now_ms)?;
+            let refused;
+            (edits, refused) = self.make_dirs(
+                caller,
+                &res.prefix(n - 2),
+                parent_perm.into(),
+                true,
+                now_ms,
+                stepwise,
+            )?;
+            if let Some(e) = refused {
+                return Ok((edits, Err(e)));
+            }
         }
         // Resolved again only when mkdirs has just created it.
         let parent = match res.parent() {
@@ -309,6 +321,14 @@ impl Namespace {
                     ))
                 })?,
         };
+        if parents_first {
+            let fits = self
+                .check_component(|| res.prefix(n - 2), name)
+                .and_then(|()| self.verify_quota(parent, &new_names(1), None));
+            if let Err(e) = fits {
+                return Ok((edits, Err(e)));
+            }
+        }
         let mut removed = existing.map(|id| self.files_under(id)).unwrap_or_default();
         let (permission, acl) = self.inherited_acl(parent, false, modes);
         let id = self.next_id();
@@ -331,7 +351,7 @@ impl Namespace {
         removed.blocks = self.take_freed_blocks();
         edits.push(edit);
         self.apply_inherited_acl(|| path, acl, &mut edits);
-        Ok((self.status(id, self.node(id)), edits, removed))
+        Ok((edits, Ok((self.status(id, self.node(id)), removed))))
     }
 
     pub(super) fn check_replication(&self, replication: u16, path: &str) -> Result<(), FsError> {

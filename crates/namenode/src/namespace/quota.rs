@@ -494,11 +494,7 @@ impl Namespace {
     /// NSQuotaExceeded.
     pub(super) fn verify_new_names(&self, dir: INodeId, n: usize) -> Result<(), FsError> {
         for k in 1..=n {
-            let delta = QuotaCounts {
-                namespace: i64::try_from(k).unwrap_or(i64::MAX),
-                ..QuotaCounts::default()
-            };
-            self.verify_quota(dir, &delta, None)?;
+            self.verify_quota(dir, &new_names(k), None)?;
         }
         Ok(())
     }
@@ -508,5 +504,13 @@ impl Namespace {
         if id != ROOT_INODE_ID {
             self.quotas.remove(&id);
         }
+    }
+}
+
+/// The usage `k` new names add: `k` to the namespace count.
+pub(super) fn new_names(k: usize) -> QuotaCounts {
+    QuotaCounts {
+        namespace: i64::try_from(k).unwrap_or(i64::MAX),
+        ..QuotaCounts::default()
     }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use cairn_proto::hadoop::hdfs as pb;
 
-use super::convert::{encode, status_proto};
+use super::convert::{encode, status_proto, to_call_error};
 use super::quota::{type_quota_infos, wire};
 use super::{now_ms, CallResult, NameNodeState};
 use crate::namespace::permission::{Access, Caller};
@@ -145,14 +145,19 @@ impl NameNodeState {
             unmasked: r.unmasked.map(|p| (p.perm & 0o7777) as u16),
         };
         let now = now_ms();
-        self.mutate(
-            || format!("create directory {}", r.src),
-            |ns| {
-                ns.mkdirs(caller, &r.src, modes, r.create_parent, now)
-                    .map(|e| ((), e))
-            },
-        )
-        .await?;
+        // A refusal part-way still logs the directories made before it.
+        let refused = self
+            .mutate(
+                || format!("create directory {}", r.src),
+                |ns| {
+                    ns.mkdirs_stepwise(caller, &r.src, modes, r.create_parent, now)
+                        .map(|(edits, refused)| (refused, edits))
+                },
+            )
+            .await?;
+        if let Some(e) = refused {
+            return Err(to_call_error(e));
+        }
         encode(&pb::MkdirsResponseProto { result: true })
     }
 

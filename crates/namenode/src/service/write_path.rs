@@ -10,12 +10,12 @@ use std::sync::Arc;
 use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::{CallContext, CallError};
 
-use super::convert::{block_record, encode, status_proto};
+use super::convert::{block_record, encode, status_proto, to_call_error};
 use super::{now_ms, CallResult, NameNodeState};
 use crate::datanodes::{DatanodeUuid, PlacementRequest};
 use crate::namespace::permission::Caller;
 use crate::namespace::{
-    BlockId, BlockRecord, CreateModes, Edit, FileStatus, FsError, StoragePolicy,
+    BlockId, BlockRecord, CreateModes, Edit, FileStatus, FsError, NewFile, StoragePolicy,
 };
 
 const CREATE_FLAG_CREATE: u32 = 0x01;
@@ -38,6 +38,15 @@ impl NameNodeState {
         let machine = ctx.remote_addr.ip().to_string();
         let now = now_ms();
         let client = r.client_name.clone();
+        let file = NewFile {
+            client_name: &client,
+            client_machine: &machine,
+            overwrite,
+            create_parent: r.create_parent,
+            replication: repl,
+            block_size: r.block_size,
+        };
+        // A refusal after parents were made still logs them (as HDFS).
         let (st, removed) = self
             .mutate(
                 || format!("create file{}", r.src),
@@ -45,24 +54,16 @@ impl NameNodeState {
                     if r.create_flag & CREATE_FLAG_CREATE == 0 {
                         ns.refuse_missing_without_create_flag(caller, &r.src, r.create_parent)?;
                     }
-                    let (st, edits, removed) = ns.create(
-                        caller,
-                        &r.src,
-                        modes,
-                        &client,
-                        &machine,
-                        overwrite,
-                        r.create_parent,
-                        repl,
-                        r.block_size,
-                        now,
-                    )?;
-                    self.forget_leases(&removed.files);
-                    self.with_leases(|l| l.add(&client, st.id, std::time::Instant::now()));
-                    Ok(((st, removed), edits))
+                    let (edits, created) = ns.create_stepwise(caller, &r.src, modes, &file, now)?;
+                    if let Ok((st, removed)) = &created {
+                        self.forget_leases(&removed.files);
+                        self.with_leases(|l| l.add(&client, st.id, std::time::Instant::now()));
+                    }
+                    Ok((created, edits))
                 },
             )
             .await
+            .and_then(|created| created.map_err(to_call_error))
             .map_err(|e| self.after_lease_conflict(e, &r.src, "CREATE_FILE", &client, &machine))?;
         self.forget_removed_blocks(&removed);
         encode(&pb::CreateResponseProto {
