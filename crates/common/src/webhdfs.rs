@@ -73,7 +73,9 @@ impl RemoteError {
 
     /// The JSON body: `{"RemoteException": {...}}`.
     pub fn to_json(&self) -> serde_json::Value {
-        let simple = self.class.rsplit('.').next().unwrap_or(&self.class);
+        // Java's getSimpleName: a nested class (`FSLimitException$
+        // PathComponentTooLongException`) goes by its own name.
+        let simple = self.class.rsplit(['.', '$']).next().unwrap_or(&self.class);
         serde_json::json!({
             "RemoteException": {
                 "exception": simple,
@@ -122,13 +124,40 @@ pub fn ok_empty() -> Response {
 /// Escapes that do not make UTF-8.
 pub fn request_path(uri_path: &str) -> Result<String, RemoteError> {
     let raw = uri_path.strip_prefix("/webhdfs/v1").unwrap_or(uri_path);
-    let path = percent_decode(raw)
+    let mut path = percent_decode(raw)
         .ok_or_else(|| RemoteError::illegal_argument(format!("Invalid path: {raw}")))?;
-    Ok(if path.is_empty() {
-        "/".to_string()
-    } else {
-        path
-    })
+    if path.is_empty() {
+        return Ok("/".to_string());
+    }
+    // HDFS's HTTP server maps a path whose `.` and `..` segments lead back
+    // to the root onto the servlet's root, and the path HDFS then sees ends
+    // in '/' (`/a/..` is `/a/../` in its messages).
+    if !path.ends_with('/') && dots_lead_to_root(&path) {
+        path.push('/');
+    }
+    Ok(path)
+}
+
+/// Whether `path` has `.` or `..` segments and, with them resolved, names
+/// the root (never passing above it).
+fn dots_lead_to_root(path: &str) -> bool {
+    let mut depth = 0usize;
+    let mut dots = false;
+    for segment in path.split('/') {
+        match segment {
+            "" => {}
+            "." => dots = true,
+            ".." => {
+                dots = true;
+                let Some(up) = depth.checked_sub(1) else {
+                    return false;
+                };
+                depth = up;
+            }
+            _ => depth += 1,
+        }
+    }
+    dots && depth == 0
 }
 
 /// Decodes `%XX` escapes; `None` when they do not make UTF-8.
@@ -450,5 +479,36 @@ mod tests {
         assert_eq!(request_path("/webhdfs/v1").expect("root"), "/");
         assert_eq!(request_path("/webhdfs/v1/a%20b").expect("decoded"), "/a b");
         assert!(request_path("/webhdfs/v1/%ff").is_err());
+        // As HDFS 3.4.1 reports them.
+        for (asked, seen) in [
+            ("/webhdfs/v1/wfz/..", "/wfz/../"),
+            ("/webhdfs/v1/wfz/%2E%2E", "/wfz/../"),
+            ("/webhdfs/v1/wfz/x/../..", "/wfz/x/../../"),
+            ("/webhdfs/v1/.", "/./"),
+            ("/webhdfs/v1/wfz/x/..", "/wfz/x/.."),
+            ("/webhdfs/v1/wfz/.", "/wfz/."),
+            ("/webhdfs/v1/wfz/x/../../", "/wfz/x/../../"),
+            ("/webhdfs/v1/wfz//x", "/wfz//x"),
+        ] {
+            assert_eq!(request_path(asked).expect("valid"), seen, "{asked}");
+        }
+    }
+
+    #[test]
+    fn an_exception_of_a_nested_class_goes_by_its_own_name() {
+        let e = RemoteError::new(
+            "org.apache.hadoop.hdfs.protocol.FSLimitException$PathComponentTooLongException",
+            "m",
+        );
+        let json = e.to_json();
+        assert_eq!(
+            json["RemoteException"]["exception"],
+            "PathComponentTooLongException"
+        );
+        let e = RemoteError::new("java.io.FileNotFoundException", "m");
+        assert_eq!(
+            e.to_json()["RemoteException"]["exception"],
+            "FileNotFoundException"
+        );
     }
 }

@@ -316,6 +316,8 @@ mod snapshot_attrs_tests;
 #[cfg(test)]
 mod snapshot_diff_tests;
 #[cfg(test)]
+mod snapshot_message_tests;
+#[cfg(test)]
 mod snapshot_quota_tests;
 #[cfg(test)]
 mod snapshot_tests;

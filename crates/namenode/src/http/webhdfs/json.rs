@@ -49,7 +49,8 @@ pub fn file_status(s: &pb::HdfsFileStatusProto) -> Value {
         "replication".into(),
         json!(s.block_replication.unwrap_or(0)),
     );
-    m.insert("fileId".into(), json!(s.file_id.unwrap_or(0)));
+    // A Java long: `.snapshot` itself has id -1 (u64::MAX on the wire).
+    m.insert("fileId".into(), json!(java_long(s.file_id.unwrap_or(0))));
     m.insert("childrenNum".into(), json!(s.children_num.unwrap_or(-1)));
     m.insert("storagePolicy".into(), json!(s.storage_policy.unwrap_or(0)));
     Value::Object(m)
@@ -387,7 +388,7 @@ pub fn snapshot_diff_listing(r: &pb::SnapshotDiffReportListingProto) -> Value {
             .map(|e| {
                 let mut m = Map::new();
                 m.insert("dirId".into(), json!(e.dir_id));
-                m.insert("fileId".into(), json!(e.file_id.unwrap_or(0)));
+                m.insert("fileId".into(), json!(java_long(e.file_id.unwrap_or(0))));
                 m.insert(
                     "sourcePath".into(),
                     json!(String::from_utf8_lossy(&e.fullpath)),
@@ -431,6 +432,12 @@ pub fn trash_root(path: &str, s: &pb::HdfsFileStatusProto) -> Value {
     })
 }
 
+/// A protobuf `uint64` as the Java `long` HDFS's JSON prints.
+#[allow(clippy::cast_possible_wrap)]
+fn java_long(v: u64) -> i64 {
+    v as i64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,5 +457,11 @@ mod tests {
         let got = type_quota(Some(&infos));
         assert_eq!(got, json!({"SSD": {"consumed": 0, "quota": 4096}}));
         assert_eq!(type_quota(None), json!({}));
+    }
+
+    #[test]
+    fn ids_are_java_longs() {
+        assert_eq!(java_long(u64::MAX), -1);
+        assert_eq!(java_long(16_387), 16_387);
     }
 }

@@ -271,9 +271,28 @@ impl Namespace {
         !self.snapshots.retained_policies.is_empty()
     }
 
-    /// Whether `id` is a snapshottable directory.
+    /// Whether `id` is a snapshottable directory. The root always is, as
+    /// HDFS's: until allowSnapshot it has a snapshot quota of 0 and is not
+    /// listed, counted for nesting or searched as an ancestor's root.
     pub fn is_snapshottable(&self, id: INodeId) -> bool {
+        id == ROOT_INODE_ID || self.snapshots.dirs.contains_key(&id)
+    }
+
+    /// Whether `id` was made snapshottable by allowSnapshot (the root only
+    /// then; every other snapshottable directory).
+    pub(in crate::namespace) fn is_allowed_snapshottable(&self, id: INodeId) -> bool {
         self.snapshots.dirs.contains_key(&id)
+    }
+
+    /// The snapshots and quota of snapshottable directory `id`: the root
+    /// before allowSnapshot has none and a quota of 0 (so has any
+    /// directory that is not snapshottable: callers check first).
+    pub(in crate::namespace) fn snapshottable(&self, id: INodeId) -> &Snapshottable {
+        static NOT_ALLOWED: Snapshottable = Snapshottable {
+            quota: 0,
+            snapshots: Vec::new(),
+        };
+        self.snapshots.dirs.get(&id).unwrap_or(&NOT_ALLOWED)
     }
 
     /// Resolves a snapshottable directory for a snapshot operation that
@@ -405,7 +424,8 @@ impl Namespace {
             None => crate::javafmt::snapshot_name(now_ms),
             Some(n) => n.to_string(),
         };
-        self.check_snapshot_name(&name, &res.path(), true)?;
+        // HDFS names the path as the caller spelt it in a refused name.
+        self.check_snapshot_name(&name, path, true)?;
         let (id, path) = self.snapshottable_root(caller, path)?;
         let s = &self.snapshots;
         if s.counter >= MAX_SNAPSHOT_ID {
@@ -421,7 +441,7 @@ impl Namespace {
                 s.limits.max_total
             )));
         }
-        let dir = &s.dirs[&id];
+        let dir = self.snapshottable(id);
         let n = dir.snapshots.len();
         if n + 1 > dir.quota as usize {
             return Err(FsError::Snapshot(format!(
@@ -485,7 +505,7 @@ impl Namespace {
         now_ms: u64,
     ) -> Result<Edit, FsError> {
         let (id, path) = self.snapshottable_root(caller, path)?;
-        if self.snapshots.dirs[&id].position(name).is_err() {
+        if self.snapshottable(id).position(name).is_err() {
             return Err(FsError::Snapshot(format!(
                 "Cannot delete snapshot {name} from path {path}: the snapshot does not exist."
             )));
@@ -515,9 +535,10 @@ impl Namespace {
         let res = self.resolve_as(caller, path)?;
         self.check(caller, &res, Required::default())?;
         self.check_owner_of_existing(caller, &res)?;
-        self.check_snapshot_name(new, &res.path(), false)?;
-        let (id, path) = self.snapshottable_root(caller, path)?;
-        let dir = &self.snapshots.dirs[&id];
+        // HDFS names the path as the caller spelt it in these refusals.
+        self.check_snapshot_name(new, path, false)?;
+        let (id, root_path) = self.snapshottable_root(caller, path)?;
+        let dir = self.snapshottable(id);
         if dir.position(old).is_err() {
             return Err(FsError::Snapshot(format!(
                 "The snapshot {old} does not exist for directory {path}"
@@ -532,7 +553,7 @@ impl Namespace {
             )));
         }
         let edit = Edit::RenameSnapshot {
-            path,
+            path: root_path,
             old: old.to_string(),
             new: new.to_string(),
             mtime_ms: now_ms,

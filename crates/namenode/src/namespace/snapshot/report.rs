@@ -218,12 +218,24 @@ impl Namespace {
                 res.prefix(n - 2)
             )));
         }
+        // The directory itself when snapshottable (the root always is),
+        // else the nearest ancestor allowSnapshot made one.
+        let own = res
+            .inodes
+            .iter()
+            .rev()
+            .flatten()
+            .copied()
+            .find(|id| self.node(*id).is_dir());
         let root = res
             .inodes
             .iter()
             .rev()
             .flatten()
-            .find(|id| self.is_snapshottable(**id))
+            .find(|id| {
+                self.is_allowed_snapshottable(**id)
+                    || (Some(**id) == own && self.is_snapshottable(**id))
+            })
             .copied()
             .ok_or_else(|| {
                 FsError::Snapshot(format!(
@@ -245,7 +257,7 @@ impl Namespace {
             if name.is_empty() {
                 return Ok(None);
             }
-            self.snapshots.dirs[&root]
+            self.snapshottable(root)
                 .snapshots
                 .iter()
                 .find(|s| s.name == name)

@@ -59,7 +59,7 @@ impl Namespace {
         &self,
         src: &str,
     ) -> Result<Option<SnapshotPath>, FsError> {
-        if self.snapshots.dirs.is_empty() || !src.contains(DOT_SNAPSHOT) {
+        if !src.contains(DOT_SNAPSHOT) {
             return Ok(None);
         }
         let src = self.unreserved(src)?;
@@ -73,7 +73,7 @@ impl Namespace {
                 self.attrs_of(cur, node),
                 node.is_dir(),
             ));
-            if *c == DOT_SNAPSHOT && self.snapshots.dirs.contains_key(&cur) {
+            if *c == DOT_SNAPSHOT && self.is_snapshottable(cur) {
                 return Ok(Some(self.resolve_in_snapshot(cur, &comps, i, ancestors)));
             }
             match self.child(node, c) {
@@ -98,7 +98,7 @@ impl Namespace {
             path: path::join(comps),
             ancestors,
         };
-        let snapshots = &self.snapshots.dirs[&dir].snapshots;
+        let snapshots = &self.snapshottable(dir).snapshots;
         let name = comps.get(dot + 1);
         let info = name.and_then(|name| snapshots.iter().find(|s| s.name == *name));
         // HDFS reads every inode of a snapshot path as the snapshot saw it,
@@ -269,7 +269,9 @@ impl Namespace {
     fn snapshot_root_status(&self, dir: INodeId, info: &SnapshotInfo) -> FileStatus {
         let mut st = self.status_at(dir, &info.name, info.id);
         set_status_attrs(&mut st, info.root.clone());
-        st.snapshot_enabled = true;
+        // HDFS's snapshot root (`Snapshot.Root`) keeps only the ACL and
+        // the extended attributes of its directory: not snapshottable.
+        st.snapshot_enabled = false;
         st
     }
 
@@ -467,7 +469,7 @@ impl Namespace {
             }
             // `/d/.snapshot`: the snapshots, by name.
             self.check_snapshot_path(caller, sp, None)?;
-            let dir = &self.snapshots.dirs[&sp.dir];
+            let dir = self.snapshottable(sp.dir);
             let all: Vec<&SnapshotInfo> = dir
                 .snapshots
                 .iter()
@@ -672,12 +674,13 @@ impl Namespace {
             },
         )?;
         let id = self.directory_of(&res)?;
-        let dir = self.snapshots.dirs.get(&id).ok_or_else(|| {
-            FsError::Snapshot(format!(
+        if !self.is_snapshottable(id) {
+            return Err(FsError::Snapshot(format!(
                 "Directory is not a snapshottable directory: {}",
                 res.path()
-            ))
-        })?;
+            )));
+        }
+        let dir = self.snapshottable(id);
         let parent_path = res.path();
         // As HDFS's SnapshotStatus: the directory's children as they are
         // now, whatever the snapshot holds.
