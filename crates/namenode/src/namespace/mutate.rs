@@ -308,18 +308,24 @@ impl Namespace {
                 return Ok((edits, Err(e)));
             }
         }
-        // Resolved again only when mkdirs has just created it.
+        // Resolved again only when mkdirs has just created it (a refusal
+        // then still returns the edits already applied).
         let parent = match res.parent() {
             Some(parent) => parent,
-            None => self
-                .resolve_as(caller, &res.prefix(n - 2))?
-                .last()
-                .ok_or_else(|| {
-                    FsError::FileNotFound(format!(
-                        "Parent directory doesn't exist: {}",
-                        res.prefix(n - 2)
-                    ))
-                })?,
+            None => {
+                let made = self.resolve_as(caller, &res.prefix(n - 2)).and_then(|r| {
+                    r.last().ok_or_else(|| {
+                        FsError::FileNotFound(format!(
+                            "Parent directory doesn't exist: {}",
+                            res.prefix(n - 2)
+                        ))
+                    })
+                });
+                match made {
+                    Ok(parent) => parent,
+                    Err(e) => return Ok((edits, Err(e))),
+                }
+            }
         };
         if parents_first {
             let fits = self
