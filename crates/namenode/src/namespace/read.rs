@@ -6,6 +6,7 @@
 use super::permission::{Access, Caller};
 use super::quota::{file_quota_bytes, QuotaCounts, QuotaUsage, QUOTA_TYPES};
 use super::quota_policy::add_typed_space;
+use super::xattrs::superuser_read_denied;
 use super::{Edit, FsError, INode, INodeId, INodeKind, Millis48, Namespace, Required};
 
 /// A snapshot of one inode, returned by reads.
@@ -349,11 +350,7 @@ impl Namespace {
         // A file marked security.hdfs.unreadable.by.superuser (HDFS checks
         // it with the permissions).
         if self.permissions_enabled && caller.is_superuser && self.unreadable_by_superuser(id) {
-            return Err(FsError::AccessControl(format!(
-                "Access is denied for {} since the superuser is not allowed to perform this \
-                 operation.",
-                caller.user
-            )));
+            return Err(superuser_read_denied(&caller.user));
         }
         Ok(self.status(id, self.node(id)))
     }
@@ -373,18 +370,52 @@ impl Namespace {
         src: &str,
         write: bool,
     ) -> Result<FileStatus, FsError> {
+        self.walked_file(caller, src, write, false)
+    }
+
+    /// The file at `src` as getPreferredBlockSize looks at it: as
+    /// [`Self::file_after_walk`] for a read, but a missing file or a
+    /// directory is named by its resolved path (HDFS's `iip.getPath()`).
+    ///
+    /// # Errors
+    /// Permission denied; FileNotFound for a missing path or a directory.
+    pub fn file_for_block_size(&self, caller: &Caller, src: &str) -> Result<FileStatus, FsError> {
+        self.walked_file(caller, src, false, true)
+    }
+
+    fn walked_file(
+        &self,
+        caller: &Caller,
+        src: &str,
+        write: bool,
+        resolved_name: bool,
+    ) -> Result<FileStatus, FsError> {
         if let Some(sp) = self.snapshot_path(src)? {
             if write {
                 return Err(self.snapshot_write_refusal(Some(caller), &sp));
             }
-            return self.snapshot_open(caller, &sp);
+            // The walk checked first, then the file; no read access asked.
+            self.check_snapshot_path(caller, &sp, None)?;
+            let (id, s) = self.snapshot_file(&sp)?;
+            return Ok(self.status_at(id, "", s));
         }
         let res = self.resolve(src)?;
         self.check(caller, &res, Required::default())?;
+        let resolved;
+        let name = if resolved_name {
+            resolved = res.path();
+            resolved.as_str()
+        } else {
+            src
+        };
         let st = match res.last() {
-            None => return Err(FsError::FileNotFound(format!("File does not exist: {src}"))),
+            None => {
+                return Err(FsError::FileNotFound(format!(
+                    "File does not exist: {name}"
+                )))
+            }
             Some(id) if self.node(id).is_dir() => {
-                return Err(FsError::FileNotFound(format!("Path is not a file: {src}")))
+                return Err(FsError::FileNotFound(format!("Path is not a file: {name}")))
             }
             Some(id) => self.status(id, self.node(id)),
         };

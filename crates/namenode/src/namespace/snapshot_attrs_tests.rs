@@ -638,3 +638,76 @@ fn snapshot_path_reads_meet_the_path_before_the_permissions_where_hdfs_does() {
     assert_eq!(n.content_summary(&bob, below).map(|_| ()), want);
     assert!(n.open_for_read(&bob, "/d/.snapshot/s2/x/f").is_ok());
 }
+
+#[test]
+fn snapshot_files_by_a_checked_walk_ask_no_read_access() {
+    // HDFS's isFileClosed and getPreferredBlockSize resolve with the
+    // permission checker (the walk's search access first, then the file)
+    // and ask no read access of the file, unlike getBlockLocations.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d/x");
+    file(&mut n, &mut log, "/d/x/f", 1024, &[1]);
+    log.push(n.set_permission(&root(), "/d/x/f", 0o600).expect("chmod"));
+    allow(&mut n, &mut log, "/d");
+    log.push(n.set_permission(&root(), "/d", 0o700).expect("chmod"));
+    snap(&mut n, &mut log, "/d", "s0");
+    let bob = user("bob", &["users"]);
+    let no_search = |r: Result<FileStatus, FsError>| match r {
+        Err(FsError::AccessControl(m)) => m.contains("access=EXECUTE, inode=\"/d\""),
+        _ => false,
+    };
+    for p in [
+        "/d/.snapshot/s1/x/f",
+        "/d/.snapshot/s0/x",
+        "/d/.snapshot/s0/x/f",
+    ] {
+        let got = n.file_after_walk(&bob, p, false);
+        assert!(no_search(got.clone()), "{p}: {got:?}");
+        assert!(no_search(n.file_for_block_size(&bob, p)), "{p}");
+    }
+    // Searchable: a snapshot taken with /d open to bob.
+    log.push(n.set_permission(&root(), "/d", 0o755).expect("chmod"));
+    snap(&mut n, &mut log, "/d", "s2");
+    for p in ["/d/.snapshot/s2/x/f", "/d/x/f"] {
+        assert!(n.file_after_walk(&bob, p, false).is_ok(), "{p}");
+        assert!(n.file_for_block_size(&bob, p).is_ok(), "{p}");
+        assert!(matches!(
+            n.open_for_read(&bob, p),
+            Err(FsError::AccessControl(m)) if m.contains("access=READ")
+        ));
+    }
+    assert_eq!(
+        n.file_after_walk(&bob, "/d/.snapshot/s2/x", false),
+        Err(FsError::FileNotFound(
+            "Path is not a file: /d/.snapshot/s2/x".into()
+        ))
+    );
+    assert_eq!(
+        n.file_for_block_size(&bob, "/d//x/"),
+        Err(FsError::FileNotFound("Path is not a file: /d/x".into()))
+    );
+}
+
+#[test]
+fn a_snapshot_copy_unreadable_by_the_superuser_is_refused_to_it() {
+    // HDFS's checkUnreadableBySuperuser reads the xattrs of the path it
+    // was given: through .snapshot, the snapshot's copy.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/d");
+    file(&mut n, &mut log, "/d/f", 1024, &[1]);
+    let marker = XAttr {
+        namespace: XAttrNamespace::Security,
+        name: "hdfs.unreadable.by.superuser".into(),
+        value: None,
+    };
+    allow(&mut n, &mut log, "/d");
+    snap(&mut n, &mut log, "/d", "before");
+    set_x(&mut n, &mut log, "/d/f", marker, CREATE);
+    snap(&mut n, &mut log, "/d", "after");
+    let denied = |r: Result<FileStatus, FsError>| matches!(r, Err(FsError::AccessControl(m)) if m.contains("the superuser is not allowed"));
+    assert!(denied(n.open_for_read(&root(), "/d/f")));
+    assert!(denied(n.open_for_read(&root(), "/d/.snapshot/after/f")));
+    assert!(n.open_for_read(&root(), "/d/.snapshot/before/f").is_ok());
+}

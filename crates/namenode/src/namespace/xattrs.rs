@@ -17,6 +17,22 @@ use crate::namespace::edits::ApplyError;
 /// `SECURITY_XATTR_UNREADABLE_BY_SUPERUSER`): without a value, on files.
 pub const UNREADABLE_BY_SUPERUSER: &str = "security.hdfs.unreadable.by.superuser";
 
+/// Whether `xattrs` hold `security.hdfs.unreadable.by.superuser`.
+pub(super) fn marks_unreadable_by_superuser(xattrs: &[XAttr]) -> bool {
+    xattrs
+        .iter()
+        .any(|x| x.prefixed_name() == UNREADABLE_BY_SUPERUSER)
+}
+
+/// The refusal of a superuser's read of a file so marked (HDFS's
+/// `checkUnreadableBySuperuser`).
+pub(super) fn superuser_read_denied(user: &str) -> FsError {
+    FsError::AccessControl(format!(
+        "Access is denied for {user} since the superuser is not allowed to perform this \
+         operation."
+    ))
+}
+
 /// An attribute's namespace, numbered as `XAttrProto.XAttrNamespaceProto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum XAttrNamespace {
@@ -396,10 +412,9 @@ impl Namespace {
     /// Whether reading the file is denied to the superuser (it carries
     /// `security.hdfs.unreadable.by.superuser`).
     pub fn unreadable_by_superuser(&self, id: INodeId) -> bool {
-        self.xattrs.get(&id).is_some_and(|l| {
-            l.iter()
-                .any(|x| x.prefixed_name() == UNREADABLE_BY_SUPERUSER)
-        })
+        self.xattrs
+            .get(&id)
+            .is_some_and(|l| marks_unreadable_by_superuser(l))
     }
 
     /// The attributes of an inode in stored order (images, tests).

@@ -74,7 +74,7 @@ impl NameNodeState {
         caller: &Caller,
         r: pb::GetPreferredBlockSizeRequestProto,
     ) -> CallResult {
-        let st = self.read(|ns| ns.open_for_read(caller, &r.filename))?;
+        let st = self.read(|ns| ns.file_for_block_size(caller, &r.filename))?;
         encode(&pb::GetPreferredBlockSizeResponseProto {
             bsize: st.block_size,
         })

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use super::{Attrs, SnapshotInfo, DOT_SNAPSHOT, READ_ONLY_SNAPSHOT};
 use crate::namespace::acl_storage::acl_grants;
 use crate::namespace::permission::{mode_string, Access, Caller};
+use crate::namespace::xattrs::{marks_unreadable_by_superuser, superuser_read_denied};
 use crate::namespace::{
     name_order, path, BlockRecord, ChildName, FileStatus, FsError, INode, INodeId, INodeKind,
     Listing, Namespace, ACL_BIT,
@@ -566,6 +567,27 @@ impl Namespace {
         // snapshot or file is FileNotFound even where the caller may not
         // search.
         self.check_snapshot_simple_traverse(sp)?;
+        let (id, s) = self.snapshot_file(sp)?;
+        self.check_snapshot_path(caller, sp, Some(Access::READ))?;
+        // The xattr as the snapshot kept it (HDFS's
+        // checkUnreadableBySuperuser reads the path's snapshot copy).
+        if self.permissions_enabled
+            && caller.is_superuser
+            && self
+                .attrs_at(id, s)
+                .is_some_and(|a| marks_unreadable_by_superuser(&a.xattrs))
+        {
+            return Err(superuser_read_denied(&caller.user));
+        }
+        Ok(self.status_at(id, "", s))
+    }
+
+    /// The file a snapshot path names, as HDFS's `INodeFile.valueOf`:
+    /// FileNotFound for a missing snapshot or file, and for a directory.
+    pub(in crate::namespace) fn snapshot_file(
+        &self,
+        sp: &SnapshotPath,
+    ) -> Result<(INodeId, u32), FsError> {
         let (Some(s), Some(Some((id, _)))) = (sp.snapshot, sp.inodes.last()) else {
             return Err(FsError::FileNotFound(format!(
                 "File does not exist: {}",
@@ -578,8 +600,7 @@ impl Namespace {
                 sp.path
             )));
         }
-        self.check_snapshot_path(caller, sp, Some(Access::READ))?;
-        Ok(self.status_at(*id, "", s))
+        Ok((*id, s))
     }
 
     /// The blocks a read of `st` sees: the snapshot's when it came from a
