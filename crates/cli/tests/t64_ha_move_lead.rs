@@ -200,6 +200,8 @@ async fn the_lead_moves_where_the_operator_says() {
         .expect("addCacheDirective");
     let added = pb::AddCacheDirectiveResponseProto::decode(added).expect("decode");
 
+    let refused_id = create_refused_after_parents(&raw).await;
+
     // cairn admin -failover: exactly the named standby becomes active.
     let to = standby_other_than(&up, &[&from]);
     let started = Instant::now();
@@ -292,6 +294,7 @@ async fn the_lead_moves_where_the_operator_says() {
         .as_u64()
         .expect("CacheHit");
     assert_eq!(now, hits + 5, "the five retries were cache hits on {to}");
+    retry_runs_again(&retrying, refused_id).await;
 
     // Failing over to the active is refused, as haadmin does.
     let (code, out) = admin(&up, &["-failover", &from, &to]);
@@ -442,6 +445,73 @@ async fn the_lead_moves_where_the_operator_says() {
 }
 
 /// Truncates `path` to `len` (a cut inside a block: its recovery runs).
+async fn set_namespace_quota(raw: &Client, path: &str, quota: u64) {
+    let req = pb::SetQuotaRequestProto {
+        path: path.into(),
+        namespace_quota: quota,
+        storagespace_quota: u64::MAX >> 1, // HDFS's QUOTA_DONT_SET
+        storage_type: None,
+    };
+    raw.call_raw("setQuota", &req.encode_to_vec())
+        .await
+        .expect("setQuota");
+}
+
+/// A create refused part-way: under /retried/q's namespace quota of 2 it
+/// makes the missing /retried/q/a, then is refused at /retried/q/a/b. The
+/// parents stay (logged, as HDFS's); the quota is lifted afterwards.
+/// Returns the call's id.
+async fn create_refused_after_parents(raw: &Client) -> i32 {
+    raw.call_raw(
+        "mkdirs",
+        &pb::MkdirsRequestProto {
+            src: "/retried/q".into(),
+            masked: pb::FsPermissionProto { perm: 0o755 },
+            create_parent: true,
+            unmasked: None,
+        }
+        .encode_to_vec(),
+    )
+    .await
+    .expect("mkdirs");
+    set_namespace_quota(raw, "/retried/q", 2).await;
+    let id = raw.next_call_id();
+    let e = raw
+        .call_raw("create", &create_request("/retried/q/a/b/f"))
+        .await
+        .expect_err("refused by the quota");
+    assert_eq!(
+        e.class(),
+        Some("org.apache.hadoop.hdfs.protocol.NSQuotaExceededException"),
+        "{e}"
+    );
+    set_namespace_quota(raw, "/retried/q", u64::MAX).await; // QUOTA_RESET
+                                                            // Another writer then creates the file.
+    let mut other =
+        pb::CreateRequestProto::decode(&create_request("/retried/q/a/b/f")[..]).expect("decode");
+    other.client_name = "another-client".into();
+    raw.call_raw("create", &other.encode_to_vec())
+        .await
+        .expect("another writer's create");
+    id
+}
+
+/// The retry of a refused create runs again on the new active (HDFS
+/// remembers a failed call as failed), so it meets the other writer's
+/// file, where an answer from the retry cache would hand the retrying
+/// client that file's status as its own create's.
+async fn retry_runs_again(retrying: &Client, id: i32) {
+    let e = retrying
+        .retry_raw("create", &create_request("/retried/q/a/b/f"), id, 1)
+        .await
+        .expect_err("the retried create runs again and meets the other writer's file");
+    assert_eq!(
+        e.class(),
+        Some("org.apache.hadoop.hdfs.protocol.AlreadyBeingCreatedException"),
+        "{e}"
+    );
+}
+
 async fn truncate(raw: &Client, path: &str, len: u64) {
     let r: pb::TruncateResponseProto = raw
         .call(

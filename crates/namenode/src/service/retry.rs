@@ -93,6 +93,12 @@ pub(super) fn take_logged_call() -> Option<(RetryKey, Option<i64>)> {
     Some((key, NEW_DIRECTIVE.try_with(Cell::take).ok().flatten()))
 }
 
+/// Drops the call's ids so that `mutate` logs its edits without them: a
+/// call refused after it changed the namespace did not succeed.
+pub(super) fn forget_logged_call() {
+    let _ = take_logged_call();
+}
+
 /// Notes the id addCacheDirective gives out, for the log's retry ids.
 pub(super) fn note_new_directive(id: i64) {
     // Outside a logged call (no Raft) there is nothing to note.

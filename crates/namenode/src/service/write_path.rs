@@ -55,9 +55,15 @@ impl NameNodeState {
                         ns.refuse_missing_without_create_flag(caller, &r.src, r.create_parent)?;
                     }
                     let (edits, created) = ns.create_stepwise(caller, &r.src, modes, &file, now)?;
-                    if let Ok((st, removed)) = &created {
-                        self.forget_leases(&removed.files);
-                        self.with_leases(|l| l.add(&client, st.id, std::time::Instant::now()));
+                    match &created {
+                        Ok((st, removed)) => {
+                            self.forget_leases(&removed.files);
+                            self.with_leases(|l| l.add(&client, st.id, std::time::Instant::now()));
+                        }
+                        // The parents made before the refusal are logged,
+                        // but not as this call's success: a retry runs
+                        // again (HDFS's retry cache marks it failed).
+                        Err(_) => super::retry::forget_logged_call(),
                     }
                     Ok((created, edits))
                 },
