@@ -106,6 +106,10 @@ pub struct JournalMetrics {
     pub append: Histogram,
     /// Edits appended.
     pub transactions: AtomicU64,
+    /// The edit log's measured choices whether to linger for more edits
+    /// (`journal::linger_control`): made, and how many chose to.
+    pub linger_probes: AtomicU64,
+    pub linger_chosen: AtomicU64,
 }
 
 impl Default for JournalMetrics {
@@ -115,11 +119,19 @@ impl Default for JournalMetrics {
             batch_edits: Histogram::new(COUNT_BOUNDS),
             append: Histogram::latency(),
             transactions: AtomicU64::new(0),
+            linger_probes: AtomicU64::new(0),
+            linger_chosen: AtomicU64::new(0),
         }
     }
 }
 
 impl JournalMetrics {
+    /// The linger choices so far: (made, chose to linger).
+    pub fn record_linger(&self, (probes, chosen): (u64, u64)) {
+        self.linger_probes.store(probes, Ordering::Relaxed);
+        self.linger_chosen.store(chosen, Ordering::Relaxed);
+    }
+
     /// One batch of `edits` written and synced in `took`.
     pub fn record_batch(&self, edits: u64, took: Duration) {
         self.sync.record_duration(took);

@@ -122,6 +122,7 @@ async fn one_scheme(base: &Path, name: &str, a: &JournalArgs) -> anyhow::Result<
             direct: a.direct,
             // The raw log, as the seed measured it: no lingering.
             commit_delay: std::time::Duration::ZERO,
+            adaptive_commit_delay: std::time::Duration::ZERO,
             metrics: Default::default(),
         },
     )
@@ -199,6 +200,7 @@ async fn sweep_point(
                 direct,
                 // The raw log, as the seed measured it: no lingering.
                 commit_delay: std::time::Duration::ZERO,
+                adaptive_commit_delay: std::time::Duration::ZERO,
                 metrics: Default::default(),
             },
         )

@@ -156,6 +156,15 @@ fn activity(state: &NameNodeState, host: &str) -> Record {
         j.append.sum(),
     );
     r.rate("Syncs", j.sync.count(), j.sync.sum());
+    // Cairn's own: the edit log's measured choices whether to linger.
+    r.counter(
+        "EditLogLingerProbes",
+        j.linger_probes.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    r.counter(
+        "EditLogLingerChosen",
+        j.linger_chosen.load(std::sync::atomic::Ordering::Relaxed),
+    );
     r.counter(
         "TransactionsBatchedInSync",
         j.batch_edits.sum().saturating_sub(j.batch_edits.count()),

@@ -27,6 +27,7 @@ use tracing::{error, info, warn};
 
 use super::codec::{encode_record, RECORD_HEADER_LEN};
 use super::direct::{block_end, DirectStage, Window};
+use super::linger_control::LingerControl;
 use super::{EditLog, JournalError, TxId};
 use crate::namespace::Edit;
 
@@ -63,6 +64,10 @@ pub struct JournalConfig {
     /// writers arrived during the previous sync (zero: never); see
     /// [`linger`].
     pub commit_delay: Duration,
+    /// Without a fixed `commit_delay`, how long a batch may wait when the
+    /// measured choice says lingering pays (zero: never);
+    /// see [`super::linger_control`].
+    pub adaptive_commit_delay: Duration,
     /// Sync latency, batch sizes and transactions, for `/jmx` and `/prom`.
     pub metrics: std::sync::Arc<crate::metrics::JournalMetrics>,
 }
@@ -75,6 +80,7 @@ impl Default for JournalConfig {
             sync: true,
             direct: true,
             commit_delay: DEFAULT_COMMIT_DELAY,
+            adaptive_commit_delay: DEFAULT_ADAPTIVE_COMMIT_DELAY,
             metrics: Default::default(),
         }
     }
@@ -86,6 +92,10 @@ impl Default for JournalConfig {
 /// writers that each wait for their edit their overlap with the sync
 /// (docs/namenode-cpu-tried.md, "A commit delay").
 pub const DEFAULT_COMMIT_DELAY: Duration = Duration::ZERO;
+
+/// How long a batch may wait when measuring shows that lingering costs
+/// the writers no throughput ([`super::linger_control`]).
+pub const DEFAULT_ADAPTIVE_COMMIT_DELAY: Duration = Duration::from_millis(1);
 
 /// Holds the pending batch back while other writers keep adding to it, so
 /// that one fdatasync and one round of wake-ups serve more edits. Called
@@ -201,6 +211,8 @@ struct Writer {
     linger_target: u64,
     /// The last batch was cut at its size limit, leaving edits pending.
     left_behind: bool,
+    /// Whether lingering pays, when no fixed delay is set.
+    control: LingerControl,
 }
 
 fn allocate(file: &dyn DiskFile, from: u64, len: u64, mode: Preallocation) -> io::Result<()> {
@@ -390,6 +402,18 @@ impl Writer {
         self.durable.send_modify(|d| d.refusing = Some(why));
     }
 
+    /// How long the next batch may linger: the fixed delay when one is
+    /// set, else the adaptive one while measuring says it pays.
+    fn linger_delay(&self) -> Duration {
+        if !self.config.commit_delay.is_zero() {
+            self.config.commit_delay
+        } else if self.control.lingering() {
+            self.config.adaptive_commit_delay
+        } else {
+            Duration::ZERO
+        }
+    }
+
     fn run(mut self) {
         loop {
             let (mut buf, last_txid, records) = {
@@ -399,20 +423,25 @@ impl Writer {
                 // Edits that arrived while the previous batch was synced
                 // come from other writers than that batch's.
                 let concurrent = !p.buf.is_empty() && !self.left_behind;
-                if concurrent && !self.config.commit_delay.is_zero() {
+                let delay = self.linger_delay();
+                if concurrent && !delay.is_zero() {
                     let target = self.linger_target;
-                    p = match linger(&self.shared, self.config.commit_delay, target, p) {
+                    p = match linger(&self.shared, delay, target, p) {
                         Some(p) => p,
                         None => return,
                     };
                 }
-                while p.buf.is_empty() && !p.shutdown {
-                    p.writer_waiting = true;
-                    p = match self.shared.wake.wait(p) {
-                        Ok(p) => p,
-                        Err(_) => return,
-                    };
-                    p.writer_waiting = false;
+                if p.buf.is_empty() && !p.shutdown {
+                    let parked = Instant::now();
+                    while p.buf.is_empty() && !p.shutdown {
+                        p.writer_waiting = true;
+                        p = match self.shared.wake.wait(p) {
+                            Ok(p) => p,
+                            Err(_) => return,
+                        };
+                        p.writer_waiting = false;
+                    }
+                    self.control.parked(parked.elapsed());
                 }
                 if p.buf.is_empty() && p.shutdown {
                     return;
@@ -488,6 +517,10 @@ impl Writer {
                 .written
                 .store(self.offset, std::sync::atomic::Ordering::Release);
             self.durable.send_modify(|d| d.txid = last_txid);
+            if self.config.commit_delay.is_zero() && !self.config.adaptive_commit_delay.is_zero() {
+                self.control.batch_done(records, Instant::now());
+                self.config.metrics.record_linger(self.control.decisions());
+            }
             if let Ok(mut s) = self.shared.stats.lock() {
                 s.batches += 1;
                 s.records += records;
@@ -606,6 +639,7 @@ impl FileEditLog {
             spare: Vec::new(),
             stage: DirectStage::default(),
             linger_target: 0,
+            control: LingerControl::new(Instant::now()),
             left_behind: false,
         };
         if !matches!(writer.config.preallocation, Preallocation::None) {

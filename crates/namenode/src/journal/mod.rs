@@ -12,6 +12,7 @@ pub mod cache_codec;
 pub mod codec;
 mod direct;
 pub mod file;
+mod linger_control;
 pub mod raft;
 pub mod rolling;
 pub mod settings;
