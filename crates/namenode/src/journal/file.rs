@@ -407,11 +407,17 @@ impl Writer {
     fn linger_delay(&self) -> Duration {
         if !self.config.commit_delay.is_zero() {
             self.config.commit_delay
-        } else if self.control.lingering() {
+        } else if self.adaptive() && self.control.lingering() {
             self.config.adaptive_commit_delay
         } else {
             Duration::ZERO
         }
+    }
+
+    /// Whether the measured choice is in use: no fixed delay, and an
+    /// adaptive one.
+    fn adaptive(&self) -> bool {
+        self.config.commit_delay.is_zero() && !self.config.adaptive_commit_delay.is_zero()
     }
 
     fn run(mut self) {
@@ -517,8 +523,7 @@ impl Writer {
                 .written
                 .store(self.offset, std::sync::atomic::Ordering::Release);
             self.durable.send_modify(|d| d.txid = last_txid);
-            if self.config.commit_delay.is_zero() && !self.config.adaptive_commit_delay.is_zero() {
-                self.control.batch_done(records, Instant::now());
+            if self.adaptive() && self.control.batch_done(records, Instant::now()) {
                 self.config.metrics.record_linger(self.control.decisions());
             }
             if let Ok(mut s) = self.shared.stats.lock() {

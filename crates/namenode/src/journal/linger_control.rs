@@ -101,13 +101,15 @@ impl LingerControl {
         }
     }
 
-    /// A batch of `edits` became durable at `now`.
-    pub(super) fn batch_done(&mut self, edits: u64, now: Instant) {
+    /// A batch of `edits` became durable at `now`. Returns whether that
+    /// ended a probe (a new choice was made).
+    pub(super) fn batch_done(&mut self, edits: u64, now: Instant) -> bool {
         self.epoch_edits += edits;
         let elapsed = now.saturating_duration_since(self.epoch_start);
         if elapsed < EPOCH {
-            return;
+            return false;
         }
+        let decisions = self.decisions;
         let (edits, broken) = (self.epoch_edits, self.broken);
         self.epoch_start = now;
         self.epoch_edits = 0;
@@ -132,6 +134,7 @@ impl LingerControl {
             Phase::Exploit(0) => Phase::Probe(0),
             Phase::Exploit(n) => Phase::Exploit(n - 1),
         };
+        self.decisions != decisions
     }
 
     fn decide(&mut self) {
@@ -162,7 +165,9 @@ mod tests {
         for _ in 0..epochs * per_ms {
             now += ms;
             let edits = rate(c.lingering()) / u64::from(per_ms);
-            c.batch_done(edits, now);
+            let before = c.decisions().0;
+            let decided = c.batch_done(edits, now);
+            assert_eq!(decided, c.decisions().0 != before);
         }
     }
 
@@ -211,7 +216,7 @@ mod tests {
         let mut c = LingerControl::new(start);
         drive(&mut c, start, 2, |_| 200);
         c.parked(Duration::from_millis(50));
-        c.batch_done(1, start + EPOCH * 2 + Duration::from_millis(60));
+        assert!(!c.batch_done(1, start + EPOCH * 2 + Duration::from_millis(60)));
         assert_eq!(c.decisions(), (0, 0));
         assert!(!c.lingering(), "the probe starts over");
         // Too few edits decide against lingering.

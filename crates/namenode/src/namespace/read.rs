@@ -6,7 +6,6 @@
 use super::permission::{Access, Caller};
 use super::quota::{file_quota_bytes, QuotaCounts, QuotaUsage, QUOTA_TYPES};
 use super::quota_policy::add_typed_space;
-use super::xattrs::superuser_read_denied;
 use super::{Edit, FsError, INode, INodeId, INodeKind, Millis48, Namespace, Required};
 
 /// A snapshot of one inode, returned by reads.
@@ -349,9 +348,7 @@ impl Namespace {
         self.check(caller, &res, Required::to(Access::READ))?;
         // A file marked security.hdfs.unreadable.by.superuser (HDFS checks
         // it with the permissions).
-        if self.permissions_enabled && caller.is_superuser && self.unreadable_by_superuser(id) {
-            return Err(superuser_read_denied(&caller.user));
-        }
+        self.check_superuser_may_read(caller, || self.unreadable_by_superuser(id))?;
         Ok(self.status(id, self.node(id)))
     }
 

@@ -24,15 +24,6 @@ pub(super) fn marks_unreadable_by_superuser(xattrs: &[XAttr]) -> bool {
         .any(|x| x.prefixed_name() == UNREADABLE_BY_SUPERUSER)
 }
 
-/// The refusal of a superuser's read of a file so marked (HDFS's
-/// `checkUnreadableBySuperuser`).
-pub(super) fn superuser_read_denied(user: &str) -> FsError {
-    FsError::AccessControl(format!(
-        "Access is denied for {user} since the superuser is not allowed to perform this \
-         operation."
-    ))
-}
-
 /// An attribute's namespace, numbered as `XAttrProto.XAttrNamespaceProto`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum XAttrNamespace {
@@ -407,6 +398,25 @@ impl Namespace {
         };
         self.apply_checked(&edit);
         Ok(edit)
+    }
+
+    /// HDFS's `checkUnreadableBySuperuser`, with permissions on: a
+    /// superuser's read of a file that is `marked` (its attributes, as the
+    /// path read sees them, carry `security.hdfs.unreadable.by.superuser`)
+    /// is refused. `marked` is asked only for a superuser.
+    pub(super) fn check_superuser_may_read(
+        &self,
+        caller: &Caller,
+        marked: impl FnOnce() -> bool,
+    ) -> Result<(), FsError> {
+        if self.permissions_enabled && caller.is_superuser && marked() {
+            return Err(FsError::AccessControl(format!(
+                "Access is denied for {} since the superuser is not allowed to perform this \
+                 operation.",
+                caller.user
+            )));
+        }
+        Ok(())
     }
 
     /// Whether reading the file is denied to the superuser (it carries

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use super::{Attrs, SnapshotInfo, DOT_SNAPSHOT, READ_ONLY_SNAPSHOT};
 use crate::namespace::acl_storage::acl_grants;
 use crate::namespace::permission::{mode_string, Access, Caller};
-use crate::namespace::xattrs::{marks_unreadable_by_superuser, superuser_read_denied};
+use crate::namespace::xattrs::marks_unreadable_by_superuser;
 use crate::namespace::{
     name_order, path, BlockRecord, ChildName, FileStatus, FsError, INode, INodeId, INodeKind,
     Listing, Namespace, ACL_BIT,
@@ -571,14 +571,10 @@ impl Namespace {
         self.check_snapshot_path(caller, sp, Some(Access::READ))?;
         // The xattr as the snapshot kept it (HDFS's
         // checkUnreadableBySuperuser reads the path's snapshot copy).
-        if self.permissions_enabled
-            && caller.is_superuser
-            && self
-                .attrs_at(id, s)
+        self.check_superuser_may_read(caller, || {
+            self.attrs_at(id, s)
                 .is_some_and(|a| marks_unreadable_by_superuser(&a.xattrs))
-        {
-            return Err(superuser_read_denied(&caller.user));
-        }
+        })?;
         Ok(self.status_at(id, "", s))
     }
 
