@@ -25,6 +25,9 @@ mod writer;
 
 pub use error::CallError;
 pub use frame::MethodName;
+pub use inflight::{
+    finish_woken_calls_here, finishing_calls_here, may_finish_anywhere, off_this_thread,
+};
 pub use metrics::RpcMetrics;
 pub use proxy_check::ProxyCheck;
 pub use server::{CallContext, Protocol, ServerConfig};

@@ -12,6 +12,7 @@
 //! socket, so a flood of calls turns into TCP back-pressure, not memory.
 
 use std::net::SocketAddr;
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,6 +37,7 @@ use crate::error::CallError;
 use crate::frame::{self, FillNonEmpty, FrameError, MethodName};
 use crate::inflight::CallSet;
 use crate::metrics::{Raised, RpcMetrics};
+use crate::writer::Outbox;
 
 /// How many finished responses may wait for one connection's writer.
 const RESPONSE_QUEUE_LEN: usize = 128;
@@ -196,14 +198,23 @@ async fn handle_connection(
     let _ = stream.set_nodelay(true);
     let metrics = shared.config.metrics.clone();
     let _open = Raised::new(&metrics.open_connections);
+    // A second handle on the socket, for responses written by a thread
+    // outside the runtime (see `writer`).
+    let direct = stream
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .map(std::net::TcpStream::from);
+    let outbox = Arc::new(Outbox::new(direct, metrics.clone()));
     let (rd, wr) = stream.into_split();
     let (tx, rx) = mpsc::channel::<Bytes>(RESPONSE_QUEUE_LEN);
-    let writer = tokio::spawn(crate::writer::write_loop(wr, rx, metrics.clone()));
+    let writer = tokio::spawn(crate::writer::write_loop(wr, rx, outbox.clone()));
     let calls = CallSet::default();
     let mut conn = Connection {
         calls: calls.clone(),
         reader: BufReader::with_capacity(64 * 1024, rd),
         tx,
+        outbox,
         addr,
         shared,
         user: None,
@@ -235,6 +246,7 @@ struct Connection {
     calls: CallSet,
     reader: BufReader<OwnedReadHalf>,
     tx: mpsc::Sender<Bytes>,
+    outbox: Arc<Outbox>,
     addr: SocketAddr,
     shared: Arc<Shared>,
     user: Option<Arc<str>>,
@@ -698,6 +710,7 @@ impl Connection {
             state_id: header.state_id,
         };
         let tx = self.tx.clone();
+        let outbox = self.outbox.clone();
         let state_id = self.shared.config.state_id.clone();
         let outstanding = self.outstanding.clone();
         outstanding.fetch_add(1, Ordering::AcqRel);
@@ -753,7 +766,9 @@ impl Connection {
                 }
             };
             drop(permit);
-            let _ = tx.send(frame).await;
+            if let Some(frame) = crate::writer::respond_here(&outbox, &tx, frame) {
+                let _ = tx.send(frame).await;
+            }
             outstanding.fetch_sub(1, Ordering::AcqRel);
         }
         .instrument(span);

@@ -123,6 +123,7 @@ async fn one_scheme(base: &Path, name: &str, a: &JournalArgs) -> anyhow::Result<
             // The raw log, as the seed measured it: no lingering.
             commit_delay: std::time::Duration::ZERO,
             adaptive_commit_delay: std::time::Duration::ZERO,
+            answer_calls: false,
             metrics: Default::default(),
         },
     )
@@ -201,6 +202,7 @@ async fn sweep_point(
                 // The raw log, as the seed measured it: no lingering.
                 commit_delay: std::time::Duration::ZERO,
                 adaptive_commit_delay: std::time::Duration::ZERO,
+                answer_calls: false,
                 metrics: Default::default(),
             },
         )

@@ -68,6 +68,12 @@ pub struct JournalConfig {
     /// measured choice says lingering pays (zero: never);
     /// see [`super::linger_control`].
     pub adaptive_commit_delay: Duration,
+    /// After each group commit the sync thread finishes the calls it made
+    /// durable and writes their responses itself, as HDFS's
+    /// `FSEditLogAsync` (see `cairn_rpc::finish_woken_calls_here`); when
+    /// false, or where the log was opened outside the runtime, the calls
+    /// are woken on the runtime's workers.
+    pub answer_calls: bool,
     /// Sync latency, batch sizes and transactions, for `/jmx` and `/prom`.
     pub metrics: std::sync::Arc<crate::metrics::JournalMetrics>,
 }
@@ -81,6 +87,7 @@ impl Default for JournalConfig {
             direct: true,
             commit_delay: DEFAULT_COMMIT_DELAY,
             adaptive_commit_delay: DEFAULT_ADAPTIVE_COMMIT_DELAY,
+            answer_calls: true,
             metrics: Default::default(),
         }
     }
@@ -213,6 +220,9 @@ struct Writer {
     left_behind: bool,
     /// Whether lingering pays, when no fixed delay is set.
     control: LingerControl,
+    /// The runtime this thread enters to finish calls after a group
+    /// commit, when it does (`JournalConfig::answer_calls`).
+    runtime: Option<tokio::runtime::Handle>,
 }
 
 fn allocate(file: &dyn DiskFile, from: u64, len: u64, mode: Preallocation) -> io::Result<()> {
@@ -420,6 +430,19 @@ impl Writer {
         self.config.commit_delay.is_zero() && !self.config.adaptive_commit_delay.is_zero()
     }
 
+    /// Says that edits up to `last_txid` are durable; the calls waiting
+    /// for them are woken, or finished here.
+    fn publish_durable(&self, last_txid: u64) {
+        let publish = || self.durable.send_modify(|d| d.txid = last_txid);
+        match &self.runtime {
+            Some(runtime) => {
+                let _entered = runtime.enter();
+                cairn_rpc::finish_woken_calls_here(publish);
+            }
+            None => publish(),
+        }
+    }
+
     fn run(mut self) {
         loop {
             let (mut buf, last_txid, records) = {
@@ -522,7 +545,7 @@ impl Writer {
             self.shared
                 .written
                 .store(self.offset, std::sync::atomic::Ordering::Release);
-            self.durable.send_modify(|d| d.txid = last_txid);
+            self.publish_durable(last_txid);
             if self.adaptive() && self.control.batch_done(records, Instant::now()) {
                 self.config.metrics.record_linger(self.control.decisions());
             }
@@ -646,6 +669,10 @@ impl FileEditLog {
             linger_target: 0,
             control: LingerControl::new(Instant::now()),
             left_behind: false,
+            runtime: config
+                .answer_calls
+                .then(tokio::runtime::Handle::try_current)
+                .and_then(Result::ok),
         };
         if !matches!(writer.config.preallocation, Preallocation::None) {
             writer.extend_to(step).map_err(io::Error::other)?;

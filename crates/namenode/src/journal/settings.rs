@@ -27,6 +27,12 @@ pub const CAIRN_JOURNAL_ADAPTIVE_COMMIT_DELAY_US: &str =
 /// (docs/namenode-cpu.md, "Direct writes for the edit log").
 pub const CAIRN_JOURNAL_DIRECT_IO: &str = "cairn.namenode.edits.direct-io";
 
+/// After each group commit the edit log's sync thread finishes the calls
+/// it made durable and writes their responses (Cairn; default true), as
+/// HDFS's `FSEditLogAsync`: a mutation then costs the RPC workers no
+/// second wake-up (docs/namenode-cpu.md, "Answers from the sync thread").
+pub const CAIRN_JOURNAL_SYNC_THREAD_ANSWERS: &str = "cairn.namenode.edits.sync-thread-answers";
+
 /// The edit log's settings from the configuration.
 pub(crate) fn journal_config(conf: &Configuration) -> Result<JournalConfig, ConfigError> {
     let step = conf.get_bytes(CAIRN_JOURNAL_PREALLOCATE_STEP, 1024 * 1024)?;
@@ -75,6 +81,7 @@ pub(crate) fn journal_config(conf: &Configuration) -> Result<JournalConfig, Conf
         commit_delay: Duration::from_micros(delay),
         adaptive_commit_delay: Duration::from_micros(adaptive),
         direct: conf.get_bool(CAIRN_JOURNAL_DIRECT_IO, true)?,
+        answer_calls: conf.get_bool(CAIRN_JOURNAL_SYNC_THREAD_ANSWERS, true)?,
         metrics: Default::default(),
     })
 }

@@ -68,6 +68,19 @@ use crate::namespace::permission::Caller;
 use crate::namespace::{Edit, FsError, INodeId, Namespace, Removed};
 use crate::users::UserDirectory;
 
+/// [`NameNodeState::judge_file_again`] with both locks held.
+pub(crate) fn judge_blocks_again(ns: &Namespace, bm: &mut BlockManager, file: INodeId) {
+    let blocks = ns.blocks_of(file);
+    bm.judge_again(blocks.iter().map(|b| b.id));
+    if ns.writer_of(file).is_none() {
+        bm.committed(blocks.iter().map(|b| b.id));
+    }
+}
+
+/// Blocks a call may forget on the edit log's sync thread after its sync;
+/// more are forgotten on the runtime's workers.
+const LIGHT_REMOVALS: usize = 256;
+
 pub(crate) use cairn_common::clock::{now_ms, now_ms_signed};
 
 /// State shared by every handler of the NameNode.
@@ -173,11 +186,7 @@ impl NameNodeState {
             return;
         };
         if let Ok(mut bm) = self.blocks.lock() {
-            let blocks = ns.blocks_of(file);
-            bm.judge_again(blocks.iter().map(|b| b.id));
-            if ns.writer_of(file).is_none() {
-                bm.committed(blocks.iter().map(|b| b.id));
-            }
+            judge_blocks_again(&ns, &mut bm, file);
         }
     }
 
@@ -195,6 +204,16 @@ impl NameNodeState {
 
     /// Drops the replicas of what a delete/overwrite removed, once its edit
     /// is durable (its leases went with the namespace change).
+    /// `forget_removed_blocks` after the call's sync: a large set is
+    /// forgotten on the runtime's workers rather than on the edit log's
+    /// thread, which would hold up every other call's sync meanwhile.
+    async fn forget_removed_blocks_after_sync(&self, removed: &Removed) {
+        if removed.blocks.len() > LIGHT_REMOVALS {
+            cairn_rpc::off_this_thread().await;
+        }
+        self.forget_removed_blocks(removed);
+    }
+
     fn forget_removed_blocks(&self, removed: &Removed) {
         if let Ok(mut b) = self.blocks.lock() {
             b.remove_blocks(&removed.blocks);
@@ -268,6 +287,10 @@ impl NameNodeState {
         if self.in_safe_mode() {
             self.refuse_in_safe_mode(&format!("Cannot {}", what()))?;
         }
+        debug_assert!(
+            !cairn_rpc::finishing_calls_here(),
+            "a mutation on the edit log's sync thread"
+        );
         let (value, txid): (T, Option<TxId>) = {
             let mut ns = self
                 .namespace
@@ -315,7 +338,25 @@ impl NameNodeState {
         Ok(value)
     }
 
+    /// [`Self::mutate`] for a call with only light work after its sync,
+    /// none of it taking the namespace's or the journal's locks: the edit
+    /// log's sync thread may finish it and write its response
+    /// (`cairn_rpc::finish_woken_calls_here`). A roll of the log holds the
+    /// namespace lock while it waits for that thread, so such work there
+    /// would deadlock.
+    pub(crate) async fn mutate_light<T>(
+        self: &Arc<Self>,
+        what: impl Fn() -> String,
+        f: impl FnOnce(&mut Namespace) -> Result<(T, Vec<Edit>), FsError>,
+    ) -> Result<T, CallError> {
+        cairn_rpc::may_finish_anywhere(self.mutate(what, f)).await
+    }
+
     fn read<T>(&self, f: impl FnOnce(&Namespace) -> Result<T, FsError>) -> Result<T, CallError> {
+        debug_assert!(
+            !cairn_rpc::finishing_calls_here(),
+            "the namespace read on the edit log's sync thread"
+        );
         let ns = self
             .namespace
             .read()

@@ -147,7 +147,7 @@ impl NameNodeState {
         let now = now_ms();
         // A refusal part-way still logs the directories made before it.
         let refused = self
-            .mutate(
+            .mutate_light(
                 || format!("create directory {}", r.src),
                 |ns| {
                     ns.mkdirs_stepwise(caller, &r.src, modes, r.create_parent, now)
@@ -169,7 +169,7 @@ impl NameNodeState {
     ) -> CallResult {
         let now = now_ms();
         let removed = self
-            .mutate(
+            .mutate_light(
                 || format!("delete {}", r.src),
                 |ns| {
                     Ok(match ns.delete(caller, &r.src, r.recursive, now)? {
@@ -183,7 +183,7 @@ impl NameNodeState {
             )
             .await?;
         if let Some(removed) = &removed {
-            self.forget_removed_blocks(removed);
+            self.forget_removed_blocks_after_sync(removed).await;
         }
         encode(&pb::DeleteResponseProto {
             result: removed.is_some(),
@@ -249,7 +249,7 @@ impl NameNodeState {
     ) -> CallResult {
         let now = now_ms();
         let ok = self
-            .mutate(
+            .mutate_light(
                 || format!("rename {}", r.src),
                 |ns| {
                     let (ok, edit) = ns.rename(caller, &r.src, &r.dst, now)?;
@@ -268,7 +268,7 @@ impl NameNodeState {
     ) -> CallResult {
         let now = now_ms();
         let removed = self
-            .mutate(
+            .mutate_light(
                 || format!("rename {}", r.src),
                 |ns| {
                     let (edit, removed) =
@@ -278,7 +278,7 @@ impl NameNodeState {
                 },
             )
             .await?;
-        self.forget_removed_blocks(&removed);
+        self.forget_removed_blocks_after_sync(&removed).await;
         encode(&pb::Rename2ResponseProto {})
     }
 

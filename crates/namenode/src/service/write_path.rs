@@ -11,7 +11,7 @@ use cairn_proto::hadoop::hdfs as pb;
 use cairn_rpc::{CallContext, CallError};
 
 use super::convert::{block_record, encode, status_proto, to_call_error};
-use super::{now_ms, CallResult, NameNodeState};
+use super::{judge_blocks_again, now_ms, CallResult, NameNodeState};
 use crate::datanodes::{DatanodeUuid, PlacementRequest};
 use crate::namespace::permission::Caller;
 use crate::namespace::{
@@ -47,8 +47,8 @@ impl NameNodeState {
             block_size: r.block_size,
         };
         // A refusal after parents were made still logs them (as HDFS).
-        let (st, removed) = self
-            .mutate(
+        let created = self
+            .mutate_light(
                 || format!("create file{}", r.src),
                 |ns| {
                     if r.create_flag & CREATE_FLAG_CREATE == 0 {
@@ -69,9 +69,16 @@ impl NameNodeState {
                 },
             )
             .await
-            .and_then(|created| created.map_err(to_call_error))
-            .map_err(|e| self.after_lease_conflict(e, &r.src, "CREATE_FILE", &client, &machine))?;
-        self.forget_removed_blocks(&removed);
+            .and_then(|created| created.map_err(to_call_error));
+        let (st, removed) = match created {
+            Ok(created) => created,
+            Err(e) => {
+                // Reads the namespace: not on the edit log's thread.
+                cairn_rpc::off_this_thread().await;
+                return Err(self.after_lease_conflict(e, &r.src, "CREATE_FILE", &client, &machine));
+            }
+        };
+        self.forget_removed_blocks_after_sync(&removed).await;
         encode(&pb::CreateResponseProto {
             fs: Some(status_proto(st, false)),
         })
@@ -90,9 +97,13 @@ impl NameNodeState {
         let last = r.last.as_ref().map(block_record);
         loop {
             let done = self.try_complete(&r).await;
-            if done.map_err(|e| self.with_holder_lease(&r.client_name, e))? {
+            if matches!(done, Ok(true)) {
                 return encode(&pb::CompleteResponseProto { result: true });
             }
+            // What follows reads the namespace or waits: not on the edit
+            // log's thread (`mutate_light`).
+            cairn_rpc::off_this_thread().await;
+            done.map_err(|e| self.with_holder_lease(&r.client_name, e))?;
             // Every report wakes every waiting `complete`: the whole attempt
             // (the namespace's write lock) is made again only once the last
             // block, the one a close usually waits for, has its replicas.
@@ -122,33 +133,29 @@ impl NameNodeState {
         let file_id = r.file_id.unwrap_or(0);
         let min = self.min_replication();
         let state = self.clone();
-        let (done, id) = self
-            .mutate(
-                || format!("complete file {}", r.src),
-                |ns| {
-                    // The lease first (HDFS's checkLease): a writer whose
-                    // file another client recovered is told it lost it.
-                    let (id, _) = ns.writable_file(&r.src, file_id, &r.client_name)?;
-                    let bm = state
-                        .blocks
-                        .lock()
-                        .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
-                    refuse_during_recovery(&bm, id, last)?;
-                    let (done, edit) =
-                        ns.complete(&r.src, file_id, &r.client_name, last, now, &|b| {
-                            bm.is_complete(b, min)
-                        })?;
-                    if done {
-                        state.with_leases(|l| l.remove_file(&r.client_name, id));
-                    }
-                    Ok(((done, id), edit.into_iter().collect()))
-                },
-            )
-            .await?;
-        if done {
-            self.judge_file_again(id);
-        }
-        Ok(done)
+        self.mutate_light(
+            || format!("complete file {}", r.src),
+            |ns| {
+                // The lease first (HDFS's checkLease): a writer whose
+                // file another client recovered is told it lost it.
+                let (id, _) = ns.writable_file(&r.src, file_id, &r.client_name)?;
+                let mut bm = state
+                    .blocks
+                    .lock()
+                    .map_err(|_| FsError::Io("block manager lock poisoned".into()))?;
+                refuse_during_recovery(&bm, id, last)?;
+                let (done, edit) =
+                    ns.complete(&r.src, file_id, &r.client_name, last, now, &|b| {
+                        bm.is_complete(b, min)
+                    })?;
+                if done {
+                    state.with_leases(|l| l.remove_file(&r.client_name, id));
+                    judge_blocks_again(ns, &mut bm, id);
+                }
+                Ok((done, edit.into_iter().collect()))
+            },
+        )
+        .await
     }
 
     /// `renewLease`.
@@ -420,7 +427,7 @@ impl NameNodeState {
         let writer_ip = Some(ctx.remote_addr.ip());
         let state = self.clone();
         let (alloc, targets) = self
-            .mutate(|| format!("add block to {}", r.src), |ns| {
+            .mutate_light(|| format!("add block to {}", r.src), |ns| {
                 let mut bm = state
                     .blocks
                     .lock()
