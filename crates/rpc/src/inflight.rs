@@ -22,7 +22,7 @@ use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::task::{Context, Poll, Wake, Waker};
 
 use futures::task::AtomicWaker;
@@ -64,7 +64,9 @@ struct KeptCall {
     queued: AtomicBool,
     /// Its last poll stopped in [`may_finish_anywhere`].
     anywhere: AtomicBool,
-    set: Arc<SetShared>,
+    /// Weak: a call waiting on something holds itself (through its waker)
+    /// and would otherwise hold its set too once the connection is gone.
+    set: Weak<SetShared>,
 }
 
 impl CallSet {
@@ -82,7 +84,7 @@ impl CallSet {
             call: Mutex::new(Some(call)),
             queued: AtomicBool::new(false),
             anywhere: AtomicBool::new(false),
-            set: self.shared.clone(),
+            set: Arc::downgrade(&self.shared),
         });
         // Polled again at once with its own waker, so that what it waits
         // for wakes it rather than the connection's task.
@@ -146,9 +148,11 @@ impl KeptCall {
         if polled.is_ready() {
             *slot = None;
             drop(slot);
-            if self.set.live.fetch_sub(1, Ordering::AcqRel) == 1 {
-                // The last one: a `drain` may be waiting for it.
-                self.set.driver.wake();
+            if let Some(set) = self.set.upgrade() {
+                if set.live.fetch_sub(1, Ordering::AcqRel) == 1 {
+                    // The last one: a `drain` may be waiting for it.
+                    set.driver.wake();
+                }
             }
         }
     }
@@ -171,9 +175,21 @@ impl Wake for KeptCall {
             }
             _ => false,
         });
-        if !here {
-            lock(&self.set.ready).push(self.clone());
-            self.set.driver.wake();
+        if here {
+            return;
+        }
+        match self.set.upgrade() {
+            Some(set) => {
+                lock(&set.ready).push(self.clone());
+                set.driver.wake();
+            }
+            // Its connection's task is gone (the runtime shut down): nothing
+            // will poll it, so drop it, and what it holds, now (unless it is
+            // being polled: that poll's owner has it).
+            None => {
+                let call = self.call.try_lock().ok().and_then(|mut c| c.take());
+                drop(call);
+            }
         }
     }
 }

@@ -24,7 +24,7 @@ pub const CAIRN_JOURNAL_ADAPTIVE_COMMIT_DELAY_US: &str =
 /// Write the edit log's batches with `O_DIRECT | O_DSYNC` where the file
 /// system allows it (Cairn; default true): one system call a batch and no
 /// page-cache write-back, which pays off for batches of many edits
-/// (docs/namenode-cpu.md, "Direct writes for the edit log").
+/// (docs/namenode-cpu-changes.md, "Direct writes for the edit log").
 pub const CAIRN_JOURNAL_DIRECT_IO: &str = "cairn.namenode.edits.direct-io";
 
 /// After each group commit the edit log's sync thread finishes the calls
