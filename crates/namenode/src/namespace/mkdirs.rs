@@ -133,14 +133,9 @@ impl Namespace {
     fn first_dir_refused(&self, res: &Resolved, first_missing: usize) -> Option<(usize, FsError)> {
         let existing = res.inodes[first_missing - 1];
         for i in first_missing..res.inodes.len() {
+            let items_of = existing.filter(|_| i == first_missing);
             let checked = self
-                .check_component(|| res.prefix(i - 1), &res.components[i - 1])
-                .and_then(|()| match existing {
-                    Some(dir) if i == first_missing => {
-                        self.check_dir_items(dir, || res.prefix(i - 1))
-                    }
-                    _ => Ok(()),
-                })
+                .check_new_child(items_of, || res.prefix(i - 1), &res.components[i - 1])
                 .and_then(|()| match existing {
                     Some(dir) => self.verify_quota(dir, &new_names(i + 1 - first_missing), None),
                     None => Ok(()),

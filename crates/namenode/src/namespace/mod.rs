@@ -302,6 +302,8 @@ mod block_edit_tests;
 #[cfg(test)]
 mod copy_truncate_tests;
 #[cfg(test)]
+mod limit_order_tests;
+#[cfg(test)]
 mod mkdirs_step_tests;
 #[cfg(test)]
 mod name_order_tests;

@@ -23,6 +23,16 @@ pub struct Removed {
     pub blocks: Vec<BlockId>,
 }
 
+/// HDFS's `verifyINodeName`: no child may be called `.snapshot`.
+pub(super) fn check_not_dot_snapshot(name: &str) -> Result<(), FsError> {
+    if name == super::snapshot::DOT_SNAPSHOT {
+        return Err(FsError::IllegalArgument(
+            "\".snapshot\" is a reserved name.".into(),
+        ));
+    }
+    Ok(())
+}
+
 /// A stepwise create's outcome (next to the edits it applied): the new
 /// file's status and what it replaced, or the refusal that stopped it.
 pub type Created = Result<(FileStatus, Removed), FsError>;
@@ -60,7 +70,51 @@ impl Namespace {
 
     /// HDFS's checks of a new name: its length, then that it is not the
     /// reserved `.snapshot` (`verifyINodeName`), nor `.reserved` at the root.
-    pub(super) fn check_component(
+    /// HDFS's `addLastINode` checks of a new child `name`, in its order:
+    /// `.reserved` at the root, the name's length, the item limit of the
+    /// parent `items_of` (where the child is added to an existing
+    /// directory), the `.snapshot` name.
+    pub(super) fn check_new_child(
+        &self,
+        items_of: Option<INodeId>,
+        parent_path: impl Fn() -> String,
+        name: &str,
+    ) -> Result<(), FsError> {
+        if name == super::reserved::DOT_RESERVED && parent_path() == "/" {
+            return Err(FsError::IllegalArgument(
+                super::reserved::RESERVED_AT_ROOT.into(),
+            ));
+        }
+        self.check_name_length(&parent_path, name)?;
+        if let Some(dir) = items_of {
+            self.check_dir_items(dir, &parent_path)?;
+        }
+        check_not_dot_snapshot(name)
+    }
+
+    /// HDFS's checks of a rename's new name, in its order
+    /// (`verifyFsLimitsForRename`, then `addLastINode` without quotas): the
+    /// length, the item limit of `items_of` (a new name in another
+    /// directory), `.reserved` at the root, the `.snapshot` name.
+    pub(super) fn check_renamed_child(
+        &self,
+        items_of: Option<INodeId>,
+        parent_path: impl Fn() -> String,
+        name: &str,
+    ) -> Result<(), FsError> {
+        self.check_name_length(&parent_path, name)?;
+        if let Some(dir) = items_of {
+            self.check_dir_items(dir, &parent_path)?;
+        }
+        if name == super::reserved::DOT_RESERVED && parent_path() == "/" {
+            return Err(FsError::IllegalArgument(
+                super::reserved::RESERVED_AT_ROOT.into(),
+            ));
+        }
+        check_not_dot_snapshot(name)
+    }
+
+    pub(super) fn check_name_length(
         &self,
         parent_path: impl FnOnce() -> String,
         name: &str,
@@ -72,16 +126,6 @@ impl Namespace {
                 self.limits.max_component_len,
                 name.len()
             )));
-        }
-        if name == super::snapshot::DOT_SNAPSHOT {
-            return Err(FsError::IllegalArgument(
-                "\".snapshot\" is a reserved name.".into(),
-            ));
-        }
-        if name == super::reserved::DOT_RESERVED && parent_path() == "/" {
-            return Err(FsError::IllegalArgument(
-                super::reserved::RESERVED_AT_ROOT.into(),
-            ));
         }
         Ok(())
     }
@@ -252,8 +296,15 @@ impl Namespace {
         // Stepwise, missing parents are made before the file's name and
         // quota are looked at (below).
         let parents_first = stepwise && res.parent().is_none();
+        let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
         if !parents_first {
-            self.check_component(|| res.prefix(n - 2), name)?;
+            // A new file in an existing directory is one more item there.
+            let items_of = if existing.is_none() && first_missing == n - 1 {
+                res.inodes[first_missing - 1]
+            } else {
+                None
+            };
+            self.check_new_child(items_of, || res.prefix(n - 2), name)?;
         }
         if let (Some(old), Some(dir)) = (existing, res.parent()) {
             // HDFS deletes the file it replaces, then adds the new name
@@ -271,13 +322,9 @@ impl Namespace {
             };
             self.verify_quota_releasing(dir, &released, &new_name, None)?;
         }
-        let first_missing = res.inodes.iter().position(Option::is_none).unwrap_or(n - 1);
         if existing.is_none() && !parents_first {
             // The missing parents and the file, each a new name.
             if let Some(dir) = res.inodes[first_missing - 1] {
-                if first_missing == n - 1 {
-                    self.check_dir_items(dir, || res.prefix(n - 2))?;
-                }
                 self.verify_new_names(dir, n - first_missing)?;
             }
         }
@@ -329,7 +376,7 @@ impl Namespace {
         };
         if parents_first {
             let fits = self
-                .check_component(|| res.prefix(n - 2), name)
+                .check_new_child(None, || res.prefix(n - 2), name)
                 .and_then(|()| self.verify_quota(parent, &new_names(1), None));
             if let Err(e) = fits {
                 return Ok((edits, Err(e)));
@@ -515,8 +562,13 @@ impl Namespace {
         let src_path = src_res.path();
         self.check_nested_on_rename(src_id, &src_path, dst_parent)?;
         let n = dst_res.components.len();
-        self.check_component(|| dst_res.prefix(n - 1), &dst_res.components[n - 1])?;
-        self.check_dir_items(dst_parent, || dst_res.prefix(n - 1))?;
+        // HDFS's limit on items is not enforced within one directory.
+        let items_of = (src_res.parent() != Some(dst_parent)).then_some(dst_parent);
+        self.check_renamed_child(
+            items_of,
+            || dst_res.prefix(n - 1),
+            &dst_res.components[n - 1],
+        )?;
         self.verify_rename_quota(src_id, dst_parent, None)?;
         let edit = Edit::Rename {
             src: src_path,
@@ -652,10 +704,14 @@ impl Namespace {
             )));
         }
         let name = &dst_res.components[dst_res.components.len() - 1];
-        self.check_component(|| dst_res.prefix(dst_res.components.len() - 1), name)?;
-        if dst_res.last().is_none() {
-            self.check_dir_items(dst_parent, || dst_res.prefix(dst_res.components.len() - 1))?;
-        }
+        // HDFS's limit on items is not enforced within one directory, and
+        // is enforced in another even where the name replaces one there.
+        let items_of = (src_res.parent() != Some(dst_parent)).then_some(dst_parent);
+        self.check_renamed_child(
+            items_of,
+            || dst_res.prefix(dst_res.components.len() - 1),
+            name,
+        )?;
         self.verify_rename_quota(src_id, dst_parent, dst_res.last())?;
         self.check_nested_on_rename(src_id, &sp, dst_parent)?;
         let edit = Edit::Rename {

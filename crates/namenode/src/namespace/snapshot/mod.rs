@@ -489,7 +489,10 @@ impl Namespace {
                 "Snapshot name cannot contain \"/\"".into(),
             ));
         }
-        self.check_component(|| path.to_string(), name)
+        // HDFS's verifySnapshotName: the `.snapshot` name, then the
+        // length (no `.reserved` check: a snapshot is no child of the root).
+        super::mutate::check_not_dot_snapshot(name)?;
+        self.check_name_length(|| path.to_string(), name)
     }
 
     /// deleteSnapshot. The freed blocks are in [`Namespace::take_freed_blocks`].
