@@ -23,6 +23,16 @@ pub struct Removed {
     pub blocks: Vec<BlockId>,
 }
 
+/// HDFS's `addLastINode`: no `.reserved` directly below the root.
+fn check_not_reserved_at_root(parent_path: impl Fn() -> String, name: &str) -> Result<(), FsError> {
+    if name == super::reserved::DOT_RESERVED && parent_path() == "/" {
+        return Err(FsError::IllegalArgument(
+            super::reserved::RESERVED_AT_ROOT.into(),
+        ));
+    }
+    Ok(())
+}
+
 /// HDFS's `verifyINodeName`: no child may be called `.snapshot`.
 pub(super) fn check_not_dot_snapshot(name: &str) -> Result<(), FsError> {
     if name == super::snapshot::DOT_SNAPSHOT {
@@ -68,8 +78,6 @@ impl Namespace {
         INodeId(self.last_inode_id + 1)
     }
 
-    /// HDFS's checks of a new name: its length, then that it is not the
-    /// reserved `.snapshot` (`verifyINodeName`), nor `.reserved` at the root.
     /// HDFS's `addLastINode` checks of a new child `name`, in its order:
     /// `.reserved` at the root, the name's length, the item limit of the
     /// parent `items_of` (where the child is added to an existing
@@ -80,15 +88,8 @@ impl Namespace {
         parent_path: impl Fn() -> String,
         name: &str,
     ) -> Result<(), FsError> {
-        if name == super::reserved::DOT_RESERVED && parent_path() == "/" {
-            return Err(FsError::IllegalArgument(
-                super::reserved::RESERVED_AT_ROOT.into(),
-            ));
-        }
-        self.check_name_length(&parent_path, name)?;
-        if let Some(dir) = items_of {
-            self.check_dir_items(dir, &parent_path)?;
-        }
+        check_not_reserved_at_root(&parent_path, name)?;
+        self.check_fs_limits(items_of, &parent_path, name)?;
         check_not_dot_snapshot(name)
     }
 
@@ -102,16 +103,23 @@ impl Namespace {
         parent_path: impl Fn() -> String,
         name: &str,
     ) -> Result<(), FsError> {
-        self.check_name_length(&parent_path, name)?;
-        if let Some(dir) = items_of {
-            self.check_dir_items(dir, &parent_path)?;
-        }
-        if name == super::reserved::DOT_RESERVED && parent_path() == "/" {
-            return Err(FsError::IllegalArgument(
-                super::reserved::RESERVED_AT_ROOT.into(),
-            ));
-        }
+        self.check_fs_limits(items_of, &parent_path, name)?;
+        check_not_reserved_at_root(&parent_path, name)?;
         check_not_dot_snapshot(name)
+    }
+
+    /// The name's length, then the item limit of `items_of` if given.
+    fn check_fs_limits(
+        &self,
+        items_of: Option<INodeId>,
+        parent_path: impl Fn() -> String,
+        name: &str,
+    ) -> Result<(), FsError> {
+        self.check_name_length(&parent_path, name)?;
+        match items_of {
+            Some(dir) => self.check_dir_items(dir, &parent_path),
+            None => Ok(()),
+        }
     }
 
     pub(super) fn check_name_length(
