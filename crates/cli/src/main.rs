@@ -516,6 +516,19 @@ fn tool_main<F: std::future::Future<Output = i32>>(
     ExitCode::from(u8::try_from(code & 0xff).unwrap_or(1))
 }
 
+/// Raises this process's soft limit on open files to its hard limit, as
+/// the JVM does for every Java process (HDFS's servers among them): a
+/// NameNode holds two descriptors per client connection (the socket and
+/// the handle its edit-log thread writes answers through).
+fn raise_open_files_limit() {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    if let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) {
+        if soft < hard {
+            let _ = setrlimit(Resource::RLIMIT_NOFILE, hard, hard);
+        }
+    }
+}
+
 fn main() -> ExitCode {
     // A panic anywhere (any thread, any task) stops the process: a server
     // never keeps serving on state a panic left half changed.
@@ -530,6 +543,7 @@ fn main() -> ExitCode {
         _ => a,
     });
     let cli = Cli::parse_from(args);
+    raise_open_files_limit();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -75,7 +75,13 @@ impl CallSet {
     /// allocation beyond the call's own box.
     pub(crate) async fn run(&self, call: impl Future<Output = ()> + Send + 'static) {
         let mut call: Call = Box::pin(call);
-        let first = std::future::poll_fn(|cx| Poll::Ready(call.as_mut().poll(cx))).await;
+        let first = std::future::poll_fn(|cx| {
+            let outer = MAY_FINISH_ANYWHERE.with(|m| m.replace(false));
+            let polled = call.as_mut().poll(cx);
+            MAY_FINISH_ANYWHERE.with(|m| m.set(outer));
+            Poll::Ready(polled)
+        })
+        .await;
         if first.is_ready() {
             return;
         }
@@ -136,7 +142,26 @@ impl KeptCall {
     /// it again.
     fn poll_once(self: &Arc<Self>) {
         self.queued.store(false, Ordering::Release);
-        let mut slot = lock(&self.call);
+        let slot = lock(&self.call);
+        self.poll_locked(slot);
+    }
+
+    /// `poll_once` for `finish_woken_calls_here`, unless a poll on the
+    /// connection's task since the wake-up left the call waiting elsewhere
+    /// than in `may_finish_anywhere`: it is then queued for that task.
+    fn poll_here(self: &Arc<Self>) {
+        self.queued.store(false, Ordering::Release);
+        let slot = lock(&self.call);
+        if slot.is_some() && !self.anywhere.load(Ordering::Acquire) {
+            drop(slot);
+            // Outside the wake phase: to the connection's task.
+            self.wake_by_ref();
+            return;
+        }
+        self.poll_locked(slot);
+    }
+
+    fn poll_locked(self: &Arc<Self>, mut slot: MutexGuard<'_, Option<Call>>) {
         let Some(call) = slot.as_mut() else {
             return;
         };
@@ -212,7 +237,7 @@ pub fn finish_woken_calls_here<R>(wake: impl FnOnce() -> R) -> R {
     let was = FINISHING_HERE.with(|f| f.replace(true));
     crate::writer::collect_direct_responses(|| {
         for call in &woken {
-            call.poll_once();
+            call.poll_here();
         }
     });
     FINISHING_HERE.with(|f| f.set(was));

@@ -207,11 +207,39 @@ impl NameNodeState {
     /// `forget_removed_blocks` after the call's sync: a large set is
     /// forgotten on the runtime's workers rather than on the edit log's
     /// thread, which would hold up every other call's sync meanwhile.
+    /// On that thread the block manager's lock is only tried: a holder
+    /// (a block report) would stall every sync behind it.
     async fn forget_removed_blocks_after_sync(&self, removed: &Removed) {
-        if removed.blocks.len() > LIGHT_REMOVALS {
-            cairn_rpc::off_this_thread().await;
+        if removed.blocks.is_empty() {
+            return;
         }
+        if removed.blocks.len() <= LIGHT_REMOVALS {
+            if let Ok(mut b) = self.blocks.try_lock() {
+                b.remove_blocks(&removed.blocks);
+                return;
+            }
+        }
+        cairn_rpc::off_this_thread().await;
         self.forget_removed_blocks(removed);
+    }
+
+    /// [`Self::lock_datanodes`] after a sync: on the edit log's thread
+    /// (`mutate_light`) only tried, the call moving to its connection's task
+    /// when the lock is held.
+    async fn lock_datanodes_after_sync(
+        &self,
+    ) -> Result<std::sync::MutexGuard<'_, DatanodeManager>, CallError> {
+        if cairn_rpc::finishing_calls_here() {
+            let held = match self.datanodes.try_lock() {
+                Ok(dns) => return Ok(dns),
+                Err(std::sync::TryLockError::WouldBlock) => true,
+                Err(std::sync::TryLockError::Poisoned(_)) => false,
+            };
+            if held {
+                cairn_rpc::off_this_thread().await;
+            }
+        }
+        self.lock_datanodes()
     }
 
     fn forget_removed_blocks(&self, removed: &Removed) {

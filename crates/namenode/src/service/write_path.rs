@@ -505,7 +505,7 @@ impl NameNodeState {
             })
             .await
             .map_err(|e| self.with_holder_lease(&r.client_name, e))?;
-        let dns = self.lock_datanodes()?;
+        let dns = self.lock_datanodes_after_sync().await?;
         let locs: Vec<(DatanodeUuid, Option<String>)> =
             targets.into_iter().map(|d| (d, None)).collect();
         // The pipeline keeps the order placement chose (writer's node first).
