@@ -4,7 +4,7 @@
 //! snapshot name: `.snapshot`, then the length).
 
 use super::snapshot_tests::{allow, snap};
-use super::tests::{root, NOW};
+use super::tests::{create_file, root, NOW};
 use super::*;
 
 /// A namespace whose directories hold at most two items, with `/full`
@@ -22,19 +22,7 @@ fn full_dir() -> Namespace {
     for p in ["/full/x", "/full/y", "/b"] {
         n.mkdirs(&root(), p, 0o755, true, NOW).expect("mkdir");
     }
-    n.create(
-        &root(),
-        "/b/f",
-        0o644,
-        "c",
-        "m",
-        false,
-        false,
-        1,
-        1 << 20,
-        NOW,
-    )
-    .expect("file");
+    create_file(&mut n, &root(), "/b/f").expect("file");
     n
 }
 
@@ -45,20 +33,7 @@ fn the_item_limit_comes_before_the_snapshot_name() {
         .mkdirs(&root(), "/full/.snapshot", 0o755, false, NOW)
         .expect_err("refused");
     assert!(matches!(e, FsError::MaxDirectoryItems(_)), "{e:?}");
-    let e = n
-        .create(
-            &root(),
-            "/full/.snapshot",
-            0o644,
-            "c",
-            "m",
-            false,
-            false,
-            1,
-            1 << 20,
-            NOW,
-        )
-        .expect_err("refused");
+    let e = create_file(&mut n, &root(), "/full/.snapshot").expect_err("refused");
     assert!(matches!(e, FsError::MaxDirectoryItems(_)), "{e:?}");
     // With room, the name itself is refused.
     let e = n
@@ -82,33 +57,9 @@ fn renames_within_a_full_directory_are_not_limited() {
         .rename(&root(), "/b/f", "/full/g", NOW)
         .expect_err("refused");
     assert!(matches!(e, FsError::MaxDirectoryItems(_)), "{e:?}");
-    n.create(
-        &root(),
-        "/full/y2",
-        0o644,
-        "c",
-        "m",
-        false,
-        false,
-        1,
-        1 << 20,
-        NOW,
-    )
-    .expect_err("full");
+    create_file(&mut n, &root(), "/full/y2").expect_err("full");
     n.delete(&root(), "/full/y", true, NOW).expect("delete");
-    n.create(
-        &root(),
-        "/full/y",
-        0o644,
-        "c",
-        "m",
-        false,
-        false,
-        1,
-        1 << 20,
-        NOW,
-    )
-    .expect("file in place of the directory");
+    create_file(&mut n, &root(), "/full/y").expect("file in place of the directory");
     let e = n
         .rename2(&root(), "/b/f", "/full/y", true, NOW)
         .expect_err("refused");

@@ -466,7 +466,7 @@ fn opening_a_directory_is_refused_before_read_access() {
 }
 
 /// An empty file at `p` (replication 1, 1 MiB blocks), made by `caller`.
-fn create_file(ns: &mut Namespace, caller: &Caller, p: &str) -> Result<(), FsError> {
+pub(super) fn create_file(ns: &mut Namespace, caller: &Caller, p: &str) -> Result<(), FsError> {
     ns.create(caller, p, 0o644, "c", "m", false, true, 1, 1 << 20, NOW)
         .map(|_| ())
 }
