@@ -2,7 +2,8 @@
 """Interleaved A/B of the Java client's dfsio (the shared harness) on Cairn and HDFS.
 
 usage: bench/java_write_ab.py CAIRN_BINARY REPS FILES SIZE_MB THREADS [MODE [SYSTEMS]]
-SYSTEMS: comma-separated of cairn (CAIRN_BINARY), cairn2 (the binary in $CAIRN2),
+MODE: write (default), or read|randread, whose files are written first (untimed) and
+deleted after. SYSTEMS: comma-separated of cairn (CAIRN_BINARY), cairn2 (the binary in $CAIRN2),
 cairnenv (CAIRN_BINARY with fixed glibc malloc thresholds), hdfs (MiniDFSCluster).
 All clusters run at once; each repetition runs every system in turn, alternating the
 order. Per run: aggregate MiB/s, server CPU ms per MiB (utime+stime from /proc/<pid>/stat
@@ -81,6 +82,12 @@ try:
             d = "/ab%d" % rep
             cmd = [H, "dfsio", "--fs", c.url, "--dir", d, "--files", str(FILES), "--size-mb", str(SIZE),
                    "--threads", str(THREADS), "--mode", MODE, "--replication", "3"]
+            if MODE != "write":
+                # The files a read times are written first, untimed.
+                w = subprocess.run(cmd[:cmd.index("--mode") + 1] + ["write"] + cmd[cmd.index("--mode") + 2:],
+                                   capture_output=True, text=True, timeout=900)
+                if w.returncode:
+                    print("FAIL write before read", k, w.stdout[-800:], w.stderr[-800:]); continue
             perf = None
             if os.environ.get("PERF") and k == os.environ.get("PERF") and rep == 0:
                 dns = [str(pid) for pid, (role, _) in cpu(c).items() if role == "dn"]
@@ -94,6 +101,9 @@ try:
             cs1 = ctx(c)
             if perf:
                 perf.send_signal(signal.SIGINT); perf.wait()
+            if MODE != "write":
+                subprocess.run([CAIRN, "dfs", "-fs", c.url, "-rm", "-r", "-skipTrash", d], capture_output=True, timeout=300)
+                time.sleep(5)  # replicas are unlinked in the background
             line = [l for l in p.stdout.splitlines() if l.startswith("RESULT dfsio")]
             if p.returncode or not line:
                 print("FAIL", k, p.stdout[-800:], p.stderr[-800:]); continue
