@@ -2,7 +2,8 @@
 # NameNode CPU per call over one NNThroughputBenchmark op's own phase: a fresh
 # `cairn namenode` alone, the benchmark from the shared harness (16 threads),
 # CPU (/proc/PID/stat utime+stime) from the op's first call to its FILES-th,
-# both found by polling the NameNode's /prom count for METHOD.
+# both found by polling the NameNode's /prom count for METHOD; also the edit
+# log's syncs per call over the phase and the adaptive linger's counters.
 # usage: nn_phase_cpu.sh BINARY OP METHOD FILES [namenode args...]
 #   e.g. nn_phase_cpu.sh target/release/cairn fileStatus getFileInfo 40000
 set -u
@@ -15,6 +16,10 @@ PORT=$((20000 + RANDOM % 20000))
 PID=$!
 sleep 1.5
 cpu() { awk '{print $14 + $15}' /proc/$PID/stat; }
+# The edit log's syncs (group commits) so far.
+syncs() {
+  curl -s http://127.0.0.1:$((PORT + 1))/prom | awk '$1 == "cairn_journal_sync_seconds_count" {print $2}'
+}
 calls() {
   curl -s http://127.0.0.1:$((PORT + 1))/prom |
     awk -v m="cairn_rpc_processing_seconds_count{method=\"$METHOD\"}" '$1 == m {print $2}'
@@ -22,9 +27,11 @@ calls() {
 "$H" nnbench --fs hdfs://127.0.0.1:$PORT --op "$OP" --threads 16 --files "$FILES" >"$D/bench.log" 2>&1 &
 B=$!
 until [ "$(calls)" != "" ] && [ "$(calls)" -gt 0 ]; do sleep 0.01; kill -0 $B 2>/dev/null || break; done
-n0=$(calls); c0=$(cpu)
+n0=$(calls); c0=$(cpu); s0=$(syncs)
 until [ "$(calls)" -ge "$FILES" ]; do sleep 0.01; kill -0 $B 2>/dev/null || break; done
-n1=$(calls); c1=$(cpu)
+n1=$(calls); c1=$(cpu); s1=$(syncs)
+# The adaptive linger's probes and how many chose to linger (since start).
+linger=$(curl -s http://127.0.0.1:$((PORT + 1))/jmx | grep -oE '"EditLogLinger[A-Za-z]+" *: *[0-9]+' | tr -d ' "' | tr '\n' ' ')
 wait $B
-echo "$OP calls=$((n1 - n0)) ticks=$((c1 - c0)) us_per_call=$(((c1 - c0) * 10000 / (n1 - n0 + 1))) $(grep -oE "ops_per_sec=[0-9.]+" "$D/bench.log")"
+echo "$OP calls=$((n1 - n0)) ticks=$((c1 - c0)) us_per_call=$(((c1 - c0) * 10000 / (n1 - n0 + 1))) syncs_per_call=$(awk -v s=$((s1 - s0)) -v n=$((n1 - n0)) 'BEGIN {printf "%.3f", s / (n > 0 ? n : 1)}') $linger$(grep -oE "ops_per_sec=[0-9.]+" "$D/bench.log")"
 kill $PID; wait $PID 2>/dev/null; rm -rf "$D"
