@@ -55,6 +55,5 @@ def render_ha(data):
                "is the limit. On three machines each member pays about a third of that." % (
                    mid, cpu_ratios[0], cpu_ratios[-1], data.get("params", {}).get("cpus", "the same"))]
     fl = r.failures()
-    if fl:
-        md += ["", "Failed runs of this mode:", ""] + fl
+    md += (["", "Failed runs of this mode:", ""] + fl) if fl else ["", "Failed runs of this mode: none."]
     return "\n".join(md) + "\n"

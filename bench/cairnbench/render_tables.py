@@ -127,8 +127,7 @@ def checksum_tables(r):
 def section_with_facts(md, r):
     tf = ["Machine (at the start of this section's run):", ""] + facts_table(r.data["facts"]) + [""]
     fl = r.failures()
-    if fl:
-        tf += ["Failures in this run:", ""] + fl + [""]
+    tf += (["Failures in this run:", ""] + fl + [""]) if fl else ["Failures in this run: none.", ""]
     return md[:4] + tf + md[4:]
 
 

@@ -41,6 +41,12 @@ class RenderHaTest(unittest.TestCase):
         md = render_ha(data([900.0, 1000.0, 950.0]))
         self.assertIn("Met in every row above.", md)
 
+    def test_no_failures_said(self):
+        d = data([900.0, 1000.0, 950.0])
+        d["failed"] = []
+        self.assertIn("Failed runs of this mode: none.", render_ha(d))
+        self.assertNotIn("Failed runs of this mode: none.", render_ha(data([900.0, 1000.0, 950.0])))
+
     def test_same_input_same_output(self):
         self.assertEqual(render_ha(data([1.0, 2.0, 3.0])), render_ha(data([1.0, 2.0, 3.0])))
 
