@@ -11,7 +11,7 @@ of the cluster's processes, by role), the client JVM's CPU ms per MiB, context s
 per MiB, and for Cairn the deepest disk queue. PERF=<system> records the first
 repetition's DataNodes with `perf record -g` into the work directory."""
 import os, re, resource, signal, subprocess, sys, time, json, shutil, statistics, urllib.request
-from cairnbench.runner import await_cluster, launch_cluster, stop_process_group
+from cairnbench.runner import await_cluster, data_bytes, launch_cluster, settle, stop_process_group
 H = os.environ.get("HARNESS", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "anchors", "hdfs-harness", "harness"))
 CAIRN = sys.argv[1]
 REPS = int(sys.argv[2]); FILES = int(sys.argv[3]); SIZE = int(sys.argv[4]); THREADS = int(sys.argv[5])
@@ -80,12 +80,13 @@ try:
     for rep in range(REPS):
         for k, c in (cl.items() if rep % 2 == 0 else reversed(list(cl.items()))):
             d = "/ab%d" % rep
-            cmd = [H, "dfsio", "--fs", c.url, "--dir", d, "--files", str(FILES), "--size-mb", str(SIZE),
-                   "--threads", str(THREADS), "--mode", MODE, "--replication", "3"]
+            dfsio = lambda mode: [H, "dfsio", "--fs", c.url, "--dir", d, "--files", str(FILES), "--size-mb",
+                                  str(SIZE), "--threads", str(THREADS), "--mode", mode, "--replication", "3"]
+            cmd = dfsio(MODE)
             if MODE != "write":
                 # The files a read times are written first, untimed.
-                w = subprocess.run(cmd[:cmd.index("--mode") + 1] + ["write"] + cmd[cmd.index("--mode") + 2:],
-                                   capture_output=True, text=True, timeout=900)
+                before = data_bytes(c)
+                w = subprocess.run(dfsio("write"), capture_output=True, text=True, timeout=900)
                 if w.returncode:
                     print("FAIL write before read", k, w.stdout[-800:], w.stderr[-800:]); continue
             perf = None
@@ -103,7 +104,7 @@ try:
                 perf.send_signal(signal.SIGINT); perf.wait()
             if MODE != "write":
                 subprocess.run([CAIRN, "dfs", "-fs", c.url, "-rm", "-r", "-skipTrash", d], capture_output=True, timeout=300)
-                time.sleep(5)  # replicas are unlinked in the background
+                settle(c, before, "the read's files", print)  # replicas are unlinked in the background
             line = [l for l in p.stdout.splitlines() if l.startswith("RESULT dfsio")]
             if p.returncode or not line:
                 print("FAIL", k, p.stdout[-800:], p.stderr[-800:]); continue

@@ -16,14 +16,11 @@ PORT=$((20000 + RANDOM % 20000))
 PID=$!
 sleep 1.5
 cpu() { awk '{print $14 + $15}' /proc/$PID/stat; }
+# One figure of the NameNode's /prom.
+prom() { curl -s http://127.0.0.1:$((PORT + 1))/prom | awk -v m="$1" '$1 == m {print $2}'; }
+calls() { prom "cairn_rpc_processing_seconds_count{method=\"$METHOD\"}"; }
 # The edit log's syncs (group commits) so far.
-syncs() {
-  curl -s http://127.0.0.1:$((PORT + 1))/prom | awk '$1 == "cairn_journal_sync_seconds_count" {print $2}'
-}
-calls() {
-  curl -s http://127.0.0.1:$((PORT + 1))/prom |
-    awk -v m="cairn_rpc_processing_seconds_count{method=\"$METHOD\"}" '$1 == m {print $2}'
-}
+syncs() { prom cairn_journal_sync_seconds_count; }
 "$H" nnbench --fs hdfs://127.0.0.1:$PORT --op "$OP" --threads 16 --files "$FILES" >"$D/bench.log" 2>&1 &
 B=$!
 until [ "$(calls)" != "" ] && [ "$(calls)" -gt 0 ]; do sleep 0.01; kill -0 $B 2>/dev/null || break; done

@@ -180,35 +180,11 @@ class Bench:
     # ------------------------------------------------------------ between runs
     def data_bytes(self, c):
         """Bytes the cluster's directory holds on disk now (allocated blocks: a deleted replica is gone)."""
-        total = 0
-        for dp, _, fns in os.walk(c.dir):
-            for fn in fns:
-                try:
-                    total += os.lstat(os.path.join(dp, fn)).st_blocks * 512
-                except OSError:
-                    pass  # deleted while walking
-        return total
+        return data_bytes(c)
 
     def settle(self, c, baseline, what):
-        """Waits until the replicas a run deleted are gone from the disk: `c`'s directory back within
-        SETTLE_SLACK of `baseline` (its size before the run wrote), or no change for SETTLE_QUIET seconds,
-        or SETTLE_MAX. Both systems delete in the background after the delete returns (HDFS's NameNode
-        hands the work to 32% of its DataNodes per monitor pass, Cairn's to each at its next heartbeat), and
-        unlinking a run's 3 GiB of replicas takes seconds here: a run timed meanwhile would be billed
-        for the last run's clean-up, on whichever system ran next."""
-        t0 = last_change = time.time()
-        last = self.data_bytes(c)
-        while last > baseline + SETTLE_SLACK:
-            now = time.time()
-            if now - t0 > SETTLE_MAX or now - last_change > SETTLE_QUIET:
-                self.log("settle", c.name, "after", what, ": still %d MiB above the start after %.1fs" % (
-                    (last - baseline) >> 20, now - t0))
-                return
-            time.sleep(0.25)
-            size = self.data_bytes(c)
-            if size != last:
-                last, last_change = size, time.time()
-        self.log("settle", c.name, "after", what, ": deletions done in %.1fs" % (time.time() - t0))
+        """settle() below, logged to this run's log."""
+        settle(c, baseline, what, self.log)
 
     # ------------------------------------------------------------ facts
     def commit(self):
@@ -264,6 +240,40 @@ def stop_process_group(p, first_signal, wait_s):
         os.killpg(p.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def data_bytes(c):
+    """Bytes the cluster's directory holds on disk now (allocated blocks: a deleted replica is gone)."""
+    total = 0
+    for dp, _, fns in os.walk(c.dir):
+        for fn in fns:
+            try:
+                total += os.lstat(os.path.join(dp, fn)).st_blocks * 512
+            except OSError:
+                pass  # deleted while walking
+    return total
+
+
+def settle(c, baseline, what, log):
+    """Waits until the replicas a run deleted are gone from the disk: `c`'s directory back within
+    SETTLE_SLACK of `baseline` (its size before the run wrote), or no change for SETTLE_QUIET seconds,
+    or SETTLE_MAX. Both systems delete in the background after the delete returns (HDFS's NameNode
+    hands the work to 32% of its DataNodes per monitor pass, Cairn's to each at its next heartbeat), and
+    unlinking a run's 3 GiB of replicas takes seconds here: a run timed meanwhile would be billed
+    for the last run's clean-up, on whichever system ran next."""
+    t0 = last_change = time.time()
+    last = data_bytes(c)
+    while last > baseline + SETTLE_SLACK:
+        now = time.time()
+        if now - t0 > SETTLE_MAX or now - last_change > SETTLE_QUIET:
+            log("settle", c.name, "after", what, ": still %d MiB above the start after %.1fs" % (
+                (last - baseline) >> 20, now - t0))
+            return
+        time.sleep(0.25)
+        size = data_bytes(c)
+        if size != last:
+            last, last_change = size, time.time()
+    log("settle", c.name, "after", what, ": deletions done in %.1fs" % (time.time() - t0))
 
 
 def launch_cluster(kind, program, work, name, defines=(), env=None):
