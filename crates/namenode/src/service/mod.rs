@@ -230,6 +230,8 @@ impl NameNodeState {
         &self,
     ) -> Result<std::sync::MutexGuard<'_, DatanodeManager>, CallError> {
         if cairn_rpc::finishing_calls_here() {
+            // Decided first: the try_lock result (a guard) may not live
+            // across the await, or the future would not be Send.
             let held = match self.datanodes.try_lock() {
                 Ok(dns) => return Ok(dns),
                 Err(std::sync::TryLockError::WouldBlock) => true,
