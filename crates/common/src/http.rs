@@ -25,6 +25,8 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
 
+use crate::http_path::Routed;
+
 /// Limits of one HTTP server.
 #[derive(Debug, Clone)]
 pub struct HttpLimits {
@@ -65,6 +67,42 @@ fn close_after(resp: &mut axum::response::Response) {
     );
 }
 
+/// Routes a request whose path has dot segments by the path they resolve
+/// to ([`crate::http_path`]); a path climbing above the root is answered
+/// 400, as HDFS's web server answers it, and the connection closed: that
+/// answer, if so.
+fn route_dot_segments<B>(req: &mut hyper::Request<B>) -> Option<axum::response::Response> {
+    use axum::response::IntoResponse;
+    match crate::http_path::route(req.uri().path()) {
+        Routed::AsSent => None,
+        Routed::Resolved(path) => {
+            let path_and_query = match req.uri().query() {
+                Some(q) => format!("{path}?{q}"),
+                None => path,
+            };
+            let mut parts = req.uri().clone().into_parts();
+            // The resolved path is made of the sent path's own segments.
+            if let Ok(pq) = path_and_query.parse() {
+                parts.path_and_query = Some(pq);
+                if let Ok(uri) = hyper::Uri::from_parts(parts) {
+                    *req.uri_mut() = uri;
+                }
+            }
+            None
+        }
+        Routed::AboveRoot => {
+            let mut resp = (
+                hyper::StatusCode::BAD_REQUEST,
+                [(hyper::header::CONTENT_TYPE, "text/html;charset=iso-8859-1")],
+                "<h1>Bad Message 400</h1><pre>reason: Bad Request</pre>",
+            )
+                .into_response();
+            close_after(&mut resp);
+            Some(resp)
+        }
+    }
+}
+
 /// Serves `router` on `listener` until `shutdown` is cancelled.
 ///
 /// # Cancel safety
@@ -102,9 +140,12 @@ pub async fn serve(
             req.extensions_mut().insert(ConnectInfo(peer));
             let has_body = declares_body(req.headers());
             let mut router = router.clone();
-            let answer = tower_service::Service::call(&mut router, req);
+            let refused = route_dot_segments(&mut req);
             async move {
-                let mut resp = answer.await?;
+                if let Some(resp) = refused {
+                    return Ok(resp);
+                }
+                let mut resp = tower_service::Service::call(&mut router, req).await?;
                 if has_body && !resp.status().is_success() {
                     close_after(&mut resp);
                 }

@@ -11,6 +11,7 @@ pub mod disk;
 pub mod durable;
 pub mod fatal;
 pub mod http;
+pub mod http_path;
 pub mod ids;
 pub mod keys;
 pub mod local_users;

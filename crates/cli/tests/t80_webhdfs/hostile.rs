@@ -76,6 +76,56 @@ pub(super) fn hostile_requests(cluster: &Cluster) {
     );
     let (code, _, _) = http_request(nn, "PATCH", "/webhdfs/v1/?op=GETFILESTATUS", b"");
     assert_eq!(code, 405);
+    // HEAD is a GET without its body, OPTIONS names the methods (HDFS's
+    // JAX-RS resource answers both so).
+    let (code, _, body) = http_request(nn, "HEAD", "/webhdfs/v1/?op=GETFILESTATUS", b"");
+    assert_eq!((code, body.len()), (200, 0));
+    let (code, headers, _) = http_request(nn, "OPTIONS", "/webhdfs/v1/?op=GETFILESTATUS", b"");
+    assert_eq!(code, 200);
+    let allow = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("allow"));
+    assert_eq!(
+        allow.map(|(_, v)| v.as_str()),
+        Some("OPTIONS,HEAD,DELETE,POST,GET,PUT")
+    );
+
+    // Dot segments route as HDFS's web server (Jetty) routes them: by the
+    // path they resolve to, a climb above the root refused; a path that
+    // stays WebHDFS's is read as sent (the cases above).
+    for path in ["/..", "/%2e%2e", "/../webhdfs/v1/?op=LISTSTATUS"] {
+        let (code, _, body) = http_request(nn, "GET", path, b"");
+        assert_eq!(code, 400, "{path}");
+        assert!(
+            String::from_utf8_lossy(&body).contains("Bad Message 400"),
+            "{path}"
+        );
+    }
+    for path in [
+        "/webhdfs/v1/..?op=LISTSTATUS",
+        "/webhdfs/v1/%2E%2e?op=LISTSTATUS",
+    ] {
+        let (code, headers, body) = http_request(nn, "GET", path, b"");
+        assert_eq!(code, 404, "{path}");
+        let html = headers
+            .iter()
+            .any(|(k, v)| k.eq_ignore_ascii_case("content-type") && v.starts_with("text/html"));
+        assert!(html, "{path}: {headers:?}");
+        assert!(
+            String::from_utf8_lossy(&body).contains("Error 404 Not Found"),
+            "{path}"
+        );
+    }
+    let (code, _, body) = http_request(
+        nn,
+        "GET",
+        "/logs/../jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo",
+        b"",
+    );
+    assert_eq!(code, 200);
+    assert!(String::from_utf8_lossy(&body).contains("NameNodeInfo"));
+    let (code, _, _) = http_request(nn, "GET", "/x/./../webhdfs/v1/?op=GETFILESTATUS", b"");
+    assert_eq!(code, 200, "resolves to WebHDFS's root");
 
     // A slow client that never finishes its request head holds only its
     // own connection; others are answered meanwhile.

@@ -36,8 +36,20 @@ pub fn router(state: Arc<NameNodeState>) -> Router {
         .with_state(state)
 }
 
-async fn not_found() -> (axum::http::StatusCode, &'static str) {
-    (axum::http::StatusCode::NOT_FOUND, "Not Found\n")
+/// No page at this path: an HTML error page, as HDFS's web server answers.
+async fn not_found(uri: axum::http::Uri) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let path = cairn_common::web::page::esc(uri.path());
+    let page = format!(
+        "<html>\n<head>\n<title>Error 404 Not Found</title>\n</head>\n\
+         <body><h2>HTTP ERROR 404 Not Found</h2>\n<p>URI: {path}</p>\n</body>\n</html>\n"
+    );
+    (
+        axum::http::StatusCode::NOT_FOUND,
+        [(axum::http::header::CONTENT_TYPE, "text/html;charset=utf-8")],
+        page,
+    )
+        .into_response()
 }
 
 /// A 500 answer naming what failed.

@@ -182,6 +182,20 @@ pub async fn handle(
     headers: HeaderMap,
     _body: Body,
 ) -> Response {
+    // As HDFS's JAX-RS resource: OPTIONS lists the methods, HEAD is a GET
+    // whose body is left out (hyper sends no body to a HEAD).
+    if method == Method::OPTIONS {
+        let allow = [(
+            axum::http::header::ALLOW,
+            "OPTIONS,HEAD,DELETE,POST,GET,PUT",
+        )];
+        return (StatusCode::OK, allow).into_response();
+    }
+    let method = if method == Method::HEAD {
+        Method::GET
+    } else {
+        method
+    };
     let result = match WebRequest::parse(method, &uri, &headers, peer) {
         Ok(req) => match state.config.proxy_users.authorize(&state, &req) {
             Ok(()) => run(&state, &req).await,
