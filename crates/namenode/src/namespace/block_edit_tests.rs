@@ -117,7 +117,30 @@ fn blocks_are_allocated_committed_and_replayed() {
             b.id != a2.block.id
         })
         .expect("complete");
-    assert!(!done && e.is_none(), "last block not yet reported");
+    assert!(!done, "last block not yet reported");
+    // As HDFS's, the block is committed even so: the file's length counts
+    // the writer's bytes (logged, so a replay agrees), once.
+    log.extend(e.clone());
+    assert!(matches!(e, Some(Edit::UpdateBlock { block, .. }) if block == last));
+    assert_eq!(stat(&ns, "/b/f").length, 1034);
+    let (_, again) = ns
+        .complete("/b/f", 0, "w", Some(last), NOW + 1, &|_: &BlockRecord| {
+            false
+        })
+        .expect("complete");
+    assert!(again.is_none(), "nothing new to commit");
+    // A stamp the NameNode never gave is refused, as HDFS's commitBlock.
+    let stale = BlockRecord {
+        gs: GenStamp(last.gs.0 - 1),
+        ..last
+    };
+    match ns.complete("/b/f", 0, "w", Some(stale), NOW + 1, &yes) {
+        Err(FsError::Io(m)) => assert!(
+            m.starts_with("Commit block with mismatching GS. NN has blk_"),
+            "{m}"
+        ),
+        other => panic!("{other:?}"),
+    }
     let (done, e) = ns
         .complete("/b/f", 0, "w", Some(last), NOW + 2, &yes)
         .expect("complete");

@@ -60,7 +60,7 @@ impl Namespace {
         stepwise: bool,
     ) -> Result<(Vec<Edit>, Option<FsError>), FsError> {
         super::path::check_valid_name(src)?;
-        let res = self.resolve_as(caller, src)?;
+        let res = self.resolve_to_create(caller, src)?;
         let creates = Required {
             creates: true,
             ..Default::default()

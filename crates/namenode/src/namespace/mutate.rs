@@ -242,7 +242,7 @@ impl Namespace {
         if super::path::check_valid_name(src).is_err() {
             return Err(FsError::InvalidPath(format!("Invalid path name {src}")));
         }
-        let res = self.resolve_as(caller, src)?;
+        let res = self.resolve_to_create(caller, src)?;
         let path = res.path();
         if res.components.is_empty() {
             return Err(FsError::AlreadyExists(
@@ -520,7 +520,7 @@ impl Namespace {
     ) -> Result<(bool, Option<Edit>), FsError> {
         let src_res = self.resolve_as(caller, src)?;
         super::path::check_valid_name(dst)?;
-        let mut dst_res = self.resolve_as(caller, dst)?;
+        let mut dst_res = self.resolve_to_create(caller, dst)?;
         // HDFS resolves both paths first: a file among either's ancestors
         // throws here, not `false` as the checks below would answer.
         self.check(caller, &src_res, Required::default())?;
@@ -537,7 +537,7 @@ impl Namespace {
         if let (Some(d), Some(name)) = (dst_res.last(), src_res.components.last()) {
             if self.node(d).is_dir() {
                 let target = format!("{}/{name}", dst_res.path().trim_end_matches('/'));
-                dst_res = self.resolve_as(caller, &target)?;
+                dst_res = self.resolve_to_create(caller, &target)?;
             }
         }
         // Both permission checks before the source is looked at (a missing
@@ -637,7 +637,7 @@ impl Namespace {
     ) -> Result<(Edit, Removed), FsError> {
         let src_res = self.resolve_as(caller, src)?;
         super::path::check_valid_name(dst)?;
-        let dst_res = self.resolve_as(caller, dst)?;
+        let dst_res = self.resolve_to_create(caller, dst)?;
         let (sp, dp) = (src_res.path(), dst_res.path());
         // As HDFS: both paths resolved (their walks checked), then write
         // access to the source's parent and to the destination's nearest

@@ -389,7 +389,7 @@ impl Namespace {
     ) -> Result<FileStatus, FsError> {
         if let Some(sp) = self.snapshot_path(src)? {
             if write {
-                return Err(self.snapshot_write_refusal(Some(caller), &sp));
+                return Err(self.snapshot_write_refusal(Some(caller), &sp, false));
             }
             // The walk checked first, then the file; no read access asked.
             self.check_snapshot_path(caller, &sp, None)?;

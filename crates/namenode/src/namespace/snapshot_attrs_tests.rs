@@ -637,6 +637,17 @@ fn snapshot_path_reads_meet_the_path_before_the_permissions_where_hdfs_does() {
     assert_eq!(n.get_file_info(&bob, below).map(|_| ()), want);
     assert_eq!(n.content_summary(&bob, below).map(|_| ()), want);
     assert!(n.open_for_read(&bob, "/d/.snapshot/s2/x/f").is_ok());
+    // A write meets it too: as a ParentNotDirectoryException where it
+    // would create the path (HDFS's DirOp.CREATE), as an
+    // AccessControlException otherwise; for the superuser as for bob.
+    let pnd = Err(FsError::ParentNotDirectory(
+        "/d/.snapshot/s2/x/f (is not a directory)".into(),
+    ));
+    for who in [&bob, &root()] {
+        assert_eq!(n.mkdirs(who, below, 0o755, true, NOW).map(|_| ()), pnd);
+        assert_eq!(n.rename(who, "/d/x", below, NOW).map(|_| ()), pnd);
+        assert_eq!(n.delete(who, below, false, NOW).map(|_| ()), want);
+    }
 }
 
 #[test]

@@ -531,7 +531,7 @@ impl Namespace {
     /// `.snapshot` of a snapshottable directory is refused (reads of those
     /// go through `snapshot_path` first; anything else is a write).
     pub(super) fn resolve(&self, src: &str) -> Result<Resolved, FsError> {
-        self.resolve_with(None, src)
+        self.resolve_with(None, src, false)
     }
 
     /// [`Namespace::resolve`] for a write by `caller`: a path through a
@@ -542,19 +542,32 @@ impl Namespace {
         caller: &super::permission::Caller,
         src: &str,
     ) -> Result<Resolved, FsError> {
-        self.resolve_with(Some(caller), src)
+        self.resolve_with(Some(caller), src, false)
+    }
+
+    /// [`Namespace::resolve_as`] for an operation that creates the path
+    /// (HDFS's `DirOp.CREATE`: create, mkdirs, a rename's destination): a
+    /// file met on the way through a `.snapshot` is then a
+    /// ParentNotDirectoryException, as on a live path.
+    pub(super) fn resolve_to_create(
+        &self,
+        caller: &super::permission::Caller,
+        src: &str,
+    ) -> Result<Resolved, FsError> {
+        self.resolve_with(Some(caller), src, true)
     }
 
     fn resolve_with(
         &self,
         caller: Option<&super::permission::Caller>,
         src: &str,
+        creates: bool,
     ) -> Result<Resolved, FsError> {
         let src = self.unreserved(src)?;
         let src = src.as_ref();
         let comps = path::components(src)?;
         if let Some(sp) = self.snapshot_path(src)? {
-            return Err(self.snapshot_write_refusal(caller, &sp));
+            return Err(self.snapshot_write_refusal(caller, &sp, creates));
         }
         let mut inodes = SmallVec::with_capacity(comps.len() + 1);
         inodes.push(Some(ROOT_INODE_ID));

@@ -653,9 +653,23 @@ impl Namespace {
         }
         self.writable_file(src, file_id, client_name)?;
         let mut blocks = file.blocks.clone();
+        let mut new_length = None;
         if let Some(l) = last {
             match blocks.last_mut() {
-                Some(b) if b.id == l.id => *b = l,
+                Some(b) if b.id == l.id => {
+                    // HDFS's commitBlock: the stamp must be the one the
+                    // NameNode knows (a pipeline recovery told it).
+                    if b.gs != l.gs {
+                        return Err(FsError::Io(format!(
+                            "Commit block with mismatching GS. NN has blk_{}_{}, client submits blk_{}_{}",
+                            b.id, b.gs, l.id, l.gs
+                        )));
+                    }
+                    if b.num_bytes != l.num_bytes {
+                        new_length = Some(l);
+                    }
+                    *b = l;
+                }
                 _ => {
                     return Err(FsError::Io(format!(
                         "Cannot complete {path}: block {} is not its last block",
@@ -665,7 +679,14 @@ impl Namespace {
             }
         }
         if !blocks.iter().all(is_complete) {
-            return Ok((false, None));
+            // Committed even so, as HDFS's completeFile commits the last
+            // block before it counts replicas: the file's length shows the
+            // writer's bytes while their reports are awaited.
+            let edit = new_length.map(|block| Edit::UpdateBlock { path, block });
+            if let Some(e) = &edit {
+                self.apply_checked(e);
+            }
+            return Ok((false, edit));
         }
         Ok((true, Some(self.close_file(id, path, now_ms, last))))
     }
@@ -705,7 +726,7 @@ impl Namespace {
         src: &str,
         create_parent: bool,
     ) -> Result<(), FsError> {
-        let res = self.resolve_as(caller, src)?;
+        let res = self.resolve_to_create(caller, src)?;
         if res.last().is_some() || res.components.is_empty() {
             return Ok(());
         }

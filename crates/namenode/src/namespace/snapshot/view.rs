@@ -280,7 +280,11 @@ impl Namespace {
     /// an existing inode the snapshot saw as a file, with more components
     /// after it, is not a directory to search (the live ancestors up to
     /// the snapshottable directory are directories by construction).
-    fn check_snapshot_simple_traverse(&self, sp: &SnapshotPath) -> Result<(), FsError> {
+    fn check_snapshot_simple_traverse(
+        &self,
+        sp: &SnapshotPath,
+        creates: bool,
+    ) -> Result<(), FsError> {
         let Some(root) = sp.ancestors.last() else {
             return Ok(());
         };
@@ -289,9 +293,7 @@ impl Namespace {
             let Some((id, name)) = entry else { break };
             prefix = format!("{prefix}/{name}");
             if self.any_node(*id).is_some_and(|n| !n.is_dir()) {
-                return Err(FsError::AccessControl(format!(
-                    "{prefix} (is not a directory)"
-                )));
+                return Err(not_a_directory(&prefix, creates));
             }
         }
         Ok(())
@@ -307,8 +309,21 @@ impl Namespace {
         sp: &SnapshotPath,
         access: Option<Access>,
     ) -> Result<(), FsError> {
+        self.check_snapshot_walk(caller, sp, access, false)
+    }
+
+    /// [`Namespace::check_snapshot_path`]; `creates`: for an operation
+    /// that creates the path, where a file on the way is a
+    /// ParentNotDirectoryException.
+    fn check_snapshot_walk(
+        &self,
+        caller: &Caller,
+        sp: &SnapshotPath,
+        access: Option<Access>,
+        creates: bool,
+    ) -> Result<(), FsError> {
         if !self.permissions_enabled || caller.is_superuser {
-            return self.check_snapshot_simple_traverse(sp);
+            return self.check_snapshot_simple_traverse(sp, creates);
         }
         let mut chain: Vec<(String, Attrs, bool)> = sp.ancestors.clone();
         let dir_path = chain.last().map(|c| c.0.clone()).unwrap_or_default();
@@ -338,9 +353,7 @@ impl Namespace {
                     None => continue,
                 }
             } else if !is_dir {
-                return Err(FsError::AccessControl(format!(
-                    "{path} (is not a directory)"
-                )));
+                return Err(not_a_directory(path, creates));
             } else {
                 Access::EXECUTE
             };
@@ -566,7 +579,7 @@ impl Namespace {
         // the file itself, then search and read access, so a missing
         // snapshot or file is FileNotFound even where the caller may not
         // search.
-        self.check_snapshot_simple_traverse(sp)?;
+        self.check_snapshot_simple_traverse(sp, false)?;
         let (id, s) = self.snapshot_file(sp)?;
         self.check_snapshot_path(caller, sp, Some(Access::READ))?;
         // The xattr as the snapshot kept it (HDFS's
@@ -615,9 +628,10 @@ impl Namespace {
         &self,
         caller: Option<&Caller>,
         sp: &SnapshotPath,
+        creates: bool,
     ) -> FsError {
         if let Some(caller) = caller {
-            if let Err(e) = self.check_snapshot_path(caller, sp, None) {
+            if let Err(e) = self.check_snapshot_walk(caller, sp, None, creates) {
                 return e;
             }
         }
@@ -775,4 +789,16 @@ fn set_status_attrs(st: &mut FileStatus, a: Attrs) {
     st.group = a.group;
     st.mtime_ms = a.mtime_ms;
     st.atime_ms = a.atime_ms;
+}
+
+/// A file where a directory must be searched: HDFS's `resolvePath` turns
+/// its ParentNotDirectoryException into an AccessControlException unless
+/// the operation creates the path.
+fn not_a_directory(path: &str, creates: bool) -> FsError {
+    let message = format!("{path} (is not a directory)");
+    if creates {
+        FsError::ParentNotDirectory(message)
+    } else {
+        FsError::AccessControl(message)
+    }
 }
