@@ -20,6 +20,7 @@
 //! listing, blocks), `gc.rs` (what deleting a snapshot merges and frees),
 //! `report.rs` (snapshot diff reports), `image.rs` (the state in images).
 
+mod access;
 mod gc;
 mod image;
 mod reads;

@@ -9,7 +9,8 @@
 
 use std::collections::HashSet;
 
-use super::view::{check_kept, SnapshotPath};
+use super::access::check_kept;
+use super::view::SnapshotPath;
 use super::{Attrs, DirDiff};
 use crate::namespace::permission::{Access, Caller, STICKY_BIT};
 use crate::namespace::quota::{file_quota_bytes, QuotaCounts, QuotaUsage, QUOTA_TYPES};
