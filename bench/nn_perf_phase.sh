@@ -28,5 +28,5 @@ n0=$(calls)
 perf record -F "${PERF_FREQ:-1999}" --call-graph "${PERF_CALL_GRAPH:-dwarf,16384}" -p $PID -o "$OUT" -- sleep "$SECS" >/dev/null 2>&1
 n1=$(calls)
 wait $B
-echo "$OP: $((n1 - n0)) calls recorded in ${SECS} s, $(grep -oE "ops_per_sec=[0-9.]+" "$D/bench.log") -> $OUT"
+echo "$OP: $((n1 - n0)) calls while perf ran (${SECS} s of samples, plus its start and end), $(grep -oE "ops_per_sec=[0-9.]+" "$D/bench.log") -> $OUT"
 kill $PID; wait $PID 2>/dev/null; rm -rf "$D"
