@@ -552,4 +552,15 @@ fn acting_for_another_user_needs_a_proxyuser_rule() {
         let r = pb::GetFileInfoResponseProto::decode_length_delimited(&body[..]).expect("decode");
         assert!(r.fs.is_some());
     }
+    // Counted as HDFS's RpcActivity counts them.
+    let query = "/jmx?qry=Hadoop:service=NameNode,name=RpcActivityForPort*";
+    let (code, _, body) = common::http_request(nn.http, "GET", query, b"");
+    assert_eq!(code, 200);
+    let jmx: serde_json::Value = serde_json::from_slice(&body).expect("jmx json");
+    let rpc = &jmx["beans"][0];
+    assert_eq!(rpc["RpcAuthorizationFailures"], 2, "{rpc}");
+    assert!(
+        rpc["RpcAuthorizationSuccesses"].as_u64() >= Some(2),
+        "{rpc}"
+    );
 }

@@ -123,6 +123,12 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
     for attr in ["RpcProcessingTimeAvgTime", "RpcQueueTimeAvgTime"] {
         assert!(rpc[attr].is_number(), "{attr}: {rpc}");
     }
+    // Calls answered without error and connections accepted, as HDFS counts them.
+    let successes = num(&rpc, "RpcCallSuccesses");
+    assert!(successes > num(&rpc_before, "RpcCallSuccesses"), "{rpc}");
+    assert!(successes <= num(&rpc, "TotalRequests"), "{rpc}");
+    assert!(num(&rpc, "RpcAuthorizationSuccesses") >= 1, "{rpc}");
+    assert_eq!(num(&rpc, "RpcAuthorizationFailures"), 0, "{rpc}");
     let detailed = jmx_bean(
         nn,
         &format!("Hadoop:service=NameNode,name=RpcDetailedActivityForPort{port}"),
@@ -162,6 +168,22 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
         })
         .sum();
     assert_eq!(written, 6, "3 blocks, 2 replicas each");
+    // Each DataNode's IPC server has HDFS's RPC records, named by its port.
+    for dn in &cluster.dns {
+        let info = jmx_bean(dn.http, "Hadoop:service=DataNode,name=DataNodeInfo");
+        let port = info["RpcPort"].as_str().expect("RpcPort").to_string();
+        let rpc = jmx_bean(dn.http, "Hadoop:service=DataNode,name=RpcActivityForPort*");
+        assert_eq!(
+            rpc["name"],
+            format!("Hadoop:service=DataNode,name=RpcActivityForPort{port}")
+        );
+        assert!(rpc["RpcProcessingTimeNumOps"].is_number(), "{rpc}");
+        let detailed = jmx_bean(
+            dn.http,
+            "Hadoop:service=DataNode,name=RpcDetailedActivityForPort*",
+        );
+        assert_eq!(detailed["tag.port"], port.as_str());
+    }
 }
 
 /// NumFilesUnderConstruction counts files open for writing: two while a

@@ -276,9 +276,11 @@ impl DataNode {
             "DataNode serving"
         );
         let xfer = tokio::spawn(transfer::serve(self.xfer, shared.clone(), shutdown.clone()));
+        let ipc_metrics = Arc::new(cairn_rpc::metrics::RpcMetrics::default());
         let ipc_config = ServerConfig {
             handler_count: shared.config.ipc_handler_count,
             max_connections: 1024,
+            metrics: ipc_metrics.clone(),
             ..ServerConfig::default()
         };
         let administration = Arc::new(admin::Administration::new(shared.clone(), shutdown.clone()));
@@ -305,6 +307,7 @@ impl DataNode {
             xfer: self.endpoints.xfer,
             ipc: self.endpoints.ipc,
             http: self.endpoints.http,
+            ipc_metrics,
         };
         let http = tokio::spawn(http::serve(
             self.http,

@@ -30,6 +30,8 @@ pub(crate) struct Web {
     pub xfer: SocketAddr,
     pub ipc: SocketAddr,
     pub http: SocketAddr,
+    /// The IPC server's figures (HDFS's RpcActivity and RpcDetailedActivity).
+    pub ipc_metrics: Arc<cairn_rpc::metrics::RpcMetrics>,
 }
 
 const NAV: &[(&str, &str)] = &[
@@ -115,7 +117,12 @@ impl Web {
         f.gauge("CacheUsed", 0u64);
         f.gauge("CacheCapacity", 0u64);
         f.gauge("NumBlocksCached", 0u64);
-        vec![a, f]
+        vec![
+            a,
+            f,
+            self.ipc_metrics.activity_record(host),
+            self.ipc_metrics.detailed_record(host),
+        ]
     }
 
     fn beans(&self) -> Vec<Bean> {

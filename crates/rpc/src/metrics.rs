@@ -16,6 +16,7 @@ use std::time::Duration;
 
 pub(crate) use cairn_common::metrics::GaugeGuard as Raised;
 use cairn_common::metrics::{Histogram, HistogramSnapshot};
+use cairn_common::web::jmx::Record;
 
 /// Slots of the per-method table.
 pub const METHOD_SLOTS: usize = 256;
@@ -48,6 +49,14 @@ pub struct RpcMetrics {
     pub sent_bytes: AtomicU64,
     /// Connections closed for a protocol error or timeout.
     pub dropped_connections: AtomicU64,
+    /// Calls answered with an error.
+    pub call_failures: AtomicU64,
+    /// Connections whose context was accepted (its user, and the real
+    /// user's right to act for it).
+    pub authorizations: AtomicU64,
+    /// Connections refused because their real user may not act for the
+    /// user they named.
+    pub authorization_failures: AtomicU64,
     methods: Box<[OnceLock<Box<MethodStats>>]>,
     /// Calls of methods past the table's capacity.
     pub other: Histogram,
@@ -66,6 +75,9 @@ impl Default for RpcMetrics {
             received_bytes: AtomicU64::new(0),
             sent_bytes: AtomicU64::new(0),
             dropped_connections: AtomicU64::new(0),
+            call_failures: AtomicU64::new(0),
+            authorizations: AtomicU64::new(0),
+            authorization_failures: AtomicU64::new(0),
             methods: (0..METHOD_SLOTS).map(|_| OnceLock::new()).collect(),
             other: Histogram::latency(),
         }
@@ -123,6 +135,9 @@ impl RpcMetrics {
     /// Records one answered call of `method`.
     pub fn record_call(&self, method: &str, processing: Duration, failed: bool) {
         self.processing.record_duration(processing);
+        if failed {
+            self.call_failures.fetch_add(1, Ordering::Relaxed);
+        }
         match self.method(method) {
             Some(m) => {
                 m.processing.record_duration(processing);
@@ -152,6 +167,73 @@ impl RpcMetrics {
             .find(|m| &*m.name == method)
             .map(|m| m.processing.snapshot())
     }
+}
+
+impl RpcMetrics {
+    /// HDFS's `RpcActivityForPort<port>` record of this server.
+    pub fn activity_record(&self, host: &str) -> Record {
+        let port = self.port().to_string();
+        let mut r = Record::new(&format!("RpcActivityForPort{port}"), "rpc", "rpc", host)
+            .tag("port", &port)
+            .tag("serverName", self.server_name());
+        let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        r.counter("ReceivedBytes", load(&self.received_bytes));
+        r.counter("SentBytes", load(&self.sent_bytes));
+        r.rate("RpcQueueTime", self.queue.count(), self.queue.sum());
+        r.rate(
+            "RpcProcessingTime",
+            self.processing.count(),
+            self.processing.sum(),
+        );
+        r.gauge("NumOpenConnections", load(&self.open_connections));
+        r.gauge("NumInProcessHandler", load(&self.in_process));
+        r.gauge("CallQueueLength", load(&self.call_queue_length));
+        r.counter("NumDroppedConnections", load(&self.dropped_connections));
+        r.counter("TotalRequests", self.processing.count());
+        let calls = self.processing.count();
+        r.counter(
+            "RpcCallSuccesses",
+            calls.saturating_sub(load(&self.call_failures)),
+        );
+        r.counter("RpcAuthorizationSuccesses", load(&self.authorizations));
+        r.counter(
+            "RpcAuthorizationFailures",
+            load(&self.authorization_failures),
+        );
+        // Only SIMPLE authentication is spoken, which HDFS does not count
+        // (its counters are for SASL handshakes).
+        r.counter("RpcAuthenticationSuccesses", 0);
+        r.counter("RpcAuthenticationFailures", 0);
+        r
+    }
+
+    /// HDFS's `RpcDetailedActivityForPort<port>` record: each method's
+    /// calls and processing time, under its name capitalised.
+    pub fn detailed_record(&self, host: &str) -> Record {
+        let port = self.port().to_string();
+        let mut r = Record::new(
+            &format!("RpcDetailedActivityForPort{port}"),
+            "rpcdetailed",
+            "rpcdetailed",
+            host,
+        )
+        .tag("port", &port);
+        for stats in self.methods() {
+            r.rate(
+                &capitalize(&stats.name),
+                stats.processing.count(),
+                stats.processing.sum(),
+            );
+        }
+        r
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+        .unwrap_or_default()
 }
 
 #[cfg(test)]

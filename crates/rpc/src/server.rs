@@ -581,6 +581,8 @@ impl Connection {
         if let (Some(real), Some(check)) = (&real_user, &self.shared.config.proxy_check) {
             if let Err(why) = check.allow(real, &user, self.addr.ip()) {
                 tracing::info!(%real, %user, "connection refused: {why}");
+                let failures = &self.shared.config.metrics.authorization_failures;
+                failures.fetch_add(1, Ordering::Relaxed);
                 return Err(self
                     .fatal(
                         header.call_id,
@@ -595,6 +597,8 @@ impl Connection {
         }
         self.real_user = real_user.map(Arc::from);
         self.user = Some(Arc::from(user));
+        let authorized = &self.shared.config.metrics.authorizations;
+        authorized.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 

@@ -38,8 +38,8 @@ pub fn records(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Vec<Reco
         fs_namesystem(state, s, host),
         fs_namesystem_state(s, host),
         activity(state, host),
-        rpc_activity(state, host),
-        rpc_detailed(state, host),
+        state.rpc_metrics.activity_record(host),
+        state.rpc_metrics.detailed_record(host),
         retry_cache(state, host),
     ]
 }
@@ -182,56 +182,6 @@ fn activity(state: &NameNodeState, host: &str) -> Record {
         }
     }
     r
-}
-
-fn rpc_activity(state: &NameNodeState, host: &str) -> Record {
-    let m = &state.rpc_metrics;
-    let port = m.port().to_string();
-    let mut r = Record::new(&format!("RpcActivityForPort{port}"), "rpc", "rpc", host)
-        .tag("port", &port)
-        .tag("serverName", m.server_name());
-    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
-    r.counter("ReceivedBytes", load(&m.received_bytes));
-    r.counter("SentBytes", load(&m.sent_bytes));
-    r.rate("RpcQueueTime", m.queue.count(), m.queue.sum());
-    r.rate(
-        "RpcProcessingTime",
-        m.processing.count(),
-        m.processing.sum(),
-    );
-    r.gauge("NumOpenConnections", load(&m.open_connections));
-    r.gauge("NumInProcessHandler", load(&m.in_process));
-    r.gauge("CallQueueLength", load(&m.call_queue_length));
-    r.counter("NumDroppedConnections", load(&m.dropped_connections));
-    r.counter("TotalRequests", m.processing.count());
-    r
-}
-
-fn rpc_detailed(state: &NameNodeState, host: &str) -> Record {
-    let m = &state.rpc_metrics;
-    let port = m.port().to_string();
-    let mut r = Record::new(
-        &format!("RpcDetailedActivityForPort{port}"),
-        "rpcdetailed",
-        "rpcdetailed",
-        host,
-    )
-    .tag("port", &port);
-    for stats in m.methods() {
-        r.rate(
-            &capitalize(&stats.name),
-            stats.processing.count(),
-            stats.processing.sum(),
-        );
-    }
-    r
-}
-
-fn capitalize(s: &str) -> String {
-    let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
-        .unwrap_or_default()
 }
 
 /// `NameNodeInfo` (HDFS's `NameNodeMXBean`): the node lists are JSON text,
