@@ -90,6 +90,21 @@ async fn snapshot_reads_and_block_retention_with_datanodes() {
     write(&fs, "/s/d/b", &b).await;
     common::allow_snapshot(&c, "/s/d").await;
     assert_eq!(create_snapshot(&c, "/s/d", "s1").await, "/s/d/.snapshot/s1");
+    // HDFS's SnapshotInfo bean lists them.
+    let query = "/jmx?qry=Hadoop:service=NameNode,name=SnapshotInfo";
+    let (code, _, body) = common::http_request(cluster.nn.http, "GET", query, b"");
+    assert_eq!(code, 200);
+    let jmx: serde_json::Value = serde_json::from_slice(&body).expect("jmx json");
+    let info = &jmx["beans"][0];
+    let dir = &info["SnapshottableDirectories"][0];
+    assert_eq!(
+        (&dir["path"], &dir["snapshotNumber"]),
+        (&"/s/d".into(), &1.into()),
+        "{info}"
+    );
+    assert_eq!(dir["permission"], 755, "{info}");
+    let snap = &info["Snapshots"][0];
+    assert_eq!(snap["snapshotDirectory"], "/s/d/.snapshot/s1", "{info}");
 
     let more = pattern(3, 700);
     let mut w = fs.append("/s/d/a").await.expect("append");

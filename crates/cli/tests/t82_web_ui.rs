@@ -148,6 +148,18 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
         .expect("LiveNodes JSON");
     assert_eq!(live.as_object().map(|o| o.len()), Some(2), "{live}");
     assert_eq!(info["Safemode"], "");
+    let fsn = jmx_bean(nn, "Hadoop:service=NameNode,name=FSNamesystem");
+    let replicated = jmx_bean(nn, "Hadoop:service=NameNode,name=ReplicatedBlocksState");
+    assert_eq!(
+        num(&replicated, "TotalReplicatedBlocks"),
+        num(&fsn, "BlocksTotal")
+    );
+    assert_eq!(
+        num(&replicated, "MissingReplicatedBlocks"),
+        num(&fsn, "MissingBlocks")
+    );
+    let ec = jmx_bean(nn, "Hadoop:service=NameNode,name=ECBlockGroupsState");
+    assert_eq!(num(&ec, "TotalECBlockGroups"), 0);
     let state = jmx_bean(nn, "Hadoop:service=NameNode,name=FSNamesystemState");
     assert_eq!(state["FSState"], "Operational");
     // ?get=bean::attr, and errors as HDFS's servlet writes them.

@@ -16,6 +16,7 @@ use axum::response::Response;
 use cairn_common::web::jmx::{self, Bean, Record};
 use serde_json::{json, Value};
 
+use super::jmx_state;
 use super::status::{self, ClusterStatus};
 use crate::service::NameNodeState;
 
@@ -304,7 +305,13 @@ fn raft_member(r: &crate::journal::ReplicationStatus) -> Bean {
 pub fn beans(state: &NameNodeState) -> Result<Vec<Bean>, cairn_rpc::CallError> {
     let s = status::read(state)?;
     let host = hostname();
-    let mut beans = vec![name_node_info(state, &s), name_node_status(state)];
+    let mut beans = vec![
+        name_node_info(state, &s),
+        name_node_status(state),
+        jmx_state::replicated_blocks_state(&s),
+        jmx_state::ec_block_groups_state(),
+        jmx_state::snapshot_info(&*state.read_namespace()?),
+    ];
     if let Some(r) = state.journal.replication() {
         beans.push(raft_member(&r));
     }

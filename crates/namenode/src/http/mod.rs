@@ -7,6 +7,7 @@
 pub mod fsck;
 pub mod image_transfer;
 pub mod jmx;
+mod jmx_state;
 pub mod prom;
 pub mod status;
 pub mod ui;
