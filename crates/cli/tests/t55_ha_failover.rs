@@ -118,6 +118,12 @@ fn start_pair() -> (NameNode, NameNode) {
     )
 }
 
+/// HDFS's `/isActive` of `nn`: status and body.
+fn is_active(nn: &NameNode) -> (u16, String) {
+    let (code, _, body) = common::http_request(nn.http, "GET", "/isActive", b"");
+    (code, String::from_utf8_lossy(&body).into_owned())
+}
+
 fn java_dfsadmin(conf: &[(String, String)], work: &Path, script: &str) -> String {
     common::run_java_script("hdfs://ns1", conf, work, script)
 }
@@ -130,6 +136,9 @@ async fn clients_follow_manual_failover() {
     assert_eq!(service_state(&conf, "nn2"), "standby");
     // By address as well as by id.
     assert_eq!(service_state(&conf, &nn2.addr.to_string()), "standby");
+    // What load balancers poll: HDFS's /isActive.
+    assert_eq!(is_active(&nn1), (200, "I am Active!".to_string()));
+    assert_eq!(is_active(&nn2), (405, "I am not Active!".to_string()));
 
     // A direct call to the standby: StandbyException, HDFS's text.
     let direct = Client::connect(nn2.addr, &current_user(), CLIENT_PROTOCOL)
@@ -167,6 +176,8 @@ async fn clients_follow_manual_failover() {
     assert_eq!(out.trim(), "Failover from nn1 to nn2 successful");
     assert_eq!(service_state(&conf, "nn1"), "standby");
     assert_eq!(service_state(&conf, "nn2"), "active");
+    assert_eq!(is_active(&nn1).0, 405);
+    assert_eq!(is_active(&nn2).0, 200);
     native
         .mkdirs("/native-2", 0o755, true)
         .await

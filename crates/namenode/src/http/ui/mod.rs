@@ -12,8 +12,8 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
-use axum::http::HeaderMap;
-use axum::response::{Redirect, Response};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::get;
 use axum::Router;
 use cairn_common::web::page::{self, bytes, esc, html, usage_bar, utc_time};
@@ -50,6 +50,11 @@ pub fn routes() -> Router<Arc<NameNodeState>> {
         )
         .route("/datanodes", get(datanodes))
         .route("/explorer", get(browse::explorer))
+        .route(
+            "/explorer.html",
+            get(|| async { Redirect::permanent("/explorer") }),
+        )
+        .route("/isActive", get(is_active))
         .route("/config", get(config_page))
         .route("/conf", get(conf))
         .route("/logLevel", get(log_level))
@@ -57,6 +62,17 @@ pub fn routes() -> Router<Arc<NameNodeState>> {
             "/stacks",
             get(|| async { cairn_common::web::stacks::respond("NameNode") }),
         )
+}
+
+/// HDFS's `IsActiveServlet` (`/isActive`), which load balancers and
+/// proxies poll to find the active NameNode of a nameservice: 200 on the
+/// active one, 405 elsewhere.
+async fn is_active(State(state): State<Arc<NameNodeState>>) -> Response {
+    if state.ha.get() == crate::ha::HaServiceState::Active {
+        (StatusCode::OK, "I am Active!").into_response()
+    } else {
+        (StatusCode::METHOD_NOT_ALLOWED, "I am not Active!").into_response()
+    }
 }
 
 /// A table of (id, label, HTML value) rows; the ids let tests and
