@@ -54,7 +54,9 @@ pub(super) fn snapshot_info(ns: &Namespace) -> Bean {
     let mut dirs = Vec::new();
     let mut snapshots = Vec::new();
     for d in ns.snapshottable_dirs(&su).unwrap_or_default() {
-        let path = join(&d.parent_path, &d.status.name);
+        let Some(path) = ns.path_of(d.status.id) else {
+            continue;
+        };
         dirs.push(json!({
             "group": d.status.group,
             "modificationTime": d.status.mtime_ms,
@@ -84,25 +86,4 @@ pub(super) fn snapshot_info(ns: &Namespace) -> Bean {
     )
     .attr("SnapshottableDirectories", Value::Array(dirs))
     .attr("Snapshots", Value::Array(snapshots))
-}
-
-/// `parent/name`; the root's name is empty.
-fn join(parent: &str, name: &str) -> String {
-    match (parent.trim_end_matches('/'), name) {
-        ("", "") => "/".to_string(),
-        (p, "") => p.to_string(),
-        (p, n) => format!("{p}/{n}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::join;
-
-    #[test]
-    fn paths_join_as_hdfs_names_them() {
-        assert_eq!(join("", ""), "/");
-        assert_eq!(join("/", "d"), "/d");
-        assert_eq!(join("/a", "d"), "/a/d");
-    }
 }
