@@ -189,8 +189,8 @@ impl RpcMetrics {
         r.gauge("NumInProcessHandler", load(&self.in_process));
         r.gauge("CallQueueLength", load(&self.call_queue_length));
         r.counter("NumDroppedConnections", load(&self.dropped_connections));
-        r.counter("TotalRequests", self.processing.count());
         let calls = self.processing.count();
+        r.counter("TotalRequests", calls);
         r.counter(
             "RpcCallSuccesses",
             calls.saturating_sub(load(&self.call_failures)),
