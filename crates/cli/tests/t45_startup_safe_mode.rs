@@ -3,6 +3,8 @@
 //! DataNodes have reported its blocks and the extension has passed;
 //! `cairn admin -safemode wait` returns once it is off; then every file
 //! acknowledged before the kill reads back intact, and writes work.
+//! HDFS's `/startupProgress` and its `StartupProgress` bean show the
+//! phases meanwhile.
 
 mod common;
 
@@ -91,6 +93,37 @@ async fn a_restarted_namenode_waits_for_its_blocks_before_changes() {
     };
     let get = admin("get");
     assert_eq!(String::from_utf8_lossy(&get.stdout), "Safe mode is ON\n");
+    // HDFS's /startupProgress meanwhile: the image and the edits loaded,
+    // a checkpoint saved, safe mode running over the blocks loaded.
+    let progress = startup_progress(&cluster.nn);
+    let phases = progress["phases"].as_array().expect("phases");
+    let names: Vec<&str> = phases.iter().filter_map(|p| p["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "LoadingFsImage",
+            "LoadingEdits",
+            "SavingCheckpoint",
+            "SafeMode"
+        ]
+    );
+    let status: Vec<&str> = phases.iter().filter_map(|p| p["status"].as_str()).collect();
+    assert_eq!(status, ["COMPLETE", "COMPLETE", "COMPLETE", "RUNNING"]);
+    assert!(
+        progress["percentComplete"].as_f64() < Some(1.0),
+        "{progress}"
+    );
+    let image = phases[0]["file"].as_str().expect("image file");
+    assert!(image.contains("fsimage_"), "{image}");
+    let edits = phases[1]["steps"].as_array().expect("edit steps");
+    assert!(
+        edits.iter().any(|s| s["count"].as_u64() > Some(0)
+            && s["file"].as_str().is_some_and(|f| f.contains("edits_"))),
+        "the log replayed: {progress}"
+    );
+    let blocks = &phases[3]["steps"][0];
+    assert_eq!(blocks["name"], "AwaitingReportedBlocks");
+    assert!(blocks["total"].as_u64() >= Some(12), "{progress}");
     let t = Instant::now();
     let wait = admin("wait");
     assert!(wait.status.success(), "{wait:?}");
@@ -103,6 +136,25 @@ async fn a_restarted_namenode_waits_for_its_blocks_before_changes() {
     assert!(
         cluster.nn.log().contains("STATE* Leaving safe mode"),
         "the NameNode logs the exit"
+    );
+    let progress = startup_progress(&cluster.nn);
+    assert_eq!(progress["percentComplete"], 1.0, "{progress}");
+    assert_eq!(progress["phases"][3]["status"], "COMPLETE");
+    let (code, _, body) = common::http_request(
+        cluster.nn.http,
+        "GET",
+        "/jmx?qry=Hadoop:service=NameNode,name=StartupProgress",
+        b"",
+    );
+    let bean: serde_json::Value = serde_json::from_slice(&body).expect("jmx json");
+    let bean = &bean["beans"][0];
+    assert_eq!(
+        (code, &bean["PercentComplete"]),
+        (200, &serde_json::json!(1.0))
+    );
+    assert_eq!(
+        bean["SafeModeTotal"],
+        progress["phases"][3]["steps"][0]["total"]
     );
     for (path, len) in &acked {
         let (w, i) = path
@@ -130,4 +182,14 @@ async fn a_restarted_namenode_waits_for_its_blocks_before_changes() {
     c.mkdirs("/manual", 0o755, true)
         .await
         .expect("writable again");
+}
+
+/// The NameNode's `/startupProgress`.
+fn startup_progress(nn: &NameNode) -> serde_json::Value {
+    let (code, headers, body) = common::http_request(nn.http, "GET", "/startupProgress", b"");
+    assert_eq!(code, 200);
+    assert!(headers
+        .iter()
+        .any(|(k, v)| k == "content-type" && v.starts_with("application/json")));
+    serde_json::from_slice(&body).expect("startup progress json")
 }

@@ -36,6 +36,7 @@ pub mod refresh_service;
 pub mod retry_cache;
 pub mod safemode;
 pub mod service;
+pub mod startup_progress;
 pub mod storage;
 mod thin_slice;
 pub mod trash;
@@ -45,6 +46,7 @@ pub mod users;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, RwLock};
+use std::time::Instant;
 
 use cairn_common::clock::now_ms;
 use cairn_common::disk::{Disk, RealDisk};
@@ -59,6 +61,7 @@ use crate::journal::{EditLog, MemoryEditLog};
 use crate::leases::LeaseTable;
 use crate::namespace::{INodeId, Namespace};
 use crate::service::{ClientProtocolService, NameNodeState};
+use crate::startup_progress::{Phase, StartupProgress, Step, StepType};
 use crate::users::UserDirectory;
 
 /// A fresh namespace identity (cluster, block pool and namespace ids).
@@ -197,6 +200,7 @@ pub fn new_state_shared(
             config.safe_mode.clone(),
             std::time::Instant::now(),
         ),
+        startup_progress: StartupProgress::default(),
         metrics: crate::metrics::NameNodeMetrics::default(),
         rpc_metrics: Arc::new(cairn_rpc::RpcMetrics::default()),
         started_ms: now_ms(),
@@ -324,33 +328,54 @@ pub fn open_metadata(
     disk: Arc<dyn Disk>,
     config: &NameNodeConfig,
     superuser: &str,
-) -> Result<
-    (
-        storage::VersionInfo,
-        Namespace,
-        u64,
-        journal::rolling::RollingEditLog,
-    ),
-    NameNodeError,
-> {
+) -> Result<Metadata, NameNodeError> {
+    open_metadata_recording(disk, config, superuser, &StartupProgress::default())
+}
+
+/// What start-up read from the metadata directories: the identity, the
+/// namespace, its last txid and the journal.
+pub type Metadata = (
+    storage::VersionInfo,
+    Namespace,
+    u64,
+    journal::rolling::RollingEditLog,
+);
+
+/// [`open_metadata`], recording HDFS's startup phases in `progress`.
+///
+/// # Errors
+/// As [`open_metadata`].
+pub fn open_metadata_recording(
+    disk: Arc<dyn Disk>,
+    config: &NameNodeConfig,
+    superuser: &str,
+    progress: &StartupProgress,
+) -> Result<Metadata, NameNodeError> {
     let dirs = &config.name_dirs;
-    let (version, ns, last_txid) = storage::load(
+    let (version, ns, last_txid) = storage::load_recording(
         disk.as_ref(),
         dirs,
         superuser,
         &config.superuser_group,
         config.limits.clone(),
+        progress,
     )?;
     let Some(first_dir) = dirs.first() else {
         return Err(storage::StorageError::NotFormatted(String::new()).into());
     };
     let (images, _) = storage::list(disk.as_ref(), first_dir)?;
+    progress.begin_phase(Phase::SavingCheckpoint);
     if images.first().map(|i| i.0) != Some(last_txid) {
+        let inodes = ns.inode_count() as u64;
         for d in dirs {
-            storage::write_image(disk.as_ref(), d, last_txid, &ns)?;
+            let began = std::time::Instant::now();
+            let path = storage::write_image(disk.as_ref(), d, last_txid, &ns)?;
+            let step = Step::typed(StepType::Inodes, inodes, inodes, began, Instant::now());
+            progress.add_step(Phase::SavingCheckpoint, step.on_file(&path, None));
             storage::purge(disk.as_ref(), d, storage::IMAGES_KEPT)?;
         }
     }
+    progress.end_phase(Phase::SavingCheckpoint);
     let journal = journal::rolling::RollingEditLog::open(
         disk,
         dirs.clone(),
@@ -380,9 +405,12 @@ pub async fn run(
         return ha_raft::run(config, listeners, shutdown).await;
     }
     let superuser = UserDirectory::current_user();
-    let (version, ns, last_txid, journal) = open_metadata(Arc::new(RealDisk), &config, &superuser)?;
+    let progress = StartupProgress::default();
+    let (version, ns, last_txid, journal) =
+        open_metadata_recording(Arc::new(RealDisk), &config, &superuser, &progress)?;
     let journal = Arc::new(journal);
     let state = new_state(config, version, ns, journal.clone());
+    state.startup_progress.take_from(progress);
     let result = serve_namenode(state, listeners, Some(journal.clone()), last_txid, shutdown).await;
     journal.close();
     result

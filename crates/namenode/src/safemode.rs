@@ -73,6 +73,32 @@ struct State {
     entered: Instant,
     /// Whether the first check (HDFS's activation) has run.
     activated: bool,
+    /// For the startup progress's safe-mode phase.
+    progress: SafeModeProgress,
+}
+
+/// Start-up safe mode as HDFS's startup progress shows it: its phase
+/// begins at activation with the complete blocks then known as the total,
+/// counts the safe blocks until the thresholds are met, and ends when
+/// safe mode does.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SafeModeProgress {
+    pub began: Option<Instant>,
+    pub ended: Option<Instant>,
+    pub count: u64,
+    pub total: u64,
+}
+
+impl State {
+    /// Off, and the progress's phase ended (begun now if it never began:
+    /// left before any check, as a NameNode with nothing loaded).
+    fn turn_off(&mut self, now: Instant) {
+        if self.status != Status::Off {
+            self.status = Status::Off;
+            self.progress.began.get_or_insert(now);
+            self.progress.ended = Some(now);
+        }
+    }
 }
 
 /// Start-up safe mode: on from creation until the thresholds are met and
@@ -102,6 +128,7 @@ impl StartupSafeMode {
                 counts: Counts::default(),
                 entered: now,
                 activated: false,
+                progress: SafeModeProgress::default(),
             }),
         }
     }
@@ -110,7 +137,7 @@ impl StartupSafeMode {
     /// such as in-process benchmarks).
     pub fn off(config: SafeModeConfig, now: Instant) -> Self {
         let s = Self::new(config, now);
-        s.lock().status = Status::Off;
+        s.lock().turn_off(now);
         s
     }
 
@@ -143,11 +170,19 @@ impl StartupSafeMode {
         let mut s = self.lock();
         s.counts = counts;
         let activation = !std::mem::replace(&mut s.activated, true);
+        if activation && s.status != Status::Off {
+            s.progress.began = Some(now);
+            s.progress.total = counts.block_total;
+        }
+        if s.status == Status::PendingThreshold {
+            // HDFS counts safe blocks only while the thresholds are unmet.
+            s.progress.count = counts.block_safe;
+        }
         match s.status {
             Status::Off => Transition::None,
             Status::PendingThreshold if self.thresholds_met(&counts) => {
                 if self.config.extension.is_zero() || activation {
-                    s.status = Status::Off;
+                    s.turn_off(now);
                     Transition::Left(now.saturating_duration_since(s.entered))
                 } else {
                     s.status = Status::Extension { reached: now };
@@ -159,7 +194,7 @@ impl StartupSafeMode {
                 if now.saturating_duration_since(reached) >= self.config.extension
                     && self.thresholds_met(&counts)
                 {
-                    s.status = Status::Off;
+                    s.turn_off(now);
                     Transition::Left(now.saturating_duration_since(s.entered))
                 } else {
                     Transition::None
@@ -173,7 +208,7 @@ impl StartupSafeMode {
     pub fn skip_extension(&self) -> bool {
         let mut s = self.lock();
         if matches!(s.status, Status::Extension { .. }) {
-            s.status = Status::Off;
+            s.turn_off(Instant::now());
             return true;
         }
         false
@@ -181,7 +216,12 @@ impl StartupSafeMode {
 
     /// Leaves at once (`-safemode leave` / `forceExit`).
     pub fn leave(&self) {
-        self.lock().status = Status::Off;
+        self.lock().turn_off(Instant::now());
+    }
+
+    /// The startup progress's view of safe mode.
+    pub fn progress(&self) -> SafeModeProgress {
+        self.lock().progress
     }
 
     /// HDFS's safe-mode tip for the current state ("Safe mode is OFF." when

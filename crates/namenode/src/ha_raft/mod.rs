@@ -34,6 +34,7 @@ use crate::config::NameNodeConfig;
 use crate::ha::HaServiceState;
 use crate::journal::raft::member::{MemberSpec, RaftMember};
 use crate::journal::raft::state_machine::{AppliedEdits, AppliedHook, ImageOwner};
+use crate::startup_progress::{Phase, StartupProgress};
 use crate::users::UserDirectory;
 use crate::{serve_namenode, storage, Listeners, NameNodeError};
 
@@ -54,13 +55,19 @@ pub async fn run(
     };
     let superuser = UserDirectory::current_user();
     let disk: Arc<dyn Disk> = Arc::new(RealDisk);
-    let (version, ns, last_txid) = storage::load(
+    let progress = StartupProgress::default();
+    let (version, ns, last_txid) = storage::load_recording(
         disk.as_ref(),
         &config.name_dirs,
         &superuser,
         &config.superuser_group,
         config.limits.clone(),
+        &progress,
     )?;
+    // A member saves no image at start-up (its Raft snapshots are its
+    // checkpoints): HDFS's phase is begun and ended at once.
+    progress.begin_phase(Phase::SavingCheckpoint);
+    progress.end_phase(Phase::SavingCheckpoint);
     let raft_dir = raft_dir(&config)?;
     let raft_listener = TcpListener::bind(settings.own_address())
         .await
@@ -145,6 +152,7 @@ pub async fn run(
         let as_hook: Arc<dyn AppliedEdits> = state.clone();
         let _ = hook.set(as_hook);
     });
+    state.startup_progress.take_from(progress);
     info!(
         member = %settings.name,
         raft_id = settings.id,

@@ -1,7 +1,7 @@
 //! The NameNode's metrics as HDFS names them: the metrics2 records
 //! (`FSNamesystem`, `FSNamesystemState`, `NameNodeActivity`,
 //! `RpcActivityForPort<port>`, `RpcDetailedActivityForPort<port>`,
-//! `RetryCache.NameNodeRetryCache`) that
+//! `RetryCache.NameNodeRetryCache`, `StartupProgress`) that
 //! both `/jmx` and `/prom` show, and the `NameNodeInfo` and
 //! `NameNodeStatus` MXBeans that only `/jmx` has. Attribute names and
 //! units follow HDFS's `FSNamesystem`, `NameNodeMXBean`, `NameNodeMetrics`
@@ -42,6 +42,9 @@ pub fn records(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Vec<Reco
         state.rpc_metrics.activity_record(host),
         state.rpc_metrics.detailed_record(host),
         retry_cache(state, host),
+        state
+            .startup_progress
+            .record(&state.startup_safe_mode, host, std::time::Instant::now()),
     ]
 }
 

@@ -1,7 +1,8 @@
 //! The NameNode's HTTP server (`dfs.namenode.http-address`, HDFS's port
 //! 9870): WebHDFS under `/webhdfs/v1`; fsck on `/fsck`; the web UI (`/`,
 //! `/datanodes`, `/explorer`); HDFS's servlets `/jmx`, `/prom`, `/conf`,
-//! `/stacks` and `/logLevel`; `/imagetransfer` for `dfsadmin -fetchImage`. The connection loop and its limits are
+//! `/stacks`, `/logLevel` and `/startupProgress`; `/imagetransfer` for
+//! `dfsadmin -fetchImage`. The connection loop and its limits are
 //! [`cairn_common::http::serve`]'s.
 
 pub mod fsck;
@@ -32,9 +33,32 @@ pub fn router(state: Arc<NameNodeState>) -> Router {
         .route("/jmx", get(jmx::handle))
         .route("/prom", get(prom::handle))
         .route("/imagetransfer", get(image_transfer::handle))
+        .route("/startupProgress", get(startup_progress))
         .merge(ui::routes())
         .fallback(not_found)
         .with_state(state)
+}
+
+/// `GET /startupProgress`: HDFS's startup phases as JSON (the web UI's
+/// "Startup Progress" tab, and scripts that wait for a restart).
+async fn startup_progress(
+    axum::extract::State(state): axum::extract::State<Arc<NameNodeState>>,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let body = state
+        .startup_progress
+        .to_json(&state.startup_safe_mode, std::time::Instant::now());
+    (
+        [
+            (
+                axum::http::header::CONTENT_TYPE,
+                "application/json;charset=utf-8",
+            ),
+            (axum::http::header::CACHE_CONTROL, "no-cache"),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 /// No page at this path: an HTML error page, as HDFS's web server answers.

@@ -94,6 +94,8 @@ pub struct NameNodeState {
     pub safe_mode: AtomicBool,
     /// Start-up safe mode: on until enough blocks are reported.
     pub startup_safe_mode: crate::safemode::StartupSafeMode,
+    /// HDFS's startup progress (`/startupProgress`).
+    pub startup_progress: crate::startup_progress::StartupProgress,
     /// Replica locations (lock after `namespace`).
     pub blocks: Mutex<BlockManager>,
     /// Registered DataNodes (lock after `blocks`).
