@@ -160,6 +160,20 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
     );
     let ec = jmx_bean(nn, "Hadoop:service=NameNode,name=ECBlockGroupsState");
     assert_eq!(num(&ec, "TotalECBlockGroups"), 0);
+    // Capacity by storage type: both DataNodes are DISK and in service.
+    let stats = jmx_bean(nn, "Hadoop:service=NameNode,name=BlockStats");
+    let types = stats["StorageTypeStats"].as_array().expect("by type");
+    assert_eq!(types.len(), 1, "{stats}");
+    assert_eq!(types[0]["key"], "DISK");
+    let disk = &types[0]["value"];
+    assert_eq!(num(disk, "nodesInService"), 2);
+    assert_eq!(num(disk, "capacityTotal"), num(&fsn, "CapacityTotal"));
+    // Used and remaining move with the disk; they are counted all the same.
+    assert!(
+        num(disk, "capacityUsed") <= num(disk, "capacityTotal")
+            && num(disk, "capacityRemaining") > 0,
+        "{stats}"
+    );
     let state = jmx_bean(nn, "Hadoop:service=NameNode,name=FSNamesystemState");
     assert_eq!(state["FSState"], "Operational");
     // ?get=bean::attr, and errors as HDFS's servlet writes them.

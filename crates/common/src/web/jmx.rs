@@ -53,9 +53,37 @@ impl Bean {
             if only.is_some_and(|o| o != k) {
                 continue;
             }
-            fields.push(format!("{} : {}", Value::from(k.as_str()), v));
+            fields.push(format!("{} : {}", Value::from(k.as_str()), pretty(v, 2)));
         }
         format!("{{\n    {}\n  }}", fields.join(",\n    "))
+    }
+}
+
+/// A value as Jackson's default pretty printer writes it at `depth` (two
+/// spaces a level): objects a field a line, arrays on one line.
+fn pretty(v: &Value, depth: usize) -> String {
+    match v {
+        Value::Object(m) if m.is_empty() => "{ }".to_string(),
+        Value::Object(m) => {
+            let inner = "  ".repeat(depth + 1);
+            let fields: Vec<String> = m
+                .iter()
+                .map(|(k, v)| {
+                    format!(
+                        "{inner}{} : {}",
+                        Value::from(k.as_str()),
+                        pretty(v, depth + 1)
+                    )
+                })
+                .collect();
+            format!("{{\n{}\n{}}}", fields.join(",\n"), "  ".repeat(depth))
+        }
+        Value::Array(a) if a.is_empty() => "[ ]".to_string(),
+        Value::Array(a) => {
+            let items: Vec<String> = a.iter().map(|v| pretty(v, depth)).collect();
+            format!("[ {} ]", items.join(", "))
+        }
+        other => other.to_string(),
     }
 }
 
@@ -317,6 +345,24 @@ mod tests {
 
     fn name(s: &str) -> ObjectName {
         ObjectName::parse(s).expect("object name")
+    }
+
+    #[test]
+    fn nested_values_are_written_as_jackson_writes_them() {
+        // Goal: HDFS's BlockStats bean, byte for byte as its /jmx wrote it.
+        let b = Bean::new("Hadoop:service=NameNode,name=BlockStats", "BlockManager").attr(
+            "StorageTypeStats",
+            serde_json::json!([{"key": "DISK", "value": {"capacityUsed": 8, "nodesInService": 1}}]),
+        )
+        .attr("Empty", serde_json::json!([]))
+        .attr("Names", serde_json::json!(["a", "b"]));
+        assert_eq!(
+            b.to_json(None),
+            "{\n    \"name\" : \"Hadoop:service=NameNode,name=BlockStats\",\n    \"modelerType\" : \"BlockManager\",\n    \
+             \"StorageTypeStats\" : [ {\n      \"key\" : \"DISK\",\n      \"value\" : {\n        \
+             \"capacityUsed\" : 8,\n        \"nodesInService\" : 1\n      }\n    } ],\n    \
+             \"Empty\" : [ ],\n    \"Names\" : [ \"a\", \"b\" ]\n  }"
+        );
     }
 
     #[test]

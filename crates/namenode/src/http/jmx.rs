@@ -314,6 +314,7 @@ pub fn beans(state: &NameNodeState) -> Result<Vec<Bean>, cairn_rpc::CallError> {
         jmx_state::replicated_blocks_state(&s),
         jmx_state::ec_block_groups_state(),
         jmx_state::snapshot_info(&*state.read_namespace()?),
+        jmx_state::block_stats(&s),
     ];
     if let Some(r) = state.journal.replication() {
         beans.push(raft_member(&r));

@@ -1,12 +1,14 @@
 //! The NameNode's MXBeans about block and snapshot state that HDFS
 //! registers beside its metrics records: `ReplicatedBlocksState`,
 //! `ECBlockGroupsState` (Cairn stores no erasure-coded block groups, so
-//! its counts are all zero and no policy is enabled) and `SnapshotInfo`.
+//! its counts are all zero and no policy is enabled), `SnapshotInfo` and
+//! `BlockStats` (capacity by storage type).
 
 use cairn_common::web::jmx::Bean;
 use serde_json::{json, Value};
 
-use super::status::ClusterStatus;
+use super::status::{ClusterStatus, NodeStatus};
+use crate::datanodes::AdminState;
 use crate::namespace::permission::Caller;
 use crate::namespace::snapshot::DOT_SNAPSHOT;
 use crate::namespace::Namespace;
@@ -86,4 +88,66 @@ pub(super) fn snapshot_info(ns: &Namespace) -> Bean {
     )
     .attr("SnapshottableDirectories", Value::Array(dirs))
     .attr("Snapshots", Value::Array(snapshots))
+}
+
+/// HDFS's `BlockStatsMXBean`: the live DataNodes' capacity by storage
+/// type.
+pub(super) fn block_stats(s: &ClusterStatus) -> Bean {
+    let mut by_type: std::collections::BTreeMap<&str, TypeStats> = Default::default();
+    for n in s.live() {
+        by_type.entry(n.storage_type.name()).or_default().add(n);
+    }
+    let stats: Vec<Value> = by_type
+        .into_iter()
+        .map(|(key, t)| {
+            json!({
+                "key": key,
+                "value": {
+                    "blockPoolUsed": t.block_pool_used,
+                    "capacityNonDfsUsed": t.non_dfs_used,
+                    "capacityRemaining": t.remaining,
+                    "capacityTotal": t.total,
+                    "capacityUsed": t.used,
+                    "nodesInService": t.nodes_in_service,
+                    "nodesInServiceXceiverCount": t.xceivers_in_service,
+                }
+            })
+        })
+        .collect();
+    Bean::new(
+        "Hadoop:service=NameNode,name=BlockStats",
+        "org.apache.hadoop.hdfs.server.blockmanagement.BlockManager",
+    )
+    .attr("StorageTypeStats", Value::Array(stats))
+}
+
+/// One storage type's figures, summed as HDFS's `StorageTypeStats` sums
+/// them.
+#[derive(Default)]
+struct TypeStats {
+    block_pool_used: u64,
+    non_dfs_used: u64,
+    remaining: u64,
+    total: u64,
+    used: u64,
+    nodes_in_service: u64,
+    xceivers_in_service: u64,
+}
+
+impl TypeStats {
+    /// A node out of service (being decommissioned) counts only what it
+    /// still holds: its used space as capacity, nothing remaining.
+    fn add(&mut self, n: &NodeStatus) {
+        self.block_pool_used += n.block_pool_used;
+        self.non_dfs_used += n.non_dfs_used;
+        self.used += n.dfs_used;
+        if n.admin == AdminState::Normal {
+            self.remaining += n.remaining;
+            self.total += n.capacity;
+            self.nodes_in_service += 1;
+            self.xceivers_in_service += u64::from(n.xceivers);
+        } else {
+            self.total += n.dfs_used;
+        }
+    }
 }

@@ -34,6 +34,8 @@ pub struct NodeStatus {
     pub blocks: u64,
     pub failed_volumes: u64,
     pub xceivers: u32,
+    /// The type of its storage (one per DataNode here).
+    pub storage_type: cairn_common::storage_type::StorageType,
     pub last_block_report_ms: u64,
     /// For a decommissioning node: its blocks still short of replication
     /// elsewhere.
@@ -167,6 +169,7 @@ pub fn read(state: &NameNodeState) -> Result<ClusterStatus, CallError> {
                 blocks: u64::from(per_node.get(&uuid).copied().unwrap_or(0)),
                 failed_volumes: d.storages.iter().filter(|s| s.failed == Some(true)).count() as u64,
                 xceivers: d.xceivers,
+                storage_type: d.storage_type,
                 last_block_report_ms: d.last_block_report_ms,
                 blocks_to_copy,
                 uuid: uuid.0,
