@@ -253,6 +253,16 @@ fn check_conf_stacks_loglevel(cluster: &Cluster) {
     assert_eq!(v["property"]["value"], "2");
     assert_eq!(v["property"]["isFinal"], false);
     assert_eq!(get(nn, "/conf?name=no.such.key").0, 404);
+    // A key the NameNode read and nobody set: the default it runs with.
+    let (code, xml) = get(nn, "/conf?name=dfs.namenode.safemode.threshold-pct");
+    assert_eq!(code, 200, "{xml}");
+    assert!(
+        xml.contains("<value>0.999</value><final>false</final><source>default</source>"),
+        "{xml}"
+    );
+    let (code, dn) = get(cluster.dns[0].http, "/conf?name=dfs.datanode.handler.count");
+    assert_eq!(code, 200, "{dn}");
+    assert!(dn.contains("<value>10</value>"), "{dn}");
     let (code, dn_conf) = get(cluster.dns[0].http, "/conf?format=json");
     assert_eq!(code, 200);
     assert!(dn_conf.contains("\"properties\""), "{dn_conf}");

@@ -227,6 +227,31 @@ pub struct Configuration {
     entries: BTreeMap<String, Entry>,
     finals: BTreeSet<String>,
     env: Env,
+    defaults_read: DefaultsRead,
+}
+
+/// The defaults the getters fell back on, by key, as text: what a server's
+/// `/conf` shows for the keys it reads and nobody set (HDFS's shows its
+/// `*-default.xml` values). Shared by clones, so a server that keeps a
+/// clone sees what was read through the original too.
+#[derive(Clone, Debug, Default)]
+struct DefaultsRead(std::sync::Arc<std::sync::Mutex<BTreeMap<String, String>>>);
+
+impl DefaultsRead {
+    fn note(&self, key: &str, text: String) {
+        let mut m = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        m.entry(key.to_owned()).or_insert(text);
+    }
+
+    fn snapshot(&self) -> BTreeMap<String, String> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
 }
 
 impl Configuration {
@@ -538,6 +563,22 @@ impl Configuration {
         })
     }
 
+    /// Every key set, and every key a getter read without finding it set
+    /// with the default it used, sorted by key: what the server runs with.
+    pub fn effective(&self) -> Vec<(String, String, Origin)> {
+        let mut all: BTreeMap<String, (String, Origin)> = self
+            .defaults_read
+            .snapshot()
+            .into_iter()
+            .map(|(k, v)| (k, (v, Origin::Default)))
+            .collect();
+        for (key, value) in self.iter() {
+            let origin = self.origin(key).cloned().unwrap_or(Origin::Default);
+            all.insert(key.to_owned(), (value.to_owned(), origin));
+        }
+        all.into_iter().map(|(k, (v, o))| (k, v, o)).collect()
+    }
+
     /// Number of keys set.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -590,14 +631,22 @@ impl Configuration {
 
     /// Parses the value of `key` with `parse`, or returns `default` when the
     /// key is unset or empty.
+    /// `shown` is the default as text, noted for [`effective`](Self::effective)
+    /// when it is used.
     fn parsed<T>(
         &self,
         key: &str,
         default: T,
+        shown: Option<String>,
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Result<T, ConfigError> {
         match self.lookup_set(key)? {
-            None => Ok(default),
+            None => {
+                if let Some(text) = shown {
+                    self.defaults_read.note(key, text);
+                }
+                Ok(default)
+            }
             Some((value, origin)) => {
                 parse(value).map_err(|reason| invalid(key, value, origin, reason))
             }
@@ -611,7 +660,11 @@ impl Configuration {
         default: &str,
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Result<T, ConfigError> {
-        let (value, origin) = self.lookup_set(key)?.unwrap_or((default, &Origin::Default));
+        let found = self.lookup_set(key)?;
+        if found.is_none() && !default.is_empty() {
+            self.defaults_read.note(key, default.to_owned());
+        }
+        let (value, origin) = found.unwrap_or((default, &Origin::Default));
         parse(value).map_err(|reason| invalid(key, value, origin, reason))
     }
 }

@@ -377,15 +377,10 @@ fn safe_mode_config(
     conf: &Configuration,
     min_replication: u32,
 ) -> Result<crate::safemode::SafeModeConfig, ConfigError> {
-    let threshold = match conf.get_str(k::DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT)? {
-        None => k::DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT_DEFAULT,
-        Some(v) => v
-            .trim()
-            .parse::<f32>()
-            .ok()
-            .filter(|t| t.is_finite())
-            .ok_or_else(|| invalid(k::DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT, v, "not a number"))?,
-    };
+    let threshold = conf.get_f32(
+        k::DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT,
+        k::DFS_NAMENODE_SAFEMODE_THRESHOLD_PCT_DEFAULT,
+    )?;
     let min_datanodes = conf.get_u32(
         k::DFS_NAMENODE_SAFEMODE_MIN_DATANODES,
         k::DFS_NAMENODE_SAFEMODE_MIN_DATANODES_DEFAULT,

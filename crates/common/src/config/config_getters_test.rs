@@ -302,3 +302,27 @@ fn invalid_value_reports_where_the_value_came_from() {
     let err = conf.invalid_value(keys::DFS_BLOCKSIZE, 5, "too small");
     assert!(err.to_string().contains("(built-in default)"), "{err}");
 }
+
+#[test]
+fn default_durations_are_shown_in_their_unit() {
+    let conf = Configuration::new();
+    let read = |key: &str, unit: TimeUnit, d: Duration| {
+        assert_eq!(conf.get_duration(key, unit, d).ok(), Some(d));
+    };
+    read("a.secs", TimeUnit::Seconds, Duration::from_secs(30));
+    read("b.secs", TimeUnit::Seconds, Duration::from_millis(1500));
+    read("c.ms", TimeUnit::Milliseconds, Duration::from_micros(2));
+    let shown: Vec<(String, String)> = conf
+        .effective()
+        .into_iter()
+        .map(|(k, v, _)| (k, v))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("a.secs".to_string(), "30".to_string()),
+            ("b.secs".to_string(), "1500ms".to_string()),
+            ("c.ms".to_string(), "2us".to_string()),
+        ]
+    );
+}

@@ -27,7 +27,11 @@ impl Configuration {
     ///
     /// [`ConfigError::InvalidValue`] if substitution failed (a reference loop).
     pub fn get_str_or<'a>(&'a self, key: &str, default: &'a str) -> Result<&'a str, ConfigError> {
-        Ok(self.lookup_set(key)?.map_or(default, |(value, _)| value))
+        let found = self.lookup_set(key)?;
+        if found.is_none() && !default.is_empty() {
+            self.defaults_read.note(key, default.to_owned());
+        }
+        Ok(found.map_or(default, |(value, _)| value))
     }
 
     /// `true` or `false` in any case; `default` if unset or empty.
@@ -36,7 +40,7 @@ impl Configuration {
     ///
     /// [`ConfigError::InvalidValue`] naming the key for any other text.
     pub fn get_bool(&self, key: &str, default: bool) -> Result<bool, ConfigError> {
-        self.parsed(key, default, value::parse_bool)
+        self.parsed(key, default, Some(default.to_string()), value::parse_bool)
     }
 
     /// [`Self::get_bool`] for keys whose absence means something of its
@@ -46,7 +50,7 @@ impl Configuration {
     ///
     /// [`ConfigError::InvalidValue`] naming the key for any other text.
     pub fn get_bool_opt(&self, key: &str) -> Result<Option<bool>, ConfigError> {
-        self.parsed(key, None, |v| value::parse_bool(v).map(Some))
+        self.parsed(key, None, None, |v| value::parse_bool(v).map(Some))
     }
 
     /// A non-negative decimal or `0x` hexadecimal integer; `default` if unset
@@ -57,7 +61,7 @@ impl Configuration {
     /// [`ConfigError::InvalidValue`] naming the key if the value is not such a
     /// number, is negative, or exceeds `u32::MAX`.
     pub fn get_u32(&self, key: &str, default: u32) -> Result<u32, ConfigError> {
-        self.parsed(key, default, value::parse_u32)
+        self.parsed(key, default, Some(default.to_string()), value::parse_u32)
     }
 
     /// A non-negative decimal or `0x` hexadecimal integer; `default` if unset
@@ -69,7 +73,7 @@ impl Configuration {
     /// [`ConfigError::InvalidValue`] naming the key if the value is not such a
     /// number, is negative, or exceeds `u64::MAX`.
     pub fn get_u64(&self, key: &str, default: u64) -> Result<u64, ConfigError> {
-        self.parsed(key, default, value::parse_u64)
+        self.parsed(key, default, Some(default.to_string()), value::parse_u64)
     }
 
     /// A signed decimal or `0x` hexadecimal integer; `default` if unset or
@@ -80,7 +84,23 @@ impl Configuration {
     /// [`ConfigError::InvalidValue`] naming the key if the value is not such a
     /// number or does not fit in `i64`.
     pub fn get_i64(&self, key: &str, default: i64) -> Result<i64, ConfigError> {
-        self.parsed(key, default, value::parse_i64)
+        self.parsed(key, default, Some(default.to_string()), value::parse_i64)
+    }
+
+    /// A finite decimal number, as Hadoop's `getFloat`; `default` if unset
+    /// or empty.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError::InvalidValue`] naming the key if the value is not a
+    /// finite number.
+    pub fn get_f32(&self, key: &str, default: f32) -> Result<f32, ConfigError> {
+        self.parsed(key, default, Some(default.to_string()), |v| {
+            v.parse::<f32>()
+                .ok()
+                .filter(|f| f.is_finite())
+                .ok_or_else(|| "not a number".to_string())
+        })
     }
 
     /// A byte count, plain or with a binary suffix `k`, `m`, `g`, `t`, `p`
@@ -92,7 +112,7 @@ impl Configuration {
     /// [`ConfigError::InvalidValue`] naming the key for fractions, unknown
     /// suffixes, negatives, and values above `i64::MAX` (Hadoop's limit).
     pub fn get_bytes(&self, key: &str, default: u64) -> Result<u64, ConfigError> {
-        self.parsed(key, default, value::parse_bytes)
+        self.parsed(key, default, Some(default.to_string()), value::parse_bytes)
     }
 
     /// A duration with a Hadoop time suffix (`ns`, `us`, `ms`, `s`, `m`, `h`,
@@ -111,7 +131,10 @@ impl Configuration {
         default_unit: TimeUnit,
         default: Duration,
     ) -> Result<Duration, ConfigError> {
-        self.parsed(key, default, |v| value::parse_duration(v, default_unit))
+        let shown = Some(duration_text(default, default_unit));
+        self.parsed(key, default, shown, |v| {
+            value::parse_duration(v, default_unit)
+        })
     }
 
     /// Hadoop's `getTrimmedStrings`: the value split on commas (and
@@ -185,4 +208,28 @@ impl Configuration {
         }
         self.get_hdfs_uri(keys::FS_DEFAULT_FS, keys::FS_DEFAULT_FS_DEFAULT)
     }
+}
+
+/// A default duration as a value of `unit` would be written: a bare number
+/// of that unit when it divides exactly, else with the largest exact
+/// suffix of `ms`, `us`, `ns`.
+fn duration_text(d: Duration, unit: TimeUnit) -> String {
+    let nanos = d.as_nanos();
+    let exact = |u: TimeUnit| {
+        u.duration(1)
+            .map(|one| one.as_nanos())
+            .filter(|n| *n > 0 && nanos.is_multiple_of(*n))
+            .map(|n| nanos / n)
+    };
+    if let Some(n) = exact(unit) {
+        return n.to_string();
+    }
+    [
+        TimeUnit::Milliseconds,
+        TimeUnit::Microseconds,
+        TimeUnit::Nanoseconds,
+    ]
+    .into_iter()
+    .find_map(|u| exact(u).map(|n| format!("{n}{}", u.suffix())))
+    .unwrap_or_else(|| format!("{nanos}ns"))
 }

@@ -2,9 +2,10 @@
 //! Hadoop's `<configuration>` XML (the default) or, with `format=json` or
 //! an `Accept: application/json` header, `{"properties": [{"key", "value",
 //! "isFinal", "resource"}]}`; `name=<key>` narrows it to one property (404
-//! when unset). Shown: every property the server was started with (site
-//! files, `-D` flags, flags of `cairn`), with where it was set; keys left
-//! at their built-in defaults are not listed.
+//! when unknown). Shown: every property the server was started with (site
+//! files, `-D` flags, flags of `cairn`), with where it was set, and every
+//! key it read and found unset, with the default it runs with (resource
+//! `default`), as HDFS's lists its `*-default.xml` values.
 
 use std::collections::HashMap;
 
@@ -50,29 +51,24 @@ pub fn respond(
         None if wants_json => "json",
         None => "xml",
     };
-    let props: Vec<(&str, &str)> = match query.get("name") {
-        Some(name) => match conf.get(name) {
-            Some(v) => vec![(name.as_str(), v)],
-            None => {
-                return (
-                    StatusCode::NOT_FOUND,
-                    format!("Property {name} not found\n"),
-                )
-                    .into_response()
-            }
-        },
-        None => conf.iter().collect(),
-    };
-    let entry = |k: &str, v: &str| {
-        (
-            k.to_string(),
-            v.to_string(),
-            conf.is_final(k),
-            resource(conf.origin(k)),
-        )
-    };
-    let entries: Vec<(String, String, bool, String)> =
-        props.iter().map(|(k, v)| entry(k, v)).collect();
+    let mut props = conf.effective();
+    if let Some(name) = query.get("name") {
+        props.retain(|(k, _, _)| k == name);
+        if props.is_empty() {
+            return (
+                StatusCode::NOT_FOUND,
+                format!("Property {name} not found\n"),
+            )
+                .into_response();
+        }
+    }
+    let entries: Vec<(String, String, bool, String)> = props
+        .into_iter()
+        .map(|(k, v, origin)| {
+            let is_final = conf.is_final(&k);
+            (k, v, is_final, resource(Some(&origin)))
+        })
+        .collect();
     if format == "json" {
         let as_json = |(k, v, f, r): &(String, String, bool, String)| serde_json::json!({"key": k, "value": v, "isFinal": f, "resource": r});
         let body: Value = if query.contains_key("name") {
@@ -144,5 +140,44 @@ mod tests {
         assert_eq!(s, StatusCode::NOT_FOUND);
         let (s, _) = body(respond(&conf, &q(&[("format", "yaml")]), &HeaderMap::new()));
         assert_eq!(s, StatusCode::BAD_REQUEST);
+    }
+
+    #[test]
+    fn keys_read_at_their_defaults_are_listed_with_them() {
+        // Goal: as HDFS's /conf answers `name=dfs.blocksize` on a server
+        // that never set it, with the value the server runs with.
+        let mut conf = Configuration::new();
+        conf.set("dfs.replication", "2");
+        let kept = conf.clone();
+        // Read after the clone (a server keeps its clone first).
+        assert_eq!(
+            conf.get_bytes("dfs.blocksize", 128 << 20).ok(),
+            Some(128 << 20)
+        );
+        assert_eq!(conf.get_u32("dfs.replication", 3).ok(), Some(2));
+        let beat = conf.get_duration(
+            "dfs.heartbeat.interval",
+            crate::config::TimeUnit::Seconds,
+            std::time::Duration::from_secs(3),
+        );
+        assert!(beat.is_ok());
+        let q = |name: &str| HashMap::from([("name".to_string(), name.to_string())]);
+        let (s, xml) = body(respond(&kept, &q("dfs.blocksize"), &HeaderMap::new()));
+        assert_eq!(s, StatusCode::OK);
+        assert!(xml.contains("<property><name>dfs.blocksize</name><value>134217728</value><final>false</final><source>default</source></property>"), "{xml}");
+        let (_, xml) = body(respond(
+            &kept,
+            &q("dfs.heartbeat.interval"),
+            &HeaderMap::new(),
+        ));
+        assert!(xml.contains("<value>3</value>"), "{xml}");
+        // A key set keeps its own value and origin.
+        let (_, xml) = body(respond(&kept, &q("dfs.replication"), &HeaderMap::new()));
+        assert!(
+            xml.contains("<value>2</value><final>false</final><source>programmatically</source>"),
+            "{xml}"
+        );
+        let (_, all) = body(respond(&kept, &HashMap::new(), &HeaderMap::new()));
+        assert_eq!(all.matches("<property>").count(), 3, "{all}");
     }
 }

@@ -385,18 +385,18 @@ async fn conf(
 
 async fn config_page(State(state): State<Arc<NameNodeState>>) -> Response {
     let mut body = String::from(
-        "<p>The properties this NameNode was started with. Raw: \
+        "<p>The properties this NameNode was started with, and those it read at their \
+         built-in defaults. Raw: \
          <a href=\"/conf\">/conf</a> (XML), <a href=\"/conf?format=json\">/conf?format=json</a>.</p>\
          <table id=\"config\"><tr><th>Name</th><th>Value</th><th>Source</th></tr>",
     );
-    let site = &state.config.site;
-    for (k, v) in site.iter() {
-        let source = site.origin(k).map(ToString::to_string).unwrap_or_default();
+    for (k, v, origin) in state.config.site.effective() {
+        let source = origin.to_string();
         let _ = write!(
             body,
             "<tr><td><code>{}</code></td><td><code>{}</code></td><td class=\"muted\">{}</td></tr>",
-            esc(k),
-            esc(v),
+            esc(&k),
+            esc(&v),
             esc(&source)
         );
     }
