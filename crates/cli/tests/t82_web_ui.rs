@@ -112,8 +112,21 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
     assert!(num(&after, "TransactionsNumOps") > num(&before, "TransactionsNumOps"));
     assert!(num(&after, "SyncsNumOps") > num(&before, "SyncsNumOps"));
     assert_eq!(after["tag.Context"], "dfs");
+    // A connection of a user of its own, open while the bean is read.
+    let carol = cluster.nn.client(Some("carol"));
+    rt.block_on(carol.get_file_info("/")).expect("carol's call");
     let rpc = jmx_bean(nn, "Hadoop:service=NameNode,name=RpcActivityForPort*");
+    drop(carol);
     let port = cluster.nn.addr.port();
+    // HDFS's tags: the protobuf service's name, connections by user.
+    assert_eq!(rpc["tag.serverName"], "ClientNamenodeProtocol");
+    let per_user: Value = serde_json::from_str(
+        rpc["tag.NumOpenConnectionsPerUser"]
+            .as_str()
+            .expect("per-user text"),
+    )
+    .expect("per-user JSON");
+    assert_eq!(per_user["carol"], 1, "{rpc}");
     assert_eq!(
         rpc["name"],
         format!("Hadoop:service=NameNode,name=RpcActivityForPort{port}")
@@ -209,6 +222,7 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
             "Hadoop:service=DataNode,name=RpcDetailedActivityForPort*",
         );
         assert_eq!(detailed["tag.port"], port.as_str());
+        assert_eq!(rpc["tag.serverName"], "ClientDatanodeProtocolService");
     }
 }
 

@@ -102,6 +102,11 @@ impl Protocol for ClientDatanodeService {
         CLIENT_DATANODE_PROTOCOL
     }
 
+    /// `ClientDatanodeProtocol.proto`'s service, as HDFS names its server.
+    fn service_name(&self) -> &str {
+        "ClientDatanodeProtocolService"
+    }
+
     fn call(
         self: Arc<Self>,
         ctx: CallContext,

@@ -10,8 +10,9 @@
 //! cannot grow it (only methods a protocol answered are recorded, and
 //! past [`METHOD_SLOTS`] names calls count under `other`).
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 pub(crate) use cairn_common::metrics::GaugeGuard as Raised;
@@ -60,6 +61,8 @@ pub struct RpcMetrics {
     methods: Box<[OnceLock<Box<MethodStats>>]>,
     /// Calls of methods past the table's capacity.
     pub other: Histogram,
+    /// Open connections by the user their context named.
+    users: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Default for RpcMetrics {
@@ -80,6 +83,27 @@ impl Default for RpcMetrics {
             authorization_failures: AtomicU64::new(0),
             methods: (0..METHOD_SLOTS).map(|_| OnceLock::new()).collect(),
             other: Histogram::latency(),
+            users: Mutex::new(BTreeMap::new()),
+        }
+    }
+}
+
+/// One connection counted for its user until dropped (the connection
+/// closed).
+#[derive(Debug)]
+pub(crate) struct UserConnection {
+    metrics: Arc<RpcMetrics>,
+    user: String,
+}
+
+impl Drop for UserConnection {
+    fn drop(&mut self) {
+        let mut users = self.metrics.lock_users();
+        if let Some(n) = users.get_mut(&self.user) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                users.remove(&self.user);
+            }
         }
     }
 }
@@ -101,6 +125,27 @@ impl RpcMetrics {
 
     pub(crate) fn set_port(&self, port: u16) {
         self.port.store(u64::from(port), Ordering::Relaxed);
+    }
+
+    fn lock_users(&self) -> std::sync::MutexGuard<'_, BTreeMap<String, u64>> {
+        self.users
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Counts a connection of `user` until the guard is dropped.
+    pub(crate) fn user_connected(self: &Arc<Self>, user: &str) -> UserConnection {
+        *self.lock_users().entry(user.to_string()).or_insert(0) += 1;
+        UserConnection {
+            metrics: self.clone(),
+            user: user.to_string(),
+        }
+    }
+
+    /// HDFS's `NumOpenConnectionsPerUser` tag: the open connections by
+    /// user, as a JSON object in text.
+    pub fn open_connections_per_user(&self) -> String {
+        serde_json::to_string(&*self.lock_users()).unwrap_or_else(|_| "{}".to_string())
     }
 
     /// The protocol the server is named after (HDFS's `serverName` tag).
@@ -175,7 +220,11 @@ impl RpcMetrics {
         let port = self.port().to_string();
         let mut r = Record::new(&format!("RpcActivityForPort{port}"), "rpc", "rpc", host)
             .tag("port", &port)
-            .tag("serverName", self.server_name());
+            .tag("serverName", self.server_name())
+            .tag(
+                "NumOpenConnectionsPerUser",
+                &self.open_connections_per_user(),
+            );
         let load = |a: &AtomicU64| a.load(Ordering::Relaxed);
         r.counter("ReceivedBytes", load(&self.received_bytes));
         r.counter("SentBytes", load(&self.sent_bytes));

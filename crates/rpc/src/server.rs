@@ -107,6 +107,14 @@ pub trait Protocol: Send + Sync + 'static {
     /// The protocol name clients put in `declaringClassProtocolName`.
     fn name(&self) -> &str;
 
+    /// The protobuf service a server whose first protocol this is is named
+    /// after in its RPC metrics (HDFS's `serverName` tag, e.g.
+    /// `ClientNamenodeProtocol`): by default the last part of the name.
+    fn service_name(&self) -> &str {
+        let name = self.name();
+        name.rsplit('.').next().unwrap_or(name)
+    }
+
     /// Runs `method` with the encoded `request` and returns the encoded
     /// response message (without its length prefix).
     ///
@@ -146,10 +154,7 @@ pub async fn serve(
         config.metrics.set_port(addr.port());
     }
     if let Some(first) = protocols.first() {
-        let name = first.name();
-        config
-            .metrics
-            .set_server_name(name.rsplit('.').next().unwrap_or(name));
+        config.metrics.set_server_name(first.service_name());
     }
     let shared = Arc::new(Shared {
         protocols,
@@ -219,6 +224,7 @@ async fn handle_connection(
         shared,
         user: None,
         real_user: None,
+        counted: None,
         outstanding: Arc::new(AtomicUsize::new(0)),
     };
     tokio::select! {
@@ -251,6 +257,8 @@ struct Connection {
     shared: Arc<Shared>,
     user: Option<Arc<str>>,
     real_user: Option<Arc<str>>,
+    /// The connection counted for its user (HDFS's per-user count).
+    counted: Option<crate::metrics::UserConnection>,
     outstanding: Arc<AtomicUsize>,
 }
 
@@ -596,6 +604,7 @@ impl Connection {
             }
         }
         self.real_user = real_user.map(Arc::from);
+        self.counted = Some(self.shared.config.metrics.user_connected(&user));
         self.user = Some(Arc::from(user));
         let authorized = &self.shared.config.metrics.authorizations;
         authorized.fetch_add(1, Ordering::Relaxed);

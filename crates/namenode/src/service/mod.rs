@@ -429,6 +429,11 @@ impl Protocol for ClientProtocolService {
         cairn_proto::protocols::CLIENT_PROTOCOL
     }
 
+    /// `ClientNamenodeProtocol.proto`'s service, as HDFS names its server.
+    fn service_name(&self) -> &str {
+        "ClientNamenodeProtocol"
+    }
+
     fn call(
         self: Arc<Self>,
         ctx: CallContext,
