@@ -51,7 +51,7 @@ def check_namenode(nn):
     info = bean(nn, "Hadoop:service=NameNode,name=NameNodeInfo")
     for attr in ["Version", "ClusterId", "BlockPoolId", "Total", "Used", "Free",
                  "PercentUsed", "LiveNodes", "DeadNodes", "DecomNodes",
-                 "NNStartedTimeInMilliseconds", "Safemode"]:
+                 "NNStartedTimeInMillis", "Safemode"]:
         assert attr in info, f"NameNodeInfo lacks {attr}"
     live = json.loads(info["LiveNodes"])  # a JSON string, as in HDFS
     assert len(live) >= 1, live

@@ -189,6 +189,7 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
     );
     let state = jmx_bean(nn, "Hadoop:service=NameNode,name=FSNamesystemState");
     assert_eq!(state["FSState"], "Operational");
+    check_more_namenode_figures(nn, &fsn, &state);
     // ?get=bean::attr, and errors as HDFS's servlet writes them.
     let (code, body) = get(nn, &format!("/jmx?get={ACTIVITY}::CreateFileOps"));
     assert_eq!(code, 200);
@@ -250,6 +251,55 @@ fn check_files_under_construction(cluster: &Cluster, rt: &tokio::runtime::Runtim
         }
     });
     assert_eq!(open_count(), 0);
+}
+
+/// The rest of HDFS's FSNamesystem, FSNamesystemState and NameNodeInfo
+/// figures, against what the cluster holds: two in-service DataNodes,
+/// no snapshots, no corrupt file.
+fn check_more_namenode_figures(nn: std::net::SocketAddr, fsn: &Value, state: &Value) {
+    assert_eq!(num(fsn, "TotalReplicatedBlocks"), num(fsn, "BlocksTotal"));
+    assert_eq!(num(fsn, "TotalECBlockGroups"), 0);
+    assert_eq!(num(fsn, "NumInServiceLiveDataNodes"), 2);
+    assert_eq!(num(state, "NumInServiceLiveDataNodes"), 2);
+    assert_eq!(num(fsn, "StaleDataNodes"), 0);
+    assert_eq!(num(fsn, "SnapshottableDirectories"), 0);
+    let stats: Value = serde_json::from_str(state["SnapshotStats"].as_str().expect("text"))
+        .expect("SnapshotStats JSON");
+    assert_eq!(
+        stats,
+        serde_json::json!({"SnapshottableDirectories": 0, "Snapshots": 0})
+    );
+    assert!(num(state, "BlockDeletionStartTime") > 0);
+    assert!(
+        fsn["tag.TotalSyncTimes"]
+            .as_str()
+            .is_some_and(|t| t.ends_with(' ')),
+        "{fsn}"
+    );
+    let info = jmx_bean(nn, "Hadoop:service=NameNode,name=NameNodeInfo");
+    assert!(num(&info, "NNStartedTimeInMillis") > 0);
+    assert!(num(&info, "Threads") > 1);
+    assert_eq!(
+        info["DistinctVersions"],
+        serde_json::json!([{"key": "3.4.1", "value": 2}])
+    );
+    assert_eq!(num(&info, "CorruptFilesCount"), 0);
+    assert_eq!(info["CorruptFiles"], "[]");
+    let usage: Value =
+        serde_json::from_str(info["NodeUsage"].as_str().expect("text")).expect("NodeUsage JSON");
+    assert!(
+        usage["nodeUsage"]["median"]
+            .as_str()
+            .is_some_and(|m| m.ends_with('%')),
+        "{usage}"
+    );
+    let sizes: Value = serde_json::from_str(info["NameDirSize"].as_str().expect("text"))
+        .expect("NameDirSize JSON");
+    let sizes = sizes.as_object().expect("by directory");
+    assert!(
+        sizes.len() == 1 && sizes.values().all(|b| b.as_u64() > Some(0)),
+        "{sizes:?}"
+    );
 }
 
 fn check_conf_stacks_loglevel(cluster: &Cluster) {

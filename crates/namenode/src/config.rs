@@ -140,14 +140,27 @@ pub struct NameNodeConfig {
 /// (`dfs.namenode.avoid.read.stale.datanode`,
 /// `dfs.namenode.stale.datanode.interval`, `dfs.namenode.read.considerLoad`;
 /// HDFS's keys and defaults).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct ReadOrderSettings {
     /// A DataNode whose last heartbeat is older than this goes after the
     /// fresh ones; `None`: staleness is not considered (HDFS's default).
     pub avoid_stale_after: Option<Duration>,
+    /// When a DataNode counts as stale (HDFS's NumStaleDataNodes),
+    /// whether or not reads avoid it.
+    pub stale_after: Duration,
     /// Replicas at the same distance fewest-transfers first (by the
     /// xceiver count of the last heartbeat), the rotation breaking ties.
     pub consider_load: bool,
+}
+
+impl Default for ReadOrderSettings {
+    fn default() -> Self {
+        Self {
+            avoid_stale_after: None,
+            stale_after: Duration::from_secs(30),
+            consider_load: false,
+        }
+    }
 }
 
 impl ReadOrderSettings {
@@ -164,6 +177,7 @@ impl ReadOrderSettings {
         )?;
         Ok(Self {
             avoid_stale_after: avoid.then_some(interval),
+            stale_after: interval,
             consider_load: conf.get_bool("dfs.namenode.read.considerLoad", false)?,
         })
     }

@@ -37,7 +37,7 @@ pub fn version() -> String {
 pub fn records(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Vec<Record> {
     vec![
         fs_namesystem(state, s, host),
-        fs_namesystem_state(s, host),
+        fs_namesystem_state(state, s, host),
         activity(state, host),
         state.rpc_metrics.activity_record(host),
         state.rpc_metrics.detailed_record(host),
@@ -73,7 +73,9 @@ fn live_dead(s: &ClusterStatus) -> (u64, u64, u64, u64) {
 fn fs_namesystem(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Record {
     let mut r = Record::new("FSNamesystem", "FSNamesystem", "dfs", host)
         .tag("HAState", state.ha.get().name())
-        .tag("TotalSyncTimes", "");
+        .tag("TotalSyncTimes", &total_sync_times(state))
+        // No erasure-coding policy is enabled here.
+        .tag("EnabledEcPolicies", "");
     let rd = &s.redundancy;
     r.gauge("MissingBlocks", rd.missing);
     r.gauge("MissingReplOneBlocks", rd.missing_repl_one);
@@ -102,7 +104,66 @@ fn fs_namesystem(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Record
     r.gauge("PendingDeletionBlocks", rd.pending_deletion);
     datanode_gauges(&mut r, s);
     r.gauge("TotalSyncCount", state.config.journal.metrics.sync.count());
+    r.gauge(
+        "HighestPriorityLowRedundancyReplicatedBlocks",
+        rd.highest_priority,
+    );
+    r.gauge("HighestPriorityLowRedundancyECBlocks", 0u64);
+    r.gauge("NumActiveClients", s.lease_holders);
+    replicated_and_ec_gauges(&mut r, s);
+    not_supported_gauges(&mut r);
+    r.gauge("SnapshottableDirectories", s.snapshot_counts.0);
+    r.gauge("Snapshots", s.snapshot_counts.1);
+    r.gauge("StaleDataNodes", stale_datanodes(state, s));
     r
+}
+
+/// HDFS's `TotalSyncTimes`: the edit log's sync time, milliseconds, per
+/// journal, each followed by a space (one journal here).
+fn total_sync_times(state: &NameNodeState) -> String {
+    format!("{} ", state.config.journal.metrics.sync.sum() / 1000)
+}
+
+/// Live DataNodes whose last heartbeat is older than
+/// `dfs.namenode.stale.datanode.interval`.
+fn stale_datanodes(state: &NameNodeState, s: &ClusterStatus) -> u64 {
+    let stale_s = state.config.read_order.stale_after.as_secs();
+    s.live()
+        .filter(|n| n.last_contact_s >= stale_s.max(1))
+        .count() as u64
+}
+
+/// The counts HDFS splits between replicated blocks and erasure-coded
+/// block groups: every block here is a replicated one.
+fn replicated_and_ec_gauges(r: &mut Record, s: &ClusterStatus) {
+    let rd = &s.redundancy;
+    r.gauge("LowRedundancyReplicatedBlocks", rd.low_redundancy);
+    r.gauge("CorruptReplicatedBlocks", rd.corrupt);
+    r.gauge("MissingReplicatedBlocks", rd.missing);
+    r.gauge("MissingReplicationOneBlocks", rd.missing_repl_one);
+    r.gauge("BytesInFutureReplicatedBlocks", 0u64);
+    r.gauge("PendingDeletionReplicatedBlocks", rd.pending_deletion);
+    r.gauge("TotalReplicatedBlocks", s.blocks_total);
+    for name in jmx_state::EC_BLOCK_GROUP_FIGURES {
+        r.gauge(name, 0u64);
+    }
+}
+
+/// Figures of HDFS features this NameNode does not have, so always zero:
+/// PROVIDED storage, encryption zones, delegation tokens kept, the
+/// storage policy satisfier, maintenance state.
+fn not_supported_gauges(r: &mut Record) {
+    for name in [
+        "ProvidedCapacityTotal",
+        "NumEncryptionZones",
+        "CurrentTokensCount",
+        "PendingSPSPaths",
+        "NumInMaintenanceLiveDataNodes",
+        "NumInMaintenanceDeadDataNodes",
+        "NumEnteringMaintenanceDataNodes",
+    ] {
+        r.gauge(name, 0u64);
+    }
 }
 
 /// The DataNode counts both FSNamesystem records carry.
@@ -117,9 +178,10 @@ fn datanode_gauges(r: &mut Record, s: &ClusterStatus) {
         s.decommissioning().count() as u64,
     );
     r.gauge("VolumeFailuresTotal", s.volume_failures());
+    r.gauge("NumInServiceLiveDataNodes", s.in_service());
 }
 
-fn fs_namesystem_state(s: &ClusterStatus, host: &str) -> Record {
+fn fs_namesystem_state(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Record {
     let mut r = Record::new("FSNamesystemState", "FSNamesystemState", "dfs", host);
     r.modeler_type = "org.apache.hadoop.hdfs.server.namenode.FSNamesystem".into();
     r.gauge("CapacityTotal", s.capacity);
@@ -131,9 +193,21 @@ fn fs_namesystem_state(s: &ClusterStatus, host: &str) -> Record {
     r.gauge("PendingReplicationBlocks", s.pending_replication);
     r.gauge("UnderReplicatedBlocks", s.redundancy.low_redundancy);
     r.gauge("PendingDeletionBlocks", s.redundancy.pending_deletion);
+    r.gauge("PendingReconstructionBlocks", s.pending_replication);
+    r.gauge("LowRedundancyBlocks", s.redundancy.low_redundancy);
     datanode_gauges(&mut r, s);
-    r.gauge("NumStaleDataNodes", 0u64);
+    r.gauge("NumStaleDataNodes", stale_datanodes(state, s));
     r.gauge("MaxObjects", 0u64);
+    let (dirs, snapshots) = s.snapshot_counts;
+    r.gauge(
+        "SnapshotStats",
+        json!({"SnapshottableDirectories": dirs, "Snapshots": snapshots}).to_string(),
+    );
+    // Replicas are deleted from the start (no startup delay).
+    r.gauge("BlockDeletionStartTime", state.started_ms);
+    r.gauge("TotalSyncCount", state.config.journal.metrics.sync.count());
+    r.gauge("TotalSyncTimes", total_sync_times(state));
+    not_supported_gauges(&mut r);
     r
 }
 
@@ -228,7 +302,7 @@ fn name_node_info(state: &NameNodeState, s: &ClusterStatus) -> Bean {
         })
         .collect();
     let percent_bp = status::percent(s.block_pool_used, s.capacity);
-    Bean::new(
+    let bean = Bean::new(
         "Hadoop:service=NameNode,name=NameNodeInfo",
         "org.apache.hadoop.hdfs.server.namenode.FSNamesystem",
     )
@@ -246,7 +320,6 @@ fn name_node_info(state: &NameNodeState, s: &ClusterStatus) -> Bean {
     .attr("BlockPoolUsedSpace", s.block_pool_used)
     .attr("PercentBlockPoolUsed", percent_bp)
     .attr("TotalBlocks", s.blocks_total)
-    .attr("TotalFiles", s.files_total)
     .attr("NumberOfMissingBlocks", s.redundancy.missing)
     .attr(
         "NumberOfMissingBlocksWithReplicationFactorOne",
@@ -255,11 +328,7 @@ fn name_node_info(state: &NameNodeState, s: &ClusterStatus) -> Bean {
     .attr("LiveNodes", Value::Object(live).to_string())
     .attr("DeadNodes", Value::Object(dead).to_string())
     .attr("DecomNodes", Value::Object(decom).to_string())
-    .attr("NNStartedTimeInMilliseconds", state.started_ms)
-    .attr(
-        "NNStarted",
-        cairn_common::web::page::utc_time(state.started_ms),
-    )
+    .attr("NNStartedTimeInMillis", state.started_ms)
     .attr(
         "JournalTransactionInfo",
         json!({"LastAppliedOrWrittenTxId": s.last_txid.to_string(), "MostRecentCheckpointTxId": s.checkpoint_txid.to_string()}).to_string(),
@@ -267,6 +336,17 @@ fn name_node_info(state: &NameNodeState, s: &ClusterStatus) -> Bean {
     .attr("UpgradeFinalized", true)
     .attr("CacheCapacity", 0u64)
     .attr("CacheUsed", 0u64)
+    .attr("RollingUpgradeStatus", Value::Null)
+    .attr("CompileInfo", format!("cairn-{}", env!("CARGO_PKG_VERSION")))
+    .attr("ProvidedCapacity", 0u64)
+    .attr("EnteringMaintenanceNodes", "{}")
+    .attr(
+        "HighestPriorityLowRedundancyReplicatedBlocks",
+        s.redundancy.highest_priority,
+    )
+    .attr("HighestPriorityLowRedundancyECBlocks", 0u64)
+    .attr("NumberOfSnapshottableDirs", s.snapshot_counts.0);
+    jmx_state::name_node_info_more(state, s, bean)
 }
 
 fn name_node_status(state: &NameNodeState) -> Bean {

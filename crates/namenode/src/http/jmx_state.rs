@@ -2,7 +2,8 @@
 //! registers beside its metrics records: `ReplicatedBlocksState`,
 //! `ECBlockGroupsState` (Cairn stores no erasure-coded block groups, so
 //! its counts are all zero and no policy is enabled), `SnapshotInfo` and
-//! `BlockStats` (capacity by storage type).
+//! `BlockStats` (capacity by storage type); and the parts of
+//! `NameNodeInfo` that need more than the cluster's status.
 
 use cairn_common::web::jmx::Bean;
 use serde_json::{json, Value};
@@ -12,6 +13,7 @@ use crate::datanodes::AdminState;
 use crate::namespace::permission::Caller;
 use crate::namespace::snapshot::DOT_SNAPSHOT;
 use crate::namespace::Namespace;
+use crate::service::NameNodeState;
 
 const FS_NAMESYSTEM: &str = "org.apache.hadoop.hdfs.server.namenode.FSNamesystem";
 
@@ -30,20 +32,23 @@ pub(super) fn replicated_blocks_state(s: &ClusterStatus) -> Bean {
     .attr("TotalReplicatedBlocks", s.blocks_total)
 }
 
+/// HDFS's figures of erasure-coded block groups: all zero here.
+pub(super) const EC_BLOCK_GROUP_FIGURES: [&str; 6] = [
+    "LowRedundancyECBlockGroups",
+    "CorruptECBlockGroups",
+    "MissingECBlockGroups",
+    "BytesInFutureECBlockGroups",
+    "PendingDeletionECBlocks",
+    "TotalECBlockGroups",
+];
+
 /// HDFS's `ECBlockGroupsMBean`.
 pub(super) fn ec_block_groups_state() -> Bean {
     let mut b = Bean::new(
         "Hadoop:service=NameNode,name=ECBlockGroupsState",
         FS_NAMESYSTEM,
     );
-    for attr in [
-        "LowRedundancyECBlockGroups",
-        "CorruptECBlockGroups",
-        "MissingECBlockGroups",
-        "BytesInFutureECBlockGroups",
-        "PendingDeletionECBlocks",
-        "TotalECBlockGroups",
-    ] {
+    for attr in EC_BLOCK_GROUP_FIGURES {
         b.push(attr, 0u64);
     }
     b.attr("EnabledEcPolicies", "")
@@ -150,4 +155,88 @@ impl TypeStats {
             self.total += n.dfs_used;
         }
     }
+}
+
+/// The rest of HDFS's `NameNodeInfo`: the process's threads, the
+/// DataNodes' software versions, their spread of usage, the metadata
+/// directories' sizes and the corrupt files.
+pub(super) fn name_node_info_more(state: &NameNodeState, s: &ClusterStatus, bean: Bean) -> Bean {
+    let live = s.live().count() as u64;
+    let versions: Vec<Value> = if live == 0 {
+        Vec::new()
+    } else {
+        vec![json!({"key": crate::datanode_service::SOFTWARE_VERSION, "value": live})]
+    };
+    let dirs: serde_json::Map<String, Value> = state
+        .config
+        .name_dirs
+        .iter()
+        .map(|d| (d.display().to_string(), Value::from(dir_size(d))))
+        .collect();
+    let corrupt: Vec<String> = crate::fsck::corrupt_file_blocks(state, "/", None)
+        .map(|page| {
+            page.blocks
+                .iter()
+                .map(|b| format!("blk_{}\t{}", b.id, b.path))
+                .collect()
+        })
+        .unwrap_or_default();
+    bean.attr("Threads", thread_count())
+        .attr("DistinctVersionCount", versions.len() as u64)
+        .attr("DistinctVersions", Value::Array(versions))
+        .attr("NodeUsage", node_usage(s))
+        .attr("NameDirSize", Value::Object(dirs).to_string())
+        .attr("CorruptFilesCount", corrupt.len() as u64)
+        .attr("CorruptFiles", Value::from(corrupt).to_string())
+}
+
+/// Threads of this process (`/proc/self/status`), 0 where unknown.
+fn thread_count() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|st| {
+            st.lines()
+                .find_map(|l| l.strip_prefix("Threads:"))
+                .and_then(|n| n.trim().parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Bytes of the files under `dir` (its subdirectories too), as HDFS's
+/// `NameDirSize`; 0 for what cannot be read.
+fn dir_size(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_size(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// HDFS's `NodeUsage`: min, median, max and standard deviation of the
+/// in-service live DataNodes' DFS-used percentages, as text.
+fn node_usage(s: &ClusterStatus) -> String {
+    let mut usages: Vec<f32> = s
+        .live()
+        .filter(|n| n.admin == AdminState::Normal)
+        .map(|n| super::status::percent(n.dfs_used, n.capacity) as f32)
+        .collect();
+    usages.sort_by(f32::total_cmp);
+    let (mut min, mut median, mut max, mut dev) = (0f32, 0f32, 0f32, 0f32);
+    if let (Some(first), Some(last)) = (usages.first(), usages.last()) {
+        let mean = usages.iter().sum::<f32>() / usages.len() as f32;
+        min = *first;
+        max = *last;
+        median = usages[usages.len() / 2];
+        dev = (usages.iter().map(|u| (u - mean) * (u - mean)).sum::<f32>() / usages.len() as f32)
+            .sqrt();
+    }
+    format!(
+        "{{\"nodeUsage\":{{\"min\":\"{min:.2}%\",\"median\":\"{median:.2}%\",\"max\":\"{max:.2}%\",\"stdDev\":\"{dev:.2}%\"}}}}"
+    )
 }

@@ -75,6 +75,10 @@ pub struct ClusterStatus {
     /// When the newest image was written, ms since the epoch.
     pub checkpoint_ms: u64,
     pub files_under_construction: u64,
+    /// Snapshottable directories and snapshots.
+    pub snapshot_counts: (u64, u64),
+    /// Clients holding a lease (HDFS's NumActiveClients).
+    pub lease_holders: u64,
 }
 
 impl ClusterStatus {
@@ -95,6 +99,14 @@ impl ClusterStatus {
         self.nodes
             .iter()
             .filter(|n| n.admin == AdminState::DecommissionInProgress)
+    }
+
+    /// Live DataNodes in service (neither being decommissioned nor
+    /// decommissioned).
+    pub fn in_service(&self) -> u64 {
+        self.live()
+            .filter(|n| n.admin == AdminState::Normal)
+            .count() as u64
     }
 
     pub fn volume_failures(&self) -> u64 {
@@ -129,13 +141,14 @@ pub fn read(state: &NameNodeState) -> Result<ClusterStatus, CallError> {
         .lock()
         .map(|c| (c.txid, c.at.elapsed()))
         .map_err(|_| CallError::io("checkpoint lock poisoned"))?;
-    let files_under_construction = state
+    let (files_under_construction, lease_holders) = state
         .leases
         .lock()
-        .map(|l| l.file_count() as u64)
+        .map(|l| (l.file_count() as u64, l.holder_count() as u64))
         .map_err(|_| CallError::io("lease table lock poisoned"))?;
     let ns = state.read_namespace()?;
     let files_total = ns.inode_count() as u64;
+    let snapshot_counts = ns.snapshot_counts();
     let bm = state.lock_blocks()?;
     let dns = state.lock_datanodes()?;
     let now = Instant::now();
@@ -204,6 +217,8 @@ pub fn read(state: &NameNodeState) -> Result<ClusterStatus, CallError> {
         checkpoint_txid,
         checkpoint_ms: now_ms().saturating_sub(checkpoint_age.as_millis() as u64),
         files_under_construction,
+        snapshot_counts,
+        lease_holders,
     })
 }
 

@@ -473,6 +473,15 @@ impl Namespace {
         }
     }
 
+    /// How many directories are snapshottable and how many snapshots
+    /// exist (HDFS's `SnapshotStats`).
+    pub fn snapshot_counts(&self) -> (u64, u64) {
+        (
+            self.snapshots.dirs.len() as u64,
+            self.snapshots.index.len() as u64,
+        )
+    }
+
     /// `getSnapshottableDirListing`: every snapshottable directory for a
     /// superuser, the caller's own otherwise; by path. `None` when there
     /// is no snapshottable directory at all.
