@@ -212,6 +212,7 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
     for dn in &cluster.dns {
         let info = jmx_bean(dn.http, "Hadoop:service=DataNode,name=DataNodeInfo");
         let port = info["RpcPort"].as_str().expect("RpcPort").to_string();
+        check_datanode_info(&info);
         let rpc = jmx_bean(dn.http, "Hadoop:service=DataNode,name=RpcActivityForPort*");
         assert_eq!(
             rpc["name"],
@@ -300,6 +301,29 @@ fn check_more_namenode_figures(nn: std::net::SocketAddr, fsn: &Value, state: &Va
         sizes.len() == 1 && sizes.values().all(|b| b.as_u64() > Some(0)),
         "{sizes:?}"
     );
+}
+
+/// HDFS's DataNodeInfo figures beyond the addresses: the volume, the
+/// start time, the block pool each NameNode serves.
+fn check_datanode_info(info: &Value) {
+    assert!(num(info, "DNStartedTimeInMillis") > 0);
+    assert_eq!(info["SecurityEnabled"], false);
+    let nns: Value = serde_json::from_str(info["NamenodeAddresses"].as_str().expect("text"))
+        .expect("NamenodeAddresses JSON");
+    let nns = nns.as_object().expect("by NameNode");
+    assert!(
+        nns.values()
+            .all(|p| p.as_str().is_some_and(|p| p.starts_with("BP-"))),
+        "{nns:?}"
+    );
+    let volumes: Value =
+        serde_json::from_str(info["VolumeInfo"].as_str().expect("text")).expect("VolumeInfo JSON");
+    let volumes = volumes.as_object().expect("by directory");
+    assert_eq!(volumes.len(), 1, "{volumes:?}");
+    for v in volumes.values() {
+        assert_eq!(v["storageType"], "DISK");
+        assert!(num(v, "numBlocks") >= 1 && num(v, "freeSpace") > 0, "{v}");
+    }
 }
 
 fn check_conf_stacks_loglevel(cluster: &Cluster) {

@@ -133,11 +133,16 @@ impl Web {
             .iter()
             .map(|r| r.to_bean("DataNode"))
             .collect();
+        // One nameservice: every NameNode serves its one block pool.
+        let pool = match self.shared.pools.lock() {
+            Ok(p) => p.iter().next().cloned().unwrap_or_default(),
+            Err(p) => p.into_inner().iter().next().cloned().unwrap_or_default(),
+        };
         let nns: serde_json::Map<String, serde_json::Value> = self
             .shared
             .serving()
             .iter()
-            .map(|a| (a.to_string(), serde_json::Value::from("")))
+            .map(|a| (a.to_string(), serde_json::Value::from(pool.as_str())))
             .collect();
         beans.push(
             Bean::new(
@@ -162,9 +167,45 @@ impl Web {
             .attr(
                 "ReadAmplification",
                 read_amplification(&self.shared.metrics),
+            )
+            .attr("DNStartedTimeInMillis", self.started_ms())
+            .attr(
+                "ActiveTransferThreadCount",
+                load(&self.shared.metrics.xceivers_active),
+            )
+            .attr("VolumeInfo", self.volume_info(&usage))
+            .attr("SecurityEnabled", false)
+            .attr("SlowDisks", serde_json::Value::Null)
+            .attr("SendPacketDownstreamAvgInfo", serde_json::Value::Null)
+            // No disk balancer here: never a plan.
+            .attr(
+                "DiskBalancerStatus",
+                r#"{"currentState":[],"result":"NO_PLAN","planID":"","planFile":""}"#,
             ),
         );
         beans
+    }
+
+    /// When the DataNode started, milliseconds since the epoch.
+    fn started_ms(&self) -> u64 {
+        let up = self.shared.started.elapsed().as_millis() as u64;
+        cairn_common::clock::now_ms().saturating_sub(up)
+    }
+
+    /// HDFS's `VolumeInfo`: the one data directory's figures, as JSON text.
+    fn volume_info(&self, usage: &Usage) -> String {
+        let storage = &self.shared.storage;
+        let volume = serde_json::json!({
+            "numBlocks": storage.replica_count(),
+            "usedSpace": usage.dfs_used,
+            "freeSpace": usage.remaining,
+            "reservedSpace": storage.reserved_bytes(),
+            "storageType": self.shared.config.storage_type.name(),
+            "reservedSpaceForReplicas": 0,
+        });
+        let mut m = serde_json::Map::new();
+        m.insert(storage.data_dir().display().to_string(), volume);
+        serde_json::Value::Object(m).to_string()
     }
 
     fn prom(&self) -> String {

@@ -298,6 +298,12 @@ impl Storage {
     }
 
     /// The data directory.
+    /// Bytes of the volume kept free for other uses
+    /// (`dfs.datanode.du.reserved`).
+    pub fn reserved_bytes(&self) -> u64 {
+        self.opts.reserved_bytes
+    }
+
     pub fn data_dir(&self) -> &Path {
         &self.data_dir
     }
