@@ -91,6 +91,10 @@ fn do_work(rt: &tokio::runtime::Runtime, cluster: &Cluster) {
         }
         let r = client.read("/web/a.txt").await.expect("open");
         let _ = r.read_range(0, 100).await.expect("read");
+        // Four entries; a missing directory is not a listing for HDFS.
+        let listed = client.list_status("/web", false).await.expect("list");
+        assert_eq!(listed.len(), 4);
+        assert!(client.list_status("/no/such/dir", false).await.is_err());
     });
 }
 
@@ -109,6 +113,15 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
         num(&before, "FilesCreated") + 4
     );
     assert!(num(&after, "AddBlockOps") >= num(&before, "AddBlockOps") + 3);
+    assert_eq!(
+        num(&after, "GetListingOps"),
+        num(&before, "GetListingOps") + 1
+    );
+    assert_eq!(
+        num(&after, "FilesInGetListingOps"),
+        num(&before, "FilesInGetListingOps") + 4
+    );
+    assert!(num(&after, "FsImageLoadTime") < 60_000 && after["SafeModeTime"].is_number());
     assert!(num(&after, "TransactionsNumOps") > num(&before, "TransactionsNumOps"));
     assert!(num(&after, "SyncsNumOps") > num(&before, "SyncsNumOps"));
     assert_eq!(after["tag.Context"], "dfs");

@@ -36,7 +36,10 @@ activity! {
     get_block_locations => "GetBlockLocations",
     files_renamed => "FilesRenamed",
     files_truncated => "FilesTruncated",
+    /// `getListing` calls that found a directory (or file) to list, and
+    /// the entries they returned (HDFS counts neither for a missing path).
     get_listing_ops => "GetListingOps",
+    files_in_get_listing_ops => "FilesInGetListingOps",
     delete_file_ops => "DeleteFileOps",
     /// Paths removed by `delete` (HDFS counts every inode below; here one
     /// per call that removed something).
@@ -52,6 +55,9 @@ activity! {
     list_snapshottable_dir_ops => "ListSnapshottableDirOps",
     snapshot_diff_report_ops => "SnapshotDiffReportOps",
     list_snapshot_ops => "ListSnapshotOps",
+    /// Symlinks are not supported here (as HDFS's default): these stay 0.
+    create_symlink_ops => "CreateSymlinkOps",
+    get_link_target_ops => "GetLinkTargetOps",
     /// Every file operation above, as HDFS's `TotalFileOps`.
     total_file_ops => "TotalFileOps",
     /// Replicas listed in the full block reports received (known to this
@@ -71,7 +77,7 @@ impl NameNodeMetrics {
             "getBlockLocations" => &[&self.get_block_locations],
             "rename" | "rename2" => &[&self.files_renamed],
             "truncate" => &[&self.files_truncated],
-            "getListing" | "getBatchedListing" => &[&self.get_listing_ops],
+            "getBatchedListing" => &[&self.get_listing_ops],
             "delete" => &[&self.delete_file_ops, &self.files_deleted],
             "getFileInfo" | "getFileLinkInfo" | "getLocatedFileInfo" => &[&self.file_info_ops],
             "addBlock" => &[&self.add_block_ops],
@@ -91,6 +97,16 @@ impl NameNodeMetrics {
         for c in counters {
             c.fetch_add(1, Ordering::Relaxed);
         }
+        self.total_file_ops.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl NameNodeMetrics {
+    /// A `getListing` that returned `entries` entries.
+    pub fn record_listing(&self, entries: usize) {
+        self.get_listing_ops.fetch_add(1, Ordering::Relaxed);
+        self.files_in_get_listing_ops
+            .fetch_add(entries as u64, Ordering::Relaxed);
         self.total_file_ops.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -161,5 +177,11 @@ mod tests {
         assert_eq!(c["FilesCreated"], 2);
         assert_eq!(c["FileInfoOps"], 1);
         assert_eq!(c["TotalFileOps"], 3);
+        // A listing counts once it found something to list.
+        m.record("getListing");
+        m.record_listing(7);
+        let c: std::collections::HashMap<_, _> = m.counters().into_iter().collect();
+        assert_eq!((c["GetListingOps"], c["FilesInGetListingOps"]), (1, 7));
+        assert_eq!(c["TotalFileOps"], 4);
     }
 }

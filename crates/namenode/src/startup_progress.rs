@@ -237,6 +237,25 @@ impl StartupProgress {
             .collect()
     }
 
+    /// HDFS's `FsImageLoadTime` and `SafeModeTime`, milliseconds: from
+    /// the image's load to the end of the edits' replay, and the time in
+    /// start-up safe mode once it has ended (0 before).
+    pub fn load_and_safe_mode_ms(&self, safe_mode: &StartupSafeMode) -> (u64, u64) {
+        let load = self.with(|p| {
+            Span {
+                begin: p[Phase::LoadingFsImage as usize].span.begin,
+                end: p[Phase::LoadingEdits as usize].span.end,
+            }
+            .elapsed_ms(Instant::now())
+        });
+        let sm = safe_mode.progress();
+        let safe = match (sm.began, sm.ended) {
+            (Some(b), Some(e)) => e.saturating_duration_since(b).as_millis() as u64,
+            _ => 0,
+        };
+        (load, safe)
+    }
+
     /// `GET /startupProgress`'s body, HDFS's fields in HDFS's order.
     pub fn to_json(&self, safe_mode: &StartupSafeMode, now: Instant) -> String {
         let view = View::new(self.phases(safe_mode), now);

@@ -227,6 +227,11 @@ fn activity(state: &NameNodeState, host: &str) -> Record {
     for (name, v) in state.metrics.counters() {
         r.counter(name, v);
     }
+    let (load_ms, safe_mode_ms) = state
+        .startup_progress
+        .load_and_safe_mode_ms(&state.startup_safe_mode);
+    r.gauge("FsImageLoadTime", load_ms);
+    r.gauge("SafeModeTime", safe_mode_ms);
     let j = &state.config.journal.metrics;
     r.rate(
         "Transactions",

@@ -107,6 +107,9 @@ impl NameNodeState {
             Some(page) => Some(self.encode_page(page, ctx)?),
             None => None,
         };
+        if let Some(d) = &dir_list {
+            self.metrics.record_listing(d.partial_listing.len());
+        }
         encode(&pb::GetListingResponseProto { dir_list })
     }
 
