@@ -95,6 +95,8 @@ fn do_work(rt: &tokio::runtime::Runtime, cluster: &Cluster) {
         let listed = client.list_status("/web", false).await.expect("list");
         assert_eq!(listed.len(), 4);
         assert!(client.list_status("/no/such/dir", false).await.is_err());
+        // A call the NameNode refuses with FileNotFoundException.
+        assert!(client.read("/no/such/file").await.is_err());
     });
 }
 
@@ -149,6 +151,11 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
         &format!("Hadoop:service=NameNode,name=RpcDetailedActivityForPort{port}"),
     );
     assert!(num(&detailed, "CreateNumOps") >= 3, "{detailed}");
+    // Failed calls under their exception's name, as HDFS counts them.
+    assert!(
+        num(&detailed, "FileNotFoundExceptionNumOps") >= 1,
+        "{detailed}"
+    );
     assert!(num(&detailed, "CompleteNumOps") >= 3, "{detailed}");
     assert!(detailed["CreateAvgTime"].is_number());
     let fsn = jmx_bean(nn, "Hadoop:service=NameNode,name=FSNamesystem");

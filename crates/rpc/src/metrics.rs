@@ -19,17 +19,23 @@ pub(crate) use cairn_common::metrics::GaugeGuard as Raised;
 use cairn_common::metrics::{Histogram, HistogramSnapshot};
 use cairn_common::web::jmx::Record;
 
+use crate::CallError;
+
 /// Slots of the per-method table.
 pub const METHOD_SLOTS: usize = 256;
 
-/// One method's figures.
+/// One method's figures, or one exception class's (the failed calls HDFS's
+/// detailed metrics count under the exception's name).
 #[derive(Debug)]
 pub struct MethodStats {
     pub name: Box<str>,
+    /// Whether `name` is an exception class's simple name.
+    pub exception: bool,
     /// Processing time, microseconds.
     pub processing: Histogram,
-    /// Calls answered with an error.
+    /// Calls answered with an error, and their processing time (µs).
     pub errors: AtomicU64,
+    pub error_micros: AtomicU64,
 }
 
 /// The figures of one IPC server.
@@ -157,52 +163,61 @@ impl RpcMetrics {
         let _ = self.server_name.set(name.to_string());
     }
 
-    /// The slot of `method`, created on first use; `None` when the table is
-    /// full.
-    fn method(&self, method: &str) -> Option<&MethodStats> {
+    /// The slot of `method` (or of an exception class), created on first
+    /// use; `None` when the table is full.
+    fn method(&self, method: &str, exception: bool) -> Option<&MethodStats> {
         let start = fnv1a(method);
         for i in 0..METHOD_SLOTS {
             let slot = self.methods.get((start + i) % METHOD_SLOTS)?;
             let stats = slot.get_or_init(|| {
                 Box::new(MethodStats {
                     name: method.into(),
+                    exception,
                     processing: Histogram::latency(),
                     errors: AtomicU64::new(0),
+                    error_micros: AtomicU64::new(0),
                 })
             });
-            if &*stats.name == method {
+            if &*stats.name == method && stats.exception == exception {
                 return Some(stats);
             }
         }
         None
     }
 
-    /// Records one answered call of `method`.
-    pub fn record_call(&self, method: &str, processing: Duration, failed: bool) {
+    /// Records one answered call of `method`, and its error if it failed.
+    pub fn record_call(&self, method: &str, processing: Duration, error: Option<&CallError>) {
         self.processing.record_duration(processing);
-        if failed {
-            self.call_failures.fetch_add(1, Ordering::Relaxed);
-        }
-        match self.method(method) {
-            Some(m) => {
-                m.processing.record_duration(processing);
-                if failed {
-                    m.errors.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            None => self.other.record_duration(processing),
+        let Some(stats) = self.method(method, false) else {
+            self.other.record_duration(processing);
+            return;
+        };
+        stats.processing.record_duration(processing);
+        let Some(error) = error else { return };
+        self.call_failures.fetch_add(1, Ordering::Relaxed);
+        stats.errors.fetch_add(1, Ordering::Relaxed);
+        let micros = u64::try_from(processing.as_micros()).unwrap_or(u64::MAX);
+        stats.error_micros.fetch_add(micros, Ordering::Relaxed);
+        let class = match error {
+            CallError::Remote { class, .. } => class.as_str(),
+            CallError::BadRequest(_) => cairn_proto::exceptions::INVALID_PROTOCOL_BUFFER,
+            CallError::NoSuchMethod(_) => cairn_proto::exceptions::RPC_NO_SUCH_METHOD,
+        };
+        let simple = class.rsplit(['.', '$']).next().unwrap_or(class);
+        if let Some(e) = self.method(simple, true) {
+            e.processing.record_duration(processing);
         }
     }
 
-    /// Every method called so far, by name.
+    /// Every method called so far, by name (exception classes left out).
     pub fn methods(&self) -> Vec<&MethodStats> {
-        let mut v: Vec<&MethodStats> = self
-            .methods
-            .iter()
-            .filter_map(|s| s.get().map(|b| &**b))
-            .collect();
+        let mut v: Vec<&MethodStats> = self.slots().filter(|m| !m.exception).collect();
         v.sort_by(|a, b| a.name.cmp(&b.name));
         v
+    }
+
+    fn slots(&self) -> impl Iterator<Item = &MethodStats> {
+        self.methods.iter().filter_map(|s| s.get().map(|b| &**b))
     }
 
     /// One method's processing-time snapshot.
@@ -267,12 +282,21 @@ impl RpcMetrics {
             host,
         )
         .tag("port", &port);
+        // As HDFS: a method's successful calls under its name, failed
+        // ones under their exception class's.
         for stats in self.methods() {
+            let errors = stats.errors.load(Ordering::Relaxed);
+            let error_micros = stats.error_micros.load(Ordering::Relaxed);
             r.rate(
                 &capitalize(&stats.name),
-                stats.processing.count(),
-                stats.processing.sum(),
+                stats.processing.count().saturating_sub(errors),
+                stats.processing.sum().saturating_sub(error_micros),
             );
+        }
+        let mut exceptions: Vec<&MethodStats> = self.slots().filter(|m| m.exception).collect();
+        exceptions.sort_by(|a, b| a.name.cmp(&b.name));
+        for e in exceptions {
+            r.rate(&e.name, e.processing.count(), e.processing.sum());
         }
         r
     }
@@ -292,18 +316,44 @@ mod tests {
     #[test]
     fn per_method_table_is_bounded() {
         let m = RpcMetrics::default();
-        m.record_call("getFileInfo", Duration::from_micros(30), false);
-        m.record_call("getFileInfo", Duration::from_micros(70), true);
-        m.record_call("mkdirs", Duration::from_micros(10), false);
+        let fnf = CallError::remote("java.io.FileNotFoundException", "gone");
+        m.record_call("getFileInfo", Duration::from_micros(30), None);
+        m.record_call("getFileInfo", Duration::from_micros(70), Some(&fnf));
+        m.record_call("mkdirs", Duration::from_micros(10), None);
         let names: Vec<&str> = m.methods().iter().map(|s| &*s.name).collect();
         assert_eq!(names, ["getFileInfo", "mkdirs"]);
         let gfi = m.method_snapshot("getFileInfo").expect("stats");
         assert_eq!((gfi.count, gfi.sum), (2, 100));
         for i in 0..(METHOD_SLOTS + 10) {
-            m.record_call(&format!("m{i}"), Duration::from_micros(1), false);
+            m.record_call(&format!("m{i}"), Duration::from_micros(1), None);
         }
-        assert_eq!(m.methods().len(), METHOD_SLOTS);
-        assert_eq!(m.other.count(), 12);
+        assert_eq!(m.methods().len(), METHOD_SLOTS - 1);
+        assert_eq!(m.other.count(), 13);
         assert_eq!(m.processing.count(), 3 + METHOD_SLOTS as u64 + 10);
+    }
+
+    #[test]
+    fn failed_calls_count_under_their_exception_as_in_hdfs() {
+        // Goal: HDFS's RpcDetailedActivity: getFileInfo's successes under
+        // its name, its FileNotFoundException under the exception's.
+        let m = RpcMetrics::default();
+        let fnf = CallError::remote("java.io.FileNotFoundException", "gone");
+        m.record_call("getFileInfo", Duration::from_micros(30), None);
+        m.record_call("getFileInfo", Duration::from_micros(70), Some(&fnf));
+        m.record_call("delete", Duration::from_micros(50), Some(&fnf));
+        let r = m.detailed_record("h");
+        let get = |n: &str| {
+            r.metrics
+                .iter()
+                .find(|(k, _, _)| k == n)
+                .map(|(_, _, v)| v.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(get("GetFileInfoNumOps"), 1);
+        assert_eq!(get("GetFileInfoAvgTime"), 0.03);
+        assert_eq!(get("DeleteNumOps"), 0);
+        assert_eq!(get("FileNotFoundExceptionNumOps"), 2);
+        assert_eq!(get("FileNotFoundExceptionAvgTime"), 0.06);
+        assert_eq!(m.call_failures.load(Ordering::Relaxed), 2);
     }
 }

@@ -738,7 +738,7 @@ impl Connection {
             // Unknown methods are not recorded: they would let a client
             // fill the per-method table with made-up names.
             if !matches!(result, Err(CallError::NoSuchMethod(_))) {
-                metrics.record_call(&method, started.elapsed(), result.is_err());
+                metrics.record_call(&method, started.elapsed(), result.as_ref().err());
             }
             let frame = match result {
                 Ok(payload) => frame::success_frame(
