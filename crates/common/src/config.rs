@@ -629,20 +629,33 @@ impl Configuration {
         Ok(self.lookup(key)?.filter(|(value, _)| !value.is_empty()))
     }
 
+    /// [`lookup_set`](Self::lookup_set), noting the text `default` for
+    /// [`effective`](Self::effective) when the key is unset.
+    fn lookup_set_or_note(
+        &self,
+        key: &str,
+        default: &str,
+    ) -> Result<Option<(&str, &Origin)>, ConfigError> {
+        let found = self.lookup_set(key)?;
+        if found.is_none() && !default.is_empty() {
+            self.defaults_read.note(key, default.to_owned());
+        }
+        Ok(found)
+    }
+
     /// Parses the value of `key` with `parse`, or returns `default` when the
-    /// key is unset or empty.
-    /// `shown` is the default as text, noted for [`effective`](Self::effective)
-    /// when it is used.
+    /// key is unset or empty. `shown` writes the default as text, noted for
+    /// [`effective`](Self::effective) when it is used (`None`: not noted).
     fn parsed<T>(
         &self,
         key: &str,
         default: T,
-        shown: Option<String>,
+        shown: impl FnOnce(&T) -> Option<String>,
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Result<T, ConfigError> {
         match self.lookup_set(key)? {
             None => {
-                if let Some(text) = shown {
+                if let Some(text) = shown(&default) {
                     self.defaults_read.note(key, text);
                 }
                 Ok(default)
@@ -660,10 +673,7 @@ impl Configuration {
         default: &str,
         parse: impl FnOnce(&str) -> Result<T, String>,
     ) -> Result<T, ConfigError> {
-        let found = self.lookup_set(key)?;
-        if found.is_none() && !default.is_empty() {
-            self.defaults_read.note(key, default.to_owned());
-        }
+        let found = self.lookup_set_or_note(key, default)?;
         let (value, origin) = found.unwrap_or((default, &Origin::Default));
         parse(value).map_err(|reason| invalid(key, value, origin, reason))
     }

@@ -134,10 +134,14 @@ impl Web {
             .map(|r| r.to_bean("DataNode"))
             .collect();
         // One nameservice: every NameNode serves its one block pool.
-        let pool = match self.shared.pools.lock() {
-            Ok(p) => p.iter().next().cloned().unwrap_or_default(),
-            Err(p) => p.into_inner().iter().next().cloned().unwrap_or_default(),
-        };
+        let pool = self
+            .shared
+            .pools
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .first()
+            .cloned()
+            .unwrap_or_default();
         let nns: serde_json::Map<String, serde_json::Value> = self
             .shared
             .serving()

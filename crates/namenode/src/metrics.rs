@@ -55,9 +55,6 @@ activity! {
     list_snapshottable_dir_ops => "ListSnapshottableDirOps",
     snapshot_diff_report_ops => "SnapshotDiffReportOps",
     list_snapshot_ops => "ListSnapshotOps",
-    /// Symlinks are not supported here (as HDFS's default): these stay 0.
-    create_symlink_ops => "CreateSymlinkOps",
-    get_link_target_ops => "GetLinkTargetOps",
     /// Every file operation above, as HDFS's `TotalFileOps`.
     total_file_ops => "TotalFileOps",
     /// Replicas listed in the full block reports received (known to this

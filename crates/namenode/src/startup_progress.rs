@@ -120,8 +120,18 @@ impl Step {
     /// A step of type `kind` that did `count` of `total` between `begin`
     /// and `end`.
     pub fn typed(kind: StepType, count: u64, total: u64, begin: Instant, end: Instant) -> Self {
+        Step::of(Some(kind), count, total, begin, end)
+    }
+
+    /// A step named only by its file (an edit-log segment: HDFS gives it
+    /// no type) that did `count` of `total` between `begin` and `end`.
+    pub fn untyped(count: u64, total: u64, begin: Instant, end: Instant) -> Self {
+        Step::of(None, count, total, begin, end)
+    }
+
+    fn of(kind: Option<StepType>, count: u64, total: u64, begin: Instant, end: Instant) -> Self {
         Step {
-            kind: Some(kind),
+            kind,
             file: None,
             size: None,
             count,
@@ -137,13 +147,6 @@ impl Step {
     pub fn on_file(mut self, file: &std::path::Path, size: Option<u64>) -> Self {
         self.file = Some(file.display().to_string());
         self.size = size;
-        self
-    }
-
-    /// A step named only by its file (an edit-log segment: HDFS gives it
-    /// no type).
-    pub fn untyped(mut self) -> Self {
-        self.kind = None;
         self
     }
 }

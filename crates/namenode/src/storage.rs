@@ -369,9 +369,7 @@ pub fn load_recording(
     for s in replayed.segments.iter().filter(|s| s.expected > 0) {
         progress.add_step(
             Phase::LoadingEdits,
-            Step::typed(StepType::Inodes, s.applied, s.expected, s.began, s.ended)
-                .untyped()
-                .on_file(&s.path, Some(s.bytes)),
+            Step::untyped(s.applied, s.expected, s.began, s.ended).on_file(&s.path, Some(s.bytes)),
         );
     }
     progress.end_phase(Phase::LoadingEdits);

@@ -27,10 +27,7 @@ impl Configuration {
     ///
     /// [`ConfigError::InvalidValue`] if substitution failed (a reference loop).
     pub fn get_str_or<'a>(&'a self, key: &str, default: &'a str) -> Result<&'a str, ConfigError> {
-        let found = self.lookup_set(key)?;
-        if found.is_none() && !default.is_empty() {
-            self.defaults_read.note(key, default.to_owned());
-        }
+        let found = self.lookup_set_or_note(key, default)?;
         Ok(found.map_or(default, |(value, _)| value))
     }
 
@@ -40,7 +37,7 @@ impl Configuration {
     ///
     /// [`ConfigError::InvalidValue`] naming the key for any other text.
     pub fn get_bool(&self, key: &str, default: bool) -> Result<bool, ConfigError> {
-        self.parsed(key, default, Some(default.to_string()), value::parse_bool)
+        self.parsed(key, default, shown, value::parse_bool)
     }
 
     /// [`Self::get_bool`] for keys whose absence means something of its
@@ -50,7 +47,7 @@ impl Configuration {
     ///
     /// [`ConfigError::InvalidValue`] naming the key for any other text.
     pub fn get_bool_opt(&self, key: &str) -> Result<Option<bool>, ConfigError> {
-        self.parsed(key, None, None, |v| value::parse_bool(v).map(Some))
+        self.parsed(key, None, |_| None, |v| value::parse_bool(v).map(Some))
     }
 
     /// A non-negative decimal or `0x` hexadecimal integer; `default` if unset
@@ -61,7 +58,7 @@ impl Configuration {
     /// [`ConfigError::InvalidValue`] naming the key if the value is not such a
     /// number, is negative, or exceeds `u32::MAX`.
     pub fn get_u32(&self, key: &str, default: u32) -> Result<u32, ConfigError> {
-        self.parsed(key, default, Some(default.to_string()), value::parse_u32)
+        self.parsed(key, default, shown, value::parse_u32)
     }
 
     /// A non-negative decimal or `0x` hexadecimal integer; `default` if unset
@@ -73,7 +70,7 @@ impl Configuration {
     /// [`ConfigError::InvalidValue`] naming the key if the value is not such a
     /// number, is negative, or exceeds `u64::MAX`.
     pub fn get_u64(&self, key: &str, default: u64) -> Result<u64, ConfigError> {
-        self.parsed(key, default, Some(default.to_string()), value::parse_u64)
+        self.parsed(key, default, shown, value::parse_u64)
     }
 
     /// A signed decimal or `0x` hexadecimal integer; `default` if unset or
@@ -84,7 +81,7 @@ impl Configuration {
     /// [`ConfigError::InvalidValue`] naming the key if the value is not such a
     /// number or does not fit in `i64`.
     pub fn get_i64(&self, key: &str, default: i64) -> Result<i64, ConfigError> {
-        self.parsed(key, default, Some(default.to_string()), value::parse_i64)
+        self.parsed(key, default, shown, value::parse_i64)
     }
 
     /// A finite decimal number, as Hadoop's `getFloat`; `default` if unset
@@ -95,7 +92,7 @@ impl Configuration {
     /// [`ConfigError::InvalidValue`] naming the key if the value is not a
     /// finite number.
     pub fn get_f32(&self, key: &str, default: f32) -> Result<f32, ConfigError> {
-        self.parsed(key, default, Some(default.to_string()), |v| {
+        self.parsed(key, default, shown, |v| {
             v.parse::<f32>()
                 .ok()
                 .filter(|f| f.is_finite())
@@ -112,7 +109,7 @@ impl Configuration {
     /// [`ConfigError::InvalidValue`] naming the key for fractions, unknown
     /// suffixes, negatives, and values above `i64::MAX` (Hadoop's limit).
     pub fn get_bytes(&self, key: &str, default: u64) -> Result<u64, ConfigError> {
-        self.parsed(key, default, Some(default.to_string()), value::parse_bytes)
+        self.parsed(key, default, shown, value::parse_bytes)
     }
 
     /// A duration with a Hadoop time suffix (`ns`, `us`, `ms`, `s`, `m`, `h`,
@@ -131,7 +128,7 @@ impl Configuration {
         default_unit: TimeUnit,
         default: Duration,
     ) -> Result<Duration, ConfigError> {
-        let shown = Some(duration_text(default, default_unit));
+        let shown = |d: &Duration| Some(duration_text(*d, default_unit));
         self.parsed(key, default, shown, |v| {
             value::parse_duration(v, default_unit)
         })
@@ -208,6 +205,11 @@ impl Configuration {
         }
         self.get_hdfs_uri(keys::FS_DEFAULT_FS, keys::FS_DEFAULT_FS_DEFAULT)
     }
+}
+
+/// A default as its text.
+fn shown<T: ToString>(default: &T) -> Option<String> {
+    Some(default.to_string())
 }
 
 /// A default duration as a value of `unit` would be written: a bare number

@@ -136,14 +136,10 @@ fn stale_datanodes(state: &NameNodeState, s: &ClusterStatus) -> u64 {
 /// The counts HDFS splits between replicated blocks and erasure-coded
 /// block groups: every block here is a replicated one.
 fn replicated_and_ec_gauges(r: &mut Record, s: &ClusterStatus) {
-    let rd = &s.redundancy;
-    r.gauge("LowRedundancyReplicatedBlocks", rd.low_redundancy);
-    r.gauge("CorruptReplicatedBlocks", rd.corrupt);
-    r.gauge("MissingReplicatedBlocks", rd.missing);
-    r.gauge("MissingReplicationOneBlocks", rd.missing_repl_one);
+    for (name, v) in jmx_state::replicated_block_figures(s) {
+        r.gauge(name, v);
+    }
     r.gauge("BytesInFutureReplicatedBlocks", 0u64);
-    r.gauge("PendingDeletionReplicatedBlocks", rd.pending_deletion);
-    r.gauge("TotalReplicatedBlocks", s.blocks_total);
     for name in jmx_state::EC_BLOCK_GROUP_FIGURES {
         r.gauge(name, 0u64);
     }
@@ -178,7 +174,7 @@ fn datanode_gauges(r: &mut Record, s: &ClusterStatus) {
         s.decommissioning().count() as u64,
     );
     r.gauge("VolumeFailuresTotal", s.volume_failures());
-    r.gauge("NumInServiceLiveDataNodes", s.in_service());
+    r.gauge("NumInServiceLiveDataNodes", s.in_service().count() as u64);
 }
 
 fn fs_namesystem_state(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Record {
@@ -227,6 +223,9 @@ fn activity(state: &NameNodeState, host: &str) -> Record {
     for (name, v) in state.metrics.counters() {
         r.counter(name, v);
     }
+    // Symlinks are not supported here (as HDFS's default): never made nor read.
+    r.counter("CreateSymlinkOps", 0);
+    r.counter("GetLinkTargetOps", 0);
     let (load_ms, safe_mode_ms) = state
         .startup_progress
         .load_and_safe_mode_ms(&state.startup_safe_mode);

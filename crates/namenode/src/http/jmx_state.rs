@@ -17,19 +17,30 @@ use crate::service::NameNodeState;
 
 const FS_NAMESYSTEM: &str = "org.apache.hadoop.hdfs.server.namenode.FSNamesystem";
 
-/// HDFS's `ReplicatedBlocksMBean`: every block is a replicated one.
-pub(super) fn replicated_blocks_state(s: &ClusterStatus) -> Bean {
+/// HDFS's figures of replicated blocks (every block here is one), as
+/// `ReplicatedBlocksState` and `FSNamesystem` both carry them.
+pub(super) fn replicated_block_figures(s: &ClusterStatus) -> [(&'static str, u64); 6] {
     let rd = &s.redundancy;
-    Bean::new(
+    [
+        ("LowRedundancyReplicatedBlocks", rd.low_redundancy),
+        ("CorruptReplicatedBlocks", rd.corrupt),
+        ("MissingReplicatedBlocks", rd.missing),
+        ("MissingReplicationOneBlocks", rd.missing_repl_one),
+        ("PendingDeletionReplicatedBlocks", rd.pending_deletion),
+        ("TotalReplicatedBlocks", s.blocks_total),
+    ]
+}
+
+/// HDFS's `ReplicatedBlocksMBean`.
+pub(super) fn replicated_blocks_state(s: &ClusterStatus) -> Bean {
+    let mut b = Bean::new(
         "Hadoop:service=NameNode,name=ReplicatedBlocksState",
         FS_NAMESYSTEM,
-    )
-    .attr("LowRedundancyReplicatedBlocks", rd.low_redundancy)
-    .attr("CorruptReplicatedBlocks", rd.corrupt)
-    .attr("MissingReplicatedBlocks", rd.missing)
-    .attr("MissingReplicationOneBlocks", rd.missing_repl_one)
-    .attr("PendingDeletionReplicatedBlocks", rd.pending_deletion)
-    .attr("TotalReplicatedBlocks", s.blocks_total)
+    );
+    for (attr, v) in replicated_block_figures(s) {
+        b.push(attr, v);
+    }
+    b
 }
 
 /// HDFS's figures of erasure-coded block groups: all zero here.
@@ -222,8 +233,7 @@ fn dir_size(dir: &std::path::Path) -> u64 {
 /// in-service live DataNodes' DFS-used percentages, as text.
 fn node_usage(s: &ClusterStatus) -> String {
     let mut usages: Vec<f32> = s
-        .live()
-        .filter(|n| n.admin == AdminState::Normal)
+        .in_service()
         .map(|n| super::status::percent(n.dfs_used, n.capacity) as f32)
         .collect();
     usages.sort_by(f32::total_cmp);

@@ -103,10 +103,8 @@ impl ClusterStatus {
 
     /// Live DataNodes in service (neither being decommissioned nor
     /// decommissioned).
-    pub fn in_service(&self) -> u64 {
-        self.live()
-            .filter(|n| n.admin == AdminState::Normal)
-            .count() as u64
+    pub fn in_service(&self) -> impl Iterator<Item = &NodeStatus> {
+        self.live().filter(|n| n.admin == AdminState::Normal)
     }
 
     pub fn volume_failures(&self) -> u64 {

@@ -44,8 +44,7 @@ fn loaded(t0: Instant) -> StartupProgress {
     ] {
         p.add_step(
             Phase::LoadingEdits,
-            Step::typed(StepType::Inodes, n, n, ms(41), ms(50))
-                .untyped()
+            Step::untyped(n, n, ms(41), ms(50))
                 .on_file(&std::path::Path::new("/n/current").join(name), Some(100)),
         );
     }
