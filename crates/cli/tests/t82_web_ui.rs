@@ -137,9 +137,21 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
     );
     assert!(num(&rpc, "RpcProcessingTimeNumOps") > num(&rpc_before, "RpcProcessingTimeNumOps"));
     assert!(num(&rpc, "RpcQueueTimeNumOps") >= num(&rpc, "RpcProcessingTimeNumOps"));
+    // Every call's stages, as HDFS 3.4.1 times them.
+    let calls = num(&rpc, "RpcProcessingTimeNumOps");
+    for stage in ["RpcEnQueueTime", "RpcLockWaitTime", "RpcResponseTime"] {
+        // (DataNodes' calls may be between the two figures as they are read.)
+        let n = num(&rpc, &format!("{stage}NumOps"));
+        assert!(n >= calls.saturating_sub(8), "{stage}: {rpc}");
+        assert!(rpc[format!("{stage}AvgTime")].is_number(), "{stage}: {rpc}");
+    }
     for attr in ["RpcProcessingTimeAvgTime", "RpcQueueTimeAvgTime"] {
         assert!(rpc[attr].is_number(), "{attr}: {rpc}");
     }
+    for zero in ["RpcSlowCalls", "RpcClientBackoff", "RpcRequeueCalls"] {
+        assert_eq!(num(&rpc, zero), 0, "{zero}: {rpc}");
+    }
+    assert!(rpc["TotalRequestsPerSecond"].is_number(), "{rpc}");
     // Calls answered without error and connections accepted, as HDFS counts them.
     let successes = num(&rpc, "RpcCallSuccesses");
     assert!(successes > num(&rpc_before, "RpcCallSuccesses"), "{rpc}");
@@ -158,6 +170,14 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
     );
     assert!(num(&detailed, "CompleteNumOps") >= 3, "{detailed}");
     assert!(detailed["CreateAvgTime"].is_number());
+    // Each call's whole time under Overall, and every method of the
+    // client protocol listed before its first call, as HDFS lists them.
+    assert!(num(&detailed, "OverallCreateNumOps") >= 3, "{detailed}");
+    assert!(num(&detailed, "OverallFileNotFoundExceptionNumOps") >= 1);
+    for never in ["GetEZForPath", "SatisfyStoragePolicy"] {
+        assert_eq!(num(&detailed, &format!("{never}NumOps")), 0, "{detailed}");
+        assert_eq!(num(&detailed, &format!("Deferred{never}NumOps")), 0);
+    }
     let fsn = jmx_bean(nn, "Hadoop:service=NameNode,name=FSNamesystem");
     assert_eq!(num(&fsn, "NumFilesUnderConstruction"), 0);
     check_files_under_construction(cluster, rt);

@@ -39,6 +39,12 @@ pub struct NameNodeConfig {
     pub max_connections: usize,
     /// Idle client connections are closed after this long.
     pub idle_timeout: Duration,
+    /// Slow calls are logged over this many ms (`ipc.server.log.slow.rpc`,
+    /// `ipc.server.log.slow.rpc.threshold.ms`); none: off.
+    pub slow_rpc_threshold: Option<Duration>,
+    /// How often the RPC calls a second are sampled
+    /// (`ipc.server.metrics.update.runner.interval`).
+    pub rpc_metrics_interval: Duration,
     /// Server defaults handed to clients (`getServerDefaults`).
     pub replication: u16,
     pub block_size: u64,
@@ -189,6 +195,8 @@ struct IpcSettings {
     max_frame_bytes: usize,
     max_connections: usize,
     idle_timeout: Duration,
+    slow_rpc_threshold: Option<Duration>,
+    metrics_interval: Duration,
 }
 
 fn ipc_settings(conf: &Configuration) -> Result<IpcSettings, ConfigError> {
@@ -233,11 +241,25 @@ fn ipc_settings(conf: &Configuration) -> Result<IpcSettings, ConfigError> {
             "must be at least 100ms",
         ));
     }
+    // Hadoop's keys, read as its Server reads them (plain milliseconds).
+    let slow_rpc_threshold = if conf.get_bool("ipc.server.log.slow.rpc", false)? {
+        Some(Duration::from_millis(
+            conf.get_u64("ipc.server.log.slow.rpc.threshold.ms", 0)?,
+        ))
+    } else {
+        None
+    };
+    let metrics_interval = Duration::from_millis(
+        conf.get_u64("ipc.server.metrics.update.runner.interval", 5000)?
+            .max(1),
+    );
     Ok(IpcSettings {
         handler_count: handler_count as usize,
         max_frame_bytes: max_frame as usize,
         max_connections: max_connections as usize,
         idle_timeout,
+        slow_rpc_threshold,
+        metrics_interval,
     })
 }
 
@@ -642,6 +664,8 @@ impl NameNodeConfig {
             max_frame_bytes: ipc.max_frame_bytes,
             max_connections: ipc.max_connections,
             idle_timeout: ipc.idle_timeout,
+            slow_rpc_threshold: ipc.slow_rpc_threshold,
+            rpc_metrics_interval: ipc.metrics_interval,
             replication: replication as u16,
             block_size: blocks.block_size,
             bytes_per_checksum: blocks.bytes_per_checksum,

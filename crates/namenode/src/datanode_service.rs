@@ -501,6 +501,10 @@ impl Protocol for DatanodeProtocolService {
         cairn_proto::protocols::DATANODE_PROTOCOL
     }
 
+    fn detailed_method_names(&self) -> &'static [&'static str] {
+        cairn_proto::protocols::DATANODE_PROTOCOL_METHODS
+    }
+
     fn call(
         self: Arc<Self>,
         ctx: CallContext,

@@ -441,6 +441,8 @@ pub(crate) async fn serve_namenode(
         handler_count: config.handler_count,
         max_connections: config.max_connections,
         idle_timeout: config.idle_timeout,
+        slow_rpc_threshold: config.slow_rpc_threshold,
+        metrics_interval: config.rpc_metrics_interval,
         metrics: state.rpc_metrics.clone(),
         // Every response header carries the last written txid (HDFS's
         // GlobalStateIdContext), for observer-read clients.

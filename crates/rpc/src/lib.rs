@@ -17,6 +17,7 @@ pub mod error;
 pub mod frame;
 mod headers;
 mod inflight;
+pub mod lock_wait;
 pub mod metrics;
 pub mod proxy_check;
 pub mod server;

@@ -66,6 +66,13 @@ pub struct ServerConfig {
     /// Who may act for another user (a connection context with a real
     /// user); none: anyone may, as with no check configured.
     pub proxy_check: Option<crate::ProxyCheck>,
+    /// Calls slower than the rest are logged and counted, over this many
+    /// milliseconds (`ipc.server.log.slow.rpc`, its `.threshold.ms`);
+    /// none: off, HDFS's default.
+    pub slow_rpc_threshold: Option<Duration>,
+    /// How often the calls a second are sampled
+    /// (`ipc.server.metrics.update.runner.interval`, 5 s).
+    pub metrics_interval: Duration,
 }
 
 impl Default for ServerConfig {
@@ -78,6 +85,8 @@ impl Default for ServerConfig {
             metrics: Arc::new(RpcMetrics::default()),
             state_id: None,
             proxy_check: None,
+            slow_rpc_threshold: None,
+            metrics_interval: Duration::from_secs(5),
         }
     }
 }
@@ -113,6 +122,13 @@ pub trait Protocol: Send + Sync + 'static {
     fn service_name(&self) -> &str {
         let name = self.name();
         name.rsplit('.').next().unwrap_or(name)
+    }
+
+    /// The methods listed, at zero, in the server's detailed RPC metrics
+    /// before anyone calls them (HDFS lists those of the NameNode's client
+    /// and DataNode protocols); others appear once called.
+    fn detailed_method_names(&self) -> &'static [&'static str] {
+        &[]
     }
 
     /// Runs `method` with the encoded `request` and returns the encoded
@@ -156,6 +172,17 @@ pub async fn serve(
     if let Some(first) = protocols.first() {
         config.metrics.set_server_name(first.service_name());
     }
+    for p in &protocols {
+        config.metrics.register_methods(p.detailed_method_names());
+    }
+    if let Some(threshold) = config.slow_rpc_threshold {
+        config.metrics.log_slow_calls(threshold);
+    }
+    tokio::spawn(sample_request_rate(
+        config.metrics.clone(),
+        config.metrics_interval,
+        shutdown.clone(),
+    ));
     let shared = Arc::new(Shared {
         protocols,
         handlers: Arc::new(Semaphore::new(config.handler_count.max(1))),
@@ -191,6 +218,23 @@ pub async fn serve(
             }
             .instrument(tracing::debug_span!("ipc", peer = %addr)),
         );
+    }
+}
+
+/// Samples the calls a second every `interval` until shut down.
+async fn sample_request_rate(
+    metrics: Arc<RpcMetrics>,
+    interval: Duration,
+    shutdown: CancellationToken,
+) {
+    let interval = interval.max(Duration::from_millis(100));
+    let mut last_total = 0;
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    loop {
+        tokio::select! {
+            _ = shutdown.cancelled() => return,
+            _ = ticks.tick() => metrics.sample_request_rate(&mut last_total, interval),
+        }
     }
 }
 
@@ -452,6 +496,7 @@ impl Connection {
     }
 
     async fn dispatch(&mut self, header: frame::CallHeader, mut body: Bytes) -> Result<(), Close> {
+        let arrived = std::time::Instant::now();
         let Some(user) = self.user.clone() else {
             return Err(self
                 .fatal(
@@ -523,7 +568,6 @@ impl Connection {
         // Waiting here for a handler is the back-pressure: this connection
         // stops reading until a call finishes somewhere.
         let metrics = self.shared.config.metrics.clone();
-        let arrived = std::time::Instant::now();
         let permit = {
             let _waiting = Raised::new(&metrics.call_queue_length);
             self.shared
@@ -533,7 +577,8 @@ impl Connection {
                 .await
                 .map_err(|_| "handler pool closed".to_string())?
         };
-        metrics.queue.record_duration(arrived.elapsed());
+        let enqueued = std::time::Instant::now();
+        metrics.enqueue.record_duration(enqueued - arrived);
         let ctx = CallContext {
             user,
             real_user: self.real_user.clone(),
@@ -550,17 +595,33 @@ impl Connection {
         outstanding.fetch_add(1, Ordering::AcqRel);
         let method = request_header.method_name;
         let span = tracing::debug_span!("call", method = %method, call_id = header.call_id, user = %ctx.user);
+        let remote = self.addr;
         let call = async move {
             let started = std::time::Instant::now();
-            let result = {
+            metrics.queue.record_duration(started - enqueued);
+            let (result, lock_wait) = {
                 let _running = Raised::new(&metrics.in_process);
-                protocol.clone().call(ctx, method.clone(), request).await
+                let call = protocol.clone().call(ctx, method.clone(), request);
+                crate::lock_wait::Metered::new(call).await
             };
+            let answering = std::time::Instant::now();
+            let processing = answering - started;
             // Unknown methods are not recorded: they would let a client
             // fill the per-method table with made-up names.
-            if !matches!(result, Err(CallError::NoSuchMethod(_))) {
-                metrics.record_call(&method, started.elapsed(), result.as_ref().err());
-            }
+            let counted = if matches!(result, Err(CallError::NoSuchMethod(_))) {
+                None
+            } else {
+                if metrics.judge_slow(processing) {
+                    warn!(
+                        %method,
+                        took_ms = processing.as_millis(),
+                        client = %remote,
+                        call_id = header.call_id,
+                        "Slow RPC"
+                    );
+                }
+                metrics.record_call(&method, processing, lock_wait, result.as_ref().err())
+            };
             let frame = match result {
                 Ok(payload) => frame::success_frame(
                     header.call_id,
@@ -603,6 +664,8 @@ impl Connection {
             if let Some(frame) = crate::writer::respond_here(&outbox, &tx, frame) {
                 let _ = tx.send(frame).await;
             }
+            let answered = std::time::Instant::now();
+            metrics.record_answer(counted, answered - answering, answered - arrived);
             outstanding.fetch_sub(1, Ordering::AcqRel);
         }
         .instrument(span);

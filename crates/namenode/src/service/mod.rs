@@ -157,21 +157,20 @@ pub(crate) type CallResult = Result<Bytes, CallError>;
 
 impl NameNodeState {
     pub fn lock_blocks(&self) -> Result<std::sync::MutexGuard<'_, BlockManager>, CallError> {
-        self.blocks
-            .lock()
+        cairn_rpc::lock_wait::lock_timed(&self.blocks)
             .map_err(|_| CallError::io("block manager lock poisoned"))
     }
 
-    /// The namespace read lock (lock it before `blocks` and `datanodes`).
+    /// The namespace read lock (lock it before `blocks` and `datanodes`);
+    /// a wait for it counts in the call's RpcLockWaitTime, as a wait for
+    /// HDFS's namesystem lock does.
     pub fn read_namespace(&self) -> Result<std::sync::RwLockReadGuard<'_, Namespace>, CallError> {
-        self.namespace
-            .read()
+        cairn_rpc::lock_wait::read_timed(&self.namespace)
             .map_err(|_| CallError::io("namespace lock poisoned"))
     }
 
     pub fn lock_datanodes(&self) -> Result<std::sync::MutexGuard<'_, DatanodeManager>, CallError> {
-        self.datanodes
-            .lock()
+        cairn_rpc::lock_wait::lock_timed(&self.datanodes)
             .map_err(|_| CallError::io("datanode manager lock poisoned"))
     }
 
@@ -324,9 +323,7 @@ impl NameNodeState {
             "a mutation on the edit log's sync thread"
         );
         let (value, txid): (T, Option<TxId>) = {
-            let mut ns = self
-                .namespace
-                .write()
+            let mut ns = cairn_rpc::lock_wait::write_timed(&self.namespace)
                 .map_err(|_| CallError::io("namespace lock poisoned"))?;
             let (value, mut edits) = f(&mut ns).map_err(to_call_error)?;
             if !edits.is_empty() {
@@ -432,6 +429,10 @@ impl Protocol for ClientProtocolService {
     /// `ClientNamenodeProtocol.proto`'s service, as HDFS names its server.
     fn service_name(&self) -> &str {
         "ClientNamenodeProtocol"
+    }
+
+    fn detailed_method_names(&self) -> &'static [&'static str] {
+        cairn_proto::protocols::CLIENT_PROTOCOL_METHODS
     }
 
     fn call(
