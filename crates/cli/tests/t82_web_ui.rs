@@ -185,6 +185,12 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
     assert_eq!(num(&fsn, "BlocksTotal"), 3);
     assert!(num(&fsn, "CapacityTotal") > 0);
     assert!(num(&fsn, "LastWrittenTransactionId") > 0);
+    // The edits of this test's work are in the open segment (nothing rolls
+    // the log here); both DataNodes reported; nothing waits for a lock.
+    let since_roll = num(&fsn, "TransactionsSinceLastLogRoll");
+    assert!(since_roll >= 1 && since_roll <= num(&fsn, "LastWrittenTransactionId"));
+    assert_eq!(num(&fsn, "NumStaleStorages"), 0, "{fsn}");
+    assert_eq!(num(&fsn, "LockQueueLength"), 0, "{fsn}");
     let info = jmx_bean(nn, "Hadoop:service=NameNode,name=NameNodeInfo");
     let live: Value = serde_json::from_str(info["LiveNodes"].as_str().expect("LiveNodes text"))
         .expect("LiveNodes JSON");

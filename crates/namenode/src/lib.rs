@@ -202,6 +202,7 @@ pub fn new_state_shared(
         ),
         startup_progress: StartupProgress::default(),
         metrics: crate::metrics::NameNodeMetrics::default(),
+        lock_queue: std::sync::atomic::AtomicU64::new(0),
         rpc_metrics: Arc::new(cairn_rpc::RpcMetrics::default()),
         started_ms: now_ms(),
         ha: crate::ha::HaState::new(config.ha_initial_state),

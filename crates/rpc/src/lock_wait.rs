@@ -7,11 +7,14 @@
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::AtomicU64;
 use std::sync::{
     LockResult, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
     TryLockResult,
 };
 use std::task::{Context, Poll};
+
+use cairn_common::metrics::GaugeGuard;
 use std::time::{Duration, Instant};
 
 thread_local! {
@@ -27,14 +30,26 @@ pub fn note_lock_wait(waited: Duration) {
 }
 
 /// The guard a `try_*` call got, or else the one `take` waits for, with
-/// the wait noted for the running call (the uncontended case reads no clock).
-fn timed<G>(tried: TryLockResult<G>, take: impl FnOnce() -> LockResult<G>) -> LockResult<G> {
+/// the wait noted for the running call (the uncontended case reads no
+/// clock), counted meanwhile in `waiting` if given (HDFS's lock queue
+/// length).
+pub fn timed<G>(
+    tried: TryLockResult<G>,
+    waiting: Option<&AtomicU64>,
+    take: impl FnOnce() -> LockResult<G>,
+) -> LockResult<G> {
     match tried {
         Ok(g) => Ok(g),
         Err(TryLockError::Poisoned(p)) => Err(p),
         Err(TryLockError::WouldBlock) => {
             let began = Instant::now();
-            let g = take();
+            let g = match waiting {
+                Some(w) => {
+                    let _queued = GaugeGuard::new(w);
+                    take()
+                }
+                None => take(),
+            };
             note_lock_wait(began.elapsed());
             g
         }
@@ -43,17 +58,17 @@ fn timed<G>(tried: TryLockResult<G>, take: impl FnOnce() -> LockResult<G>) -> Lo
 
 /// `lock.read()`, its wait (if the lock was held) noted for the running call.
 pub fn read_timed<T>(lock: &RwLock<T>) -> LockResult<RwLockReadGuard<'_, T>> {
-    timed(lock.try_read(), || lock.read())
+    timed(lock.try_read(), None, || lock.read())
 }
 
 /// `lock.write()`, its wait noted as [`read_timed`] notes it.
 pub fn write_timed<T>(lock: &RwLock<T>) -> LockResult<RwLockWriteGuard<'_, T>> {
-    timed(lock.try_write(), || lock.write())
+    timed(lock.try_write(), None, || lock.write())
 }
 
 /// `lock.lock()`, its wait noted as [`read_timed`] notes it.
 pub fn lock_timed<T>(lock: &Mutex<T>) -> LockResult<MutexGuard<'_, T>> {
-    timed(lock.try_lock(), || lock.lock())
+    timed(lock.try_lock(), None, || lock.lock())
 }
 
 /// A call's future, with the lock waits noted while it was polled.

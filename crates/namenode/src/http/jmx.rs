@@ -9,6 +9,7 @@
 //! reads them unchanged.
 
 use std::collections::HashMap;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::extract::{Query, State};
@@ -84,6 +85,10 @@ fn fs_namesystem(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Record
         s.last_txid.saturating_sub(s.checkpoint_txid),
     );
     r.gauge("LastWrittenTransactionId", s.last_txid);
+    r.gauge(
+        "TransactionsSinceLastLogRoll",
+        transactions_since_log_roll(state, s),
+    );
     r.gauge("LastCheckpointTime", s.checkpoint_ms);
     r.gauge("CapacityTotal", s.capacity);
     r.gauge("CapacityTotalGB", s.capacity / GB);
@@ -115,7 +120,30 @@ fn fs_namesystem(state: &NameNodeState, s: &ClusterStatus, host: &str) -> Record
     r.gauge("SnapshottableDirectories", s.snapshot_counts.0);
     r.gauge("Snapshots", s.snapshot_counts.1);
     r.gauge("StaleDataNodes", stale_datanodes(state, s));
+    r.gauge("LockQueueLength", state.lock_queue.load(Ordering::Relaxed));
+    r.gauge("NumStaleStorages", stale_storages(s));
+    // Never non-zero here: block reports are never queued for later (HDFS
+    // queues a standby's), nor is misreplicated-block processing postponed
+    // (HDFS postpones it after a failover until every storage reported).
+    r.gauge("PendingDataNodeMessageCount", 0u64);
+    r.gauge("PostponedMisreplicatedBlocks", 0u64);
     r
+}
+
+/// Edits in the segment being written (HDFS's count: none on a log
+/// without segments, as on its standby).
+fn transactions_since_log_roll(state: &NameNodeState, s: &ClusterStatus) -> u64 {
+    state
+        .journal
+        .segment_first_txid()
+        .map_or(0, |first| (s.last_txid + 1).saturating_sub(first))
+}
+
+/// Storages whose contents are not known since this NameNode started
+/// (HDFS's stale storages): live DataNodes (one storage each) that have not
+/// sent a full block report yet.
+fn stale_storages(s: &ClusterStatus) -> u64 {
+    s.live().filter(|n| n.last_block_report_ms == 0).count() as u64
 }
 
 /// HDFS's `TotalSyncTimes`: the edit log's sync time, milliseconds, per
@@ -193,6 +221,11 @@ fn fs_namesystem_state(state: &NameNodeState, s: &ClusterStatus, host: &str) -> 
     r.gauge("LowRedundancyBlocks", s.redundancy.low_redundancy);
     datanode_gauges(&mut r, s);
     r.gauge("NumStaleDataNodes", stale_datanodes(state, s));
+    r.gauge("NumStaleStorages", stale_storages(s));
+    r.gauge(
+        "FsLockQueueLength",
+        state.lock_queue.load(Ordering::Relaxed),
+    );
     r.gauge("MaxObjects", 0u64);
     let (dirs, snapshots) = s.snapshot_counts;
     r.gauge(

@@ -86,6 +86,12 @@ pub trait EditLog: Send + Sync + 'static {
     fn roll_segment(&self) -> Result<Option<u64>, JournalError> {
         Ok(None)
     }
+
+    /// The first transaction id of the segment being written, for a log
+    /// with segments (HDFS's `TransactionsSinceLastLogRoll`).
+    fn segment_first_txid(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// A replicated log member's view of its group (openraft's metrics).

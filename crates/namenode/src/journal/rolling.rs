@@ -203,6 +203,11 @@ impl EditLog for RollingEditLog {
         self.roll_failure().or_else(|| self.current().failure())
     }
 
+    fn segment_first_txid(&self) -> Option<u64> {
+        let cur = self.current.read().unwrap_or_else(|p| p.into_inner());
+        Some(cur.0)
+    }
+
     fn roll_segment(&self) -> Result<Option<u64>, JournalError> {
         self.roll()
             .map(Some)

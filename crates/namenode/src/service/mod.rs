@@ -51,7 +51,7 @@ pub(crate) use retry::directive_answer;
 pub use truncate_concat::TRUNCATE_RECOVERY_RETRY;
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use bytes::Bytes;
@@ -124,6 +124,8 @@ pub struct NameNodeState {
     pub rpc_address: std::sync::OnceLock<std::net::SocketAddr>,
     /// HDFS's `NameNodeActivity` counters.
     pub metrics: crate::metrics::NameNodeMetrics,
+    /// Calls waiting for the namespace lock now (HDFS's `LockQueueLength`).
+    pub lock_queue: AtomicU64,
     /// The IPC server's figures (queue and processing times, per method).
     pub rpc_metrics: Arc<cairn_rpc::RpcMetrics>,
     /// When this NameNode started, ms since the Unix epoch.
@@ -165,7 +167,9 @@ impl NameNodeState {
     /// a wait for it counts in the call's RpcLockWaitTime, as a wait for
     /// HDFS's namesystem lock does.
     pub fn read_namespace(&self) -> Result<std::sync::RwLockReadGuard<'_, Namespace>, CallError> {
-        cairn_rpc::lock_wait::read_timed(&self.namespace)
+        let ns = &self.namespace;
+        let waiting = Some(&self.lock_queue);
+        cairn_rpc::lock_wait::timed(ns.try_read(), waiting, || ns.read())
             .map_err(|_| CallError::io("namespace lock poisoned"))
     }
 
@@ -323,7 +327,9 @@ impl NameNodeState {
             "a mutation on the edit log's sync thread"
         );
         let (value, txid): (T, Option<TxId>) = {
-            let mut ns = cairn_rpc::lock_wait::write_timed(&self.namespace)
+            let lock = &self.namespace;
+            let waiting = Some(&self.lock_queue);
+            let mut ns = cairn_rpc::lock_wait::timed(lock.try_write(), waiting, || lock.write())
                 .map_err(|_| CallError::io("namespace lock poisoned"))?;
             let (value, mut edits) = f(&mut ns).map_err(to_call_error)?;
             if !edits.is_empty() {
