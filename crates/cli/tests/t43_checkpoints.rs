@@ -103,4 +103,14 @@ fn dfsadmin_fetch_image_downloads_the_newest_image() {
         .any(|(k, v)| k == "x-image-edits-name" && *v == file));
     let (status, _, _) = http_request(nn.http, "GET", "/imagetransfer?getimage=1&txid=99999", b"");
     assert_eq!(status, 410);
+    // The two whole downloads count as HDFS's GetImage figures; the refused
+    // one does not.
+    let (_, _, jmx) = http_request(
+        nn.http,
+        "GET",
+        "/jmx?qry=Hadoop:service=NameNode,name=NameNodeActivity",
+        b"",
+    );
+    let jmx: serde_json::Value = serde_json::from_slice(&jmx).expect("jmx JSON");
+    assert_eq!(jmx["beans"][0]["GetImageNumOps"], 2, "{jmx}");
 }

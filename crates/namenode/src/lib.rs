@@ -203,6 +203,7 @@ pub fn new_state_shared(
         startup_progress: StartupProgress::default(),
         metrics: crate::metrics::NameNodeMetrics::default(),
         lock_queue: std::sync::atomic::AtomicU64::new(0),
+        image_downloads: cairn_common::metrics::Histogram::latency(),
         rpc_metrics: Arc::new(cairn_rpc::RpcMetrics::default()),
         started_ms: now_ms(),
         ha: crate::ha::HaState::new(config.ha_initial_state),

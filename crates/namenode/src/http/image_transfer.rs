@@ -93,16 +93,28 @@ pub async fn handle(
         Ok(m) => m.len(),
         Err(e) => return refuse(StatusCode::GONE, format!("GetImage failed. {name}: {e}")),
     };
-    let stream = futures::stream::unfold(Some(file), |file| async move {
-        let mut file = file?;
-        let mut buf = vec![0u8; CHUNK];
-        match file.read(&mut buf).await {
-            Ok(0) => None,
-            Ok(n) => {
-                buf.truncate(n);
-                Some((Ok::<Bytes, std::io::Error>(Bytes::from(buf)), Some(file)))
+    // A whole download's time counts in NameNodeActivity's GetImage, once
+    // its last byte is handed over (with a Content-Length the server does
+    // not ask for the end of the stream).
+    let started = std::time::Instant::now();
+    let stream = futures::stream::unfold(Some((file, 0u64)), move |file| {
+        let state = state.clone();
+        async move {
+            let (mut file, sent) = file?;
+            let mut buf = vec![0u8; CHUNK];
+            match file.read(&mut buf).await {
+                Ok(0) => None,
+                Ok(n) => {
+                    buf.truncate(n);
+                    let sent = sent + n as u64;
+                    if sent >= length {
+                        state.image_downloads.record_duration(started.elapsed());
+                    }
+                    let chunk = Ok::<Bytes, std::io::Error>(Bytes::from(buf));
+                    Some((chunk, Some((file, sent))))
+                }
+                Err(e) => Some((Err(e), None)),
             }
-            Err(e) => Some((Err(e), None)),
         }
     });
     let mut response = Body::from_stream(stream).into_response();

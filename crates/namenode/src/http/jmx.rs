@@ -288,6 +288,7 @@ fn activity(state: &NameNodeState, host: &str) -> Record {
     for (hdfs, method) in [
         ("BlockReceivedAndDeletedOps", "blockReceivedAndDeleted"),
         ("StorageBlockReport", "blockReport"),
+        ("CacheReport", "cacheReport"),
     ] {
         let snap = rpc.method_snapshot(method).unwrap_or_default();
         if hdfs.ends_with("Ops") {
@@ -296,7 +297,39 @@ fn activity(state: &NameNodeState, host: &str) -> Record {
             r.rate(hdfs, snap.count, snap.sum);
         }
     }
+    let images = &state.image_downloads;
+    r.rate("GetImage", images.count(), images.sum());
+    absent_activity(&mut r);
     r
+}
+
+/// NameNodeActivity figures of work this NameNode never does, so always
+/// zero: block reports are processed in their call, not queued to a
+/// thread (HDFS's BlockOps); deleted blocks are dropped at once, not
+/// queued (HDFS's DeleteBlocksQueued, PendingDeleteBlocksCount); no edit
+/// log is tailed (a standby's EditLogTail, EditLogFetch, NumEditLogLoaded:
+/// Raft members apply edits as they commit); no key provider (EDEKs), no
+/// PROVIDED storage (GetAliasMap); images are not uploaded nor edit
+/// segments served over HTTP (PutImage, GetEdit).
+fn absent_activity(r: &mut Record) {
+    for name in ["BlockOpsQueued", "BlockOpsBatched", "DeleteBlocksQueued"] {
+        r.counter(name, 0);
+    }
+    r.gauge("PendingDeleteBlocksCount", 0u64);
+    for name in [
+        "EditLogTailTime",
+        "EditLogFetchTime",
+        "EditLogTailInterval",
+        "GenerateEDEKTime",
+        "WarmUpEDEKTime",
+        "GetAliasMap",
+        "PutImage",
+        "GetEdit",
+    ] {
+        r.rate(name, 0, 0);
+    }
+    r.counter("NumEditLogLoadedNumOps", 0);
+    r.gauge("NumEditLogLoadedAvgCount", 0.0);
 }
 
 /// `NameNodeInfo` (HDFS's `NameNodeMXBean`): the node lists are JSON text,

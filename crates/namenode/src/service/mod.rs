@@ -126,6 +126,8 @@ pub struct NameNodeState {
     pub metrics: crate::metrics::NameNodeMetrics,
     /// Calls waiting for the namespace lock now (HDFS's `LockQueueLength`).
     pub lock_queue: AtomicU64,
+    /// Images sent whole over HTTP (`/imagetransfer`), microseconds each.
+    pub image_downloads: cairn_common::metrics::Histogram,
     /// The IPC server's figures (queue and processing times, per method).
     pub rpc_metrics: Arc<cairn_rpc::RpcMetrics>,
     /// When this NameNode started, ms since the Unix epoch.
