@@ -1,7 +1,7 @@
 #!/bin/bash
 # perf record of a fresh `cairn namenode` alone over one NNThroughputBenchmark
 # op's own phase (16 threads, from the shared harness): recording starts at
-# the op's first call (the NameNode's /prom count for METHOD, polled every
+# the op's first call (the NameNode's count of METHOD's calls, polled every
 # 10 ms) and lasts SECONDS. Read it with `perf report -i OUT`, or with
 # bench/perf_tree.py for where one function's time goes.
 # usage: nn_perf_phase.sh BINARY OP METHOD FILES OUT [SECONDS]
@@ -17,9 +17,12 @@ PORT=$((20000 + RANDOM % 20000))
 "$BIN" namenode --dir "$D" --rpc-address 127.0.0.1:$PORT --http-address 127.0.0.1:$((PORT + 1)) >"$D/nn.log" 2>&1 &
 PID=$!
 sleep 1.5
+# Successful calls of METHOD so far: one attribute of the detailed RPC bean,
+# a /jmx query the NameNode answers without reading the cluster's status
+# (a whole /prom scrape every 10 ms costs the NameNode CPU of its own).
 calls() {
-  curl -s http://127.0.0.1:$((PORT + 1))/prom |
-    awk -v m="cairn_rpc_processing_seconds_count{method=\"$METHOD\"}" '$1 == m {print $2}'
+  curl -s "http://127.0.0.1:$((PORT + 1))/jmx?get=Hadoop:service=NameNode,name=RpcDetailedActivityForPort$PORT::${METHOD^}NumOps" |
+    grep -oE '"[A-Za-z0-9]+NumOps" *: *[0-9]+' | grep -oE '[0-9]+$'
 }
 "$H" nnbench --fs hdfs://127.0.0.1:$PORT --op "$OP" --threads 16 --files "$FILES" >"$D/bench.log" 2>&1 &
 B=$!

@@ -2,7 +2,7 @@
 # NameNode CPU per call over one NNThroughputBenchmark op's own phase: a fresh
 # `cairn namenode` alone, the benchmark from the shared harness (16 threads),
 # CPU (/proc/PID/stat utime+stime) from the op's first call to its FILES-th,
-# both found by polling the NameNode's /prom count for METHOD; also the edit
+# both found by polling the NameNode's count of METHOD's calls; also the edit
 # log's syncs per call over the phase and the adaptive linger's counters.
 # usage: nn_phase_cpu.sh BINARY OP METHOD FILES [namenode args...]
 #   e.g. nn_phase_cpu.sh target/release/cairn fileStatus getFileInfo 40000
@@ -18,7 +18,13 @@ sleep 1.5
 cpu() { awk '{print $14 + $15}' /proc/$PID/stat; }
 # One figure of the NameNode's /prom.
 prom() { curl -s http://127.0.0.1:$((PORT + 1))/prom | awk -v m="$1" '$1 == m {print $2}'; }
-calls() { prom "cairn_rpc_processing_seconds_count{method=\"$METHOD\"}"; }
+# Successful calls of METHOD so far: one attribute of the detailed RPC bean,
+# a /jmx query the NameNode answers without reading the cluster's status
+# (a whole /prom scrape every 10 ms costs the NameNode CPU of its own).
+calls() {
+  curl -s "http://127.0.0.1:$((PORT + 1))/jmx?get=Hadoop:service=NameNode,name=RpcDetailedActivityForPort$PORT::${METHOD^}NumOps" |
+    grep -oE '"[A-Za-z0-9]+NumOps" *: *[0-9]+' | grep -oE '[0-9]+$'
+}
 # The edit log's syncs (group commits) so far.
 syncs() { prom cairn_journal_sync_seconds_count; }
 "$H" nnbench --fs hdfs://127.0.0.1:$PORT --op "$OP" --threads 16 --files "$FILES" >"$D/bench.log" 2>&1 &

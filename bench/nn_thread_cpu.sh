@@ -3,7 +3,7 @@
 # a warm-up, then one run of OP with 16 threads from CLIENT (rust: `cairn
 # bench nn`; java: Hadoop's NNThroughputBenchmark from the shared harness).
 # Over the op's own calls (from the first call of METHOD to the FILES-th,
-# found by polling the NameNode's /prom every 10 ms, so the preparation of
+# found by polling the NameNode's call count every 10 ms, so the preparation of
 # the files is left out) it prints, per call, each thread group's user and
 # system CPU (/proc/PID/task/*/stat) and voluntary and involuntary context
 # switches (/proc/PID/task/*/status), and the edit log's syncs and edits a
@@ -26,14 +26,21 @@ threads() {
     echo "$(cat "$t/comm") $(awk '{print $14, $15}' "$t/stat") $(awk '/ctxt_switches/ {print $2}' "$t/status" | tr '\n' ' ')"
   done | awk '{u[$1] += $2; s[$1] += $3; v[$1] += $4; n[$1] += $5} END {for (k in u) print k, u[k], s[k], v[k], n[k]}' | sort
 }
-# One scrape of /prom: calls of METHOD so far, then "syncs edits" so far
-# (the count and the sum of the edit log's batch-size histogram).
-scrape() {
-  curl -s "$PROM" | awk -v m="cairn_rpc_processing_seconds_count{method=\"$METHOD\"}" '
-    $1 == m {n = $2} $1 == "cairn_journal_batch_edits_count" {c = $2} $1 == "cairn_journal_batch_edits_sum" {s = $2}
-    END {print n + 0, c + 0, s + 0}'
+# Successful calls of METHOD so far: one attribute of the detailed RPC bean,
+# a /jmx query the NameNode answers without reading the cluster's status
+# (a whole /prom scrape every 10 ms costs the NameNode CPU of its own).
+calls() {
+  curl -s "http://127.0.0.1:$((PORT + 1))/jmx?get=Hadoop:service=NameNode,name=RpcDetailedActivityForPort$PORT::${METHOD^}NumOps" |
+    grep -oE '"[A-Za-z0-9]+NumOps" *: *[0-9]+' | grep -oE '[0-9]+$'
 }
-base=$(scrape | awk '{print $1}')
+# Calls of METHOD so far, then "syncs edits" so far (the count and the sum
+# of the edit log's batch-size histogram): one /prom scrape, at the ends only.
+scrape() {
+  echo "$(calls) $(curl -s "$PROM" | awk '
+    $1 == "cairn_journal_batch_edits_count" {c = $2} $1 == "cairn_journal_batch_edits_sum" {s = $2}
+    END {print c + 0, s + 0}')"
+}
+base=$(calls)
 if [ "$CLIENT" = java ]; then
   FLAG=-files; [ "$OP" = mkdirs ] && FLAG=-dirs
   "$H" nnbench --fs hdfs://127.0.0.1:$PORT --op "$OP" --threads 16 $FLAG "$FILES" >"$D/bench.log" 2>&1 &
@@ -41,9 +48,9 @@ else
   "$BIN" bench nn --json --fs hdfs://127.0.0.1:$PORT --op "$OP" --threads 16 --files "$FILES" >"$D/bench.log" 2>&1 &
 fi
 B=$!
-s0=$(scrape); until [ "$(echo $s0 | awk '{print $1}')" -gt "$base" ]; do sleep 0.01; kill -0 $B 2>/dev/null || break; s0=$(scrape); done
-threads >"$D/t0"
-s1=$(scrape); until [ "$(echo $s1 | awk '{print $1}')" -ge $((base + FILES)) ]; do sleep 0.01; kill -0 $B 2>/dev/null || break; s1=$(scrape); done
+until [ "$(calls)" -gt "$base" ]; do sleep 0.01; kill -0 $B 2>/dev/null || break; done
+threads >"$D/t0"; s0=$(scrape)
+until [ "$(calls)" -ge $((base + FILES)) ]; do sleep 0.01; kill -0 $B 2>/dev/null || break; done
 threads >"$D/t1"; s1=$(scrape)
 wait $B
 if [ "$CLIENT" = java ]; then

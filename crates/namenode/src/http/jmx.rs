@@ -479,17 +479,102 @@ pub fn beans(state: &NameNodeState) -> Result<Vec<Bean>, cairn_rpc::CallError> {
     Ok(beans)
 }
 
+/// The beans that need no reading of the cluster's status (the RPC
+/// servers' records): what exporters poll most, and what the by-hand
+/// benchmarks poll every 10 ms for call counts.
+fn counter_beans(state: &NameNodeState) -> Vec<Bean> {
+    let host = hostname();
+    [
+        state.rpc_metrics.activity_record(&host),
+        state.rpc_metrics.detailed_record(&host),
+    ]
+    .iter()
+    .map(|r| r.to_bean("NameNode"))
+    .collect()
+}
+
+/// Whether the query (`get`'s bean, or the `qry` pattern) can only name
+/// beans of [`counter_beans`]; a malformed one is left to `respond`.
+fn asks_only_for_counters(q: &HashMap<String, String>) -> bool {
+    let pattern = match (q.get("get"), q.get("qry")) {
+        (Some(get), _) => get.split_once("::").map_or("", |(bean, _)| bean),
+        (None, Some(qry)) => qry.as_str(),
+        (None, None) => return false,
+    };
+    let Some(pattern) = jmx::ObjectName::parse(pattern) else {
+        return false;
+    };
+    let named = |name: &str| jmx::ObjectName::parse(name).is_some_and(|n| pattern.matches(&n));
+    // Every other bean's name has one of these `name=` values.
+    let others = [
+        "NameNodeInfo",
+        "NameNodeStatus",
+        "ReplicatedBlocksState",
+        "ECBlockGroupsState",
+        "SnapshotInfo",
+        "BlockStats",
+        "RaftMember",
+        "FSNamesystem",
+        "FSNamesystemState",
+        "NameNodeActivity",
+        "RetryCache.NameNodeRetryCache",
+        "StartupProgress",
+    ];
+    !others
+        .iter()
+        .any(|o| named(&format!("Hadoop:service=NameNode,name={o}")))
+}
+
 /// `GET /jmx`.
 pub async fn handle(
     State(state): State<Arc<NameNodeState>>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    match beans(&state) {
+    let beans = if asks_only_for_counters(&q) {
+        Ok(counter_beans(&state))
+    } else {
+        beans(&state)
+    };
+    match beans {
         Ok(b) => jmx::respond(
             &b,
             q.get("qry").map(String::as_str),
             q.get("get").map(String::as_str),
         ),
         Err(e) => super::internal_error(&e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_queries_of_the_rpc_records_skip_the_cluster_status() {
+        let conf = cairn_common::config::Configuration::new();
+        let config = crate::config::NameNodeConfig::from_conf(&conf).expect("defaults");
+        let state = crate::in_memory_state(config);
+        let counters: Vec<String> = counter_beans(&state).into_iter().map(|b| b.name).collect();
+        assert_eq!(counters.len(), 2);
+        let query = |k: &str, v: &str| HashMap::from([(k.to_string(), v.to_string())]);
+        // Every bean the full answer has: asked for by name, it is served
+        // from the short list exactly when it is on it.
+        for bean in beans(&state).expect("beans") {
+            let short = counters.contains(&bean.name);
+            assert_eq!(
+                asks_only_for_counters(&query("qry", &bean.name)),
+                short,
+                "{}",
+                bean.name
+            );
+            let get = format!("{}::modelerType", bean.name);
+            assert_eq!(asks_only_for_counters(&query("get", &get)), short);
+        }
+        let rpc = "Hadoop:service=NameNode,name=RpcDetailedActivityForPort*";
+        assert!(asks_only_for_counters(&query("qry", rpc)));
+        for wide in ["*:*", "Hadoop:*", "Hadoop:service=NameNode,*"] {
+            assert!(!asks_only_for_counters(&query("qry", wide)), "{wide}");
+        }
+        assert!(!asks_only_for_counters(&HashMap::new()));
     }
 }

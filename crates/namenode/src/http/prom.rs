@@ -49,12 +49,19 @@ pub fn text(state: &NameNodeState) -> Result<String, cairn_rpc::CallError> {
     let rpc = &state.rpc_metrics;
     w.histogram(
         "cairn_rpc_queue_seconds",
-        "Time a call waited for an RPC handler.",
+        "Time from a call's frame to an RPC handler taking it.",
         &[],
-        &rpc.queue.snapshot(),
+        &rpc.enqueue.snapshot(),
         MICROS,
     );
-    let methods = rpc.methods();
+    // Methods never called are left out: HDFS's detailed record above
+    // lists them, and a histogram of nothing for each would make every
+    // scrape ten times larger.
+    let methods: Vec<_> = rpc
+        .methods()
+        .into_iter()
+        .filter(|m| m.processing.count() > 0)
+        .collect();
     for m in &methods {
         w.histogram(
             "cairn_rpc_processing_seconds",
