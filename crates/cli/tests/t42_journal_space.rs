@@ -286,21 +286,27 @@ async fn a_failing_copy_of_the_log_is_dropped_while_one_stays_healthy() {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("namenode");
-        let mut line = String::new();
+        let (mut line, mut web) = (String::new(), String::new());
         {
             use std::io::BufRead;
             let out = child.stdout.take().expect("stdout");
-            std::io::BufReader::new(out)
-                .read_line(&mut line)
-                .expect("line");
+            let mut out = std::io::BufReader::new(out);
+            out.read_line(&mut line).expect("line");
+            out.read_line(&mut web).expect("HTTP line");
         }
         let url = format!(
             "hdfs://{}",
             line.trim().rsplit("hdfs://").next().expect("addr")
         );
-        (child, url)
+        let http: std::net::SocketAddr = web
+            .trim()
+            .rsplit("http://")
+            .next()
+            .and_then(|a| a.parse().ok())
+            .expect("HTTP address");
+        (child, url, http)
     };
-    let (mut child, url) = start(&dirs);
+    let (mut child, url, http) = start(&dirs);
     let c = hdfs_native::ClientBuilder::new()
         .with_url(&url)
         .build()
@@ -313,6 +319,40 @@ async fn a_failing_copy_of_the_log_is_dropped_while_one_stays_healthy() {
             .unwrap_or_else(|e| panic!("mkdir {i} failed although one copy is healthy: {e}"));
         acked.push(p);
     }
+    // The dropped copy's directory is failed in HDFS's NameNodeInfo, its
+    // journal disabled; the healthy one writes on.
+    let query = "/jmx?qry=Hadoop:service=NameNode,name=NameNodeInfo";
+    let (status, _, body) = common::http_request(http, "GET", query, b"");
+    assert_eq!(status, 200);
+    let info: serde_json::Value = serde_json::from_slice(&body).expect("jmx JSON");
+    let info = &info["beans"][0];
+    let text = |k: &str| info[k].as_str().unwrap_or_else(|| panic!("{k}: {info}"));
+    let dirs_status: serde_json::Value =
+        serde_json::from_str(text("NameDirStatuses")).expect("NameDirStatuses JSON");
+    let full = mnt.join("b").display().to_string();
+    let ok = healthy.display().to_string();
+    assert_eq!(
+        dirs_status["failed"][&full], "IMAGE_AND_EDITS",
+        "{dirs_status}"
+    );
+    assert_eq!(
+        dirs_status["active"][&ok], "IMAGE_AND_EDITS",
+        "{dirs_status}"
+    );
+    let journals: serde_json::Value =
+        serde_json::from_str(text("NameJournalStatus")).expect("NameJournalStatus JSON");
+    let disabled = |root: &str| {
+        let manager = format!("FileJournalManager(root={root})");
+        let j = journals
+            .as_array()
+            .and_then(|a| a.iter().find(|j| j["manager"] == manager.as_str()))
+            .unwrap_or_else(|| panic!("{manager}: {journals}"));
+        j["disabled"].clone()
+    };
+    assert_eq!(
+        (disabled(&full), disabled(&ok)),
+        ("true".into(), "false".into())
+    );
     let _ = child.kill();
     let output = child.wait_with_output().expect("wait");
     let log = String::from_utf8_lossy(&output.stderr);
@@ -321,7 +361,7 @@ async fn a_failing_copy_of_the_log_is_dropped_while_one_stays_healthy() {
         "the full copy was not dropped:\n{log}"
     );
     std::fs::remove_file(mnt.join("filler")).expect("free");
-    let (mut child, url) = start(&dirs);
+    let (mut child, url, _) = start(&dirs);
     let c = hdfs_native::ClientBuilder::new()
         .with_url(&url)
         .build()

@@ -199,6 +199,64 @@ pub(super) fn name_node_info_more(state: &NameNodeState, s: &ClusterStatus, bean
         .attr("NameDirSize", Value::Object(dirs).to_string())
         .attr("CorruptFilesCount", corrupt.len() as u64)
         .attr("CorruptFiles", Value::from(corrupt).to_string())
+        .attr("NameDirStatuses", name_dir_statuses(state))
+        .attr("NameJournalStatus", name_journal_status(state))
+}
+
+/// HDFS's `NameDirStatuses`: each metadata directory, active or failed,
+/// with what it holds. Here every directory holds images and edits, and one
+/// fails when the edit log drops its copy (a failed write or preallocation).
+/// A replicated log (Raft) keeps its edits elsewhere: its directories hold
+/// images only.
+fn name_dir_statuses(state: &NameNodeState) -> String {
+    let dirs = &state.config.name_dirs;
+    let (mut active, mut failed) = (serde_json::Map::new(), serde_json::Map::new());
+    match state.journal.journal_dirs() {
+        Some(j) => {
+            for d in dirs {
+                let side = if j.live.contains(d) {
+                    &mut active
+                } else {
+                    &mut failed
+                };
+                side.insert(d.display().to_string(), "IMAGE_AND_EDITS".into());
+            }
+        }
+        None => {
+            for d in dirs {
+                active.insert(d.display().to_string(), "IMAGE".into());
+            }
+        }
+    }
+    json!({"active": active, "failed": failed}).to_string()
+}
+
+/// HDFS's `NameJournalStatus`: a `FileJournalManager` per edits directory,
+/// its open stream, and whether it was disabled after a failure (none is
+/// required: the log goes on while one copy is written).
+fn name_journal_status(state: &NameNodeState) -> String {
+    let Some(j) = state.journal.journal_dirs() else {
+        return "[]".to_string();
+    };
+    let journals: Vec<Value> = j
+        .configured
+        .iter()
+        .map(|d| {
+            let live = j.live.contains(d);
+            let stream = if live {
+                format!("EditLogFileOutputStream({})", d.join(&j.segment).display())
+            } else {
+                String::new()
+            };
+            json!({
+                "manager": format!("FileJournalManager(root={})", d.display()),
+                "stream": stream,
+                "disabled": (!live).to_string(),
+                "required": "false",
+            })
+        })
+        .collect();
+    Value::Array(journals).to_string()
 }
 
 /// Threads of this process (`/proc/self/status`), 0 where unknown.

@@ -31,78 +31,9 @@ use super::linger_control::LingerControl;
 use super::{EditLog, JournalError, TxId};
 use crate::namespace::Edit;
 
-/// How segments are extended ahead of the writes (the HDFS-1846 schemes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Preallocation {
-    /// Grow by appending; every sync also updates the inode size.
-    None,
-    /// Extend the size without allocating (seek past the end): the old,
-    /// broken HDFS way, kept only for the benchmark.
-    Sparse,
-    /// Write zeros: allocates on every file system.
-    Fill,
-    /// fallocate(2), falling back to `Fill` where unsupported.
-    Fallocate,
-}
-
-/// Settings of the file journal.
-#[derive(Debug, Clone)]
-pub struct JournalConfig {
-    pub preallocation: Preallocation,
-    /// Preallocation step in bytes (1 MiB by default).
-    pub step_bytes: u64,
-    /// fdatasync after each batch (off only for benchmarks).
-    pub sync: bool,
-    /// Write batches with `O_DIRECT | O_DSYNC` where the file system
-    /// allows it, batches are synced and the segment is preallocated
-    /// (fallocate or fill):
-    /// see [`super::direct`]. Such segments are preallocated by writing
-    /// zeros, since a direct write into fallocate's unwritten extents
-    /// would make every batch commit the file system's journal.
-    pub direct: bool,
-    /// The longest a batch waits for more edits when edits from other
-    /// writers arrived during the previous sync (zero: never); see
-    /// [`linger`].
-    pub commit_delay: Duration,
-    /// Without a fixed `commit_delay`, how long a batch may wait when the
-    /// measured choice says lingering pays (zero: never);
-    /// see [`super::linger_control`].
-    pub adaptive_commit_delay: Duration,
-    /// After each group commit the sync thread finishes the calls it made
-    /// durable and writes their responses itself, as HDFS's
-    /// `FSEditLogAsync` (see `cairn_rpc::finish_woken_calls_here`); when
-    /// false, or where the log was opened outside the runtime, the calls
-    /// are woken on the runtime's workers.
-    pub answer_calls: bool,
-    /// Sync latency, batch sizes and transactions, for `/jmx` and `/prom`.
-    pub metrics: std::sync::Arc<crate::metrics::JournalMetrics>,
-}
-
-impl Default for JournalConfig {
-    fn default() -> Self {
-        Self {
-            preallocation: Preallocation::Fallocate,
-            step_bytes: 1024 * 1024,
-            sync: true,
-            direct: true,
-            commit_delay: DEFAULT_COMMIT_DELAY,
-            adaptive_commit_delay: DEFAULT_ADAPTIVE_COMMIT_DELAY,
-            answer_calls: true,
-            metrics: Default::default(),
-        }
-    }
-}
-
-/// How long a batch may wait for more edits under concurrent writers: off
-/// by default. Lingering halves the syncs of a client that trickles its
-/// calls (Hadoop's NNThroughputBenchmark), but costs a fixed set of
-/// writers that each wait for their edit their overlap with the sync
-/// (docs/namenode-cpu-tried.md, "A commit delay").
-pub const DEFAULT_COMMIT_DELAY: Duration = Duration::ZERO;
-
-/// How long a batch may wait when measuring shows that lingering costs
-/// the writers no throughput ([`super::linger_control`]).
-pub const DEFAULT_ADAPTIVE_COMMIT_DELAY: Duration = Duration::from_millis(1);
+pub use super::settings::{
+    JournalConfig, Preallocation, DEFAULT_ADAPTIVE_COMMIT_DELAY, DEFAULT_COMMIT_DELAY,
+};
 
 /// Holds the pending batch back while other writers keep adding to it, so
 /// that one fdatasync and one round of wake-ups serve more edits. Called
@@ -182,6 +113,16 @@ struct Shared {
     stats: Mutex<JournalStats>,
     /// Bytes of whole records written (the segment's logical length).
     written: std::sync::atomic::AtomicU64,
+    /// The directories whose copy of the segment is still written.
+    live_dirs: Mutex<Vec<PathBuf>>,
+}
+
+impl Shared {
+    fn keep_live(&self, segments: &[Segment]) {
+        if let Ok(mut d) = self.live_dirs.lock() {
+            *d = segments.iter().map(|s| s.dir.clone()).collect();
+        }
+    }
 }
 
 /// The published state of the log: durable txid, or why it failed.
@@ -387,6 +328,7 @@ impl Writer {
         let mut results = results.into_iter();
         self.segments
             .retain(|_| results.next().is_none_or(|r| r.is_ok()));
+        self.shared.keep_live(&self.segments);
         for f in &failures {
             error!(volume = %f, "journal preallocation failed; dropping this journal directory");
         }
@@ -531,6 +473,7 @@ impl Writer {
             for f in &failures {
                 error!(volume = %f, "journal write failed; dropping this journal directory");
             }
+            self.shared.keep_live(&self.segments);
             if self.segments.is_empty() {
                 self.fail(format!(
                     "no journal directory left: {}",
@@ -646,6 +589,7 @@ impl FileEditLog {
             wake: Condvar::new(),
             stats: Mutex::new(JournalStats::default()),
             written: std::sync::atomic::AtomicU64::new(0),
+            live_dirs: Mutex::new(segments.iter().map(|s| s.dir.clone()).collect()),
         });
         let (tx, rx) = watch::channel(Durable {
             txid: last_txid,
@@ -708,6 +652,16 @@ impl FileEditLog {
     }
 
     /// Figures so far.
+    /// The directories whose copy of this segment is still written (a copy
+    /// that failed a write or a preallocation is dropped).
+    pub fn live_dirs(&self) -> Vec<PathBuf> {
+        self.shared
+            .live_dirs
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default()
+    }
+
     pub fn stats(&self) -> JournalStats {
         self.shared
             .stats

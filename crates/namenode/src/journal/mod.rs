@@ -92,6 +92,23 @@ pub trait EditLog: Send + Sync + 'static {
     fn segment_first_txid(&self) -> Option<u64> {
         None
     }
+
+    /// The directories a log kept in files writes to, and its open
+    /// segment (HDFS's `NameDirStatuses`, `NameJournalStatus`).
+    fn journal_dirs(&self) -> Option<JournalDirs> {
+        None
+    }
+}
+
+/// Where a log kept in files writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JournalDirs {
+    /// Every directory it was given.
+    pub configured: Vec<std::path::PathBuf>,
+    /// Those whose copy of the open segment is still written.
+    pub live: Vec<std::path::PathBuf>,
+    /// The open segment's file name in each.
+    pub segment: String,
 }
 
 /// A replicated log member's view of its group (openraft's metrics).

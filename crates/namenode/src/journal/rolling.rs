@@ -208,6 +208,18 @@ impl EditLog for RollingEditLog {
         Some(cur.0)
     }
 
+    fn journal_dirs(&self) -> Option<super::JournalDirs> {
+        let (first, log) = {
+            let cur = self.current.read().unwrap_or_else(|p| p.into_inner());
+            (cur.0, cur.1.clone())
+        };
+        Some(super::JournalDirs {
+            configured: self.dirs.clone(),
+            live: log.live_dirs(),
+            segment: storage::inprogress_name(first),
+        })
+    }
+
     fn roll_segment(&self) -> Result<Option<u64>, JournalError> {
         self.roll()
             .map(Some)

@@ -4,10 +4,80 @@ use std::time::Duration;
 
 use cairn_common::config::{ConfigError, Configuration};
 
-use super::file::{
-    JournalConfig, Preallocation, DEFAULT_ADAPTIVE_COMMIT_DELAY, DEFAULT_COMMIT_DELAY,
-};
 use crate::config::invalid;
+
+/// How segments are extended ahead of the writes (the HDFS-1846 schemes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preallocation {
+    /// Grow by appending; every sync also updates the inode size.
+    None,
+    /// Extend the size without allocating (seek past the end): the old,
+    /// broken HDFS way, kept only for the benchmark.
+    Sparse,
+    /// Write zeros: allocates on every file system.
+    Fill,
+    /// fallocate(2), falling back to `Fill` where unsupported.
+    Fallocate,
+}
+
+/// Settings of the file journal.
+#[derive(Debug, Clone)]
+pub struct JournalConfig {
+    pub preallocation: Preallocation,
+    /// Preallocation step in bytes (1 MiB by default).
+    pub step_bytes: u64,
+    /// fdatasync after each batch (off only for benchmarks).
+    pub sync: bool,
+    /// Write batches with `O_DIRECT | O_DSYNC` where the file system
+    /// allows it, batches are synced and the segment is preallocated
+    /// (fallocate or fill):
+    /// see [`super::direct`]. Such segments are preallocated by writing
+    /// zeros, since a direct write into fallocate's unwritten extents
+    /// would make every batch commit the file system's journal.
+    pub direct: bool,
+    /// The longest a batch waits for more edits when edits from other
+    /// writers arrived during the previous sync (zero: never); see
+    /// [`super::file::linger`].
+    pub commit_delay: Duration,
+    /// Without a fixed `commit_delay`, how long a batch may wait when the
+    /// measured choice says lingering pays (zero: never);
+    /// see [`super::linger_control`].
+    pub adaptive_commit_delay: Duration,
+    /// After each group commit the sync thread finishes the calls it made
+    /// durable and writes their responses itself, as HDFS's
+    /// `FSEditLogAsync` (see `cairn_rpc::finish_woken_calls_here`); when
+    /// false, or where the log was opened outside the runtime, the calls
+    /// are woken on the runtime's workers.
+    pub answer_calls: bool,
+    /// Sync latency, batch sizes and transactions, for `/jmx` and `/prom`.
+    pub metrics: std::sync::Arc<crate::metrics::JournalMetrics>,
+}
+
+impl Default for JournalConfig {
+    fn default() -> Self {
+        Self {
+            preallocation: Preallocation::Fallocate,
+            step_bytes: 1024 * 1024,
+            sync: true,
+            direct: true,
+            commit_delay: DEFAULT_COMMIT_DELAY,
+            adaptive_commit_delay: DEFAULT_ADAPTIVE_COMMIT_DELAY,
+            answer_calls: true,
+            metrics: Default::default(),
+        }
+    }
+}
+
+/// How long a batch may wait for more edits under concurrent writers: off
+/// by default. Lingering halves the syncs of a client that trickles its
+/// calls (Hadoop's NNThroughputBenchmark), but costs a fixed set of
+/// writers that each wait for their edit their overlap with the sync
+/// (docs/namenode-cpu-tried.md, "A commit delay").
+pub const DEFAULT_COMMIT_DELAY: Duration = Duration::ZERO;
+
+/// How long a batch may wait when measuring shows that lingering costs
+/// the writers no throughput ([`super::linger_control`]).
+pub const DEFAULT_ADAPTIVE_COMMIT_DELAY: Duration = Duration::from_millis(1);
 
 /// Edit-log preallocation step, bytes (Cairn; default 1 MiB).
 pub const CAIRN_JOURNAL_PREALLOCATE_STEP: &str = "cairn.namenode.edits.preallocate.step";
