@@ -120,7 +120,8 @@ def check_datanode(dn):
     assert len(act) == 1, act
     act = act[0]
     for attr in ["BytesWritten", "BytesRead", "BlocksWritten", "BlocksRead",
-                 "ReadBlockOpNumOps", "WriteBlockOpNumOps"]:
+                 "ReadBlockOpNumOps", "ReadBlockOpAvgTime", "WriteBlockOpNumOps",
+                 "WriteBlockOpAvgTime", "HeartbeatsAvgTime"]:
         assert attr in act, f"DataNodeActivity lacks {attr}"
     assert act["BlocksWritten"] >= 1 and act["BytesWritten"] > 0, act
     ds = bean(dn, "Hadoop:service=DataNode,name=FSDatasetState")

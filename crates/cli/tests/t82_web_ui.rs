@@ -239,6 +239,11 @@ fn check_jmx_counters_move(cluster: &Cluster, rt: &tokio::runtime::Runtime) {
         .iter()
         .map(|dn| {
             let a = jmx_bean(dn.http, "Hadoop:service=DataNode,name=DataNodeActivity-*");
+            // HDFS's rates: each op's calls with their mean time.
+            for op in ["WriteBlockOp", "Heartbeats", "BlockReports"] {
+                assert!(num(&a, &format!("{op}NumOps")) >= 1, "{op}: {a}");
+                assert!(a[format!("{op}AvgTime")].as_f64().is_some_and(|t| t >= 0.0));
+            }
             num(&a, "BlocksWritten")
         })
         .sum();

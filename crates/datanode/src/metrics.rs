@@ -138,9 +138,28 @@ metrics! {
     block_checksum_ops_failed,
     /// Times the DataNode (re)registered with the NameNode.
     registrations,
+    /// Total time of READ_BLOCK ops from request to last packet (or
+    /// failure), microseconds (HDFS's ReadBlockOp rate).
+    read_op_micros,
+    /// Total time of WRITE_BLOCK ops, microseconds.
+    write_op_micros,
+    /// Total time of BLOCK_CHECKSUM ops, microseconds.
+    block_checksum_micros,
+    /// Total time of heartbeat calls answered, microseconds.
+    heartbeat_micros,
+    /// Total time of full block report calls accepted, microseconds.
+    block_report_micros,
+    /// Total time of incremental block report calls accepted, microseconds.
+    ibr_micros,
 }
 
 impl Metrics {
+    /// Adds the time since `began` to a microsecond total.
+    pub fn add_since(total: &AtomicU64, began: std::time::Instant) {
+        let micros = u64::try_from(began.elapsed().as_micros()).unwrap_or(u64::MAX);
+        Self::add(total, micros);
+    }
+
     /// Adds `v` to a counter.
     pub fn add(counter: &AtomicU64, v: u64) {
         counter.fetch_add(v, Ordering::Relaxed);
@@ -176,7 +195,7 @@ mod tests {
         let json = m.to_json();
         assert!(json.starts_with("{\"read_ops\":1,"), "{json}");
         assert!(json.contains("\"read_bytes_requested\":10"));
-        assert!(json.ends_with("\"registrations\":0}"));
+        assert!(json.ends_with("\"ibr_micros\":0}"), "{json}");
         {
             let _g = GaugeGuard::new(&m.xceivers_active);
             assert_eq!(Metrics::get(&m.xceivers_active), 1);

@@ -89,12 +89,25 @@ impl Web {
         a.counter("BlocksReplicated", load(&m.blocks_transferred));
         a.counter("BlocksRemoved", load(&m.blocks_deleted));
         a.counter("BlockVerificationFailures", load(&m.read_checksum_errors));
-        a.counter("ReadBlockOpNumOps", load(&m.read_ops));
-        a.counter("WriteBlockOpNumOps", load(&m.write_ops));
-        a.counter("BlockChecksumOpNumOps", load(&m.block_checksum_ops));
-        a.counter("HeartbeatsNumOps", load(&m.heartbeats_sent));
-        a.counter("BlockReportsNumOps", load(&m.block_reports_sent));
-        a.counter("IncrementalBlockReportsNumOps", load(&m.ibr_calls));
+        // HDFS's rates: calls and their mean time.
+        for (name, calls, micros) in [
+            ("ReadBlockOp", &m.read_ops, &m.read_op_micros),
+            ("WriteBlockOp", &m.write_ops, &m.write_op_micros),
+            (
+                "BlockChecksumOp",
+                &m.block_checksum_ops,
+                &m.block_checksum_micros,
+            ),
+            ("Heartbeats", &m.heartbeats_sent, &m.heartbeat_micros),
+            (
+                "BlockReports",
+                &m.block_reports_sent,
+                &m.block_report_micros,
+            ),
+            ("IncrementalBlockReports", &m.ibr_calls, &m.ibr_micros),
+        ] {
+            a.rate(name, load(calls), load(micros));
+        }
         a.counter("FsyncCount", load(&m.fsync_calls));
         a.rate("FsyncNanos", load(&m.fsync_calls), load(&m.fsync_micros));
         a.counter("VolumeFailures", 0);

@@ -52,8 +52,10 @@ impl NameNodeLink {
             request_full_block_report_lease: Some(request_lease),
             ..Default::default()
         };
+        let began = std::time::Instant::now();
         let resp: HeartbeatResponseProto = self.call(&s.client, "sendHeartbeat", &req).await?;
         Metrics::inc(&m.heartbeats_sent);
+        Metrics::add_since(&m.heartbeat_micros, began);
         Ok(resp)
     }
 
@@ -81,8 +83,10 @@ impl NameNodeLink {
                 lease_id: Some(lease),
             }),
         };
+        let began = std::time::Instant::now();
         let resp: BlockReportResponseProto = self.call(&s.client, "blockReport", &req).await?;
         Metrics::inc(&self.shared.metrics.block_reports_sent);
+        Metrics::add_since(&self.shared.metrics.block_report_micros, began);
         info!(replicas = n, lease, "full block report sent");
         if let Some(cmd) = resp.cmd {
             self.commands(std::slice::from_ref(&cmd)).await?;
@@ -178,10 +182,12 @@ impl NameNodeLink {
                 storage: Some(storage),
             }],
         };
+        let began = std::time::Instant::now();
         let _: BlockReceivedAndDeletedResponseProto = self
             .call(&s.client, "blockReceivedAndDeleted", &req)
             .await?;
         Metrics::inc(&self.shared.metrics.ibr_calls);
+        Metrics::add_since(&self.shared.metrics.ibr_micros, began);
         Metrics::add(&self.shared.metrics.ibr_entries, entries.len() as u64);
         debug!(entries = entries.len(), "incremental block report sent");
         self.pending.clear();
