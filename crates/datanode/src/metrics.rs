@@ -160,6 +160,15 @@ impl Metrics {
         Self::add(total, micros);
     }
 
+    /// Runs `op` to its end, whatever it returns, and adds its time to a
+    /// microsecond total.
+    pub async fn timed<T>(total: &AtomicU64, op: impl std::future::Future<Output = T>) -> T {
+        let began = std::time::Instant::now();
+        let out = op.await;
+        Self::add_since(total, began);
+        out
+    }
+
     /// Adds `v` to a counter.
     pub fn add(counter: &AtomicU64, v: u64) {
         counter.fetch_add(v, Ordering::Relaxed);

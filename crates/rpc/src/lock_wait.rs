@@ -8,14 +8,11 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::AtomicU64;
-use std::sync::{
-    LockResult, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError,
-    TryLockResult,
-};
+use std::sync::{LockResult, Mutex, MutexGuard, TryLockError, TryLockResult};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use cairn_common::metrics::GaugeGuard;
-use std::time::{Duration, Instant};
 
 thread_local! {
     /// Nanoseconds waited for locks by the call being polled on this thread.
@@ -43,30 +40,16 @@ pub fn timed<G>(
         Err(TryLockError::Poisoned(p)) => Err(p),
         Err(TryLockError::WouldBlock) => {
             let began = Instant::now();
-            let g = match waiting {
-                Some(w) => {
-                    let _queued = GaugeGuard::new(w);
-                    take()
-                }
-                None => take(),
-            };
+            let queued = waiting.map(GaugeGuard::new);
+            let g = take();
+            drop(queued);
             note_lock_wait(began.elapsed());
             g
         }
     }
 }
 
-/// `lock.read()`, its wait (if the lock was held) noted for the running call.
-pub fn read_timed<T>(lock: &RwLock<T>) -> LockResult<RwLockReadGuard<'_, T>> {
-    timed(lock.try_read(), None, || lock.read())
-}
-
-/// `lock.write()`, its wait noted as [`read_timed`] notes it.
-pub fn write_timed<T>(lock: &RwLock<T>) -> LockResult<RwLockWriteGuard<'_, T>> {
-    timed(lock.try_write(), None, || lock.write())
-}
-
-/// `lock.lock()`, its wait noted as [`read_timed`] notes it.
+/// `lock.lock()`, its wait (if the lock was held) noted for the running call.
 pub fn lock_timed<T>(lock: &Mutex<T>) -> LockResult<MutexGuard<'_, T>> {
     timed(lock.try_lock(), None, || lock.lock())
 }
@@ -104,6 +87,7 @@ impl<F: Future + Unpin> Future for Metered<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::RwLock;
 
     #[tokio::test]
     async fn waits_noted_inside_a_call_are_its_own() {
@@ -123,7 +107,7 @@ mod tests {
     fn only_a_contended_lock_is_timed() {
         let lock = RwLock::new(1u32);
         let (free, waited) = futures::executor::block_on(Metered::new(Box::pin(async {
-            *read_timed(&lock).expect("lock")
+            *timed(lock.try_read(), None, || lock.read()).expect("lock")
         })));
         assert_eq!((free, waited), (1, Duration::ZERO));
         // The writer waits if it reaches its lock before this reader lets
@@ -136,7 +120,7 @@ mod tests {
                 let writer = s.spawn(move || {
                     let call = Box::pin(async {
                         tx.send(()).expect("send");
-                        let mut g = write_timed(lock).expect("lock");
+                        let mut g = timed(lock.try_write(), None, || lock.write()).expect("lock");
                         *g += 1;
                     });
                     futures::executor::block_on(Metered::new(call)).1

@@ -273,9 +273,8 @@ async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, code: u8) -> Result<Aft
         op::WRITE_BLOCK => {
             let req: OpWriteBlockProto = read_op(shared, conn).await?;
             Metrics::inc(&shared.metrics.write_ops);
-            let began = std::time::Instant::now();
-            let r = write::write_block(shared, conn, req).await;
-            Metrics::add_since(&shared.metrics.write_op_micros, began);
+            let micros = &shared.metrics.write_op_micros;
+            let r = Metrics::timed(micros, write::write_block(shared, conn, req)).await;
             if r.is_err() {
                 Metrics::inc(&shared.metrics.write_ops_failed);
             }
@@ -283,10 +282,8 @@ async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, code: u8) -> Result<Aft
         }
         op::READ_BLOCK => {
             let req: OpReadBlockProto = read_op(shared, conn).await?;
-            let began = std::time::Instant::now();
-            let r = read::read_block(shared, conn, req).await;
-            Metrics::add_since(&shared.metrics.read_op_micros, began);
-            r
+            let micros = &shared.metrics.read_op_micros;
+            Metrics::timed(micros, read::read_block(shared, conn, req)).await
         }
         op::TRANSFER_BLOCK => {
             let req: OpTransferBlockProto = read_op(shared, conn).await?;
@@ -308,10 +305,8 @@ async fn dispatch(shared: &Arc<Shared>, conn: &mut Conn, code: u8) -> Result<Aft
         }
         op::BLOCK_CHECKSUM => {
             let req: OpBlockChecksumProto = read_op(shared, conn).await?;
-            let began = std::time::Instant::now();
-            let r = checksum_op::block_checksum(shared, conn, req).await;
-            Metrics::add_since(&shared.metrics.block_checksum_micros, began);
-            r
+            let micros = &shared.metrics.block_checksum_micros;
+            Metrics::timed(micros, checksum_op::block_checksum(shared, conn, req)).await
         }
         other => {
             // Skip the request if it is well framed, then refuse.

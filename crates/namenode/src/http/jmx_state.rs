@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use super::status::{ClusterStatus, NodeStatus};
 use crate::datanodes::AdminState;
+use crate::journal::JournalDirs;
 use crate::namespace::permission::Caller;
 use crate::namespace::snapshot::DOT_SNAPSHOT;
 use crate::namespace::Namespace;
@@ -192,6 +193,7 @@ pub(super) fn name_node_info_more(state: &NameNodeState, s: &ClusterStatus, bean
                 .collect()
         })
         .unwrap_or_default();
+    let journal = state.journal.journal_dirs();
     bean.attr("Threads", thread_count())
         .attr("DistinctVersionCount", versions.len() as u64)
         .attr("DistinctVersions", Value::Array(versions))
@@ -199,8 +201,11 @@ pub(super) fn name_node_info_more(state: &NameNodeState, s: &ClusterStatus, bean
         .attr("NameDirSize", Value::Object(dirs).to_string())
         .attr("CorruptFilesCount", corrupt.len() as u64)
         .attr("CorruptFiles", Value::from(corrupt).to_string())
-        .attr("NameDirStatuses", name_dir_statuses(state))
-        .attr("NameJournalStatus", name_journal_status(state))
+        .attr(
+            "NameDirStatuses",
+            name_dir_statuses(state, journal.as_ref()),
+        )
+        .attr("NameJournalStatus", name_journal_status(journal.as_ref()))
 }
 
 /// HDFS's `NameDirStatuses`: each metadata directory, active or failed,
@@ -208,10 +213,10 @@ pub(super) fn name_node_info_more(state: &NameNodeState, s: &ClusterStatus, bean
 /// fails when the edit log drops its copy (a failed write or preallocation).
 /// A replicated log (Raft) keeps its edits elsewhere: its directories hold
 /// images only.
-fn name_dir_statuses(state: &NameNodeState) -> String {
+fn name_dir_statuses(state: &NameNodeState, journal: Option<&JournalDirs>) -> String {
     let dirs = &state.config.name_dirs;
     let (mut active, mut failed) = (serde_json::Map::new(), serde_json::Map::new());
-    match state.journal.journal_dirs() {
+    match journal {
         Some(j) => {
             for d in dirs {
                 let side = if j.live.contains(d) {
@@ -234,8 +239,8 @@ fn name_dir_statuses(state: &NameNodeState) -> String {
 /// HDFS's `NameJournalStatus`: a `FileJournalManager` per edits directory,
 /// its open stream, and whether it was disabled after a failure (none is
 /// required: the log goes on while one copy is written).
-fn name_journal_status(state: &NameNodeState) -> String {
-    let Some(j) = state.journal.journal_dirs() else {
+fn name_journal_status(journal: Option<&JournalDirs>) -> String {
+    let Some(j) = journal else {
         return "[]".to_string();
     };
     let journals: Vec<Value> = j
