@@ -13,9 +13,12 @@ its "Starting N OP(s)." log line to that plus its Elapsed Time), so the
 preparation of the files is left out and nothing polls the NameNode. Threads
 are grouped by name with digits left out; a thread started during the phase
 counts from zero, one that ended during it is lost (the whole process's line
-has it). Prints µs of CPU an op per group, user and system.
+has it). Prints µs of CPU an op per group, user and system, and the edit
+log's syncs and edits (FSNamesystem's TotalSyncCount and
+LastWrittenTransactionId from /jmx) over the whole measured run.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -25,6 +28,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cairnbench.scale_procs import CLK_TCK, START_RE, Ctx  # noqa: E402
@@ -85,6 +89,19 @@ def wait_port(port, proc, secs=120):
     sys.exit("the NameNode did not listen")
 
 
+def fsn(http, attr):
+    """One FSNamesystem figure from /jmx (HDFS caches its metrics for 10 s: callers wait first)."""
+    q = "http://%s/jmx?get=Hadoop:service=NameNode,name=FSNamesystem::%s" % (http, attr)
+    with urllib.request.urlopen(q, timeout=10) as r:
+        return int(json.load(r)["beans"][0][attr])
+
+
+def edit_log(http):
+    """(syncs, last txid) once every cached figure is fresh."""
+    time.sleep(11)
+    return fsn(http, "TotalSyncCount"), fsn(http, "LastWrittenTransactionId")
+
+
 def nnbench(ctx, url, op, threads, files):
     flag = "-dirs" if op == "mkdirs" else "-files"
     cmd = ctx.java("2g", "org.apache.hadoop.hdfs.server.namenode.NNThroughputBenchmark",
@@ -135,11 +152,14 @@ def main():
         url = "hdfs://127.0.0.1:%d" % port
         for _ in range(a.warmup):
             nnbench(ctx, url, a.op, a.threads, a.warmup_files)
+        http = "127.0.0.1:%d" % (port + 1)
+        log0 = edit_log(http)
         sampler = ThreadSampler(nn.pid)
         sampler.start()
         log = nnbench(ctx, url, a.op, a.threads, a.files)
         sampler.done.set()
         sampler.join(5)
+        log1 = edit_log(http)
     finally:
         nn.terminate()
         nn.wait()
@@ -163,6 +183,10 @@ def main():
         if u + s:
             print("  %-28s %7.1f %7.1f %7.1f" % (group, u * us, s * us, (u + s) * us))
     print("  %-28s %23.1f  (µs of CPU an op)" % ("whole process", (s1[2] - s0[2]) * us))
+    syncs, edits = log1[0] - log0[0], log1[1] - log0[1]
+    if syncs > 0:
+        print("edit log over the whole run (its preparation and clean-up included): %d edits, %d syncs,"
+              " %.1f edits a sync" % (edits, syncs, edits / syncs))
 
 
 if __name__ == "__main__":
