@@ -18,11 +18,11 @@ log's syncs and edits (FSNamesystem's TotalSyncCount and
 LastWrittenTransactionId from /jmx) over the whole measured run.
 """
 import argparse
+import datetime
 import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -31,11 +31,11 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cairnbench.scale_procs import CLK_TCK, START_RE, Ctx  # noqa: E402
+from cairnbench.scale_procs import CLK_TCK, START_RE, Ctx, NameNode, cpu_seconds  # noqa: E402
 
 
 def thread_times(pid):
-    """{tid: (group, utime ticks, stime ticks)} of every live thread, and the whole process's ticks."""
+    """{tid: (group, utime ticks, stime ticks)} of every live thread, and the whole process's CPU seconds."""
     out = {}
     for tid in os.listdir("/proc/%d/task" % pid):
         try:
@@ -47,10 +47,7 @@ def thread_times(pid):
         rest = s[s.rindex(")") + 2:].split()
         group = re.sub(r"[0-9#]+", "", comm).strip().replace(" ", "_") or "?"
         out[tid] = (group, int(rest[11]), int(rest[12]))
-    with open("/proc/%d/stat" % pid) as fh:
-        s = fh.read()
-    rest = s[s.rindex(")") + 2:].split()
-    return out, int(rest[11]) + int(rest[12])
+    return out, cpu_seconds(pid)
 
 
 class ThreadSampler(threading.Thread):
@@ -74,19 +71,6 @@ class ThreadSampler(threading.Thread):
                 break
             best = s
         return best
-
-
-def wait_port(port, proc, secs=120):
-    end = time.time() + secs
-    while time.time() < end:
-        if proc.poll() is not None:
-            sys.exit("the NameNode exited")
-        try:
-            socket.create_connection(("127.0.0.1", port), 0.5).close()
-            return
-        except OSError:
-            time.sleep(0.2)
-    sys.exit("the NameNode did not listen")
 
 
 def fsn(http, attr):
@@ -115,7 +99,7 @@ def phase(log, op):
     for line in log.splitlines():
         m = START_RE.match(line)
         if m and m.group(3) == op:
-            start = time.mktime(time.strptime(m.group(1)[:19], "%Y-%m-%d %H:%M:%S")) + int(m.group(1)[20:]) / 1000
+            start = datetime.datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp()
         body = line.split(": ", 1)[-1].strip()
         if body.startswith("Elapsed Time:"):
             elapsed = float(body.split(":")[1]) / 1000
@@ -136,33 +120,24 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     harness = os.environ.get("HARNESS_DIR", os.path.join(here, "..", "..", "shared", "anchors", "hdfs-harness"))
     work = tempfile.mkdtemp(prefix="nn_thread_phase.")
-    ctx = Ctx(work, None, harness, print, None)
+    cairn = os.path.join(here, "..", "target", "release", "cairn") if a.nn == "hdfs" else a.nn
+    ctx = Ctx(work, cairn, harness, lambda *m: None, None)
     port = 20000 + os.getpid() % 20000
-    if a.nn == "hdfs":
-        cmd = [ctx.h, "minidfs", "--datanodes", "0", "--nn-port", str(port), "--http-port", str(port + 1),
-               "--dir", os.path.join(work, "hdfs")]
-    else:
-        subprocess.run([a.nn, "namenode", "--dir", os.path.join(work, "name"), "--format", "--force"],
-                       check=True, capture_output=True)
-        cmd = [a.nn, "namenode", "--dir", os.path.join(work, "name"), "--rpc-address", "127.0.0.1:%d" % port,
-               "--http-address", "127.0.0.1:%d" % (port + 1)]
-    nn = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    nn = NameNode(ctx, "HDFS" if a.nn == "hdfs" else "Cairn", "nn", port, http_port=port + 1)
     try:
-        wait_port(port, nn)
-        url = "hdfs://127.0.0.1:%d" % port
+        nn.start(fresh=True)
         for _ in range(a.warmup):
-            nnbench(ctx, url, a.op, a.threads, a.warmup_files)
+            nnbench(ctx, nn.url, a.op, a.threads, a.warmup_files)
         http = "127.0.0.1:%d" % (port + 1)
         log0 = edit_log(http)
         sampler = ThreadSampler(nn.pid)
         sampler.start()
-        log = nnbench(ctx, url, a.op, a.threads, a.files)
+        log = nnbench(ctx, nn.url, a.op, a.threads, a.files)
         sampler.done.set()
         sampler.join(5)
         log1 = edit_log(http)
     finally:
-        nn.terminate()
-        nn.wait()
+        nn.stop()
         shutil.rmtree(work, ignore_errors=True)
     t0, elapsed, ops = phase(log, a.op)
     if t0 is None or elapsed is None or not ops:
@@ -182,7 +157,7 @@ def main():
     for group, (u, s) in sorted(groups.items(), key=lambda kv: -(kv[1][0] + kv[1][1])):
         if u + s:
             print("  %-28s %7.1f %7.1f %7.1f" % (group, u * us, s * us, (u + s) * us))
-    print("  %-28s %23.1f  (µs of CPU an op)" % ("whole process", (s1[2] - s0[2]) * us))
+    print("  %-28s %23.1f  (µs of CPU an op)" % ("whole process", (s1[2] - s0[2]) * 1e6 / ops))
     syncs, edits = log1[0] - log0[0], log1[1] - log0[1]
     if syncs > 0:
         print("edit log over the whole run (its preparation and clean-up included): %d edits, %d syncs,"

@@ -130,19 +130,20 @@ class NameNode:
     """One NameNode (kind 'HDFS' or 'Cairn') on a fixed port and directory, to be
     started, stopped and started again on the same metadata."""
 
-    def __init__(self, ctx, kind, name, port):
+    def __init__(self, ctx, kind, name, port, http_port=0):
         self.ctx, self.kind, self.name, self.port = ctx, kind, name, port
+        self.http_port = http_port
         self.dir = os.path.join(ctx.work, name)
         self.url = "hdfs://127.0.0.1:%d" % port
         self.proc, self.out, self.starts = None, None, 0
 
     def command(self, fresh):
         if self.kind == "HDFS":
-            cmd = [self.ctx.h, "minidfs", "--nn-port", str(self.port), "--http-port", "0", "--datanodes", "0",
-                   "--dir", self.dir]
+            cmd = [self.ctx.h, "minidfs", "--nn-port", str(self.port), "--http-port", str(self.http_port),
+                   "--datanodes", "0", "--dir", self.dir]
             return cmd if fresh else cmd + ["--keep"]
         return [self.ctx.cairn, "namenode", "--dir", os.path.join(self.dir, "name"),
-                "--rpc-address", "127.0.0.1:%d" % self.port, "--http-address", "127.0.0.1:0"]
+                "--rpc-address", "127.0.0.1:%d" % self.port, "--http-address", "127.0.0.1:%d" % self.http_port]
 
     def start(self, fresh, timeout=600):
         """Starts the NameNode; returns seconds from the process start to its first
