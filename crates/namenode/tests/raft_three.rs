@@ -6,7 +6,8 @@
 //! up on everything; then the whole group restarts from its directories
 //! with nothing lost. With snapshots every 20 entries, every member writes
 //! them and purges its log; a member left behind is sent the leader's;
-//! a group restart starts from them.
+//! a group restart starts from them. A step-down lets the mutation it
+//! overlaps finish first and refuses the next before it runs.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -239,6 +240,73 @@ async fn three_members_replicate_fail_over_and_catch_up() {
     // acknowledged mutation is still there, on every member.
     let members = restart_all(members, &addrs, root.path(), SnapshotSettings::default()).await;
     mkdir_everywhere(&members, "/round4", &mut paths).await;
+    for (_, m) in members {
+        m.shutdown().await;
+    }
+}
+
+/// A step-down (`transitionToStandby`) asked while a mutation is admitted
+/// waits until that mutation has appended, commits its edits before it
+/// returns, and refuses the next mutation before it changes anything: no
+/// edit is ever refused after it was applied in memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_step_down_waits_for_the_admitted_mutation_and_refuses_the_next() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let (members, _) = group(root.path(), SnapshotSettings::default()).await;
+    let leader = active(&members).await;
+    let m = &members[&leader];
+    mkdir(m, "/before").await;
+
+    let (stepping, txid) = {
+        let mut ns = m.namespace.write().expect("lock");
+        let admission = m.edit_log.admit().expect("the leader admits");
+        let stepping = tokio::spawn(m.edit_log.step_down().expect("a replicated log"));
+        // The test thread is not a runtime worker: it may block.
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(
+            !stepping.is_finished(),
+            "the step-down waits for the admitted mutation"
+        );
+        let edits = ns
+            .mkdirs(&Caller::superuser("hdfs"), "/admitted", 0o755, true, 2)
+            .expect("mkdirs");
+        let txid = m
+            .edit_log
+            .append_admitted(&admission, &edits)
+            .expect("the admitted mutation appends");
+        (stepping, txid)
+    };
+    stepping
+        .await
+        .expect("step-down task")
+        .expect("stepped down");
+    tokio::time::timeout(Duration::from_millis(100), m.edit_log.wait_durable(txid))
+        .await
+        .expect("committed before the step-down returned")
+        .expect("committed");
+    let refused = m
+        .edit_log
+        .admit()
+        .err()
+        .expect("the next mutation is refused");
+    assert!(
+        refused.0.contains("handing the lead on") || refused.0.contains("Raft follower"),
+        "{refused}"
+    );
+
+    // Another member leads, with the admitted mutation.
+    let deadline = Instant::now() + WAIT;
+    let next = loop {
+        if let Some((id, _)) = members
+            .iter()
+            .find(|(id, x)| **id != leader && x.edit_log.is_active())
+        {
+            break *id;
+        }
+        assert!(Instant::now() < deadline, "no new leader within {WAIT:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    wait_for(&members[&next], &["/before".into(), "/admitted".into()]).await;
     for (_, m) in members {
         m.shutdown().await;
     }

@@ -41,6 +41,34 @@ pub trait EditLog: Send + Sync + 'static {
     /// edits are not taken (the log's memory stays bounded).
     fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError>;
 
+    /// Asks, under the namespace write lock and before a mutation changes
+    /// anything, whether the log takes edits; while the answer is held the
+    /// log keeps taking them (a replicated log's leader does not begin to
+    /// step down), so a mutation refused here is refused before it runs,
+    /// never after it changed memory. Append with
+    /// [`EditLog::append_admitted`] while holding it, never with `append`.
+    ///
+    /// # Errors
+    /// [`JournalError`] when the log takes no edits now.
+    fn admit(&self) -> Result<Admission<'_>, JournalError> {
+        // A log that is not replicated has no step-down to fence; its
+        // failures come from its disks, whenever they come.
+        Ok(Admission::default())
+    }
+
+    /// [`EditLog::append`] for a caller holding `admission`.
+    ///
+    /// # Errors
+    /// As `append`.
+    fn append_admitted(
+        &self,
+        admission: &Admission<'_>,
+        edits: &[Edit],
+    ) -> Result<TxId, JournalError> {
+        let _ = admission;
+        self.append(edits)
+    }
+
     /// Resolves once every transaction up to `txid` is durable.
     ///
     /// # Errors
@@ -97,6 +125,21 @@ pub trait EditLog: Send + Sync + 'static {
     /// segment (HDFS's `NameDirStatuses`, `NameJournalStatus`).
     fn journal_dirs(&self) -> Option<JournalDirs> {
         None
+    }
+}
+
+/// Leave to append, from [`EditLog::admit`]; holds whatever keeps the
+/// log's answer true until dropped.
+#[derive(Default)]
+pub struct Admission<'a> {
+    /// Never read: holding it is its purpose.
+    _held: Option<std::sync::MutexGuard<'a, ()>>,
+}
+
+impl<'a> Admission<'a> {
+    /// An admission that holds `gate` until dropped.
+    pub(crate) fn holding(gate: std::sync::MutexGuard<'a, ()>) -> Self {
+        Self { _held: Some(gate) }
     }
 }
 

@@ -333,6 +333,17 @@ impl NameNodeState {
             let waiting = Some(&self.lock_queue);
             let mut ns = cairn_rpc::lock_wait::timed(lock.try_write(), waiting, || lock.write())
                 .map_err(|_| CallError::io("namespace lock poisoned"))?;
+            // Asked before `f` changes memory: a log handing the lead on
+            // refuses here, and the caller fails over (HDFS: the standby
+            // transition takes the namesystem lock that writes hold).
+            // A log that failed refuses as safe mode does.
+            let Ok(admission) = self.journal.admit() else {
+                self.refuse_in_safe_mode(&format!("Cannot {}", what()))?;
+                return Err(standby_refusal(
+                    Category::Write,
+                    crate::ha::HaServiceState::Standby,
+                ));
+            };
             let (value, mut edits) = f(&mut ns).map_err(to_call_error)?;
             if !edits.is_empty() {
                 if let Some(((client_id, call_id), cache_directive_id)) = retry::take_logged_call()
@@ -349,7 +360,7 @@ impl NameNodeState {
             } else {
                 // The change is applied in memory; a log that will not take
                 // its edits would leave memory ahead of the disk.
-                match self.journal.append(&edits) {
+                match self.journal.append_admitted(&admission, &edits) {
                     Ok(txid) => {
                         self.advance_state_id(txid);
                         Some(txid)

@@ -8,7 +8,8 @@
 //! when the entry holding `txid` is committed, i.e. on a majority's disks.
 //!
 //! Anywhere but on a leader that has applied every entry of the terms
-//! before its own, `append` refuses (the future StandbyException). A
+//! before its own, and on a leader handing the lead on, `admit` refuses
+//! before a mutation changes anything (the caller's StandbyException). A
 //! leader that loses its term while it holds applied but uncommitted
 //! edits fails for good (RFC 0001: the NameNode must stop and come back
 //! as a follower); one with nothing uncommitted just stops accepting.
@@ -27,7 +28,7 @@ use super::transfer::Handover;
 use super::{EditBatch, Raft};
 use crate::journal::codec::encode_record;
 use crate::journal::file::MAX_BATCH_BYTES;
-use crate::journal::{EditLog, JournalError, TxId};
+use crate::journal::{Admission, EditLog, JournalError, TxId};
 use crate::namespace::Edit;
 
 /// Entries proposed and not yet committed, at most.
@@ -300,22 +301,51 @@ pub(super) async fn until_durable(
     }
 }
 
+impl RaftEditLog {
+    fn check_ready(&self) -> Result<(), JournalError> {
+        if self.ready.load(Ordering::Acquire) {
+            Ok(())
+        } else {
+            Err(JournalError(
+                "not the active NameNode (Raft follower)".into(),
+            ))
+        }
+    }
+}
+
 impl EditLog for RaftEditLog {
     fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError> {
+        let admission = self.admit()?;
+        self.append_admitted(&admission, edits)
+    }
+
+    /// Holds the handover's gate: a step-down waits for the mutation
+    /// admitted here to append, and sees its txids.
+    fn admit(&self) -> Result<Admission<'_>, JournalError> {
         if let Some(why) = &self.durable.borrow().failed {
             return Err(JournalError(why.clone()));
         }
-        let _gate = self.handover.gate();
-        if !self.ready.load(Ordering::Acquire) {
-            return Err(JournalError(
-                "not the active NameNode (Raft follower)".into(),
-            ));
-        }
+        let gate = self.handover.gate();
         if self.handover.stepping_down() {
             return Err(JournalError(
                 "not the active NameNode (handing the lead on)".into(),
             ));
         }
+        self.check_ready()?;
+        Ok(Admission::holding(gate))
+    }
+
+    fn append_admitted(
+        &self,
+        _admission: &Admission<'_>,
+        edits: &[Edit],
+    ) -> Result<TxId, JournalError> {
+        if let Some(why) = &self.durable.borrow().failed {
+            return Err(JournalError(why.clone()));
+        }
+        // The lead can still be lost between admission and append: the
+        // Raft core, not a request, decides that.
+        self.check_ready()?;
         let mut txid = self.progress.applied_txid.load(Ordering::Acquire);
         let mut records = Vec::new();
         for e in edits {

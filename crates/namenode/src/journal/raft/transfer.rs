@@ -37,8 +37,9 @@ pub struct Handover {
     raft: Raft,
     progress: Arc<Progress>,
     durable: watch::Receiver<Durable>,
-    /// Taken by `append` around its check and txid assignment, so that a
-    /// step-down sees every txid handed out before it.
+    /// Held by an admission to append (`RaftEditLog::admit`), from before
+    /// a mutation changes memory until its txids are assigned, so that a
+    /// step-down sees every txid of a mutation admitted before it.
     gate: Mutex<()>,
     stepping_down: AtomicBool,
     /// Counts holds; only the latest one's end restores elections.
@@ -66,7 +67,7 @@ impl Handover {
         self.stepping_down.load(Ordering::Acquire)
     }
 
-    /// Held by `append` while it checks and assigns txids.
+    /// Held by an admission to append (see the field).
     pub(super) fn gate(&self) -> MutexGuard<'_, ()> {
         // The mutex guards no data: a panic elsewhere cannot leave it torn.
         self.gate
