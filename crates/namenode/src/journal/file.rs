@@ -28,7 +28,7 @@ use tracing::{error, info, warn};
 use super::codec::{encode_record, RECORD_HEADER_LEN};
 use super::direct::{block_end, DirectStage, Window};
 use super::linger_control::LingerControl;
-use super::{EditLog, JournalError, TxId};
+use super::{Admission, EditLog, JournalError, TxId};
 use crate::namespace::Edit;
 
 pub use super::settings::{
@@ -688,13 +688,21 @@ impl Drop for FileEditLog {
     }
 }
 
-impl EditLog for FileEditLog {
-    fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError> {
+impl FileEditLog {
+    /// Takes `edits`. A log that refuses new edits (its next allocation
+    /// failed) still takes those of a mutation it `admitted` before: that
+    /// mutation changed memory already, and the refusal leaves half a
+    /// step of room for it.
+    fn take(&self, edits: &[Edit], admitted: bool) -> Result<TxId, JournalError> {
         let started = Instant::now();
         let Ok(mut p) = self.shared.pending.lock() else {
             return Err(JournalError("edit log lock poisoned".into()));
         };
-        if let Some(why) = p.failed.as_ref().or(p.refusing.as_ref()) {
+        let refused = p
+            .failed
+            .as_ref()
+            .or(p.refusing.as_ref().filter(|_| !admitted));
+        if let Some(why) = refused {
             return Err(JournalError(why.clone()));
         }
         if p.shutdown {
@@ -715,6 +723,20 @@ impl EditLog for FileEditLog {
             self.shared.wake.notify_one();
         }
         Ok(TxId(last))
+    }
+}
+
+impl EditLog for FileEditLog {
+    fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError> {
+        self.take(edits, false)
+    }
+
+    fn append_admitted(
+        &self,
+        _admission: &Admission<'_>,
+        edits: &[Edit],
+    ) -> Result<TxId, JournalError> {
+        self.take(edits, true)
     }
 
     fn wait_durable(&self, txid: TxId) -> BoxFuture<'static, Result<(), JournalError>> {

@@ -98,13 +98,8 @@ fn mkdir(i: u64, name_len: usize) -> Edit {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn edits_taken_before_the_disk_filled_are_still_written() {
-    // Goal: when the log cannot allocate its next step on any copy it
-    // refuses new edits, but keeps its copies: an edit it took before the
-    // refusal is written in the room already allocated and becomes
-    // durable. (It dropped its last copy instead, and such an edit then
-    // failed as "no journal directory left": the NameNode stopped.)
+/// A log allocating 4 KiB steps on a disk that holds 4 KiB in all.
+fn log_on_a_disk_full_at_4k() -> (FullAt, FileEditLog) {
     let disk = FullAt {
         inner: SimDisk::new(),
         limit: 4096,
@@ -118,6 +113,17 @@ async fn edits_taken_before_the_disk_filled_are_still_written() {
     };
     let log = FileEditLog::create(&disk, std::slice::from_ref(&dir), "edits_1", 0, config)
         .expect("create");
+    (disk, log)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_taken_before_the_disk_filled_are_still_written() {
+    // Goal: when the log cannot allocate its next step on any copy it
+    // refuses new edits, but keeps its copies: an edit it took before the
+    // refusal is written in the room already allocated and becomes
+    // durable. (It dropped its last copy instead, and such an edit then
+    // failed as "no journal directory left": the NameNode stopped.)
+    let (disk, log) = log_on_a_disk_full_at_4k();
     // Each sync takes a while, so the second edit arrives while the first
     // is being synced, before the allocation ahead fails.
     disk.inner.set_sync_delay(Duration::from_millis(300));
@@ -135,6 +141,37 @@ async fn edits_taken_before_the_disk_filled_are_still_written() {
     let refused = log.append(&[mkdir(3, 10)]).expect_err("refused once full");
     assert!(refused.0.contains("cannot preallocate"), "{refused}");
     // The figures are final once the sync thread is joined.
+    log.close();
+    assert_eq!(log.stats().records, 2);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutation_admitted_before_the_disk_filled_is_still_taken() {
+    // Goal: a mutation asks the log to admit it before it changes memory
+    // (`admit`), then appends. If the disk fills in between, the log
+    // refuses new mutations but still takes the admitted one's edits:
+    // refusing them would leave memory ahead of the log, and the NameNode
+    // would have to stop.
+    let (disk, log) = log_on_a_disk_full_at_4k();
+    disk.inner.set_sync_delay(Duration::from_millis(100));
+    // After this record's batch the log allocates ahead, which the full
+    // disk refuses.
+    let first = log.append(&[mkdir(1, 2300)]).expect("first edit");
+    let admission = log.admit().expect("admitted before the disk filled");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while log.failure().is_none() {
+        assert!(std::time::Instant::now() < deadline, "no refusal");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert!(log.admit().is_err(), "the next mutation is refused");
+    assert!(log.append(&[mkdir(3, 10)]).is_err(), "unadmitted edits too");
+    let second = log
+        .append_admitted(&admission, &[mkdir(2, 10)])
+        .expect("the admitted mutation's edits are taken");
+    log.wait_durable(first).await.expect("first durable");
+    log.wait_durable(second)
+        .await
+        .expect("the admitted mutation's edits are durable");
     log.close();
     assert_eq!(log.stats().records, 2);
 }

@@ -51,9 +51,13 @@ pub trait EditLog: Send + Sync + 'static {
     /// # Errors
     /// [`JournalError`] when the log takes no edits now.
     fn admit(&self) -> Result<Admission<'_>, JournalError> {
-        // A log that is not replicated has no step-down to fence; its
-        // failures come from its disks, whenever they come.
-        Ok(Admission::default())
+        // A log kept in files refuses while it fails or refuses new
+        // edits, and takes an admitted mutation's edits in the room it
+        // keeps; its leave holds nothing.
+        match self.failure() {
+            Some(why) => Err(JournalError(why)),
+            None => Ok(Admission::default()),
+        }
     }
 
     /// [`EditLog::append`] for a caller holding `admission`.

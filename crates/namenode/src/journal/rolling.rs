@@ -19,7 +19,7 @@ use cairn_common::disk::Disk;
 use futures::future::BoxFuture;
 
 use super::file::{FileEditLog, JournalConfig, JournalStats};
-use super::{EditLog, JournalError, TxId};
+use super::{Admission, EditLog, JournalError, TxId};
 use crate::namespace::Edit;
 use crate::storage;
 
@@ -187,6 +187,20 @@ impl EditLog for RollingEditLog {
             return Err(JournalError(why));
         }
         self.current().append(edits)
+    }
+
+    fn append_admitted(
+        &self,
+        _admission: &Admission<'_>,
+        edits: &[Edit],
+    ) -> Result<TxId, JournalError> {
+        if let Some(why) = self.roll_failure() {
+            return Err(JournalError(why));
+        }
+        // Rolls happen under the namespace write lock, as admission and
+        // append do: the segment that admitted is the current one. A
+        // segment's admission holds nothing, so a fresh one stands for it.
+        self.current().append_admitted(&Admission::default(), edits)
     }
 
     fn wait_durable(&self, txid: TxId) -> BoxFuture<'static, Result<(), JournalError>> {

@@ -335,8 +335,9 @@ impl NameNodeState {
                 .map_err(|_| CallError::io("namespace lock poisoned"))?;
             // Asked before `f` changes memory: a log handing the lead on
             // refuses here, and the caller fails over (HDFS: the standby
-            // transition takes the namesystem lock that writes hold).
-            // A log that failed refuses as safe mode does.
+            // transition takes the namesystem lock that writes hold); a
+            // log that failed, or whose disk is full, refuses as safe mode
+            // does. Either way memory is never ahead of a refusal.
             let Ok(admission) = self.journal.admit() else {
                 self.refuse_in_safe_mode(&format!("Cannot {}", what()))?;
                 return Err(standby_refusal(
