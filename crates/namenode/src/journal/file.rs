@@ -691,8 +691,10 @@ impl Drop for FileEditLog {
 impl FileEditLog {
     /// Takes `edits`. A log that refuses new edits (its next allocation
     /// failed) still takes those of a mutation it `admitted` before: that
-    /// mutation changed memory already, and the refusal leaves half a
-    /// step of room for it.
+    /// mutation changed memory already. The refusal comes with room left
+    /// (the next step is asked for once less than half of one remains,
+    /// and a batch is at most 256 KiB), which one mutation's records fit
+    /// unless the step is small; records that do not fit fail the log.
     fn take(&self, edits: &[Edit], admitted: bool) -> Result<TxId, JournalError> {
         let started = Instant::now();
         let Ok(mut p) = self.shared.pending.lock() else {

@@ -26,7 +26,8 @@ use crate::namespace::Edit;
 
 pub use cairn_common::ids::TxId;
 
-/// The journal failed; the NameNode must stop accepting mutations.
+/// The journal failed, or takes no edits now (a full disk, a member that
+/// does not lead): the NameNode accepts no mutations.
 #[derive(Debug, Clone, thiserror::Error)]
 #[error("journal failure: {0}")]
 pub struct JournalError(pub String);
@@ -42,18 +43,22 @@ pub trait EditLog: Send + Sync + 'static {
     fn append(&self, edits: &[Edit]) -> Result<TxId, JournalError>;
 
     /// Asks, under the namespace write lock and before a mutation changes
-    /// anything, whether the log takes edits; while the answer is held the
-    /// log keeps taking them (a replicated log's leader does not begin to
-    /// step down), so a mutation refused here is refused before it runs,
-    /// never after it changed memory. Append with
-    /// [`EditLog::append_admitted`] while holding it, never with `append`.
+    /// anything, whether the log takes edits; while the answer is held
+    /// nothing the NameNode decides makes the log refuse them (a full
+    /// disk found by the sync thread, a step-down asked by an operator),
+    /// so such refusals come before a mutation runs, never after it
+    /// changed memory. What nobody decides still can: a disk that fails,
+    /// a replicated log's lost election (both fatal, as before). Append
+    /// with [`EditLog::append_admitted`] while holding it, never with
+    /// `append` (a replicated log's `append` admits too: it would wait
+    /// for the admission held).
     ///
     /// # Errors
     /// [`JournalError`] when the log takes no edits now.
     fn admit(&self) -> Result<Admission<'_>, JournalError> {
         // A log kept in files refuses while it fails or refuses new
         // edits, and takes an admitted mutation's edits in the room it
-        // keeps; its leave holds nothing.
+        // has left; its leave holds nothing.
         match self.failure() {
             Some(why) => Err(JournalError(why)),
             None => Ok(Admission::default()),

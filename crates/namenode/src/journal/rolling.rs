@@ -197,8 +197,9 @@ impl EditLog for RollingEditLog {
         if let Some(why) = self.roll_failure() {
             return Err(JournalError(why));
         }
-        // Rolls happen under the namespace write lock, as admission and
-        // append do: the segment that admitted is the current one. A
+        // Rolls hold the namespace lock (saveNamespace its read side),
+        // and admission and append its write side: the segment that
+        // admitted is the current one. A
         // segment's admission holds nothing, so a fresh one stands for it.
         self.current().append_admitted(&Admission::default(), edits)
     }
