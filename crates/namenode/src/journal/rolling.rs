@@ -199,8 +199,8 @@ impl EditLog for RollingEditLog {
         }
         // Rolls hold the namespace lock (saveNamespace its read side),
         // and admission and append its write side: the segment that
-        // admitted is the current one. A
-        // segment's admission holds nothing, so a fresh one stands for it.
+        // admitted is the current one. A segment's admission holds
+        // nothing, so a fresh one stands for it.
         self.current().append_admitted(&Admission::default(), edits)
     }
 

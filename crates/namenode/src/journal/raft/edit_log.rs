@@ -302,7 +302,11 @@ pub(super) async fn until_durable(
 }
 
 impl RaftEditLog {
-    fn check_ready(&self) -> Result<(), JournalError> {
+    /// Refuses once the log failed, or while this member does not lead.
+    fn check_leading(&self) -> Result<(), JournalError> {
+        if let Some(why) = &self.durable.borrow().failed {
+            return Err(JournalError(why.clone()));
+        }
         if self.ready.load(Ordering::Acquire) {
             Ok(())
         } else {
@@ -322,16 +326,13 @@ impl EditLog for RaftEditLog {
     /// Holds the handover's gate: a step-down waits for the mutation
     /// admitted here to append, and sees its txids.
     fn admit(&self) -> Result<Admission<'_>, JournalError> {
-        if let Some(why) = &self.durable.borrow().failed {
-            return Err(JournalError(why.clone()));
-        }
         let gate = self.handover.gate();
         if self.handover.stepping_down() {
             return Err(JournalError(
                 "not the active NameNode (handing the lead on)".into(),
             ));
         }
-        self.check_ready()?;
+        self.check_leading()?;
         Ok(Admission::holding(gate))
     }
 
@@ -340,12 +341,9 @@ impl EditLog for RaftEditLog {
         _admission: &Admission<'_>,
         edits: &[Edit],
     ) -> Result<TxId, JournalError> {
-        if let Some(why) = &self.durable.borrow().failed {
-            return Err(JournalError(why.clone()));
-        }
         // The lead can still be lost between admission and append: the
         // Raft core, not a request, decides that.
-        self.check_ready()?;
+        self.check_leading()?;
         let mut txid = self.progress.applied_txid.load(Ordering::Acquire);
         let mut records = Vec::new();
         for e in edits {
