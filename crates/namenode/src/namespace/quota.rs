@@ -447,7 +447,7 @@ impl Namespace {
     }
 
     /// Whether `dir` or a directory above it has a space quota.
-    fn space_limited(&self, dir: INodeId) -> bool {
+    pub(super) fn space_limited(&self, dir: INodeId) -> bool {
         let mut cur = Some(dir);
         while let Some(id) = cur {
             if let Some(q) = self.quotas.get(&id) {

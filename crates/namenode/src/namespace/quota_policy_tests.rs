@@ -266,3 +266,54 @@ fn content_summary_counts_file_lengths_on_the_policy_types() {
     assert_eq!(cs.quota.usage.type_space, ssd_disk_archive(60, 0, 0));
     assert_eq!(typed(&n, "/d"), ssd_disk_archive(1060, 0, 0));
 }
+
+#[test]
+fn a_truncate_inside_a_block_is_charged_as_hot_when_no_policy_is_set() {
+    // Goal: HDFS's verifyQuotaForTruncate: a cut inside a block charges a
+    // full preferred block per replica while its recovery runs, by storage
+    // type under the file's policy or, with none set, under HOT (HDFS asks
+    // its policy suite for id 0, which answers the default); refused, it
+    // changes nothing. A cut at a block boundary only frees space.
+    let mut n = ns();
+    let mut log = n.mkdirs(&root(), "/q", 0o755, true, NOW).expect("mkdir");
+    log.extend(
+        n.set_quota(&root(), "/q", QUOTA_DONT_SET, 1000, Some(StorageType::Disk))
+            .expect("quota"),
+    );
+    write(&mut n, &mut log, "/q/f", 3, 400);
+    // No policy anywhere: the file itself charges no DISK.
+    assert_eq!(typed(&n, "/q"), ssd_disk_archive(0, 0, 0));
+    let before = n.to_edits();
+    let refused = FsError::QuotaByStorageTypeExceeded(
+        "Quota by storage type : DISK on path : /q is exceeded. quota = 1000 B but space consumed = 1.76 KB".into(),
+    );
+    assert_eq!(
+        n.truncate(&root(), "/q/f", 100, "x", "m", NOW).map(|_| ()),
+        Err(refused.clone())
+    );
+    assert_eq!(n.to_edits(), before);
+    // Under HOT, set on the file, the same answer.
+    policy(&mut n, &mut log, "/q/f", "HOT");
+    let before = n.to_edits();
+    assert!(matches!(
+        n.truncate(&root(), "/q/f", 100, "x", "m", NOW),
+        Err(FsError::QuotaByStorageTypeExceeded(_))
+    ));
+    assert_eq!(n.to_edits(), before);
+    // Under COLD the replicas go to ARCHIVE: the DISK quota does not bind.
+    policy(&mut n, &mut log, "/q/f", "COLD");
+    let (t, e) = n
+        .truncate(&root(), "/q/f", 100, "x", "m", NOW)
+        .expect("truncate under COLD");
+    assert!(!t.done);
+    log.extend(e);
+    // A cut at a block boundary (to 0 here) frees space and is allowed.
+    write(&mut n, &mut log, "/q/g", 3, 400);
+    let (t, e) = n
+        .truncate(&root(), "/q/g", 0, "x", "m", NOW)
+        .expect("truncate to a block boundary");
+    assert!(t.done);
+    log.extend(e);
+    assert_exact(&n);
+    assert_replays(&n, &log);
+}

@@ -16,7 +16,9 @@
 
 use super::edits::file_mut;
 use super::permission::{Access, Caller};
-use super::quota::mark_open;
+use super::quota::QuotaCounts;
+use super::quota_policy::add_typed_space;
+use super::storage_policy::{DEFAULT_POLICY_ID, UNSPECIFIED_POLICY_ID};
 use super::{
     ApplyError, BlockId, BlockRecord, Edit, FsError, INodeId, Namespace, Required, Resolved,
     UnderConstruction,
@@ -232,12 +234,7 @@ impl Namespace {
                     },
                 }
             });
-        self.verify_file_change(id, |g, _| {
-            g.blocks.truncate(kept);
-            if recovery.is_some() {
-                mark_open(g);
-            }
-        })?;
+        self.verify_quota_for_truncate(id, new_length)?;
         let edit = Edit::Truncate {
             path,
             new_length,
@@ -257,6 +254,46 @@ impl Namespace {
             },
             Some(edit),
         ))
+    }
+
+    /// HDFS's `verifyQuotaForTruncate`: the quotas above file `id` must
+    /// hold what a truncate to `new_length` adds. A block cut inside is
+    /// charged at the preferred block size while its recovery runs (less its
+    /// bytes now, or all of it when a snapshot keeps the old block); a block
+    /// dropped whole frees its bytes unless a snapshot keeps it. As HDFS
+    /// (`BlockStoragePolicySuite.getPolicy`), a file under no policy is
+    /// charged by storage type as under the default one, HOT.
+    fn verify_quota_for_truncate(&self, id: INodeId, new_length: u64) -> Result<(), FsError> {
+        let node = self.node(id);
+        let (Some(parent), Some(f)) = (node.parent(), node.file()) else {
+            return Ok(());
+        };
+        if !self.space_limited(parent) {
+            return Ok(());
+        }
+        let replication = self.replication_of(node);
+        let preferred = i64::try_from(self.block_size_of(node)).unwrap_or(i64::MAX);
+        let policy = match self.effective_storage_policy(id) {
+            UNSPECIFIED_POLICY_ID => DEFAULT_POLICY_ID,
+            p => p,
+        };
+        let mut delta = QuotaCounts::default();
+        let mut size: u64 = f.blocks.iter().map(|b| b.num_bytes).sum();
+        for b in f.blocks.iter().rev() {
+            if size <= new_length {
+                break;
+            }
+            let bytes = i64::try_from(b.num_bytes).unwrap_or(i64::MAX);
+            let cut_inside = size - new_length < b.num_bytes;
+            let mut freed = if cut_inside { bytes - preferred } else { bytes };
+            if self.snapshot_sees_block(id, b.id) {
+                freed -= bytes;
+            }
+            delta.storage_space -= freed.saturating_mul(i64::from(replication));
+            add_typed_space(&mut delta.type_space, policy, replication, -freed);
+            size -= b.num_bytes;
+        }
+        self.verify_quota(parent, &delta, None)
     }
 
     /// The truncate block of a file whose truncate waits for its block
