@@ -82,6 +82,11 @@ impl RaftEditLog {
         let (tx, rx) = mpsc::unbounded_channel();
         let (inflight_tx, inflight_rx) = mpsc::unbounded_channel();
         let permits = Arc::new(Semaphore::new(MAX_IN_FLIGHT));
+        let handover = Arc::new(Handover::new(
+            raft.clone(),
+            progress.clone(),
+            durable.clone(),
+        ));
         let tasks = vec![
             tokio::spawn(propose(
                 raft.clone(),
@@ -96,13 +101,9 @@ impl RaftEditLog {
                 progress.clone(),
                 ready.clone(),
                 durable_tx.clone(),
+                handover.clone(),
             )),
         ];
-        let handover = Arc::new(Handover::new(
-            raft.clone(),
-            progress.clone(),
-            durable.clone(),
-        ));
         Self {
             progress,
             ready,
@@ -213,6 +214,7 @@ async fn watch_leadership(
     progress: Arc<Progress>,
     ready: Arc<AtomicBool>,
     durable: Arc<watch::Sender<Durable>>,
+    handover: Arc<Handover>,
 ) {
     let mut metrics = raft.metrics();
     let mut led: Option<(u64, u64)> = None;
@@ -226,7 +228,7 @@ async fn watch_leadership(
                 // term waits to catch up (and is logged) like any other.
                 if let Some((term, _)) = led.filter(|(term, _)| *term != m.current_term) {
                     led = None;
-                    step_down(term, &progress, &ready, &durable);
+                    step_down(term, &progress, &ready, &durable, &handover);
                 }
                 if led.is_none() {
                     led = Some((m.current_term, m.last_log_index.unwrap_or(0)));
@@ -244,7 +246,7 @@ async fn watch_leadership(
                     info!(term = m.current_term, "active for term {}", m.current_term);
                 }
             } else if let Some((term, _)) = led.take() {
-                step_down(term, &progress, &ready, &durable);
+                step_down(term, &progress, &ready, &durable, &handover);
             }
         }
         if metrics.changed().await.is_err() {
@@ -262,7 +264,18 @@ async fn watch_leadership(
 /// Stops taking edits after leading `term`; edits applied but not
 /// committed may have been replaced by another leader's, so they fail the
 /// log (the NameNode restarts from what is on disk).
-fn step_down(term: u64, progress: &Progress, ready: &AtomicBool, durable: &watch::Sender<Durable>) {
+///
+/// Under the handover's gate: a mutation admitted while this member led
+/// appends first, so its txids count among the uncommitted ones (and the
+/// failure says so), and the next mutation is refused before it runs.
+fn step_down(
+    term: u64,
+    progress: &Progress,
+    ready: &AtomicBool,
+    durable: &watch::Sender<Durable>,
+    handover: &Handover,
+) {
+    let _gate = handover.gate();
     ready.store(false, Ordering::Release);
     let applied = progress.applied_txid.load(Ordering::Acquire);
     let committed = *progress.committed_txid.borrow();
