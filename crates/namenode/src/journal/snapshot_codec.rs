@@ -43,6 +43,7 @@ fn attrs_to(a: &Attrs) -> pj::SnapshotAttrsRecord {
         acl: a.acl.iter().cloned().map(acl_entry_to).collect(),
         xattrs: a.xattrs.iter().cloned().map(xattr_to).collect(),
         quota: a.quota.as_ref().map(quota_to),
+        storage_policy: Some(u32::from(a.storage_policy)),
     }
 }
 
@@ -67,6 +68,8 @@ fn attrs_from(a: &pj::SnapshotAttrsRecord) -> Result<Attrs, String> {
             .map(xattr_from)
             .collect::<Result<_, _>>()?,
         quota: a.quota.as_ref().map(quota_from).transpose()?,
+        storage_policy: u8::try_from(a.storage_policy.unwrap_or(0))
+            .map_err(|_| format!("storage policy {:?} out of range", a.storage_policy))?,
     })
 }
 
@@ -370,6 +373,8 @@ mod tests {
                 storage_space: -1,
                 type_space: [7; crate::namespace::quota::QUOTA_TYPES.len()],
             }),
+            // And the inode's own storage policy as it was.
+            storage_policy: if p.is_multiple_of(3) { 2 } else { 0 },
         }
     }
 

@@ -359,6 +359,9 @@ impl Namespace {
         if policy != UNSPECIFIED_POLICY_ID && StoragePolicy::by_id(policy).is_none() {
             return Err(ApplyError(format!("unknown storage policy id {policy}")));
         }
+        // A snapshot keeps the policy the inode had (HDFS records the
+        // change in a file's header or a directory's extended attributes).
+        self.record_modification(id);
         let before = self.effective_storage_policy(id);
         if policy == UNSPECIFIED_POLICY_ID {
             self.storage_policies.remove(&id);

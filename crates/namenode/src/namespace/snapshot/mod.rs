@@ -91,6 +91,10 @@ pub struct Attrs {
     /// directory's snapshot copy, and a change of them makes the
     /// directory modified in a snapshot diff.
     pub quota: Option<QuotaCounts>,
+    /// The inode's own storage policy (0: none of its own). HDFS keeps it
+    /// in a file's snapshot header and in a directory's extended
+    /// attributes, so a change of it makes the inode modified in a diff.
+    pub storage_policy: u8,
 }
 
 impl Namespace {
@@ -113,6 +117,7 @@ impl Namespace {
             acl,
             xattrs,
             quota: self.quotas.get(&id).map(|q| q.quota),
+            storage_policy: self.local_storage_policy(id),
         }
     }
 }

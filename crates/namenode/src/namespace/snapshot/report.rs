@@ -473,8 +473,9 @@ impl Namespace {
     }
 
     /// Whether inode `id` differs between two views: permission, owner,
-    /// group, ACL, extended attributes; for a file also length and
-    /// replication, for a directory its quotas (HDFS's `metadataEquals`).
+    /// group, ACL, extended attributes, its own storage policy; for a file
+    /// also length and replication, for a directory its quotas (HDFS's
+    /// `metadataEquals`).
     fn metadata_changed(&self, id: INodeId, earlier: View, later: View) -> bool {
         let (Some(a), Some(b)) = (self.view_status(id, earlier), self.view_status(id, later))
         else {
@@ -485,7 +486,7 @@ impl Namespace {
                 Some(s) => self.attrs_at(id, s),
                 None => self.any_node(id).map(|n| self.attrs_of(id, n)),
             };
-            attrs.map(|a| (a.acl, a.xattrs, a.quota))
+            attrs.map(|a| (a.acl, a.xattrs, a.quota, a.storage_policy))
         };
         a.permission != b.permission
             || a.owner != b.owner
