@@ -98,12 +98,14 @@ struct Pending {
     /// what is already pending still fits and is written.
     refusing: Option<String>,
     shutdown: bool,
-    /// The sync thread is parked on `wake`: only then does an append need
-    /// to signal it (a futex call per append otherwise, while the thread
-    /// is busy syncing the previous batch and will look anyway).
+    /// The sync thread is parked on `wake` and no append has signalled it
+    /// yet: only then does an append need to signal it (a futex call per
+    /// append otherwise, while the thread is busy syncing the previous
+    /// batch, or waking, and will look anyway).
     writer_waiting: bool,
     /// While the sync thread lingers for more edits ([`linger`]): the
-    /// pending count at which an append signals it (`u64::MAX` otherwise).
+    /// pending count at which an append signals it (`u64::MAX` otherwise,
+    /// and once an append has).
     signal_at: u64,
 }
 
@@ -718,6 +720,13 @@ impl FileEditLog {
         }
         let last = p.last_txid;
         let wake = p.writer_waiting || p.records >= p.signal_at;
+        if wake {
+            // One signal per wait: the appends that come before the sync
+            // thread runs again do not signal it again (each would be a
+            // futex call).
+            p.writer_waiting = false;
+            p.signal_at = u64::MAX;
+        }
         drop(p);
         self.metrics
             .record_append(edits.len() as u64, started.elapsed());
