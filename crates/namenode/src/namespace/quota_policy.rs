@@ -15,7 +15,7 @@
 
 use super::quota::{file_quota_bytes, quota_index, QuotaCounts, QUOTA_TYPES};
 use super::storage_policy::{StoragePolicy, UNSPECIFIED_POLICY_ID};
-use super::{FileNode, INode, INodeId, INodeKind, NameTable, Namespace};
+use super::{FileNode, FsError, INode, INodeId, INodeKind, NameTable, Namespace};
 
 /// Space per storage type, indexed as [`QUOTA_TYPES`].
 type TypeSpace = [i64; QUOTA_TYPES.len()];
@@ -72,6 +72,48 @@ pub(super) fn file_usage_at(
 }
 
 impl Namespace {
+    /// The policy HDFS's truncate and append checks charge file `id`'s
+    /// typed space by: its effective one, or the default (HOT) when none is
+    /// set anywhere (`BlockStoragePolicySuite.getPolicy(0)` answers the
+    /// default), where every other count charges such a file no type.
+    pub(super) fn policy_for_quota_checks(&self, id: INodeId) -> u8 {
+        match self.effective_storage_policy(id) {
+            super::storage_policy::UNSPECIFIED_POLICY_ID => {
+                super::storage_policy::DEFAULT_POLICY_ID
+            }
+            p => p,
+        }
+    }
+
+    /// HDFS's `verifyQuotaForUCBlock` (an append into the last block): the
+    /// quotas above file `id` must hold its last block grown to the
+    /// preferred block size on every replica, typed as
+    /// [`Namespace::policy_for_quota_checks`] says.
+    pub(super) fn verify_quota_for_uc_block(&self, id: INodeId) -> Result<(), FsError> {
+        let node = self.node(id);
+        let (Some(parent), Some(last)) = (node.parent(), node.file().and_then(|f| f.blocks.last()))
+        else {
+            return Ok(());
+        };
+        if !self.space_limited(parent) {
+            return Ok(());
+        }
+        let replication = self.replication_of(node);
+        let grown = i64::try_from(self.block_size_of(node).saturating_sub(last.num_bytes))
+            .unwrap_or(i64::MAX);
+        let mut delta = QuotaCounts {
+            storage_space: grown.saturating_mul(i64::from(replication)),
+            ..QuotaCounts::default()
+        };
+        add_typed_space(
+            &mut delta.type_space,
+            self.policy_for_quota_checks(id),
+            replication,
+            grown,
+        );
+        self.verify_quota(parent, &delta, None)
+    }
+
     /// The policy an inode below a directory whose effective policy is
     /// `inherited` is under: its own, else the inherited one.
     pub(super) fn policy_below(&self, id: INodeId, inherited: u8) -> u8 {

@@ -267,13 +267,10 @@ fn content_summary_counts_file_lengths_on_the_policy_types() {
     assert_eq!(typed(&n, "/d"), ssd_disk_archive(1060, 0, 0));
 }
 
-#[test]
-fn a_truncate_inside_a_block_is_charged_as_hot_when_no_policy_is_set() {
-    // Goal: HDFS's verifyQuotaForTruncate: a cut inside a block charges a
-    // full preferred block per replica while its recovery runs, by storage
-    // type under the file's policy or, with none set, under HOT (HDFS asks
-    // its policy suite for id 0, which answers the default); refused, it
-    // changes nothing. A cut at a block boundary only frees space.
+/// `/q` with a DISK quota of 1,000 B over `/q/f`: 400 B in one block of a
+/// 1,000 B block size, replication 3, no storage policy anywhere (so the
+/// file itself charges no DISK).
+fn disk_quota_over_a_file() -> (Namespace, Vec<Edit>) {
     let mut n = ns();
     let mut log = n.mkdirs(&root(), "/q", 0o755, true, NOW).expect("mkdir");
     log.extend(
@@ -281,15 +278,30 @@ fn a_truncate_inside_a_block_is_charged_as_hot_when_no_policy_is_set() {
             .expect("quota"),
     );
     write(&mut n, &mut log, "/q/f", 3, 400);
-    // No policy anywhere: the file itself charges no DISK.
     assert_eq!(typed(&n, "/q"), ssd_disk_archive(0, 0, 0));
-    let before = n.to_edits();
-    let refused = FsError::QuotaByStorageTypeExceeded(
+    (n, log)
+}
+
+/// HDFS's refusal of `/q/f`'s last block grown to a full block (600 B
+/// more) on its three replicas, typed as HOT's DISK.
+fn refused_a_full_block() -> FsError {
+    FsError::QuotaByStorageTypeExceeded(
         "Quota by storage type : DISK on path : /q is exceeded. quota = 1000 B but space consumed = 1.76 KB".into(),
-    );
+    )
+}
+
+#[test]
+fn a_truncate_inside_a_block_is_charged_as_hot_when_no_policy_is_set() {
+    // Goal: HDFS's verifyQuotaForTruncate: a cut inside a block charges a
+    // full preferred block per replica while its recovery runs, by storage
+    // type under the file's policy or, with none set, under HOT (HDFS asks
+    // its policy suite for id 0, which answers the default); refused, it
+    // changes nothing. A cut at a block boundary only frees space.
+    let (mut n, mut log) = disk_quota_over_a_file();
+    let before = n.to_edits();
     assert_eq!(
         n.truncate(&root(), "/q/f", 100, "x", "m", NOW).map(|_| ()),
-        Err(refused.clone())
+        Err(refused_a_full_block())
     );
     assert_eq!(n.to_edits(), before);
     // Under HOT, set on the file, the same answer.
@@ -314,6 +326,28 @@ fn a_truncate_inside_a_block_is_charged_as_hot_when_no_policy_is_set() {
         .expect("truncate to a block boundary");
     assert!(t.done);
     log.extend(e);
+    assert_exact(&n);
+    assert_replays(&n, &log);
+}
+
+#[test]
+fn an_append_into_the_last_block_is_charged_as_hot_when_no_policy_is_set() {
+    // Goal: HDFS's verifyQuotaForUCBlock types the reopened last block
+    // (grown to the preferred block size on every replica) as truncate
+    // does: under HOT when no policy is set (as HDFS 3.4.1 answered over
+    // WebHDFS: "quota = 1000 B but space consumed = 384.00 MB"); an append
+    // to a new block is not charged a reopened block.
+    let (mut n, mut log) = disk_quota_over_a_file();
+    let before = n.to_edits();
+    assert_eq!(
+        n.append(&root(), "/q/f", "x", "m", false).map(|_| ()),
+        Err(refused_a_full_block())
+    );
+    assert_eq!(n.to_edits(), before);
+    let (_, _, e) = n
+        .append(&root(), "/q/f", "x", "m", true)
+        .expect("append to a new block");
+    log.push(e);
     assert_exact(&n);
     assert_replays(&n, &log);
 }

@@ -18,7 +18,6 @@ use super::edits::file_mut;
 use super::permission::{Access, Caller};
 use super::quota::QuotaCounts;
 use super::quota_policy::add_typed_space;
-use super::storage_policy::{DEFAULT_POLICY_ID, UNSPECIFIED_POLICY_ID};
 use super::{
     ApplyError, BlockId, BlockRecord, Edit, FsError, INodeId, Namespace, Required, Resolved,
     UnderConstruction,
@@ -260,9 +259,8 @@ impl Namespace {
     /// hold what a truncate to `new_length` adds. A block cut inside is
     /// charged at the preferred block size while its recovery runs (less its
     /// bytes now, or all of it when a snapshot keeps the old block); a block
-    /// dropped whole frees its bytes unless a snapshot keeps it. As HDFS
-    /// (`BlockStoragePolicySuite.getPolicy`), a file under no policy is
-    /// charged by storage type as under the default one, HOT.
+    /// dropped whole frees its bytes unless a snapshot keeps it. Typed as
+    /// [`Namespace::policy_for_quota_checks`] says.
     fn verify_quota_for_truncate(&self, id: INodeId, new_length: u64) -> Result<(), FsError> {
         let node = self.node(id);
         let (Some(parent), Some(f)) = (node.parent(), node.file()) else {
@@ -273,10 +271,7 @@ impl Namespace {
         }
         let replication = self.replication_of(node);
         let preferred = i64::try_from(self.block_size_of(node)).unwrap_or(i64::MAX);
-        let policy = match self.effective_storage_policy(id) {
-            UNSPECIFIED_POLICY_ID => DEFAULT_POLICY_ID,
-            p => p,
-        };
+        let policy = self.policy_for_quota_checks(id);
         let mut delta = QuotaCounts::default();
         let mut size: u64 = f.blocks.iter().map(|b| b.num_bytes).sum();
         for b in f.blocks.iter().rev() {

@@ -327,7 +327,13 @@ impl Namespace {
         let partial = partial_last_block(node, self.block_size_of(node), new_block);
         // The last block is a block under construction again: a full
         // block's space, as HDFS reserves it (`verifyQuotaForUCBlock`).
-        self.verify_file_change(id, |g, _| mark_open(g))?;
+        // HDFS checks nothing for an append to a new block; the file still
+        // counts as open here, so its space is checked as such.
+        if new_block {
+            self.verify_file_change(id, |g, _| mark_open(g))?;
+        } else {
+            self.verify_quota_for_uc_block(id)?;
+        }
         let edit = Edit::Reopen {
             path,
             client_name: client_name.to_string(),
