@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use super::edits::file_mut;
 use super::permission::{Access, Caller};
 use super::quota::QuotaCounts;
-use super::quota_policy::{file_usage, file_usage_at};
+use super::quota_policy::{add_typed_space, file_usage_at};
 use super::{ApplyError, BlockId, Edit, FsError, INodeId, Namespace, Required, Resolved};
 
 /// What a concat did.
@@ -223,36 +223,34 @@ impl Namespace {
         Ok(())
     }
 
-    /// HDFS's `computeQuotaDeltas` and check: the sources' bytes at the
-    /// target's replication instead of their own (the names they free are
-    /// not counted).
+    /// HDFS's `computeQuotaDeltas` and check: each source whose
+    /// replication differs from the target's moves its length from its
+    /// replication to the target's, in space and, typed as
+    /// [`Namespace::policy_for_quota_checks`] says of the source, on each
+    /// storage type (the names the sources free are not counted).
     fn verify_concat_quota(&self, target: INodeId, srcs: &[INodeId]) -> Result<(), FsError> {
         let target_node = self.node(target);
         let (Some(parent), Some(_)) = (target_node.parent(), target_node.file()) else {
             return Ok(());
         };
+        let target_repl = self.replication_of(target_node);
         let mut delta = QuotaCounts::default();
-        let target_policy = self.effective_storage_policy(target);
         for id in srcs {
             let node = self.node(*id);
-            if let Some(f) = node.file() {
-                // Its bytes at the target's replication and policy.
-                let gone = file_usage(f, &self.names, node, self.effective_storage_policy(*id));
-                let came = file_usage_at(
-                    f,
-                    self.replication_of(target_node),
-                    self.block_size_of(target_node),
-                    target_policy,
-                );
-                delta.storage_space += came.storage_space - gone.storage_space;
-                for (d, (c, g)) in delta
-                    .type_space
-                    .iter_mut()
-                    .zip(came.type_space.iter().zip(gone.type_space))
-                {
-                    *d += c - g;
-                }
+            let Some(f) = node.file() else {
+                continue;
+            };
+            let src_repl = self.replication_of(node);
+            if src_repl == target_repl {
+                continue;
             }
+            let size = i64::try_from(f.length()).unwrap_or(i64::MAX);
+            delta.storage_space = delta
+                .storage_space
+                .saturating_add(size.saturating_mul(i64::from(target_repl) - i64::from(src_repl)));
+            let policy = self.policy_for_quota_checks(*id);
+            add_typed_space(&mut delta.type_space, policy, target_repl, size);
+            add_typed_space(&mut delta.type_space, policy, src_repl, -size);
         }
         self.verify_quota(parent, &delta, None)
     }

@@ -351,3 +351,32 @@ fn an_append_into_the_last_block_is_charged_as_hot_when_no_policy_is_set() {
     assert_exact(&n);
     assert_replays(&n, &log);
 }
+
+#[test]
+fn a_concat_raising_replication_is_charged_as_hot_when_no_policy_is_set() {
+    // Goal: HDFS's computeQuotaDeltas: a source of lower replication than
+    // the target adds its length once per extra replica, typed under its
+    // policy or, with none set, under HOT (as HDFS 3.4.1 answered over
+    // WebHDFS: 5 B at replication 1 into a file at 3 under a DISK quota of
+    // 5 B, "space consumed = 10 B"); a source at the target's replication
+    // adds nothing.
+    let (mut n, mut log) = disk_quota_over_a_file();
+    write(&mut n, &mut log, "/q/big", 1, 600);
+    write(&mut n, &mut log, "/q/small", 1, 300);
+    write(&mut n, &mut log, "/q/same", 3, 900);
+    let before = n.to_edits();
+    assert_eq!(
+        n.concat(&root(), "/q/f", &["/q/big".into()], NOW)
+            .map(|_| ()),
+        Err(FsError::QuotaByStorageTypeExceeded(
+            "Quota by storage type : DISK on path : /q is exceeded. quota = 1000 B but space consumed = 1.17 KB".into()
+        ))
+    );
+    assert_eq!(n.to_edits(), before);
+    let (_, e) = n
+        .concat(&root(), "/q/f", &["/q/small".into(), "/q/same".into()], NOW)
+        .expect("600 B more on DISK fits");
+    log.push(e);
+    assert_exact(&n);
+    assert_replays(&n, &log);
+}
