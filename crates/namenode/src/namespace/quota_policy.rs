@@ -14,7 +14,7 @@
 //! other edit changes one file, whose policy it looks up once.
 
 use super::quota::{file_quota_bytes, quota_index, QuotaCounts, QUOTA_TYPES};
-use super::storage_policy::{StoragePolicy, UNSPECIFIED_POLICY_ID};
+use super::storage_policy::{StoragePolicy, DEFAULT_POLICY_ID, UNSPECIFIED_POLICY_ID};
 use super::{FileNode, FsError, INode, INodeId, INodeKind, NameTable, Namespace};
 
 /// Space per storage type, indexed as [`QUOTA_TYPES`].
@@ -72,15 +72,13 @@ pub(super) fn file_usage_at(
 }
 
 impl Namespace {
-    /// The policy HDFS's truncate and append checks charge file `id`'s
-    /// typed space by: its effective one, or the default (HOT) when none is
-    /// set anywhere (`BlockStoragePolicySuite.getPolicy(0)` answers the
-    /// default), where every other count charges such a file no type.
+    /// The policy HDFS's truncate, append and concat checks charge file
+    /// `id`'s typed space by: its effective one, or the default (HOT) when
+    /// none is set anywhere (`BlockStoragePolicySuite.getPolicy(0)` answers
+    /// the default), where every other count charges such a file no type.
     pub(super) fn policy_for_quota_checks(&self, id: INodeId) -> u8 {
         match self.effective_storage_policy(id) {
-            super::storage_policy::UNSPECIFIED_POLICY_ID => {
-                super::storage_policy::DEFAULT_POLICY_ID
-            }
+            UNSPECIFIED_POLICY_ID => DEFAULT_POLICY_ID,
             p => p,
         }
     }

@@ -284,7 +284,9 @@ impl Namespace {
             if self.snapshot_sees_block(id, b.id) {
                 freed -= bytes;
             }
-            delta.storage_space -= freed.saturating_mul(i64::from(replication));
+            delta.storage_space = delta
+                .storage_space
+                .saturating_sub(freed.saturating_mul(i64::from(replication)));
             add_typed_space(&mut delta.type_space, policy, replication, -freed);
             size -= b.num_bytes;
         }
