@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use super::edits::file_mut;
 use super::permission::{Access, Caller};
 use super::quota::QuotaCounts;
-use super::quota_policy::{add_typed_space, file_usage_at};
+use super::quota_policy::file_usage_at;
 use super::{ApplyError, BlockId, Edit, FsError, INodeId, Namespace, Required, Resolved};
 
 /// What a concat did.
@@ -245,12 +245,9 @@ impl Namespace {
                 continue;
             }
             let size = i64::try_from(f.length()).unwrap_or(i64::MAX);
-            delta.storage_space = delta
-                .storage_space
-                .saturating_add(size.saturating_mul(i64::from(target_repl) - i64::from(src_repl)));
-            let policy = self.policy_for_quota_checks(*id);
-            add_typed_space(&mut delta.type_space, policy, target_repl, size);
-            add_typed_space(&mut delta.type_space, policy, src_repl, -size);
+            delta = delta
+                .plus(&self.checked_replica_charge(*id, target_repl, size))
+                .plus(&self.checked_replica_charge(*id, src_repl, -size));
         }
         self.verify_quota(parent, &delta, None)
     }

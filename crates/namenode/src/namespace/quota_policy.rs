@@ -96,20 +96,33 @@ impl Namespace {
         if !self.space_limited(parent) {
             return Ok(());
         }
-        let replication = self.replication_of(node);
         let grown = i64::try_from(self.block_size_of(node).saturating_sub(last.num_bytes))
             .unwrap_or(i64::MAX);
+        let delta = self.checked_replica_charge(id, self.replication_of(node), grown);
+        self.verify_quota(parent, &delta, None)
+    }
+
+    /// What HDFS's truncate, append and concat checks charge for `bytes`
+    /// more (fewer, when negative) on each of `replication` replicas of
+    /// file `id`: the space, and the space on each storage type
+    /// [`Namespace::policy_for_quota_checks`] chooses.
+    pub(super) fn checked_replica_charge(
+        &self,
+        id: INodeId,
+        replication: u16,
+        bytes: i64,
+    ) -> QuotaCounts {
         let mut delta = QuotaCounts {
-            storage_space: grown.saturating_mul(i64::from(replication)),
+            storage_space: bytes.saturating_mul(i64::from(replication)),
             ..QuotaCounts::default()
         };
         add_typed_space(
             &mut delta.type_space,
             self.policy_for_quota_checks(id),
             replication,
-            grown,
+            bytes,
         );
-        self.verify_quota(parent, &delta, None)
+        delta
     }
 
     /// The policy an inode below a directory whose effective policy is

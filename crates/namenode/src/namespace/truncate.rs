@@ -16,8 +16,6 @@
 
 use super::edits::file_mut;
 use super::permission::{Access, Caller};
-use super::quota::QuotaCounts;
-use super::quota_policy::add_typed_space;
 use super::{
     ApplyError, BlockId, BlockRecord, Edit, FsError, INodeId, Namespace, Required, Resolved,
     UnderConstruction,
@@ -269,10 +267,9 @@ impl Namespace {
         if !self.space_limited(parent) {
             return Ok(());
         }
-        let replication = self.replication_of(node);
         let preferred = i64::try_from(self.block_size_of(node)).unwrap_or(i64::MAX);
-        let policy = self.policy_for_quota_checks(id);
-        let mut delta = QuotaCounts::default();
+        // Bytes freed on each replica (negative: charged).
+        let mut freed_total = 0i64;
         let mut size: u64 = f.blocks.iter().map(|b| b.num_bytes).sum();
         for b in f.blocks.iter().rev() {
             if size <= new_length {
@@ -284,12 +281,14 @@ impl Namespace {
             if self.snapshot_sees_block(id, b.id) {
                 freed -= bytes;
             }
-            delta.storage_space = delta
-                .storage_space
-                .saturating_sub(freed.saturating_mul(i64::from(replication)));
-            add_typed_space(&mut delta.type_space, policy, replication, -freed);
+            freed_total = freed_total.saturating_add(freed);
             size -= b.num_bytes;
         }
+        let delta = self.checked_replica_charge(
+            id,
+            self.replication_of(node),
+            freed_total.saturating_neg(),
+        );
         self.verify_quota(parent, &delta, None)
     }
 
