@@ -14,7 +14,6 @@ use std::collections::HashSet;
 use super::edits::file_mut;
 use super::permission::{Access, Caller};
 use super::quota::QuotaCounts;
-use super::quota_policy::file_usage_at;
 use super::{ApplyError, BlockId, Edit, FsError, INodeId, Namespace, Required, Resolved};
 
 /// What a concat did.
@@ -192,7 +191,6 @@ impl Namespace {
             }
             sources.push(id);
         }
-        let policy = self.effective_storage_policy(target_id);
         let before = sources
             .iter()
             .chain([&target_id])
@@ -208,14 +206,13 @@ impl Namespace {
             }
             self.remove_tree(*id);
         }
-        let attrs = self.node(target_id).attrs;
-        let (replication, block_size) =
-            (self.names.replication(attrs), self.names.block_size(attrs));
         let node = self.node_mut(target_id);
         node.set_mtime_ms(mtime_ms);
-        let f = file_mut(node, target)?;
-        f.blocks.extend(blocks);
-        let delta = file_usage_at(f, replication, block_size, policy).minus(&before);
+        file_mut(node, target)?.blocks.extend(blocks);
+        let after = self
+            .live_file_usage(target_id)
+            .map_or_else(QuotaCounts::default, |u| u.1);
+        let delta = after.minus(&before);
         self.node_mut(parent).set_mtime_ms(mtime_ms);
         self.add_usage(parent, &delta);
         // The sources' blocks moved to the target: none is freed.
@@ -233,7 +230,8 @@ impl Namespace {
         let (Some(parent), Some(_)) = (target_node.parent(), target_node.file()) else {
             return Ok(());
         };
-        let target_repl = self.replication_of(target_node);
+        // The target at its charged replication, each source at its own.
+        let target_repl = self.charged_replication(target, self.replication_of(target_node));
         let mut delta = QuotaCounts::default();
         for id in srcs {
             let node = self.node(*id);

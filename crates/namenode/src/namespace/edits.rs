@@ -7,7 +7,6 @@
 //! checks that an edit fits the tree, which fails for a corrupt journal.
 
 use super::cache::{CacheDirective, CachePool};
-use super::quota_policy::file_usage;
 use super::snapshot::SnapshotImage;
 use super::tree_edits::Walked;
 use super::{
@@ -368,14 +367,13 @@ impl Namespace {
         let policy = file.map_or(0, |id| self.effective_storage_policy(id));
         let before = file.and_then(|id| {
             let node = self.node(id);
-            node.file()
-                .map(|f| file_usage(f, &self.names, node, policy))
+            node.file().map(|f| self.file_usage(id, node, f, policy))
         });
         apply(self)?;
         if let (Some(id), Some(before)) = (file, before) {
             let node = self.node(id);
             if let (Some(parent), Some(f)) = (node.parent(), node.file()) {
-                let delta = file_usage(f, &self.names, node, policy).minus(&before);
+                let delta = self.file_usage(id, node, f, policy).minus(&before);
                 self.add_usage(parent, &delta);
             }
         }

@@ -130,15 +130,17 @@ impl Namespace {
         ids
     }
 
-    /// The replication the block manager holds a file's blocks to, or
-    /// `None` while the file is being written (its blocks are judged once
-    /// it is closed, as HDFS queues only complete blocks).
+    /// The replication the block manager holds a file's blocks to (its
+    /// charged one: HDFS keeps a replication a snapshot saw), or `None`
+    /// while the file is being written (its blocks are judged once it is
+    /// closed, as HDFS queues only complete blocks).
     pub fn replication_target(&self, id: INodeId) -> Option<usize> {
         let node = self.any_node(id)?;
+        let replication = self.charged_replication(id, self.replication_of(node));
         node.file()?
             .under_construction
             .is_none()
-            .then_some(usize::from(self.replication_of(node)))
+            .then_some(usize::from(replication))
     }
 
     /// The replication of file `id`, open or not (fsck's `-blockId`).

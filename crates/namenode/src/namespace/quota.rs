@@ -27,7 +27,7 @@
 //! committed). Space per storage type follows the file's storage policy
 //! (`quota_policy.rs`); a file under no policy consumes none, as in HDFS.
 
-use super::quota_policy::{file_usage, file_usage_at};
+use super::quota_policy::charged_usage;
 use super::{FileNode, FsError, INodeId, INodeKind, Namespace, UnderConstruction, ROOT_INODE_ID};
 use crate::javafmt::byte_desc;
 
@@ -222,7 +222,7 @@ impl Namespace {
             }
             let node = self.node(id);
             match &node.kind {
-                INodeKind::File(f) => sum = sum.plus(&file_usage(f, &self.names, node, policy)),
+                INodeKind::File(f) => sum = sum.plus(&self.file_usage(id, node, f, policy)),
                 INodeKind::Directory { children } => {
                     sum.namespace += 1;
                     stack.extend(children.values().map(|c| (c, self.policy_below(c, policy))));
@@ -243,7 +243,7 @@ impl Namespace {
                 let node = self.node(id);
                 match &node.kind {
                     INodeKind::File(f) => {
-                        sum = sum.plus(&file_usage(f, &self.names, node, policy));
+                        sum = sum.plus(&self.file_usage(id, node, f, policy));
                     }
                     INodeKind::Directory { children } => {
                         sum.namespace += 1;
@@ -433,16 +433,17 @@ impl Namespace {
         if !self.space_limited(parent) {
             return Ok(());
         }
-        let (mut after, mut replication) = (before.clone(), self.replication_of(node));
+        let current = self.replication_of(node);
+        let (mut after, mut replication) = (before.clone(), current);
         change(&mut after, &mut replication);
         let policy = self.effective_storage_policy(file);
-        let block_size = self.block_size_of(node);
-        let delta = file_usage_at(&after, replication, block_size, policy).minus(&file_usage(
-            before,
-            &self.names,
-            node,
-            policy,
-        ));
+        // Only growth is checked: a replication above the charged one
+        // (HDFS's setReplication charges from `getPreferredBlockReplication`
+        // up), or more bytes at the charged one.
+        let replication = replication.max(self.charged_replication(file, current));
+        let bytes = self.charged_bytes(file, &after, self.block_size_of(node));
+        let delta = charged_usage(bytes, replication, policy)
+            .minus(&self.file_usage(file, node, before, policy));
         self.verify_quota(parent, &delta, None)
     }
 

@@ -15,7 +15,7 @@
 
 use super::quota::{file_quota_bytes, quota_index, QuotaCounts, QUOTA_TYPES};
 use super::storage_policy::{StoragePolicy, DEFAULT_POLICY_ID, UNSPECIFIED_POLICY_ID};
-use super::{FileNode, FsError, INode, INodeId, INodeKind, NameTable, Namespace};
+use super::{BlockRecord, FileNode, FsError, INode, INodeId, INodeKind, Namespace};
 
 /// Space per storage type, indexed as [`QUOTA_TYPES`].
 type TypeSpace = [i64; QUOTA_TYPES.len()];
@@ -41,27 +41,11 @@ pub(super) fn add_typed_space(
     }
 }
 
-/// A file's usage under the storage policy `policy` (its effective one):
-/// one name, its space times its replication, and its space per storage
-/// type.
-pub(super) fn file_usage(f: &FileNode, names: &NameTable, node: &INode, policy: u8) -> QuotaCounts {
-    file_usage_at(
-        f,
-        names.replication(node.attrs),
-        names.block_size(node.attrs),
-        policy,
-    )
-}
-
-/// [`file_usage`] of `f` at `replication` and `block_size` (a change not
-/// applied yet).
-pub(super) fn file_usage_at(
-    f: &FileNode,
-    replication: u16,
-    block_size: u64,
-    policy: u8,
-) -> QuotaCounts {
-    let bytes = i64::try_from(file_quota_bytes(f, block_size)).unwrap_or(i64::MAX);
+/// The usage of a file charged `bytes` (before replication) on each of
+/// `replication` replicas under the storage policy `policy`: one name,
+/// the space, and the space per storage type.
+pub(super) fn charged_usage(bytes: u64, replication: u16, policy: u8) -> QuotaCounts {
+    let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
     let mut counts = QuotaCounts {
         namespace: 1,
         storage_space: bytes.saturating_mul(i64::from(replication)),
@@ -72,6 +56,71 @@ pub(super) fn file_usage_at(
 }
 
 impl Namespace {
+    /// The replication file `id`'s space is charged at (HDFS's
+    /// `getPreferredBlockReplication`): the highest of `current` and the
+    /// replications its snapshot diffs kept, so lowering the replication of
+    /// a file a snapshot saw frees nothing until that snapshot goes.
+    pub(super) fn charged_replication(&self, id: INodeId, current: u16) -> u16 {
+        self.file_diffs_of(id)
+            .iter()
+            .map(|d| d.replication)
+            .fold(current, u16::max)
+    }
+
+    /// [`Namespace::charged_replication`] of file `id`, in the current tree
+    /// or kept for snapshots.
+    pub(super) fn charged_replication_of(&self, id: INodeId) -> Option<u16> {
+        let node = self.any_node(id).filter(|n| !n.is_dir())?;
+        Some(self.charged_replication(id, self.replication_of(node)))
+    }
+
+    /// The bytes file `id` holds against a space quota before replication
+    /// (HDFS's `storagespaceConsumedContiguous` counts every distinct block
+    /// of the file and of its snapshot diffs): [`file_quota_bytes`] of `f`,
+    /// and each block only a diff still lists (cut by a truncate).
+    pub(super) fn charged_bytes(&self, id: INodeId, f: &FileNode, block_size: u64) -> u64 {
+        let own = file_quota_bytes(f, block_size);
+        let diffs = self.file_diffs_of(id);
+        if diffs.iter().all(|d| d.blocks.is_none()) {
+            return own;
+        }
+        let mut kept: Vec<&BlockRecord> = diffs
+            .iter()
+            .filter_map(|d| d.blocks.as_deref())
+            .flatten()
+            .filter(|b| !f.blocks.iter().any(|c| c.id == b.id))
+            .collect();
+        kept.sort_unstable_by_key(|b| b.id);
+        kept.dedup_by_key(|b| b.id);
+        own + kept.iter().map(|b| b.num_bytes).sum::<u64>()
+    }
+
+    /// File `id`'s usage under the storage policy `policy` (its effective
+    /// one): one name, and its charged bytes on each of its charged
+    /// replicas, as space and as space per storage type.
+    pub(super) fn file_usage(
+        &self,
+        id: INodeId,
+        node: &INode,
+        f: &FileNode,
+        policy: u8,
+    ) -> QuotaCounts {
+        charged_usage(
+            self.charged_bytes(id, f, self.block_size_of(node)),
+            self.charged_replication(id, self.replication_of(node)),
+            policy,
+        )
+    }
+
+    /// The quota directory below which file `id` of the current tree is
+    /// counted (its parent), with its usage; `None` for any other inode.
+    pub(super) fn live_file_usage(&self, id: INodeId) -> Option<(INodeId, QuotaCounts)> {
+        let node = self.inodes.get(&id)?;
+        let (parent, f) = (node.parent()?, node.file()?);
+        let policy = self.effective_storage_policy(id);
+        Some((parent, self.file_usage(id, node, f, policy)))
+    }
+
     /// The policy HDFS's truncate, append and concat checks charge file
     /// `id`'s typed space by: its effective one, or the default (HOT) when
     /// none is set anywhere (`BlockStoragePolicySuite.getPolicy(0)` answers
@@ -85,7 +134,7 @@ impl Namespace {
 
     /// HDFS's `verifyQuotaForUCBlock` (an append into the last block): the
     /// quotas above file `id` must hold its last block grown to the
-    /// preferred block size on every replica, typed as
+    /// preferred block size on every charged replica, typed as
     /// [`Namespace::policy_for_quota_checks`] says.
     pub(super) fn verify_quota_for_uc_block(&self, id: INodeId) -> Result<(), FsError> {
         let node = self.node(id);
@@ -98,7 +147,8 @@ impl Namespace {
         }
         let grown = i64::try_from(self.block_size_of(node).saturating_sub(last.num_bytes))
             .unwrap_or(i64::MAX);
-        let delta = self.checked_replica_charge(id, self.replication_of(node), grown);
+        let replication = self.charged_replication(id, self.replication_of(node));
+        let delta = self.checked_replica_charge(id, replication, grown);
         self.verify_quota(parent, &delta, None)
     }
 
@@ -175,9 +225,10 @@ impl Namespace {
             let node = self.node(node_id);
             match &node.kind {
                 INodeKind::File(f) => {
-                    let bytes = i64::try_from(file_quota_bytes(f, self.block_size_of(node)))
-                        .unwrap_or(i64::MAX);
-                    let replication = self.replication_of(node);
+                    let bytes =
+                        i64::try_from(self.charged_bytes(node_id, f, self.block_size_of(node)))
+                            .unwrap_or(i64::MAX);
+                    let replication = self.charged_replication(node_id, self.replication_of(node));
                     let mut gone = [0i64; QUOTA_TYPES.len()];
                     add_typed_space(&mut gone, old, replication, bytes);
                     add_typed_space(&mut delta, new, replication, bytes);

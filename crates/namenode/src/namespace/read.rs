@@ -4,7 +4,7 @@
 //! access time a read moves forward (the only edit here).
 
 use super::permission::{Access, Caller};
-use super::quota::{file_quota_bytes, QuotaCounts, QuotaUsage, QUOTA_TYPES};
+use super::quota::{QuotaCounts, QuotaUsage, QUOTA_TYPES};
 use super::quota_policy::add_typed_space;
 use super::{Edit, FsError, INode, INodeId, INodeKind, Millis48, Namespace, Required};
 
@@ -265,10 +265,13 @@ impl Namespace {
                 INodeKind::File(f) => {
                     sum.file_count += 1;
                     sum.length += f.length();
-                    // As HDFS: an open file's last block counts in full.
+                    // As HDFS: the charged space (an open file's last block
+                    // in full, at the replication snapshots keep too); the
+                    // types at the file's own replication.
                     let replication = self.replication_of(node);
+                    let charged = self.charged_replication(id, replication);
                     sum.space_consumed +=
-                        file_quota_bytes(f, self.block_size_of(node)) * u64::from(replication);
+                        self.charged_bytes(id, f, self.block_size_of(node)) * u64::from(charged);
                     let len = i64::try_from(f.length()).unwrap_or(i64::MAX);
                     add_typed_space(&mut typed, policy, replication, len);
                 }

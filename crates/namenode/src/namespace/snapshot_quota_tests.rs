@@ -3,8 +3,9 @@
 //! WebHDFS differential, seeds 1789-1796, and a probe run against HDFS
 //! 3.4.1 and Cairn side by side; the figures below are HDFS's).
 
+use super::quota_tests::assert_exact;
 use super::snapshot_tests::{allow, del_snap, delete, mkdir, snap};
-use super::tests::{ns, replayed, root, NOW};
+use super::tests::{imaged, ns, replayed, root, stat, NOW};
 use super::truncate_concat_tests::file;
 use super::*;
 
@@ -273,4 +274,95 @@ fn a_deleted_file_keeps_only_the_blocks_its_remaining_snapshots_see() {
     let again = replayed(&log);
     assert_eq!(usage(&again, "/t"), (2, 3 * 1024));
     assert_eq!(del_snap(&mut n, &mut log, "/t", "s1"), vec![first[0].id]);
+}
+
+/// setReplication of `p` to `r`.
+fn set_replication(n: &mut Namespace, log: &mut Vec<Edit>, p: &str, r: u16) -> Result<(), FsError> {
+    log.extend(n.set_replication(&root(), p, r)?);
+    Ok(())
+}
+
+#[test]
+fn a_file_is_charged_at_the_highest_replication_a_snapshot_kept() {
+    // HDFS charges a file's space at `getPreferredBlockReplication`: its
+    // replication, or a higher one its snapshot diffs kept (API
+    // differential seed 9724: a 1-byte file set from 3 to 1 after a
+    // snapshot; setQuota answered used=303 from HDFS, 301 from Cairn).
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/r/d");
+    file(&mut n, &mut log, "/r/d/f", 1024, &[10]);
+    log.extend(n.set_quota(&root(), "/r", 100, 1000, None).expect("quota"));
+    allow(&mut n, &mut log, "/r/d");
+    snap(&mut n, &mut log, "/r/d", "s1");
+    set_replication(&mut n, &mut log, "/r/d/f", 1).expect("lower");
+    assert_eq!(
+        usage(&n, "/r"),
+        (3, 30),
+        "lowered, the snapshot still sees 3"
+    );
+    assert_eq!(summary(&n, "/r/d").3, 30);
+    assert_eq!(stat(&n, "/r/d/f").replication, 1);
+    // A directory that gets its quota now counts the same.
+    log.extend(n.set_quota(&root(), "/r/d", 100, -1, None).expect("quota"));
+    assert_eq!(usage(&n, "/r/d"), (2, 30));
+    assert_exact(&n);
+
+    // Up to 2: still under the kept 3, so nothing more is charged and a
+    // full space quota does not refuse it (HDFS checks only a replication
+    // above the charged one).
+    log.extend(n.set_quota(&root(), "/r", 100, 30, None).expect("quota"));
+    set_replication(&mut n, &mut log, "/r/d/f", 2).expect("under the kept 3");
+    assert_eq!(usage(&n, "/r"), (3, 30));
+    let over = set_replication(&mut n, &mut log, "/r/d/f", 4);
+    assert!(matches!(over, Err(FsError::DSQuotaExceeded(_))), "{over:?}");
+    log.extend(n.set_quota(&root(), "/r", 100, 1000, None).expect("quota"));
+
+    // Its blocks are held to the kept 3 as well, until the snapshot goes.
+    let id = stat(&n, "/r/d/f").id;
+    assert_eq!(n.replication_target(id), Some(3));
+    // The snapshot gone, the file is charged at its own replication.
+    del_snap(&mut n, &mut log, "/r/d", "s1");
+    assert_eq!(n.take_lowered_replication(), vec![id]);
+    assert_eq!(n.replication_target(id), Some(2));
+    assert_eq!(usage(&n, "/r"), (3, 20));
+    assert_eq!(usage(&n, "/r/d"), (2, 20));
+    assert_eq!(summary(&n, "/r/d").3, 20);
+    assert_exact(&n);
+    for rebuilt in [replayed(&log), imaged(&n)] {
+        assert_eq!(usage(&rebuilt, "/r"), (3, 20));
+        assert_exact(&rebuilt);
+    }
+}
+
+#[test]
+fn blocks_a_truncate_leaves_to_a_snapshot_stay_charged() {
+    // HDFS's `storagespaceConsumedContiguous` counts every distinct block
+    // of the file and of its snapshot diffs: a block a truncate dropped
+    // but a snapshot still sees is charged until the snapshot goes.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/t");
+    file(&mut n, &mut log, "/t/f", 1024, &[1024, 10]);
+    log.extend(n.set_quota(&root(), "/t", 100, -1, None).expect("quota"));
+    allow(&mut n, &mut log, "/t");
+    snap(&mut n, &mut log, "/t", "s1");
+    let (done, e) = n
+        .truncate(&root(), "/t/f", 1024, "c", "m", NOW + 5)
+        .expect("truncate");
+    assert!(done.done, "{done:?}");
+    assert!(done.removed.is_empty(), "the snapshot keeps the block");
+    log.extend(e);
+    assert_eq!(stat(&n, "/t/f").length, 1024);
+    assert_eq!(usage(&n, "/t"), (2, 3 * 1034));
+    assert_eq!(summary(&n, "/t").3, 3 * 1034);
+    assert_exact(&n);
+    let freed = del_snap(&mut n, &mut log, "/t", "s1");
+    assert_eq!(freed.len(), 1);
+    assert_eq!(usage(&n, "/t"), (2, 3 * 1024));
+    assert_exact(&n);
+    for rebuilt in [replayed(&log), imaged(&n)] {
+        assert_eq!(usage(&rebuilt, "/t"), (2, 3 * 1024));
+        assert_exact(&rebuilt);
+    }
 }

@@ -284,9 +284,11 @@ impl Namespace {
             freed_total = freed_total.saturating_add(freed);
             size -= b.num_bytes;
         }
+        // Each block's replication is the charged one (HDFS's blocks are
+        // kept at `getPreferredBlockReplication`).
         let delta = self.checked_replica_charge(
             id,
-            self.replication_of(node),
+            self.charged_replication(id, self.replication_of(node)),
             freed_total.saturating_neg(),
         );
         self.verify_quota(parent, &delta, None)

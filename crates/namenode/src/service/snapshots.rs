@@ -97,12 +97,18 @@ impl NameNodeState {
                 |ns| {
                     let edit =
                         ns.delete_snapshot(caller, &r.snapshot_root, &r.snapshot_name, now)?;
-                    Ok((ns.take_freed_blocks(), vec![edit]))
+                    let done = (ns.take_freed_blocks(), ns.take_lowered_replication());
+                    Ok((done, vec![edit]))
                 },
             )
             .await?;
+        let (freed, lowered) = freed;
         if !freed.is_empty() {
             self.lock_blocks()?.remove_blocks(&freed);
+        }
+        // Replicas a snapshot's replication kept become excess.
+        for file in lowered {
+            self.judge_file_again(file);
         }
         encode(&pb::DeleteSnapshotResponseProto {})
     }

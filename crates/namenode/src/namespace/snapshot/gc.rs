@@ -65,8 +65,20 @@ impl Namespace {
             .map(|(id, _)| *id)
             .collect();
         files.sort_unstable();
+        self.snapshots.lowered.clear();
         for id in files {
+            // A file of the current tree may lose the replication or the
+            // blocks only this diff kept charged (HDFS's
+            // `updateQuotaAndCollectBlocks`).
+            let before = self.live_file_usage(id);
+            let replication = self.charged_replication_of(id);
             self.delete_file_diff(dir, id, s);
+            if let (Some((parent, before)), Some((_, after))) = (before, self.live_file_usage(id)) {
+                self.add_usage(parent, &after.minus(&before));
+            }
+            if self.charged_replication_of(id) < replication {
+                self.snapshots.lowered.push(id);
+            }
         }
         if self.snapshots.index.is_empty() {
             self.snapshots.pins.clear();

@@ -212,6 +212,9 @@ pub struct SnapshotState {
     refs: HashMap<INodeId, u32>,
     /// Blocks that the last applied edit left unreferenced.
     freed: Vec<BlockId>,
+    /// Files whose charged replication the last deleted snapshot lowered
+    /// (their blocks are held to it).
+    lowered: Vec<INodeId>,
     limits: SnapshotLimits,
 }
 
@@ -265,6 +268,24 @@ impl Namespace {
         freed.sort_unstable();
         freed.dedup();
         freed
+    }
+
+    /// File `id`'s snapshot diffs, oldest first (none while no snapshot
+    /// recorded a change of it).
+    pub(in crate::namespace) fn file_diffs_of(&self, id: INodeId) -> &[FileDiff] {
+        if self.snapshots.file_diffs.is_empty() {
+            return &[];
+        }
+        self.snapshots
+            .file_diffs
+            .get(&id)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The files whose charged replication the last snapshot deletion
+    /// lowered: the block manager judges their blocks again.
+    pub fn take_lowered_replication(&mut self) -> Vec<INodeId> {
+        std::mem::take(&mut self.snapshots.lowered)
     }
 
     /// The storage policy a retained inode had of its own, if any.

@@ -13,7 +13,7 @@ use super::access::check_kept;
 use super::view::SnapshotPath;
 use super::{Attrs, DirDiff};
 use crate::namespace::permission::{Access, Caller, STICKY_BIT};
-use crate::namespace::quota::{file_quota_bytes, QuotaCounts, QuotaUsage, QUOTA_TYPES};
+use crate::namespace::quota::{QuotaCounts, QuotaUsage, QUOTA_TYPES};
 use crate::namespace::quota_policy::add_typed_space;
 use crate::namespace::{AclStatus, FsError, INode, INodeId, INodeKind, Namespace};
 
@@ -318,10 +318,11 @@ impl Namespace {
                 }
                 (INodeKind::File(f), None) => {
                     let replication = self.replication_of(node);
+                    let charged = self.charged_replication(id, replication);
                     into.file_count += 1;
                     into.length += f.length();
                     into.space_consumed +=
-                        file_quota_bytes(f, self.block_size_of(node)) * u64::from(replication);
+                        self.charged_bytes(id, f, self.block_size_of(node)) * u64::from(charged);
                     self.add_kept_type_space(id, replication, f.length(), into);
                 }
             }
