@@ -437,13 +437,18 @@ impl Namespace {
         let (mut after, mut replication) = (before.clone(), current);
         change(&mut after, &mut replication);
         let policy = self.effective_storage_policy(file);
-        // Only growth is checked: a replication above the charged one
-        // (HDFS's setReplication charges from `getPreferredBlockReplication`
-        // up), or more bytes at the charged one.
-        let replication = replication.max(self.charged_replication(file, current));
-        let bytes = self.charged_bytes(file, &after, self.block_size_of(node));
-        let delta = charged_usage(bytes, replication, policy)
-            .minus(&self.file_usage(file, node, before, policy));
+        let block_size = self.block_size_of(node);
+        // HDFS's checks, which only see growth: new bytes at the file's
+        // replication (addBlock charges `getFileReplication`), and a
+        // replication above the charged one (`getPreferredBlockReplication`)
+        // on the file's own bytes (setReplication's `computeFileSize`).
+        let own = file_quota_bytes(before, block_size);
+        let grown = file_quota_bytes(&after, block_size).saturating_sub(own);
+        let charged = self.charged_replication(file, current);
+        let mut delta = charged_usage(grown, replication, policy)
+            .plus(&charged_usage(own, replication.max(charged), policy))
+            .minus(&charged_usage(own, charged, policy));
+        delta.namespace = 0;
         self.verify_quota(parent, &delta, None)
     }
 

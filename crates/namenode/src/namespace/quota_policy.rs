@@ -13,9 +13,11 @@
 //! that inherit the changed policy ([`Namespace::retype_subtree`]); every
 //! other edit changes one file, whose policy it looks up once.
 
+use std::collections::HashSet;
+
 use super::quota::{file_quota_bytes, quota_index, QuotaCounts, QUOTA_TYPES};
 use super::storage_policy::{StoragePolicy, DEFAULT_POLICY_ID, UNSPECIFIED_POLICY_ID};
-use super::{BlockRecord, FileNode, FsError, INode, INodeId, INodeKind, Namespace};
+use super::{BlockId, BlockRecord, FileNode, FsError, INode, INodeId, INodeKind, Namespace};
 
 /// Space per storage type, indexed as [`QUOTA_TYPES`].
 type TypeSpace = [i64; QUOTA_TYPES.len()];
@@ -84,11 +86,12 @@ impl Namespace {
         if diffs.iter().all(|d| d.blocks.is_none()) {
             return own;
         }
+        let own_ids: HashSet<BlockId> = f.blocks.iter().map(|b| b.id).collect();
         let mut kept: Vec<&BlockRecord> = diffs
             .iter()
             .filter_map(|d| d.blocks.as_deref())
             .flatten()
-            .filter(|b| !f.blocks.iter().any(|c| c.id == b.id))
+            .filter(|b| !own_ids.contains(&b.id))
             .collect();
         kept.sort_unstable_by_key(|b| b.id);
         kept.dedup_by_key(|b| b.id);

@@ -4,7 +4,7 @@
 //! 3.4.1 and Cairn side by side; the figures below are HDFS's).
 
 use super::quota_tests::assert_exact;
-use super::snapshot_tests::{allow, del_snap, delete, mkdir, snap};
+use super::snapshot_tests::{allow, del_snap, delete, mkdir, read_blocks, snap};
 use super::tests::{imaged, ns, replayed, root, stat, NOW};
 use super::truncate_concat_tests::file;
 use super::*;
@@ -228,6 +228,27 @@ fn a_kept_file_counts_by_storage_type_too() {
     assert_eq!(q.usage.type_space[disk], 330);
 }
 
+/// Appends a new block of `bytes` to the closed file `p`, whose last
+/// block is full; returns it.
+fn grow_by_a_block(n: &mut Namespace, log: &mut Vec<Edit>, p: &str, bytes: u64) -> BlockRecord {
+    let (st, last, e) = n.append(&root(), p, "w", "m", false).expect("append");
+    assert!(last.is_none(), "a full last block");
+    log.push(e);
+    let yes = |_: &BlockRecord| true;
+    let (a, e) = n.add_block(p, st.id.0, "w", None, &yes).expect("block");
+    log.extend(e);
+    let block = BlockRecord {
+        num_bytes: bytes,
+        ..a.block
+    };
+    let (done, e) = n
+        .complete(p, st.id.0, "w", Some(block), NOW, &yes)
+        .expect("complete");
+    assert!(done);
+    log.extend(e);
+    block
+}
+
 #[test]
 fn a_deleted_file_keeps_only_the_blocks_its_remaining_snapshots_see() {
     // HDFS: deleting the newest snapshot of a deleted file frees its
@@ -241,24 +262,7 @@ fn a_deleted_file_keeps_only_the_blocks_its_remaining_snapshots_see() {
     let first = file(&mut n, &mut log, "/t/f", 1024, &[1024]);
     snap(&mut n, &mut log, "/t", "s1");
     // Grown by a second block after s1.
-    let (id, e) = {
-        let (st, last, e) = n.append(&root(), "/t/f", "w", "m", false).expect("append");
-        assert!(last.is_none(), "a full last block");
-        (st.id, e)
-    };
-    log.push(e);
-    let yes = |_: &BlockRecord| true;
-    let (a, e) = n.add_block("/t/f", id.0, "w", None, &yes).expect("block");
-    log.extend(e);
-    let second = BlockRecord {
-        num_bytes: 10,
-        ..a.block
-    };
-    let (done, e) = n
-        .complete("/t/f", id.0, "w", Some(second), NOW, &yes)
-        .expect("complete");
-    assert!(done);
-    log.extend(e);
+    let second = grow_by_a_block(&mut n, &mut log, "/t/f", 10);
     snap(&mut n, &mut log, "/t", "s2");
     delete(&mut n, &mut log, "/t/f");
     assert_eq!(usage(&n, "/t"), (2, 3 * 1034));
@@ -365,4 +369,76 @@ fn blocks_a_truncate_leaves_to_a_snapshot_stay_charged() {
         assert_eq!(usage(&rebuilt, "/t"), (2, 3 * 1024));
         assert_exact(&rebuilt);
     }
+}
+
+#[test]
+fn a_truncate_keeps_for_a_snapshot_only_the_blocks_it_saw() {
+    // HDFS's `FileDiff.setBlocks` keeps the blocks the diff's length
+    // reaches: a block added after the snapshot goes with the truncate
+    // (and is cut in place, not copied, when the cut falls inside it).
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/b");
+    let first = file(&mut n, &mut log, "/b/f", 1024, &[1024]);
+    let second = file(&mut n, &mut log, "/b/g", 1024, &[1024]);
+    log.extend(n.set_quota(&root(), "/b", 100, -1, None).expect("quota"));
+    allow(&mut n, &mut log, "/b");
+    snap(&mut n, &mut log, "/b", "s1");
+    let added = grow_by_a_block(&mut n, &mut log, "/b/f", 10);
+    let (done, e) = n
+        .truncate(&root(), "/b/f", 1024, "c", "m", NOW + 5)
+        .expect("truncate");
+    log.extend(e);
+    assert!(done.done);
+    assert_eq!(done.removed, vec![added.id], "no snapshot saw it");
+    assert_eq!(usage(&n, "/b"), (3, 3 * 2048));
+    assert_exact(&n);
+
+    let in_g = grow_by_a_block(&mut n, &mut log, "/b/g", 10);
+    let (cut, e) = n
+        .truncate(&root(), "/b/g", 1029, "c", "m", NOW + 6)
+        .expect("truncate");
+    log.extend(e);
+    let recovery = cut.recovery.expect("a cut inside a block");
+    assert_eq!(recovery.target.id, in_g.id, "cut in place");
+    assert_eq!(read_blocks(&n, "/b/.snapshot/s1/g"), second);
+    assert_eq!(
+        n.get_file_info(&root(), "/b/.snapshot/s1/f")
+            .expect("info")
+            .map(|st| st.length),
+        Some(1024)
+    );
+    assert_eq!(
+        del_snap(&mut n, &mut log, "/b", "s1"),
+        Vec::<BlockId>::new()
+    );
+    assert_eq!(read_blocks(&n, "/b/f"), first);
+    assert_exact(&n);
+    assert_exact(&replayed(&log));
+}
+
+#[test]
+fn set_replication_is_checked_on_the_file_own_bytes() {
+    // HDFS's setReplication charges `computeFileSize` (the file's own
+    // blocks) from the charged replication up, not the blocks only a
+    // snapshot keeps.
+    let mut n = ns();
+    let mut log = Vec::new();
+    mkdir(&mut n, &mut log, "/s");
+    file(&mut n, &mut log, "/s/f", 1024, &[1024, 10]);
+    allow(&mut n, &mut log, "/s");
+    snap(&mut n, &mut log, "/s", "s1");
+    let (done, e) = n
+        .truncate(&root(), "/s/f", 1024, "c", "m", NOW + 5)
+        .expect("truncate");
+    log.extend(e);
+    assert!(done.removed.is_empty(), "s1 keeps the second block");
+    assert_eq!(usage(&n, "/s"), (2, 3 * 1034));
+    // Room for one more replica of the file's own 1024 bytes.
+    let quota = 3 * 1034 + 1024;
+    log.extend(n.set_quota(&root(), "/s", 100, quota, None).expect("quota"));
+    set_replication(&mut n, &mut log, "/s/f", 4).expect("1024 more fit");
+    let over = set_replication(&mut n, &mut log, "/s/f", 5);
+    assert!(matches!(over, Err(FsError::DSQuotaExceeded(_))), "{over:?}");
+    assert_exact(&n);
 }

@@ -10,6 +10,7 @@
 
 use std::ops::Bound;
 
+use super::record::blocks_within;
 use super::SnapshotState;
 use crate::namespace::{ApplyError, BlockId, INodeId, INodeKind, Namespace};
 
@@ -76,7 +77,8 @@ impl Namespace {
             if let (Some((parent, before)), Some((_, after))) = (before, self.live_file_usage(id)) {
                 self.add_usage(parent, &after.minus(&before));
             }
-            if self.charged_replication_of(id) < replication {
+            let after = self.charged_replication_of(id);
+            if matches!((after, replication), (Some(a), Some(b)) if a < b) {
                 self.snapshots.lowered.push(id);
             }
         }
@@ -221,12 +223,20 @@ impl Namespace {
             return;
         };
         let removed = diffs.remove(k);
-        let dropped = match k.checked_sub(1).and_then(|p| diffs.get_mut(p)) {
-            Some(prev) if prev.blocks.is_none() => {
-                prev.blocks = removed.blocks;
-                None
+        let dropped = match (
+            k.checked_sub(1).and_then(|p| diffs.get_mut(p)),
+            removed.blocks,
+        ) {
+            // The previous diff takes the list, as far as its length
+            // reaches (HDFS's `combineAndCollectSnapshotBlocks`); the
+            // rest may go.
+            (Some(prev), Some(blocks)) if prev.blocks.is_none() => {
+                let kept = blocks_within(&blocks, prev.length);
+                let rest = blocks[kept.len()..].to_vec();
+                prev.blocks = Some(kept);
+                Some(rest)
             }
-            _ => removed.blocks,
+            (_, blocks) => blocks,
         };
         let still: Vec<BlockId> = diffs
             .iter()

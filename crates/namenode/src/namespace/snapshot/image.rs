@@ -152,6 +152,24 @@ impl Namespace {
         &mut self,
         image: &SnapshotImage,
     ) -> Result<(), ApplyError> {
+        // The diffs can raise what their files are charged (an image of
+        // format 1 set its quotas before them; later formats restore the
+        // counters afterwards, which this does not change).
+        let charged: Vec<_> = image
+            .file_diffs
+            .iter()
+            .filter_map(|(id, _)| self.live_file_usage(*id).map(|u| (*id, u)))
+            .collect();
+        self.restore_snapshot_image(image)?;
+        for (id, (parent, before)) in charged {
+            if let Some((_, after)) = self.live_file_usage(id) {
+                self.add_usage(parent, &after.minus(&before));
+            }
+        }
+        Ok(())
+    }
+
+    fn restore_snapshot_image(&mut self, image: &SnapshotImage) -> Result<(), ApplyError> {
         let s = &mut self.snapshots;
         s.counter = s.counter.max(image.counter);
         for d in &image.dirs {

@@ -4,7 +4,7 @@
 //! operations' checks.
 
 use super::{DirDiff, FileDiff, KeptFeatures, SnapshotState};
-use crate::namespace::{INodeId, INodeKind, Namespace};
+use crate::namespace::{BlockRecord, INodeId, INodeKind, Namespace};
 
 impl SnapshotState {
     /// The newest live snapshot whose id is at most `id`.
@@ -87,7 +87,7 @@ impl Namespace {
             .and_then(|d| d.last_mut())
         {
             if d.blocks.is_none() {
-                d.blocks = Some(blocks);
+                d.blocks = Some(blocks_within(&blocks, d.length));
             }
         }
     }
@@ -318,22 +318,17 @@ impl Namespace {
         id: INodeId,
         block: crate::namespace::BlockId,
     ) -> bool {
-        let diffs = self.snapshots.file_diffs.get(&id);
+        let diffs = self.file_diffs_of(id);
         let current_in_latest = self.latest_snapshot_of(id).is_some_and(|latest| {
             let last_id = self.snapshots.index.get(&latest).map_or(0, |x| x.1);
-            id.0 <= last_id
-                && diffs
-                    .and_then(|d| d.last())
-                    .is_none_or(|d| d.snapshot < latest)
+            id.0 <= last_id && diffs.last().is_none_or(|d| d.snapshot < latest)
         });
+        // A diff sees the blocks its length reaches (HDFS's `FileDiff
+        // .setBlocks`): a block added after its snapshot is not among them.
         current_in_latest
-            || diffs.is_some_and(|d| {
-                d.iter().any(|d| {
-                    d.blocks
-                        .as_ref()
-                        .is_none_or(|b| b.iter().any(|b| b.id == block))
-                })
-            })
+            || diffs
+                .iter()
+                .any(|d| self.blocks_at(id, d.snapshot).iter().any(|b| b.id == block))
     }
 
     /// Whether a snapshot holds file `id` (HDFS refuses it as a concat
@@ -390,4 +385,19 @@ impl Namespace {
                 .any(|b| b.id == block)
         })
     }
+}
+
+/// The first of `blocks` that start before `length`: what a file diff of
+/// that length keeps (HDFS's `FileDiff.setBlocks`).
+pub(super) fn blocks_within(blocks: &[BlockRecord], length: u64) -> Vec<BlockRecord> {
+    let mut start = 0u64;
+    blocks
+        .iter()
+        .take_while(|b| {
+            let reached = start < length;
+            start = start.saturating_add(b.num_bytes);
+            reached
+        })
+        .copied()
+        .collect()
 }
