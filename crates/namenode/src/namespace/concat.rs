@@ -231,7 +231,7 @@ impl Namespace {
             return Ok(());
         };
         // The target at its charged replication, each source at its own.
-        let target_repl = self.charged_replication(target, self.replication_of(target_node));
+        let target_repl = self.charged_replication(target, target_node);
         let mut delta = QuotaCounts::default();
         for id in srcs {
             let node = self.node(*id);

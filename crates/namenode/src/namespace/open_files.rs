@@ -136,7 +136,7 @@ impl Namespace {
     /// closed, as HDFS queues only complete blocks).
     pub fn replication_target(&self, id: INodeId) -> Option<usize> {
         let node = self.any_node(id)?;
-        let replication = self.charged_replication(id, self.replication_of(node));
+        let replication = self.charged_replication(id, node);
         node.file()?
             .under_construction
             .is_none()

@@ -444,7 +444,7 @@ impl Namespace {
         // on the file's own bytes (setReplication's `computeFileSize`).
         let own = file_quota_bytes(before, block_size);
         let grown = file_quota_bytes(&after, block_size).saturating_sub(own);
-        let charged = self.charged_replication(file, current);
+        let charged = self.charged_replication(file, node);
         let mut delta = charged_usage(grown, replication, policy)
             .plus(&charged_usage(own, replication.max(charged), policy))
             .minus(&charged_usage(own, charged, policy));

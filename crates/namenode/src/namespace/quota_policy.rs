@@ -58,22 +58,22 @@ pub(super) fn charged_usage(bytes: u64, replication: u16, policy: u8) -> QuotaCo
 }
 
 impl Namespace {
-    /// The replication file `id`'s space is charged at (HDFS's
-    /// `getPreferredBlockReplication`): the highest of `current` and the
+    /// The replication file `id` (`node`) is charged at (HDFS's
+    /// `getPreferredBlockReplication`): the highest of its own and the
     /// replications its snapshot diffs kept, so lowering the replication of
     /// a file a snapshot saw frees nothing until that snapshot goes.
-    pub(super) fn charged_replication(&self, id: INodeId, current: u16) -> u16 {
+    pub(super) fn charged_replication(&self, id: INodeId, node: &INode) -> u16 {
         self.file_diffs_of(id)
             .iter()
             .map(|d| d.replication)
-            .fold(current, u16::max)
+            .fold(self.replication_of(node), u16::max)
     }
 
     /// [`Namespace::charged_replication`] of file `id`, in the current tree
     /// or kept for snapshots.
     pub(super) fn charged_replication_of(&self, id: INodeId) -> Option<u16> {
         let node = self.any_node(id).filter(|n| !n.is_dir())?;
-        Some(self.charged_replication(id, self.replication_of(node)))
+        Some(self.charged_replication(id, node))
     }
 
     /// The bytes file `id` holds against a space quota before replication
@@ -110,7 +110,7 @@ impl Namespace {
     ) -> QuotaCounts {
         charged_usage(
             self.charged_bytes(id, f, self.block_size_of(node)),
-            self.charged_replication(id, self.replication_of(node)),
+            self.charged_replication(id, node),
             policy,
         )
     }
@@ -150,7 +150,7 @@ impl Namespace {
         }
         let grown = i64::try_from(self.block_size_of(node).saturating_sub(last.num_bytes))
             .unwrap_or(i64::MAX);
-        let replication = self.charged_replication(id, self.replication_of(node));
+        let replication = self.charged_replication(id, node);
         let delta = self.checked_replica_charge(id, replication, grown);
         self.verify_quota(parent, &delta, None)
     }
@@ -231,7 +231,7 @@ impl Namespace {
                     let bytes =
                         i64::try_from(self.charged_bytes(node_id, f, self.block_size_of(node)))
                             .unwrap_or(i64::MAX);
-                    let replication = self.charged_replication(node_id, self.replication_of(node));
+                    let replication = self.charged_replication(node_id, node);
                     let mut gone = [0i64; QUOTA_TYPES.len()];
                     add_typed_space(&mut gone, old, replication, bytes);
                     add_typed_space(&mut delta, new, replication, bytes);

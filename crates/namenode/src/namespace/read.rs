@@ -269,7 +269,7 @@ impl Namespace {
                     // in full, at the replication snapshots keep too); the
                     // types at the file's own replication.
                     let replication = self.replication_of(node);
-                    let charged = self.charged_replication(id, replication);
+                    let charged = self.charged_replication(id, node);
                     sum.space_consumed +=
                         self.charged_bytes(id, f, self.block_size_of(node)) * u64::from(charged);
                     let len = i64::try_from(f.length()).unwrap_or(i64::MAX);

@@ -288,7 +288,7 @@ impl Namespace {
         // kept at `getPreferredBlockReplication`).
         let delta = self.checked_replica_charge(
             id,
-            self.charged_replication(id, self.replication_of(node)),
+            self.charged_replication(id, node),
             freed_total.saturating_neg(),
         );
         self.verify_quota(parent, &delta, None)

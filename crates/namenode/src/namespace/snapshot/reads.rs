@@ -318,7 +318,7 @@ impl Namespace {
                 }
                 (INodeKind::File(f), None) => {
                     let replication = self.replication_of(node);
-                    let charged = self.charged_replication(id, replication);
+                    let charged = self.charged_replication(id, node);
                     into.file_count += 1;
                     into.length += f.length();
                     into.space_consumed +=
