@@ -13,11 +13,9 @@
 //! that inherit the changed policy ([`Namespace::retype_subtree`]); every
 //! other edit changes one file, whose policy it looks up once.
 
-use std::collections::HashSet;
-
 use super::quota::{file_quota_bytes, quota_index, QuotaCounts, QUOTA_TYPES};
 use super::storage_policy::{StoragePolicy, DEFAULT_POLICY_ID, UNSPECIFIED_POLICY_ID};
-use super::{BlockId, BlockRecord, FileNode, FsError, INode, INodeId, INodeKind, Namespace};
+use super::{FileNode, FsError, INode, INodeId, INodeKind, Namespace};
 
 /// Space per storage type, indexed as [`QUOTA_TYPES`].
 type TypeSpace = [i64; QUOTA_TYPES.len()];
@@ -81,21 +79,8 @@ impl Namespace {
     /// of the file and of its snapshot diffs): [`file_quota_bytes`] of `f`,
     /// and each block only a diff still lists (cut by a truncate).
     pub(super) fn charged_bytes(&self, id: INodeId, f: &FileNode, block_size: u64) -> u64 {
-        let own = file_quota_bytes(f, block_size);
-        let diffs = self.file_diffs_of(id);
-        if diffs.iter().all(|d| d.blocks.is_none()) {
-            return own;
-        }
-        let own_ids: HashSet<BlockId> = f.blocks.iter().map(|b| b.id).collect();
-        let mut kept: Vec<&BlockRecord> = diffs
-            .iter()
-            .filter_map(|d| d.blocks.as_deref())
-            .flatten()
-            .filter(|b| !own_ids.contains(&b.id))
-            .collect();
-        kept.sort_unstable_by_key(|b| b.id);
-        kept.dedup_by_key(|b| b.id);
-        own + kept.iter().map(|b| b.num_bytes).sum::<u64>()
+        let kept = self.blocks_only_in_diffs(id, &f.blocks);
+        file_quota_bytes(f, block_size) + kept.iter().map(|b| b.num_bytes).sum::<u64>()
     }
 
     /// File `id`'s usage under the storage policy `policy` (its effective

@@ -275,19 +275,39 @@ impl Namespace {
                 out.extend(f.blocks.iter().map(|b| (*id, *b)));
             }
         }
-        for (id, diffs) in &s.file_diffs {
-            let own: Vec<_> = self
+        for id in s.file_diffs.keys() {
+            let own = self
                 .any_node(*id)
                 .and_then(INode::file)
-                .map(|f| f.blocks.iter().map(|b| b.id).collect())
-                .unwrap_or_default();
-            let mut seen = std::collections::HashSet::new();
-            for b in diffs.iter().filter_map(|d| d.blocks.as_ref()).flatten() {
-                if !own.contains(&b.id) && seen.insert(b.id) {
-                    out.push((*id, *b));
-                }
-            }
+                .map_or(&[][..], |f| &f.blocks[..]);
+            out.extend(
+                self.blocks_only_in_diffs(*id, own)
+                    .into_iter()
+                    .map(|b| (*id, b)),
+            );
         }
         out
+    }
+
+    /// The distinct blocks file `id`'s diffs list that are not among
+    /// `own` (the file's blocks), in the order the diffs list them.
+    pub(in crate::namespace) fn blocks_only_in_diffs(
+        &self,
+        id: INodeId,
+        own: &[crate::namespace::BlockRecord],
+    ) -> Vec<crate::namespace::BlockRecord> {
+        let diffs = self.file_diffs_of(id);
+        if diffs.iter().all(|d| d.blocks.is_none()) {
+            return Vec::new();
+        }
+        let own: std::collections::HashSet<_> = own.iter().map(|b| b.id).collect();
+        let mut seen = std::collections::HashSet::new();
+        diffs
+            .iter()
+            .filter_map(|d| d.blocks.as_deref())
+            .flatten()
+            .filter(|b| !own.contains(&b.id) && seen.insert(b.id))
+            .copied()
+            .collect()
     }
 }
