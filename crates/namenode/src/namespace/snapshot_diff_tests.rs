@@ -82,6 +82,13 @@ fn diff_report_refuses_files_and_missing_paths_as_hdfs() {
             "Directory does not exist: /d/x".into()
         ))
     );
+    // From the snapshot root on, the path is named as the client spelled it.
+    assert_eq!(
+        diff(&n, "/d/x/"),
+        Err(FsError::FileNotFound(
+            "Directory does not exist: /d/x/".into()
+        ))
+    );
     assert_eq!(diff(&n, "/d/sub"), Ok(()));
     // The current tree ("") and a missing snapshot take no read check
     // (HDFS resolves `/d/.snapshot/` and `/d/.snapshot/nope` to nothing to
@@ -129,6 +136,10 @@ fn an_empty_diff_is_named_after_the_path_asked_for() {
         assert_eq!((r.root.as_str(), r.entries.len()), ("/d/sub", 0));
         assert!(!r.from_earlier, "HDFS's empty listing is not from earlier");
     }
+    let r = n
+        .snapshot_diff_report(&root(), "/d/sub/", "s1", "s1")
+        .expect("report");
+    assert_eq!(r.root, "/d/sub/", "named as the client spelled it, as HDFS");
     let r = n
         .snapshot_diff_report(&root(), "/d/sub", "s1", "")
         .expect("report");

@@ -243,13 +243,14 @@ impl Namespace {
                     res.path()
                 ))
             })?;
-        let scope = res.last().ok_or_else(|| {
-            FsError::FileNotFound(format!("Directory does not exist: {}", res.path()))
-        })?;
+        // From here HDFS names the path as the client spelled it (a
+        // trailing slash kept), where the checks above name it resolved.
+        let scope = res
+            .last()
+            .ok_or_else(|| FsError::FileNotFound(format!("Directory does not exist: {path}")))?;
         if !self.node(scope).is_dir() {
             return Err(FsError::PathIsNotDirectory(format!(
-                "`{}': Is not a directory",
-                res.path()
+                "`{path}': Is not a directory"
             )));
         }
         let root_path = self.path_of(root).unwrap_or_default();
@@ -281,7 +282,7 @@ impl Namespace {
             // HDFS answers an empty report named after the path asked for
             // (a directory below the snapshot root too); its empty listing
             // is not "from earlier".
-            report.root = res.path();
+            report.root = path.to_string();
             report.from_earlier = false;
             return Ok(report);
         }
