@@ -35,7 +35,7 @@ import org.apache.hadoop.security.UserGroupInformation;
  * two runs' output with diff.
  *
  * <pre>
- * run.sh --main ApiFuzz --fs hdfs://host:port --seed S [--calls N]
+ * run.sh --main ApiFuzz --fs hdfs://host:port --seed S [--calls N]   (FUZZ_KEEP=1: keep the tree)
  * </pre>
  *
  * Works under /af, removed at the start and at the end. Calls run as the
@@ -95,7 +95,10 @@ public final class ApiFuzz {
     }
     System.out.println("tree:");
     f.tree(su, new Path(ROOT), "");
-    clear(su);
+    // FUZZ_KEEP=1 leaves the tree for a look at the state a call saw.
+    if (!"1".equals(System.getenv("FUZZ_KEEP"))) {
+      clear(su);
+    }
     for (DistributedFileSystem fs : f.fss.values()) {
       fs.close();
     }
