@@ -468,7 +468,11 @@ impl Namespace {
 
     /// HDFS's `verifyQuotaForRename`: the moved subtree (under the policy
     /// it will have there), less what it replaces, must fit the quotas
-    /// above its new place that are not also above its old one.
+    /// above its new place that are not also above its old one; and the
+    /// shared ones too when a snapshot of the new place's path holds their
+    /// lowest (the common ancestor), since the snapshot keeps the subtree
+    /// at its old place (`FSDirectory.verifyQuota` goes on past a common
+    /// ancestor that `isInLatestSnapshot`).
     ///
     /// # Errors
     /// As [`Namespace::verify_quota`].
@@ -482,7 +486,8 @@ impl Namespace {
             return Ok(());
         };
         let common = self.common_ancestor(src_parent, dst_parent);
-        if !self.quota_between(dst_parent, Some(common)) {
+        let stop = (!self.in_latest_snapshot_of(common, dst_parent)).then_some(common);
+        if !self.quota_between(dst_parent, stop) {
             return Ok(());
         }
         let (old_policy, new_policy) = self.policies_of_move(src, src_parent, dst_parent);
@@ -490,7 +495,7 @@ impl Namespace {
         if let Some(old) = replaced {
             delta = delta.minus(&self.usage_of(old));
         }
-        self.verify_quota(dst_parent, &delta, Some(common))
+        self.verify_quota(dst_parent, &delta, stop)
     }
 
     /// `n` new names (directories or a file) below `dir`, one at a time

@@ -37,7 +37,7 @@ fn create(n: &mut Namespace, log: &mut Vec<Edit>, p: &str, repl: u16, bs: u64) -
     st.id
 }
 
-fn ns_exceeded(dir: &str, quota: i64, count: i64) -> FsError {
+pub(super) fn ns_exceeded(dir: &str, quota: i64, count: i64) -> FsError {
     FsError::NSQuotaExceeded(format!(
         "The NameSpace quota (directories and files) of directory {dir} is exceeded: quota={quota} file count={count}"
     ))

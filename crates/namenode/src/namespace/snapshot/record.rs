@@ -33,6 +33,19 @@ impl Namespace {
         latest
     }
 
+    /// Whether inode `id` is in the latest snapshot that may see
+    /// `path_end` (HDFS's `isInLatestSnapshot` with the latest snapshot id
+    /// of `path_end`'s path): there is one, and `id` is not newer than it.
+    pub(in crate::namespace) fn in_latest_snapshot_of(
+        &self,
+        id: INodeId,
+        path_end: INodeId,
+    ) -> bool {
+        self.latest_snapshot_of(path_end)
+            .and_then(|latest| self.snapshots.index.get(&latest))
+            .is_some_and(|(_, last_inode_id)| id.0 <= *last_inode_id)
+    }
+
     /// Records the state of `id` at the latest snapshot that may see it,
     /// unless already recorded or the inode is newer than that snapshot.
     /// Returns that snapshot when changes to `id` must be recorded.
