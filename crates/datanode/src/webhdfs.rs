@@ -239,7 +239,11 @@ async fn append(client: &Client, req: &DataRequest, body: Body) -> Result<Respon
 }
 
 /// Writes the body and closes the file, even after a failed body so the
-/// lease goes at once (HDFS closes the stream when the connection ends).
+/// lease goes at once. A deliberate difference: HDFS's DataNode tries to
+/// close too, but where the write failed (no DataNode can take the block)
+/// its close fails as well and the file stays open under a lease nobody
+/// renews, so creates and appends of it are refused until the lease's
+/// soft limit (60 s) has passed.
 async fn write_and_close(
     body: Body,
     mut writer: hdfs_native::file::FileWriter,
