@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use super::DOT_SNAPSHOT;
+use super::{Attrs, DOT_SNAPSHOT};
 use crate::namespace::authorize::Required;
 use crate::namespace::permission::{Access, Caller};
 use crate::namespace::{name_order, ChildName, FileStatus, FsError, INodeId, Namespace, Resolved};
@@ -478,6 +478,11 @@ impl Namespace {
     /// also length and replication, for a directory its quotas (HDFS's
     /// `metadataEquals`).
     fn metadata_changed(&self, id: INodeId, earlier: View, later: View) -> bool {
+        if let (Some(e), Some(l)) = (earlier, later) {
+            if self.any_node(id).is_some_and(|n| n.is_dir()) {
+                return self.dir_metadata_changed_between(id, e, l);
+            }
+        }
         let (Some(a), Some(b)) = (self.view_status(id, earlier), self.view_status(id, later))
         else {
             return false;
@@ -494,6 +499,49 @@ impl Namespace {
             || a.group != b.group
             || (!a.is_dir && (a.length != b.length || a.replication != b.replication))
             || features(earlier) != features(later)
+    }
+}
+
+impl Namespace {
+    /// A directory's own metadata between snapshots `e` and `l` (earlier
+    /// first) as HDFS's `computeDiffBetweenSnapshots` judges it: only where
+    /// the directory has a diff at a snapshot in `[e, l)` (a snapshot root
+    /// has one for each of its snapshots, others one per snapshot after
+    /// which they changed), and then by the states those diffs kept, and
+    /// finally the state at `e` against the current one, not the one at
+    /// `l`: a change made after `l` shows between `e` and `l` in HDFS.
+    fn dir_metadata_changed_between(&self, id: INodeId, e: u32, l: u32) -> bool {
+        let in_range = |s: &u32| (e..l).contains(s);
+        let mut kept: Vec<u32> = self
+            .snapshots
+            .dir_diffs
+            .get(&id)
+            .map(|d| d.iter().map(|d| d.snapshot).filter(in_range).collect())
+            .unwrap_or_default();
+        if let Some(root) = self.snapshots.dirs.get(&id) {
+            kept.extend(root.snapshots.iter().map(|s| s.id).filter(in_range));
+        }
+        if kept.is_empty() {
+            return false;
+        }
+        let meta = |a: Attrs| {
+            (
+                a.permission,
+                a.owner,
+                a.group,
+                a.acl,
+                a.xattrs,
+                a.quota,
+                a.storage_policy,
+            )
+        };
+        let Some(first) = self.attrs_at(id, e).map(meta) else {
+            return false;
+        };
+        let now = self.any_node(id).map(|n| meta(self.attrs_of(id, n)));
+        kept.iter()
+            .any(|s| self.attrs_at(id, *s).map(meta).as_ref() != Some(&first))
+            || now.as_ref() != Some(&first)
     }
 }
 
