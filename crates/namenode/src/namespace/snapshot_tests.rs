@@ -192,6 +192,14 @@ fn snapshot_operations_answer_as_hdfs() {
             "`/d/f': Is not a directory".into()
         ))
     );
+    // Named as the caller spelt it (HDFS's INodeDirectory.valueOf with
+    // the path asked for), a trailing slash kept.
+    assert_eq!(
+        n.disallow_snapshot(&su, "/d/f/").map(|_| ()),
+        Err(FsError::PathIsNotDirectory(
+            "`/d/f/': Is not a directory".into()
+        ))
+    );
     allow(&mut n, &mut log, "/d");
     assert_eq!(
         n.allow_snapshot(&su, "/d/sub"),

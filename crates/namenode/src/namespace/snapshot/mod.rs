@@ -340,10 +340,18 @@ impl Namespace {
             // without a permission checker, and name a missing directory
             // as they were asked.
             self.check_simple_traverse(&res, true)?;
-            if res.last().is_none() {
-                return Err(FsError::FileNotFound(format!(
-                    "Directory does not exist: {path}"
-                )));
+            match res.last() {
+                None => {
+                    return Err(FsError::FileNotFound(format!(
+                        "Directory does not exist: {path}"
+                    )))
+                }
+                Some(id) if !self.node(id).is_dir() => {
+                    return Err(FsError::PathIsNotDirectory(format!(
+                        "`{path}': Is not a directory"
+                    )))
+                }
+                Some(_) => {}
             }
         }
         Ok((self.directory_of(&res)?, res.path()))
