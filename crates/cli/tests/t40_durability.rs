@@ -155,7 +155,16 @@ fn a_second_server_on_a_directory_in_use_is_refused() {
     assert!(common::wait_until(Duration::from_secs(10), || snapshot()
         .iter()
         .any(|(f, _)| f.to_string_lossy().contains("edits_inprogress"))));
-    let files_before = snapshot();
+    // The segment is written to (its header, the preallocated tail) after
+    // it appears: take the directory once it holds still.
+    let mut files_before = snapshot();
+    assert!(common::wait_until(Duration::from_secs(10), || {
+        std::thread::sleep(Duration::from_millis(200));
+        let now = snapshot();
+        let still = now == files_before;
+        files_before = now;
+        still
+    }));
     // `cairn ARGS --dir DIR` must stop at once, naming DIR as locked.
     let refused = |args: &[&str], dir: &std::path::Path, what: &str| {
         let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
